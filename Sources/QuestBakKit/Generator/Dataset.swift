@@ -1,0 +1,59 @@
+import Foundation
+
+/// Records for a store, by entity, in insertion order; the generator's and the tests' currency.
+public struct Dataset: Sendable, Equatable {
+    public var schema: Schema
+    public var records: [String: [EntityRecord]]
+    /// `Z_MAX` floors, for stores whose deleted rows left gaps above the largest key.
+    public var maximumPrimaryKeyFloor: [String: Int64] = [:]
+
+    public init(schema: Schema, records: [String: [EntityRecord]] = [:]) {
+        self.schema = schema
+        self.records = records
+    }
+
+    public mutating func append(_ entity: String, _ primaryKey: Int64, _ values: [String: Value]) {
+        records[entity, default: []].append(EntityRecord(primaryKey: primaryKey, values: values))
+    }
+
+    /// Writes the dataset as a new store at `url`.
+    @discardableResult
+    public func write(to url: URL, uuid: String) throws -> StoreWriter.Summary {
+        try StoreWriter.write(
+            to: url, schema: schema, metadata: StoreMetadata(schema: schema, uuid: uuid),
+            maximumPrimaryKeyFloor: maximumPrimaryKeyFloor
+        ) { sink in
+            for entity in schema.entities {
+                for record in records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
+            }
+        }
+    }
+}
+
+/// SplitMix64: a tiny seeded generator, so generated data is the same on every run and platform.
+public struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A UUID string derived from the generator, for deterministic store UUIDs and cloudIDs.
+    public mutating func uuidString() -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in stride(from: 0, to: 16, by: 8) {
+            let word = next()
+            for offset in 0..<8 { bytes[index + offset] = UInt8(truncatingIfNeeded: word >> (8 * UInt64(offset))) }
+        }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])).uuidString
+    }
+}

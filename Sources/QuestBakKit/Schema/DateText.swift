@@ -1,0 +1,180 @@
+import Foundation
+
+/// Exact conversion between Core Data's stored dates (a Double of seconds since 2001) and UTC
+/// ISO 8601 text.
+///
+/// The text carries the decimal digits of the shortest representation that round-trips the
+/// Double, so parsing it gives back the identical bit pattern. All arithmetic is done on decimal
+/// digit strings and integers: going through a second binary fraction would round twice.
+public enum DateText {
+    /// Seconds between 1970-01-01 and 2001-01-01.
+    static let referenceDateUnixOffset: Int64 = 978_307_200
+
+    /// `nil` when the value cannot be written as an ISO date (not finite, outside years
+    /// 0001–9999, or more fractional digits than fit an integer); callers then keep the number.
+    public static func iso8601(secondsSinceReferenceDate seconds: Double) -> String? {
+        guard seconds.isFinite, let decimal = PlainDecimal(seconds) else { return nil }
+        var unixWhole: Int64
+        var fraction = decimal.fraction
+        if !decimal.isNegative {
+            unixWhole = decimal.whole + referenceDateUnixOffset
+        } else if fraction.isEmpty {
+            unixWhole = referenceDateUnixOffset - decimal.whole
+        } else {
+            // -(w.f) = -(w + 1) + (1 - 0.f): the whole part floors, the fraction complements.
+            guard let complement = tenComplement(of: fraction) else { return nil }
+            unixWhole = referenceDateUnixOffset - decimal.whole - 1
+            fraction = complement
+        }
+        guard let civil = CivilTime(unixSeconds: unixWhole), (1...9999).contains(civil.year) else { return nil }
+        var text = String(format: "%04lld-%02d-%02dT%02d:%02d:%02d", civil.year, civil.month, civil.day, civil.hour, civil.minute, civil.second)
+        if !fraction.isEmpty { text += "." + fraction }
+        return text + "Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z` back into seconds since 2001.
+    public static func secondsSinceReferenceDate(iso8601 text: String) -> Double? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var result: Int64 = 0
+            for index in range {
+                let byte = bytes[index]
+                guard (48...57).contains(byte) else { return nil }
+                result = result * 10 + Int64(byte - 48)
+            }
+            return result
+        }
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            let civil = CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        else { return nil }
+        var fraction = ""
+        if bytes.count > 20 {
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21 else { return nil }
+            fraction = String(decoding: bytes[20..<(bytes.count - 1)], as: UTF8.self)
+            guard fraction.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        } else if bytes.count != 20 {
+            return nil
+        }
+        let whole = civil.unixSeconds - referenceDateUnixOffset
+        let literal: String
+        if whole >= 0 || fraction.isEmpty {
+            literal = fraction.isEmpty ? String(whole) : "\(whole).\(fraction)"
+        } else {
+            guard let complement = tenComplement(of: fraction) else { return nil }
+            literal = "-\(-whole - 1).\(complement)"
+        }
+        return Double(literal)
+    }
+
+    /// `1 - 0.f` as fractional digits (trailing zeros trimmed); `nil` when `f` has more digits
+    /// than a UInt64 holds exactly.
+    private static func tenComplement(of fraction: String) -> String? {
+        let trimmed = String(fraction.reversed().drop { $0 == "0" }.reversed())
+        guard !trimmed.isEmpty else { return nil }
+        guard trimmed.count <= 18, let value = UInt64(trimmed) else { return nil }
+        var scale: UInt64 = 1
+        for _ in 0..<trimmed.count { scale *= 10 }
+        let digits = String(scale - value)
+        let padded = String(repeating: "0", count: trimmed.count - digits.count) + digits
+        return String(padded.reversed().drop { $0 == "0" }.reversed())
+    }
+}
+
+/// A Double's shortest round-trip representation as sign, whole digits and fraction digits,
+/// with any exponent notation expanded.
+struct PlainDecimal {
+    var isNegative: Bool
+    var whole: Int64
+    var fraction: String
+
+    init?(_ value: Double) {
+        var text = "\(value)"
+        isNegative = text.hasPrefix("-")
+        if isNegative { text.removeFirst() }
+        var exponent = 0
+        if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            guard let parsed = Int(text[text.index(after: e)...]) else { return nil }
+            exponent = parsed
+            text = String(text[..<e])
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        var digits = String(parts[0]) + (parts.count > 1 ? String(parts[1]) : "")
+        var pointPosition = parts[0].count + exponent
+        if pointPosition < 0 {
+            digits = String(repeating: "0", count: -pointPosition) + digits
+            pointPosition = 0
+        }
+        if pointPosition > digits.count {
+            digits += String(repeating: "0", count: pointPosition - digits.count)
+        }
+        let wholeDigits = digits.prefix(pointPosition)
+        guard let whole = wholeDigits.isEmpty ? 0 : Int64(wholeDigits) else { return nil }
+        self.whole = whole
+        self.fraction = String(String(digits.dropFirst(pointPosition)).reversed().drop { $0 == "0" }.reversed())
+        if whole == 0 && fraction.isEmpty { isNegative = false }
+    }
+}
+
+/// Proleptic Gregorian calendar arithmetic in UTC (days-from-civil), without Foundation's
+/// calendars, whose behaviour around 1582 and far-off years differs between platforms.
+struct CivilTime {
+    var year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64
+
+    init?(year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) {
+        guard (1...12).contains(month), (1...CivilTime.daysIn(month: month, year: year)).contains(day),
+            (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
+        else { return nil }
+        (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
+    }
+
+    init?(unixSeconds: Int64) {
+        let (days, remainder) = unixSeconds.floorDivided(by: 86_400)
+        guard abs(days) < 10_000_000 else { return nil }
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        hour = remainder / 3600
+        minute = remainder % 3600 / 60
+        second = remainder % 60
+    }
+
+    var unixSeconds: Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + hour * 3600 + minute * 60 + second
+    }
+
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+}
+
+extension Int64 {
+    func floorDivided(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        var quotient = self / divisor
+        var remainder = self % divisor
+        if remainder < 0 {
+            quotient -= 1
+            remainder += divisor
+        }
+        return (quotient, remainder)
+    }
+}

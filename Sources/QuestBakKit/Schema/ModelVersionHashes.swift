@@ -1,0 +1,78 @@
+import Crypto
+import Foundation
+
+/// The hashes Core Data compares to decide whether a store matches a model without migrating,
+/// computed with the scheme of `shared/spec/store-format.md` (no Apple frameworks needed).
+public struct ModelVersionHashes: Sendable, Equatable {
+    /// Entity name to its 32-byte version hash (`NSStoreModelVersionHashes`).
+    public var entityHashes: [String: Data]
+    /// `NSStoreModelVersionChecksumKey`.
+    public var checksum: String
+    /// `NSStoreModelVersionHashesDigest`.
+    public var digest: String
+
+    public init(entityHashes: [String: Data]) {
+        self.entityHashes = entityHashes
+        let ordered = entityHashes.keys.sorted()
+        var concatenated = Data()
+        var digestInput = Data()
+        for name in ordered {
+            concatenated.append(entityHashes[name]!)
+            digestInput.append(Data(name.utf8))
+            digestInput.append(entityHashes[name]!)
+        }
+        checksum = Data(SHA256.hash(data: concatenated)).base64EncodedString()
+        digest = Data(SHA512.hash(data: digestInput)).base64EncodedString()
+    }
+
+    public init(schema: Schema) {
+        var hashes: [String: Data] = [:]
+        for entity in schema.entities {
+            hashes[entity.name] = Self.hash(of: entity)
+        }
+        self.init(entityHashes: hashes)
+    }
+
+    static func hash(of entity: Entity) -> Data {
+        var properties: [(name: String, hash: Data)] = entity.attributes.map { ($0.name, hash(of: $0)) }
+        properties += entity.relationships.map { ($0.name, hash(of: $0)) }
+        var input = Data(entity.name.utf8)
+        input.append(0)  // not abstract; TimeQuest has no parent entities, modifiers or constraints
+        for property in properties.sorted(by: { $0.name < $1.name }) {
+            input.append(property.hash)
+        }
+        return Data(SHA256.hash(data: input))
+    }
+
+    static func hash(of attribute: Attribute) -> Data {
+        var input = propertyBase(name: attribute.name, isOptional: attribute.isOptional)
+        input.append(littleEndian: attribute.kind.hashTypeCode)
+        return Data(SHA256.hash(data: input))
+    }
+
+    static func hash(of relationship: Relationship) -> Data {
+        var input = propertyBase(name: relationship.name, isOptional: relationship.isOptional)
+        input.append(Data(relationship.destination.utf8))
+        if let inverse = relationship.inverse { input.append(Data(inverse.utf8)) }
+        input.append(littleEndian: Int32(relationship.isToMany ? 0 : 1))  // maxCount
+        input.append(littleEndian: Int32(0))  // minCount
+        return Data(SHA256.hash(data: input))
+    }
+
+    private static func propertyBase(name: String, isOptional: Bool) -> Data {
+        var input = Data(name.utf8)
+        input.append(littleEndian: UInt16(isOptional ? 1 : 0))
+        return Data(SHA256.hash(data: input))
+    }
+
+    /// Which of the given schemas these hashes belong to, if any.
+    public func matchingSchema(in schemas: [Schema]) -> Schema? {
+        schemas.first { ModelVersionHashes(schema: $0).entityHashes == entityHashes }
+    }
+}
+
+extension Data {
+    mutating func append<T: FixedWidthInteger>(littleEndian value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+}

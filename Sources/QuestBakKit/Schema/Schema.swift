@@ -1,0 +1,167 @@
+import Foundation
+
+/// A Core Data / SwiftData model as plain data: the one description that reading, writing,
+/// exporting, repairing and migrating are all driven by. A new schema version is a new value,
+/// not new code.
+public struct Schema: Sendable, Equatable {
+    /// `VersionedSchema.versionIdentifier`, as SwiftData writes it into the store metadata.
+    public var versionIdentifier: String
+    public var entities: [Entity]
+
+    public init(versionIdentifier: String, entities: [Entity]) {
+        self.versionIdentifier = versionIdentifier
+        // Core Data numbers entities 1...n in alphabetical order of name; keeping the array in that
+        // order makes the entity number its position plus one.
+        self.entities = entities.sorted { $0.name < $1.name }
+    }
+
+    public func entity(named name: String) -> Entity? {
+        entities.first { $0.name == name }
+    }
+
+    /// The `Z_ENT` number of an entity: alphabetical position, starting at 1.
+    public func entityNumber(of name: String) -> Int? {
+        entities.firstIndex { $0.name == name }.map { $0 + 1 }
+    }
+}
+
+public struct Entity: Sendable, Equatable {
+    public var name: String
+    public var attributes: [Attribute]
+    public var relationships: [Relationship]
+    /// How duplicate records of this entity are recognised and merged (see `Repair/`).
+    public var identity: Identity
+
+    public init(name: String, attributes: [Attribute], relationships: [Relationship] = [], identity: Identity = .init()) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.identity = identity
+    }
+
+    public var tableName: String { "Z" + name.uppercased() }
+
+    public func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
+    public func relationship(named name: String) -> Relationship? { relationships.first { $0.name == name } }
+
+    /// Relationships stored as a foreign-key column in this entity's table.
+    public var toOneRelationships: [Relationship] { relationships.filter { !$0.isToMany } }
+
+    /// Every property name, the order records are written in: attributes then to-one relationships,
+    /// each group sorted by name so the order does not depend on how the schema was written down.
+    public var storedPropertyNames: [String] {
+        attributes.map(\.name).sorted() + toOneRelationships.map(\.name).sorted()
+    }
+}
+
+/// The shape of a stored value, which fixes both its SQLite column type and its model hash code.
+public enum AttributeKind: String, Sendable, Equatable, CaseIterable {
+    case integer
+    case boolean
+    case double
+    case string
+    case date
+    case uuid
+    case binary
+    /// `[Int]` stored as a transformable (`NSSecureUnarchiveFromData`) keyed-archive plist.
+    case integerArray
+    /// `[String]` stored the same way.
+    case stringArray
+
+    /// The `NSAttributeType` raw value that enters the model version hash.
+    public var hashTypeCode: Int32 {
+        switch self {
+        case .integer: return 300
+        case .double: return 500
+        case .string: return 700
+        case .boolean: return 800
+        case .date: return 900
+        case .binary: return 1000
+        case .uuid: return 1100
+        case .integerArray, .stringArray: return 1800
+        }
+    }
+
+    /// The declared column type Core Data uses in `CREATE TABLE`.
+    public var columnType: String {
+        switch self {
+        case .integer, .boolean: return "INTEGER"
+        case .double: return "FLOAT"
+        case .date: return "TIMESTAMP"
+        case .string: return "VARCHAR"
+        case .uuid, .binary, .integerArray, .stringArray: return "BLOB"
+        }
+    }
+}
+
+/// A default as the Swift source states it. `Date.now` and `UUID().uuidString` stay symbolic
+/// here: the operation that needs a concrete value (import, migration) resolves them from its own
+/// inputs, so no pure function ever reads the clock.
+public enum DefaultValue: Sendable, Equatable {
+    case value(Value)
+    case now
+    case newUUIDString
+}
+
+public struct Attribute: Sendable, Equatable {
+    public var name: String
+    public var kind: AttributeKind
+    public var isOptional: Bool
+    /// The property-level default from the Swift declaration, if any.
+    public var defaultValue: DefaultValue?
+
+    public init(_ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil) {
+        self.name = name
+        self.kind = kind
+        self.isOptional = optional
+        self.defaultValue = defaultValue
+    }
+
+    public var columnName: String { "Z" + name.uppercased() }
+}
+
+public enum DeleteRule: String, Sendable, Equatable {
+    case nullify, cascade, deny, noAction
+}
+
+public struct Relationship: Sendable, Equatable {
+    public var name: String
+    public var destination: String
+    public var inverse: String?
+    public var isToMany: Bool
+    public var deleteRule: DeleteRule
+
+    public init(_ name: String, to destination: String, inverse: String?, toMany: Bool, deleteRule: DeleteRule = .nullify) {
+        self.name = name
+        self.destination = destination
+        self.inverse = inverse
+        self.isToMany = toMany
+        self.deleteRule = deleteRule
+    }
+
+    /// SwiftData makes a to-one `Model?` optional and a to-many `[Model] = []` not.
+    public var isOptional: Bool { !isToMany }
+
+    /// The foreign-key column of a to-one relationship; to-many sides with an inverse have none.
+    public var columnName: String? { isToMany ? nil : "Z" + name.uppercased() }
+}
+
+/// How records of one entity are identified when looking for duplicates.
+public struct Identity: Sendable, Equatable {
+    /// Properties that identify a record when it has no usable cloudID (seed 000); empty: none.
+    public var naturalKey: [String]
+    /// A singleton entity keeps one record; its cloudID is pinned to this value.
+    public var singletonCloudID: String?
+    /// How a singleton's duplicates are merged, per property; unnamed properties come from the keeper.
+    public var merge: [String: MergeRule]
+
+    public init(naturalKey: [String] = [], singletonCloudID: String? = nil, merge: [String: MergeRule] = [:]) {
+        self.naturalKey = naturalKey
+        self.singletonCloudID = singletonCloudID
+        self.merge = merge
+    }
+}
+
+public enum MergeRule: String, Sendable, Equatable {
+    case maximum, minimum
+}

@@ -1,0 +1,264 @@
+import Foundation
+
+/// A property-list value, with the keyed-archive UID type that Foundation does not expose
+/// portably.
+public indirect enum PropertyListValue: Sendable, Equatable {
+    case boolean(Bool)
+    case integer(Int64)
+    case real(Double)
+    case string(String)
+    case data(Data)
+    case array([PropertyListValue])
+    case dictionary([String: PropertyListValue])
+    case uid(UInt64)
+
+    public subscript(key: String) -> PropertyListValue? {
+        if case .dictionary(let entries) = self { return entries[key] }
+        return nil
+    }
+}
+
+/// Apple's `bplist00` format.
+///
+/// Written here rather than through `PropertyListSerialization` for two reasons: dictionary keys
+/// come out sorted, so the same metadata always gives the same bytes (fixtures and archives are
+/// compared byte for byte), and keyed-archive UIDs, which Core Data's transformable attributes
+/// use, round-trip on every platform. The reader bounds-checks every offset: it runs on bytes
+/// taken from stores and archives that may be damaged or hostile.
+public enum BinaryPropertyList {
+    public struct FormatError: Error, LocalizedError, Equatable {
+        public var reason: String
+        public var errorDescription: String? { "invalid binary property list: \(reason)" }
+    }
+
+    // MARK: Writing
+
+    public static func encode(_ root: PropertyListValue) -> Data {
+        var objects: [Data] = []
+        @discardableResult
+        func add(_ value: PropertyListValue) -> Int {
+            let index = objects.count
+            objects.append(Data())
+            var body = Data()
+            switch value {
+            case .boolean(let flag):
+                body.append(flag ? 0x09 : 0x08)
+            case .integer(let number):
+                body.append(contentsOf: encodedInteger(number))
+            case .real(let number):
+                body.append(0x23)
+                body.append(bigEndian: number.bitPattern)
+            case .string(let text):
+                if text.utf8.allSatisfy({ $0 < 0x80 }) {
+                    body.append(contentsOf: marker(0x50, count: text.utf8.count))
+                    body.append(contentsOf: text.utf8)
+                } else {
+                    let units = Array(text.utf16)
+                    body.append(contentsOf: marker(0x60, count: units.count))
+                    for unit in units { body.append(bigEndian: unit) }
+                }
+            case .data(let bytes):
+                body.append(contentsOf: marker(0x40, count: bytes.count))
+                body.append(bytes)
+            case .uid(let number):
+                let width = byteWidth(number)
+                body.append(0x80 | UInt8(width - 1))
+                body.append(contentsOf: bigEndianBytes(number, width: width))
+            case .array(let elements):
+                let references = elements.map { add($0) }
+                body.append(contentsOf: marker(0xA0, count: references.count))
+                for reference in references { body.append(bigEndian: UInt32(reference)) }
+            case .dictionary(let entries):
+                let keys = entries.keys.sorted()
+                let keyReferences = keys.map { add(.string($0)) }
+                let valueReferences = keys.map { add(entries[$0]!) }
+                body.append(contentsOf: marker(0xD0, count: keys.count))
+                for reference in keyReferences + valueReferences { body.append(bigEndian: UInt32(reference)) }
+            }
+            objects[index] = body
+            return index
+        }
+        add(root)
+        // Object references are written 4 bytes wide above; patch to the narrowest width that fits.
+        let referenceWidth = byteWidth(UInt64(objects.count))
+        if referenceWidth < 4 {
+            objects = objects.map { narrowReferences(in: $0, to: referenceWidth) }
+        }
+        var output = Data("bplist00".utf8)
+        var offsets: [UInt64] = []
+        for object in objects {
+            offsets.append(UInt64(output.count))
+            output.append(object)
+        }
+        let offsetTableStart = UInt64(output.count)
+        let offsetWidth = byteWidth(offsetTableStart)
+        for offset in offsets { output.append(contentsOf: bigEndianBytes(offset, width: offsetWidth)) }
+        output.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetWidth), UInt8(referenceWidth)])
+        output.append(bigEndian: UInt64(objects.count))
+        output.append(bigEndian: UInt64(0))
+        output.append(bigEndian: offsetTableStart)
+        return output
+    }
+
+    private static func narrowReferences(in object: Data, to width: Int) -> Data {
+        guard let first = object.first, first & 0xF0 == 0xA0 || first & 0xF0 == 0xD0 else { return object }
+        let (count, headerLength) = collectionHeader(object)
+        let referenceCount = first & 0xF0 == 0xD0 ? count * 2 : count
+        var result = Data(object.prefix(headerLength))
+        for index in 0..<referenceCount {
+            let start = object.startIndex + headerLength + index * 4
+            let reference = object[start..<start + 4].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            result.append(contentsOf: bigEndianBytes(reference, width: width))
+        }
+        return result
+    }
+
+    private static func collectionHeader(_ object: Data) -> (count: Int, headerLength: Int) {
+        let first = object[object.startIndex]
+        if first & 0x0F != 0x0F { return (Int(first & 0x0F), 1) }
+        let widthMarker = object[object.startIndex + 1]
+        let width = 1 << Int(widthMarker & 0x0F)
+        let count = object[(object.startIndex + 2)..<(object.startIndex + 2 + width)].reduce(0) { $0 << 8 | Int($1) }
+        return (count, 2 + width)
+    }
+
+    private static func marker(_ type: UInt8, count: Int) -> [UInt8] {
+        count < 15 ? [type | UInt8(count)] : [type | 0x0F] + encodedInteger(Int64(count))
+    }
+
+    private static func encodedInteger(_ number: Int64) -> [UInt8] {
+        guard number >= 0 else { return [0x13] + bigEndianBytes(UInt64(bitPattern: number), width: 8) }
+        let width = byteWidth(UInt64(number))
+        let widthExponent: UInt8 = width == 1 ? 0 : width == 2 ? 1 : width <= 4 ? 2 : 3
+        let padded = 1 << Int(widthExponent)
+        return [0x10 | widthExponent] + bigEndianBytes(UInt64(number), width: padded)
+    }
+
+    private static func byteWidth(_ number: UInt64) -> Int {
+        number <= 0xFF ? 1 : number <= 0xFFFF ? 2 : number <= 0xFFFF_FFFF ? 4 : 8
+    }
+
+    private static func bigEndianBytes(_ number: UInt64, width: Int) -> [UInt8] {
+        (0..<width).reversed().map { UInt8(truncatingIfNeeded: number >> (8 * UInt64($0))) }
+    }
+
+    // MARK: Reading
+
+    public static func decode(_ data: Data) throws -> PropertyListValue {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist0".utf8)) else {
+            throw FormatError(reason: "missing bplist header or trailer")
+        }
+        let trailer = bytes.count - 32
+        let offsetWidth = Int(bytes[trailer + 6])
+        let referenceWidth = Int(bytes[trailer + 7])
+        guard [1, 2, 4, 8].contains(offsetWidth), [1, 2, 4, 8].contains(referenceWidth) else {
+            throw FormatError(reason: "bad trailer widths")
+        }
+        let objectCount = readUInt(bytes, trailer + 8, 8)
+        let topObject = readUInt(bytes, trailer + 16, 8)
+        let offsetTable = readUInt(bytes, trailer + 24, 8)
+        guard objectCount > 0, objectCount < UInt64(bytes.count), topObject < objectCount,
+            offsetTable >= 8, offsetTable + objectCount * UInt64(offsetWidth) <= UInt64(trailer)
+        else { throw FormatError(reason: "trailer points outside the data") }
+
+        func offset(of object: UInt64) throws -> Int {
+            guard object < objectCount else { throw FormatError(reason: "object reference \(object) out of range") }
+            let value = readUInt(bytes, Int(offsetTable) + Int(object) * offsetWidth, offsetWidth)
+            guard value >= 8, value < offsetTable else { throw FormatError(reason: "object offset out of range") }
+            return Int(value)
+        }
+        func length(at position: Int, lowNibble: UInt8) throws -> (count: Int, start: Int) {
+            if lowNibble != 0x0F { return (Int(lowNibble), position + 1) }
+            guard position + 1 < trailer else { throw FormatError(reason: "truncated length") }
+            let marker = bytes[position + 1]
+            guard marker & 0xF0 == 0x10, marker & 0x0F <= 3 else { throw FormatError(reason: "bad length marker") }
+            let width = 1 << Int(marker & 0x0F)
+            guard position + 2 + width <= trailer else { throw FormatError(reason: "truncated length") }
+            let count = readUInt(bytes, position + 2, width)
+            guard count < UInt64(bytes.count) else { throw FormatError(reason: "length larger than the data") }
+            return (Int(count), position + 2 + width)
+        }
+        func within(_ start: Int, _ byteCount: Int) throws {
+            guard start >= 0, byteCount >= 0, start + byteCount <= Int(offsetTable) else {
+                throw FormatError(reason: "object runs past the object area")
+            }
+        }
+        // Shared references can make a small file expand exponentially; bound the work.
+        var visits = 0
+        func object(_ reference: UInt64, depth: Int) throws -> PropertyListValue {
+            guard depth < 64 else { throw FormatError(reason: "nesting deeper than 64") }
+            visits += 1
+            guard visits <= 4 * Int(objectCount) + 64 else { throw FormatError(reason: "object graph expands too far") }
+            let position = try offset(of: reference)
+            let marker = bytes[position]
+            let low = marker & 0x0F
+            switch marker & 0xF0 {
+            case 0x00:
+                switch marker {
+                case 0x08: return .boolean(false)
+                case 0x09: return .boolean(true)
+                default: throw FormatError(reason: "unsupported marker \(marker)")
+                }
+            case 0x10:
+                guard low <= 3 else { throw FormatError(reason: "integer wider than 8 bytes") }
+                let width = 1 << Int(low)
+                try within(position + 1, width)
+                let raw = readUInt(bytes, position + 1, width)
+                return .integer(width == 8 ? Int64(bitPattern: raw) : Int64(raw))
+            case 0x20:
+                try within(position + 1, 1 << Int(low))
+                if low == 3 { return .real(Double(bitPattern: readUInt(bytes, position + 1, 8))) }
+                if low == 2 { return .real(Double(Float(bitPattern: UInt32(readUInt(bytes, position + 1, 4))))) }
+                throw FormatError(reason: "unsupported real width")
+            case 0x40:
+                let (count, start) = try length(at: position, lowNibble: low)
+                try within(start, count)
+                return .data(Data(bytes[start..<start + count]))
+            case 0x50:
+                let (count, start) = try length(at: position, lowNibble: low)
+                try within(start, count)
+                return .string(String(decoding: bytes[start..<start + count], as: UTF8.self))
+            case 0x60:
+                let (count, start) = try length(at: position, lowNibble: low)
+                try within(start, count * 2)
+                let units = (0..<count).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
+                return .string(String(decoding: units, as: UTF16.self))
+            case 0x80:
+                try within(position + 1, Int(low) + 1)
+                return .uid(readUInt(bytes, position + 1, Int(low) + 1))
+            case 0xA0:
+                let (count, start) = try length(at: position, lowNibble: low)
+                try within(start, count * referenceWidth)
+                return .array(try (0..<count).map {
+                    try object(readUInt(bytes, start + $0 * referenceWidth, referenceWidth), depth: depth + 1)
+                })
+            case 0xD0:
+                let (count, start) = try length(at: position, lowNibble: low)
+                try within(start, 2 * count * referenceWidth)
+                var entries: [String: PropertyListValue] = [:]
+                for index in 0..<count {
+                    let key = try object(readUInt(bytes, start + index * referenceWidth, referenceWidth), depth: depth + 1)
+                    guard case .string(let name) = key else { throw FormatError(reason: "dictionary key is not a string") }
+                    entries[name] = try object(
+                        readUInt(bytes, start + (count + index) * referenceWidth, referenceWidth), depth: depth + 1)
+                }
+                return .dictionary(entries)
+            default:
+                throw FormatError(reason: "unsupported marker \(marker)")
+            }
+        }
+        return try object(topObject, depth: 0)
+    }
+
+    private static func readUInt(_ bytes: [UInt8], _ start: Int, _ width: Int) -> UInt64 {
+        guard start >= 0, start + width <= bytes.count else { return UInt64.max }
+        return bytes[start..<start + width].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+}
+
+extension Data {
+    mutating func append<T: FixedWidthInteger>(bigEndian value: T) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+    }
+}

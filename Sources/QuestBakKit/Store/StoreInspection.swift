@@ -1,0 +1,64 @@
+import Foundation
+import GRDB
+
+/// What `questbak inspect` reports about any Core Data / SwiftData store.
+public struct StoreInspection: Sendable, Equatable, Encodable {
+    public struct EntitySummary: Sendable, Equatable, Encodable {
+        public var number: Int64
+        public var name: String
+        public var table: String
+        public var rows: Int
+        /// `Z_MAX`: the highest key ever handed out, which deleted rows leave above the largest `Z_PK`.
+        public var maximumPrimaryKey: Int64
+    }
+
+    public var path: String
+    public var uuid: String
+    public var versionIdentifiers: [String]
+    public var frameworkVersion: Int64?
+    public var entities: [EntitySummary]
+    /// Rows in Core Data's own tables (persistent history, CloudKit mirroring), by table.
+    public var bookkeepingRows: [String: Int]
+    /// Committed frames that were still only in `-wal` when the store was read.
+    public var walFrames: Int
+    /// The TimeQuest schema whose model hashes equal the stored ones, if any: the version the app
+    /// can open without migrating.
+    public var hashesMatchVersion: String?
+    /// The TimeQuest schema the tables have, if any.
+    public var schemaVersion: String?
+    /// Why the store is not a TimeQuest store of a known version, when it is not.
+    public var schemaProblem: String?
+
+    public init(snapshot: StoreSnapshot, candidates: [Schema] = TimeQuestSchemas.all) throws {
+        path = snapshot.path
+        walFrames = snapshot.walFrameCount
+        let path = snapshot.path
+        var result: (String, [String], Int64?, [EntitySummary], [String: Int], String?, String?, String?)!
+        try snapshot.read { db in
+            let metadata = try StoreReader.metadata(db, path: path)
+            var entities: [EntitySummary] = []
+            for (key, table) in try StoreReader.modelTables(db) {
+                entities.append(EntitySummary(
+                    number: key.number, name: key.name, table: table,
+                    rows: try StoreReader.rowCount(db, table: table), maximumPrimaryKey: key.maximumPrimaryKey))
+            }
+            var bookkeeping: [String: Int] = [:]
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'A%' ESCAPE '\\') ORDER BY name")
+            for table in tables where table.hasPrefix("ACHANGE") || table.hasPrefix("ATRANSACTION") || table.hasPrefix("ANSCK") {
+                bookkeeping[table] = try StoreReader.rowCount(db, table: table)
+            }
+            var schemaVersion: String?
+            var problem: String?
+            do {
+                schemaVersion = try StoreReader.detectSchema(db, path: path, candidates: candidates).versionIdentifier
+            } catch let error as StoreError {
+                problem = error.localizedDescription
+            }
+            result = (
+                metadata.uuid, metadata.versionIdentifiers, metadata.frameworkVersion, entities, bookkeeping,
+                metadata.schemaMatchingHashes(in: candidates)?.versionIdentifier, schemaVersion, problem
+            )
+        }
+        (uuid, versionIdentifiers, frameworkVersion, entities, bookkeepingRows, hashesMatchVersion, schemaVersion, schemaProblem) = result
+    }
+}

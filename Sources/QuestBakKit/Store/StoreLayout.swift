@@ -1,0 +1,85 @@
+/// How an entity maps onto its SQLite table in the Core Data layout.
+public struct TableLayout: Sendable, Equatable {
+    public struct Column: Sendable, Equatable {
+        /// The schema property (attribute or to-one relationship) the column stores.
+        public var property: String
+        public var name: String
+        public var declaredType: String
+    }
+
+    public var tableName: String
+    /// Columns after `Z_PK, Z_ENT, Z_OPT`, in Core Data's creation order: integer attributes by
+    /// name, then to-one foreign keys; FLOAT and TIMESTAMP by name; VARCHAR; then BLOB.
+    public var columns: [Column]
+
+    public init(entity: Entity) {
+        tableName = entity.tableName
+        func group(_ types: Set<String>) -> [Attribute] {
+            entity.attributes.filter { types.contains($0.kind.columnType) }.sorted { $0.name < $1.name }
+        }
+        var ordered: [(property: String, type: String)] = group(["INTEGER"]).map { ($0.name, "INTEGER") }
+        ordered += entity.toOneRelationships.sorted { $0.name < $1.name }.map { ($0.name, "INTEGER") }
+        ordered += group(["FLOAT", "TIMESTAMP"]).map { ($0.name, $0.kind.columnType) }
+        ordered += group(["VARCHAR"]).map { ($0.name, "VARCHAR") }
+        ordered += group(["BLOB"]).map { ($0.name, "BLOB") }
+        // On a name clash (`id` and `ID`) the later column gets a numeric suffix, as Core Data does.
+        var taken: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+        columns = ordered.map { property, type in
+            let base = "Z" + property.uppercased()
+            var name = base
+            var suffix = 1
+            while taken.contains(name) {
+                name = base + String(suffix)
+                suffix += 1
+            }
+            taken.insert(name)
+            return Column(property: property, name: name, declaredType: type)
+        }
+    }
+
+    public func column(for property: String) -> Column? {
+        columns.first { $0.property == property }
+    }
+
+    public var createTableSQL: String {
+        let definitions = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + columns.map { "\($0.name) \($0.declaredType)" }
+        return "CREATE TABLE \(tableName) ( \(definitions.joined(separator: ", ")) )"
+    }
+
+    /// One index per to-one foreign key, as Core Data creates them.
+    public func createIndexSQL(for entity: Entity) -> [String] {
+        entity.toOneRelationships.sorted { $0.name < $1.name }.compactMap { relationship in
+            guard let column = column(for: relationship.name)?.name else { return nil }
+            return "CREATE INDEX \(tableName)_\(column)_INDEX ON \(tableName) (\(column))"
+        }
+    }
+}
+
+/// The fixed DDL of Core Data's bookkeeping and persistent-history tables, in creation order.
+enum CoreDataTables {
+    static let bookkeeping = [
+        "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+        "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+        "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+    ]
+
+    static let history = [
+        "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB )",
+        "CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )",
+        "CREATE TABLE ATRANSACTIONSTRING ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )",
+        "CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)",
+        "CREATE INDEX ATRANSACTION_ZAUTHORTS_INDEX ON ATRANSACTION (ZAUTHORTS)",
+        "CREATE INDEX ATRANSACTION_ZBUNDLEIDTS_INDEX ON ATRANSACTION (ZBUNDLEIDTS)",
+        "CREATE INDEX ATRANSACTION_ZCONTEXTNAMETS_INDEX ON ATRANSACTION (ZCONTEXTNAMETS)",
+        "CREATE INDEX ATRANSACTION_ZPROCESSIDTS_INDEX ON ATRANSACTION (ZPROCESSIDTS)",
+        "CREATE INDEX Z_TRANSACTION_TransactionAuthorIndex ON ATRANSACTION (ZAUTHOR COLLATE BINARY ASC)",
+        "CREATE INDEX Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP COLLATE BINARY ASC)",
+        "CREATE UNIQUE INDEX Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME COLLATE BINARY ASC)",
+    ]
+
+    /// Entity numbers of the persistent-history entities in `Z_PRIMARYKEY`.
+    static let historyEntities: [(number: Int64, name: String)] = [(16001, "CHANGE"), (16002, "TRANSACTION"), (16003, "TRANSACTIONSTRING")]
+
+    /// Core Data's own entities (history 16xxx, CloudKit mirroring 17xxx) are bookkeeping, not data.
+    static func isModelEntity(number: Int64) -> Bool { number < 16000 }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// The `Z_METADATA` row: store UUID and the metadata plist Core Data checks on open.
+public struct StoreMetadata: Sendable, Equatable {
+    /// The newest framework version seen in real stores; written when no source or template
+    /// store supplies its own.
+    public static let defaultFrameworkVersion: Int64 = 1526
+
+    public var uuid: String
+    public var plist: PropertyListValue
+
+    public init(uuid: String, plist: PropertyListValue) {
+        self.uuid = uuid
+        self.plist = plist
+    }
+
+    /// Fresh metadata for a store of `schema`, with hashes computed from the schema value.
+    public init(schema: Schema, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion) {
+        let hashes = ModelVersionHashes(schema: schema)
+        self.uuid = uuid
+        plist = .dictionary([
+            "NSStoreType": .string("SQLite"),
+            "NSStoreUUID": .string(uuid),
+            "NSStoreModelVersionIdentifiers": .array([.string(schema.versionIdentifier)]),
+            "NSStoreModelVersionHashes": .dictionary(hashes.entityHashes.mapValues { .data($0) }),
+            "NSStoreModelVersionChecksumKey": .string(hashes.checksum),
+            "NSStoreModelVersionHashesDigest": .string(hashes.digest),
+            "NSStoreModelVersionHashesVersion": .integer(3),
+            "NSPersistenceFrameworkVersion": .integer(frameworkVersion),
+            "_NSAutoVacuumLevel": .string("2"),
+        ])
+    }
+
+    public var versionIdentifiers: [String] {
+        guard case .array(let values)? = plist["NSStoreModelVersionIdentifiers"] else { return [] }
+        return values.compactMap { if case .string(let text) = $0 { return text } else { return nil } }
+    }
+
+    public var frameworkVersion: Int64? {
+        if case .integer(let version)? = plist["NSPersistenceFrameworkVersion"] { return version }
+        return nil
+    }
+
+    public var entityHashes: [String: Data] {
+        guard case .dictionary(let entries)? = plist["NSStoreModelVersionHashes"] else { return [:] }
+        return entries.compactMapValues { if case .data(let hash) = $0 { return hash } else { return nil } }
+    }
+
+    /// Which schema the stored model hashes belong to; `nil` when none (the app would migrate,
+    /// or fail to open the store).
+    public func schemaMatchingHashes(in schemas: [Schema]) -> Schema? {
+        ModelVersionHashes(entityHashes: entityHashes).matchingSchema(in: schemas)
+    }
+
+    /// The same metadata for a store with another UUID.
+    func withUUID(_ newUUID: String) -> StoreMetadata {
+        var copy = self
+        copy.uuid = newUUID
+        if case .dictionary(var entries) = plist, entries["NSStoreUUID"] != nil {
+            entries["NSStoreUUID"] = .string(newUUID)
+            copy.plist = .dictionary(entries)
+        }
+        return copy
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import GRDB
+
+/// One row of an entity: its `Z_PK` and its stored properties by schema name. A to-one
+/// relationship's value is the target's `Z_PK` as `.integer`, or `.null`.
+public struct EntityRecord: Sendable, Equatable {
+    public var primaryKey: Int64
+    public var values: [String: Value]
+
+    public init(primaryKey: Int64, values: [String: Value]) {
+        self.primaryKey = primaryKey
+        self.values = values
+    }
+
+    public subscript(property: String) -> Value {
+        get { values[property] ?? .null }
+        set { values[property] = newValue }
+    }
+}
+
+/// A `Z_PRIMARYKEY` row.
+public struct EntityKey: Sendable, Equatable {
+    public var number: Int64
+    public var name: String
+    public var superNumber: Int64
+    public var maximumPrimaryKey: Int64
+}
+
+/// Reads Core Data's tables inside a snapshot's read transaction.
+public enum StoreReader {
+    public static func requireCoreDataTables(_ db: Database, path: String) throws {
+        let missing = try ["Z_PRIMARYKEY", "Z_METADATA"].filter { try !db.tableExists($0) }
+        if !missing.isEmpty { throw StoreError.notACoreDataStore(path: path, missingTables: missing) }
+    }
+
+    public static func metadata(_ db: Database, path: String) throws -> StoreMetadata {
+        try requireCoreDataTables(db, path: path)
+        guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
+            throw StoreError.unreadableMetadata(path: path, reason: "the table is empty")
+        }
+        guard let plistData = row["Z_PLIST"] as Data? else {
+            throw StoreError.unreadableMetadata(path: path, reason: "Z_PLIST is not a BLOB")
+        }
+        do {
+            let plist = try BinaryPropertyList.decode(plistData)
+            let uuid = (row["Z_UUID"] as String?) ?? { if case .string(let text)? = plist["NSStoreUUID"] { return text } else { return "" } }()
+            return StoreMetadata(uuid: uuid, plist: plist)
+        } catch {
+            throw StoreError.unreadableMetadata(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    public static func modelCache(_ db: Database) throws -> Data? {
+        guard try db.tableExists("Z_MODELCACHE") else { return nil }
+        return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+    }
+
+    public static func entityKeys(_ db: Database) throws -> [EntityKey] {
+        try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { row in
+            EntityKey(
+                number: row["Z_ENT"] ?? 0, name: row["Z_NAME"] ?? "",
+                superNumber: row["Z_SUPER"] ?? 0, maximumPrimaryKey: row["Z_MAX"] ?? 0)
+        }
+    }
+
+    /// The store's entity tables (bookkeeping and history excluded), in entity-number order.
+    /// Sub-entities share their root's table, so each table appears once.
+    public static func modelTables(_ db: Database) throws -> [(entity: EntityKey, table: String)] {
+        let keys = try entityKeys(db)
+        let byNumber = Dictionary(keys.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+        var seen: Set<String> = []
+        var tables: [(EntityKey, String)] = []
+        for key in keys where CoreDataTables.isModelEntity(number: key.number) {
+            var root = key
+            while root.superNumber != 0, let parent = byNumber[root.superNumber], parent.number != root.number { root = parent }
+            let table = "Z" + root.name.uppercased()
+            if seen.insert(table).inserted, try db.tableExists(table) { tables.append((root, table)) }
+        }
+        return tables
+    }
+
+    /// Everything in which the store's tables differ from `schema`; empty when they match.
+    public static func differences(_ db: Database, from schema: Schema) throws -> [String] {
+        var differences: [String] = []
+        let keys = Dictionary(try entityKeys(db).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for entity in schema.entities {
+            let layout = TableLayout(entity: entity)
+            if keys[entity.name] == nil { differences.append("Z_PRIMARYKEY has no entity \(entity.name)") }
+            guard try db.tableExists(layout.tableName) else {
+                differences.append("missing table \(layout.tableName) (entity \(entity.name))")
+                continue
+            }
+            let columns = Dictionary(try db.columns(in: layout.tableName).map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+            for column in layout.columns {
+                guard let declared = columns[column.name] else {
+                    differences.append("\(layout.tableName): missing column \(column.name) (\(entity.name).\(column.property))")
+                    continue
+                }
+                if !declared.hasPrefix(column.declaredType) {
+                    differences.append("\(layout.tableName).\(column.name): type \(declared), expected \(column.declaredType)")
+                }
+            }
+            let expected = Set(["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name))
+            for extra in columns.keys.sorted() where !expected.contains(extra) {
+                differences.append("\(layout.tableName): unexpected column \(extra)")
+            }
+        }
+        let schemaNames = Set(schema.entities.map(\.name))
+        for (key, _) in try modelTables(db) where !schemaNames.contains(key.name) {
+            differences.append("unexpected entity \(key.name)")
+        }
+        return differences
+    }
+
+    /// Which of `candidates` the store is: the version its metadata names, confirmed against the
+    /// tables; without a version in the metadata, the one candidate the tables match exactly.
+    public static func detectSchema(_ db: Database, path: String, candidates: [Schema] = TimeQuestSchemas.all) throws -> Schema {
+        let identifiers = try metadata(db, path: path).versionIdentifiers
+        if let named = identifiers.lazy.compactMap({ id in candidates.first { $0.versionIdentifier == id } }).first {
+            let differences = try differences(db, from: named)
+            guard differences.isEmpty else {
+                throw StoreError.schemaMismatch(path: path, versionIdentifier: named.versionIdentifier, differences: differences)
+            }
+            return named
+        }
+        if !identifiers.isEmpty {
+            throw StoreError.unsupportedVersion(path: path, versionIdentifiers: identifiers, supported: candidates.map(\.versionIdentifier))
+        }
+        var closest: (schema: Schema, differences: [String])?
+        for candidate in candidates {
+            let differences = try differences(db, from: candidate)
+            if differences.isEmpty { return candidate }
+            if closest == nil || differences.count < closest!.differences.count { closest = (candidate, differences) }
+        }
+        throw StoreError.schemaMismatch(
+            path: path, versionIdentifier: nil,
+            differences: ["closest is schema \(closest?.schema.versionIdentifier ?? "?")"] + (closest?.differences ?? []))
+    }
+
+    public static func rowCount(_ db: Database, table: String) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0
+    }
+
+    /// Streams an entity's records in ascending `Z_PK`, decoding each column by the schema.
+    public static func forEachRecord(
+        _ db: Database, entity: Entity, entityNumber: Int?, path: String, _ body: (EntityRecord) throws -> Void
+    ) throws {
+        let layout = TableLayout(entity: entity)
+        let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
+        let columns = layout.columns.filter { available.contains($0.name) }
+        let selected = (["Z_PK"] + columns.map(\.name)).joined(separator: ", ")
+        // Sub-entity rows (another Z_ENT) are not this entity's; TimeQuest has none.
+        let filter = entityNumber.map { " WHERE Z_ENT = \($0)" } ?? ""
+        let kinds: [String: AttributeKind] = Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, $0.kind) })
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(selected) FROM \(layout.tableName)\(filter) ORDER BY Z_PK")
+        while let row = try cursor.next() {
+            let primaryKey: Int64 = row[0]
+            var values: [String: Value] = [:]
+            for (offset, column) in columns.enumerated() {
+                let stored = row[offset + 1] as DatabaseValue
+                do {
+                    values[column.property] = try ValueCoding.decode(stored, as: kinds[column.property] ?? .integer)
+                } catch let failure as ValueCoding.Failure {
+                    throw StoreError.undecodableValue(
+                        path: path, entity: entity.name, primaryKey: primaryKey, property: column.property, reason: failure.reason)
+                }
+            }
+            try body(EntityRecord(primaryKey: primaryKey, values: values))
+        }
+    }
+}

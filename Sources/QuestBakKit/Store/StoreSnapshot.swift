@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+
+/// A store opened for reading without touching its files.
+///
+/// SQLite rewrites `-shm` even on a read-only open and checkpoints the WAL on close, so the
+/// source's main file and WAL are copied into a private temporary directory and the copy is
+/// opened; the source directory sees only reads, and may be read-only. The copy is repeated
+/// when the source changed while it was copied, so the snapshot is one moment of the store.
+public final class StoreSnapshot {
+    public let sourceURL: URL
+    /// Committed WAL frames present when the snapshot was taken: rows newer than the main file.
+    public let walFrameCount: Int
+    let directory: URL
+    let database: DatabaseQueue
+
+    public var path: String { sourceURL.path }
+
+    public init(storeAt url: URL, maximumAttempts: Int = 5) throws {
+        sourceURL = url
+        let fileManager = FileManager.default
+        guard fileManager.fileExists(atPath: url.path) else { throw StoreError.notFound(path: url.path) }
+        directory = try TemporaryDirectory.create(prefix: "questbak-snapshot")
+        let copy = directory.appendingPathComponent("snapshot.store")
+        let walURL = URL(fileURLWithPath: url.path + "-wal")
+        var frames = 0
+        var copied = false
+        do {
+            for _ in 0..<maximumAttempts {
+                let before = try FileFingerprint.of([url, walURL])
+                try? fileManager.removeItem(at: copy)
+                try? fileManager.removeItem(atPath: copy.path + "-wal")
+                try fileManager.copyItem(at: url, to: copy)
+                if fileManager.fileExists(atPath: walURL.path) {
+                    try fileManager.copyItem(atPath: walURL.path, toPath: copy.path + "-wal")
+                    frames = WriteAheadLog.committedFrameCount(at: URL(fileURLWithPath: copy.path + "-wal"))
+                }
+                if try FileFingerprint.of([url, walURL]) == before {
+                    copied = true
+                    break
+                }
+            }
+            guard copied else { throw StoreError.sourceKeptChanging(path: url.path, attempts: maximumAttempts) }
+            walFrameCount = frames
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = false
+            database = try DatabaseQueue(path: copy.path, configuration: configuration)
+            try database.read { db in
+                // Forces SQLite to read the header and recover the WAL now, so a file that is not
+                // SQLite fails here with the source's name rather than later.
+                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+            }
+        } catch let error as CocoaError {
+            try? fileManager.removeItem(at: directory)
+            throw StoreError.io(path: url.path, reason: error.localizedDescription)
+        } catch {
+            try? fileManager.removeItem(at: directory)
+            throw StoreError.wrapping(error, path: url.path)
+        }
+    }
+
+    deinit {
+        try? database.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `body` inside one read transaction, so everything it reads is one consistent state.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            throw StoreError.wrapping(error, path: path)
+        }
+    }
+}
+
+/// Size and modification time of a set of files (absent files included), to notice a change.
+struct FileFingerprint: Equatable {
+    var entries: [String]
+
+    static func of(_ urls: [URL]) throws -> FileFingerprint {
+        FileFingerprint(entries: urls.map { url in
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return "absent" }
+            let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+            let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            return "\(size)@\(modified)"
+        })
+    }
+}
+
+/// Reading SQLite's WAL file format (https://sqlite.org/fileformat.html#the_write_ahead_log).
+enum WriteAheadLog {
+    /// The number of frames up to the last commit whose salts match the header: what SQLite's
+    /// recovery would keep. Checksums are not verified; this only reports, it does not decide.
+    static func committedFrameCount(at url: URL) -> Int {
+        guard let data = try? Data(contentsOf: url), data.count >= 32 else { return 0 }
+        let bytes = [UInt8](data)
+        func word(_ offset: Int) -> UInt32 {
+            bytes[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        }
+        guard word(0) & 0xFFFF_FFFE == 0x377F_0682 else { return 0 }
+        let pageSize = Int(word(8))
+        guard pageSize >= 512 else { return 0 }
+        let salts = (word(16), word(20))
+        var frames = 0
+        var committed = 0
+        var offset = 32
+        while offset + 24 + pageSize <= bytes.count {
+            guard (word(offset + 8), word(offset + 12)) == salts else { break }
+            frames += 1
+            if word(offset + 4) != 0 { committed = frames }
+            offset += 24 + pageSize
+        }
+        return committed
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+
+/// Creates a new store in the exact Core Data layout (spec: "The file", "Bookkeeping tables",
+/// "Entity tables") and fills it in one transaction.
+public enum StoreWriter {
+    public struct Summary: Sendable, Equatable {
+        /// Records written, by entity name.
+        public var counts: [String: Int]
+        /// `Z_MAX` written, by entity name.
+        public var maximumPrimaryKeys: [String: Int64]
+    }
+
+    /// Receives records while the store is being written.
+    public final class Sink {
+        let db: Database
+        let schema: Schema
+        fileprivate(set) var counts: [String: Int] = [:]
+        fileprivate(set) var maximumPrimaryKeys: [String: Int64] = [:]
+        private var statements: [String: (Statement, TableLayout, Int)] = [:]
+
+        init(db: Database, schema: Schema) {
+            self.db = db
+            self.schema = schema
+        }
+
+        /// Inserts one record of `entityName`; `opt` is its `Z_OPT` (1 for a freshly inserted row).
+        public func insert(_ record: EntityRecord, into entityName: String, opt: Int64 = 1) throws {
+            let (statement, layout, number) = try prepared(for: entityName)
+            var arguments: [DatabaseValue] = [record.primaryKey.databaseValue, number.databaseValue, max(opt, 1).databaseValue]
+            arguments += layout.columns.map { ValueCoding.encode(record[$0.property]) }
+            try statement.execute(arguments: StatementArguments(arguments))
+            counts[entityName, default: 0] += 1
+            maximumPrimaryKeys[entityName] = max(maximumPrimaryKeys[entityName] ?? 0, record.primaryKey)
+        }
+
+        private func prepared(for entityName: String) throws -> (Statement, TableLayout, Int) {
+            if let cached = statements[entityName] { return cached }
+            guard let entity = schema.entity(named: entityName), let number = schema.entityNumber(of: entityName) else {
+                throw StoreError.schemaMismatch(path: "", versionIdentifier: schema.versionIdentifier, differences: ["unknown entity \(entityName)"])
+            }
+            let layout = TableLayout(entity: entity)
+            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name)
+            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            let statement = try db.makeStatement(sql: "INSERT INTO \(layout.tableName) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))")
+            statements[entityName] = (statement, layout, number)
+            return (statement, layout, number)
+        }
+    }
+
+    /// Writes a new store at `url`, which must not exist. `fill` inserts the records through the
+    /// sink; `Z_MAX` becomes the highest key inserted, or the floor given in
+    /// `maximumPrimaryKeyFloor` (a source store's `Z_MAX`, which deleted rows leave higher).
+    /// On failure nothing is left at `url`.
+    @discardableResult
+    public static func write(
+        to url: URL,
+        schema: Schema,
+        metadata: StoreMetadata,
+        modelCache: Data? = nil,
+        maximumPrimaryKeyFloor: [String: Int64] = [:],
+        fill: (Sink) throws -> Void
+    ) throws -> Summary {
+        let path = url.path
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw StoreError.io(path: path, reason: "refusing to write a store over an existing file")
+        }
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = false
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            var summary = Summary(counts: [:], maximumPrimaryKeys: [:])
+            try queue.writeWithoutTransaction { db in
+                // Page size and auto_vacuum only take effect before the first table exists.
+                try db.execute(sql: "PRAGMA page_size = 4096")
+                try db.execute(sql: "PRAGMA auto_vacuum = 2")
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.inTransaction {
+                    try createTables(db, schema: schema)
+                    let sink = Sink(db: db, schema: schema)
+                    try fill(sink)
+                    summary.counts = sink.counts
+                    for entity in schema.entities {
+                        summary.counts[entity.name] = sink.counts[entity.name] ?? 0
+                        summary.maximumPrimaryKeys[entity.name] = max(sink.maximumPrimaryKeys[entity.name] ?? 0, maximumPrimaryKeyFloor[entity.name] ?? 0)
+                    }
+                    try writeBookkeeping(db, schema: schema, metadata: metadata, modelCache: modelCache, summary: summary)
+                    return .commit
+                }
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            try queue.close()
+            return summary
+        } catch {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            throw StoreError.wrapping(error, path: path)
+        }
+    }
+
+    private static func createTables(_ db: Database, schema: Schema) throws {
+        let layouts = schema.entities.map { (entity: $0, layout: TableLayout(entity: $0)) }
+        for (_, layout) in layouts { try db.execute(sql: layout.createTableSQL) }
+        for (entity, layout) in layouts {
+            for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
+        }
+        for sql in CoreDataTables.bookkeeping + CoreDataTables.history { try db.execute(sql: sql) }
+    }
+
+    private static func writeBookkeeping(_ db: Database, schema: Schema, metadata: StoreMetadata, modelCache: Data?, summary: Summary) throws {
+        for (index, entity) in schema.entities.enumerated() {
+            try db.execute(
+                sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
+                arguments: [index + 1, entity.name, summary.maximumPrimaryKeys[entity.name] ?? 0])
+        }
+        // Core Data registers its history entities with the first save that stores anything.
+        if summary.counts.values.contains(where: { $0 > 0 }) {
+            for (number, name) in CoreDataTables.historyEntities {
+                try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, 0)", arguments: [number, name])
+            }
+        }
+        try db.execute(
+            sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+            arguments: [metadata.uuid, BinaryPropertyList.encode(metadata.plist)])
+        if let modelCache {
+            try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [modelCache])
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import QuestBakKit
+
+/// The exit statuses of questbak, documented in questbak(1) under EXIT STATUS. Chosen here, in
+/// the CLI layer only; the library throws typed errors and knows nothing of processes.
+enum ExitStatus: Int32 {
+    case success = 0
+    /// An unexpected failure with no more specific status.
+    case failure = 1
+    /// Command-line usage error (argument-parser's EX_USAGE).
+    case usage = 64
+    /// The input is damaged or not what it claims: corrupt archive, checksum mismatch, a store
+    /// whose tables do not match its schema, a file that is not a Core Data store.
+    case invalidInput = 65
+    /// The input file does not exist or cannot be read.
+    case noInput = 66
+    /// The input uses a format or schema version newer than this questbak supports.
+    case unsupportedVersion = 69
+    /// The output exists (and --force or --replace was not given) or cannot be created.
+    case cannotCreateOutput = 73
+    /// Reading or writing failed at the operating-system level (disk full, permissions).
+    case ioError = 74
+    /// The source store kept changing while it was read; retry when the app is closed.
+    case busy = 75
+
+    static func of(_ error: Error) -> ExitStatus {
+        switch error {
+        case let error as StoreError:
+            switch error {
+            case .notFound: return .noInput
+            case .sqlite(_, let code, _):
+                // SQLITE_NOTADB (26) and SQLITE_CORRUPT (11) are bad input; SQLITE_BUSY (5) and
+                // SQLITE_LOCKED (6) a store in use; anything else an I/O-level failure.
+                switch code {
+                case 11, 26: return .invalidInput
+                case 5, 6: return .busy
+                default: return .ioError
+                }
+            case .notACoreDataStore, .unreadableMetadata, .schemaMismatch, .undecodableValue: return .invalidInput
+            case .unsupportedVersion: return .unsupportedVersion
+            case .sourceKeptChanging: return .busy
+            case .io: return .ioError
+            }
+        default:
+            return .failure
+        }
+    }
+}
+
+/// Runs a command body, turning a library error into its message on stderr and its exit status.
+func reportingFailures(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as CleanExit {
+        throw error
+    } catch {
+        let message = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
+        throw ExitCode(ExitStatus.of(error).rawValue)
+    }
+}
+
+enum JSONOutput {
+    static func render<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}

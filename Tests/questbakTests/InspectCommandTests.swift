@@ -1,0 +1,71 @@
+import Foundation
+import QuestBakTestSupport
+import XCTest
+
+final class InspectCommandTests: XCTestCase {
+    func testInspectsEveryFixture() throws {
+        let expectations: [String: (version: String, estimations: Int)] = [
+            "v1-typical": ("1.0.0", 36), "v1-edge-cases": ("1.0.0", 3), "v1-anomalies": ("1.0.0", 16), "v1-wal": ("1.0.0", 8), "v2-typical": ("2.0.0", 24),
+        ]
+        for (name, expected) in expectations {
+            let directory = try TemporaryTestDirectory()
+            let url = try directory.copyFixture(name)
+            let result = try Questbak.run(["inspect", url.path, "--json"])
+            XCTAssertEqual(result.status, 0, result.standardError)
+            let json = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+            XCTAssertEqual(json["schemaVersion"] as? String, expected.version, name)
+            XCTAssertEqual(json["hashesMatchVersion"] as? String, expected.version, name)
+            XCTAssertEqual(json["versionIdentifiers"] as? [String], [expected.version], name)
+            let entities = try XCTUnwrap(json["entities"] as? [[String: Any]])
+            XCTAssertEqual(entities.map { $0["name"] as? String }, ["GameSession", "PlayerProfile", "Routine", "RoutineTask", "TaskEstimation"])
+            XCTAssertEqual(entities.first { $0["name"] as? String == "TaskEstimation" }?["rows"] as? Int, expected.estimations, name)
+            XCTAssertEqual((json["walFrames"] as? Int).map { $0 > 0 }, name == "v1-wal", name)
+        }
+    }
+
+    func testTextOutput() throws {
+        let directory = try TemporaryTestDirectory()
+        let result = try Questbak.run(["inspect", try directory.copyFixture("v1-typical").path])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertTrue(result.standardOutput.contains("schema:              TimeQuest 1.0.0"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("      1  GameSession            9        12"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("WAL:                 no unmerged frames"), result.standardOutput)
+    }
+
+    func testBadInputHasDistinctStatuses() throws {
+        let directory = try TemporaryTestDirectory()
+        let missing = try Questbak.run(["inspect", directory.path("nope.store").path])
+        XCTAssertEqual(missing.status, 66)
+        XCTAssertTrue(missing.standardError.contains("nope.store: no such store file"), missing.standardError)
+
+        let text = directory.path("text.store")
+        try Data("not a database at all, just text".utf8).write(to: text)
+        let notSQLite = try Questbak.run(["inspect", text.path])
+        XCTAssertEqual(notSQLite.status, 65)
+        XCTAssertTrue(notSQLite.standardError.contains("file is not a database"), notSQLite.standardError)
+    }
+
+    /// Run as an unprivileged user when the tests run as root, so the read-only directory is
+    /// really read-only (root ignores permission bits).
+    func testReadOnlyDirectoryIsReadAndLeftUntouched() throws {
+        let directory = try TemporaryTestDirectory()
+        let url = try directory.copyFixture("v1-wal")
+        let folder = url.deletingLastPathComponent()
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: folder.appendingPathComponent(name).path)
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
+        let before = try DirectoryState(of: folder)
+        let unprivileged = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+        if !unprivileged.isEmpty {
+            // Prove the sandbox really is read-only for that user before trusting the result.
+            let probe = try Questbak.runProcess("/usr/bin/env", unprivileged + ["touch", folder.appendingPathComponent("probe").path])
+            XCTAssertNotEqual(probe, 0, "the directory should not be writable")
+        }
+        let result = try Questbak.run(["inspect", url.path, "--json"], prefix: unprivileged)
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("\"walFrames\" : 9"), result.standardOutput)
+        XCTAssertEqual(try DirectoryState(of: folder), before)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import QuestBakTestSupport
+import XCTest
+
+/// `make man-check` compares man/questbak.1 byte for byte with what generate-manual makes; this
+/// test, part of `swift test`, checks that every subcommand, option and help text the binary
+/// declares is in the committed page, so `--help` and `man questbak` cannot drift apart.
+final class ManPageTests: XCTestCase {
+    func testManPageDocumentsEveryCommandAndOption() throws {
+        let page = try String(contentsOf: Repository.root.appendingPathComponent("man/questbak.1"), encoding: .utf8)
+        let dump = try Questbak.run(["--experimental-dump-help"])
+        XCTAssertEqual(dump.status, 0)
+        let root = try XCTUnwrap((try JSONSerialization.jsonObject(with: dump.outputData) as? [String: Any])?["command"] as? [String: Any])
+        func check(_ command: [String: Any]) {
+            let name = command["commandName"] as? String ?? "?"
+            if let abstract = command["abstract"] as? String {
+                XCTAssertTrue(page.contains(abstract), "man page lacks the abstract of \(name)")
+            }
+            if let discussion = command["discussion"] as? String {
+                for paragraph in discussion.components(separatedBy: "\n\n") {
+                    XCTAssertTrue(page.contains(paragraph.trimmingCharacters(in: .whitespacesAndNewlines)), "man page lacks the discussion of \(name)")
+                }
+            }
+            for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["shouldDisplay"] as? Bool != false {
+                if let abstract = argument["abstract"] as? String {
+                    XCTAssertTrue(page.contains(abstract), "man page lacks \(name) \(argument["valueName"] ?? "")")
+                }
+                for spelling in argument["names"] as? [[String: Any]] ?? [] {
+                    guard let text = spelling["name"] as? String, spelling["kind"] as? String == "long" else { continue }
+                    XCTAssertTrue(page.contains("Fl -\(text)"), "man page lacks --\(text) of \(name)")
+                }
+            }
+            for subcommand in command["subcommands"] as? [[String: Any]] ?? [] {
+                if let subname = subcommand["commandName"] as? String {
+                    XCTAssertTrue(page.contains(".It Em \(subname)"), "man page lacks the subcommand \(subname)")
+                }
+                check(subcommand)
+            }
+        }
+        check(root)
+        XCTAssertTrue(page.contains("65 invalid input"), "exit statuses are documented")
+    }
+}
