@@ -54,7 +54,7 @@ let package = Package(
         ),
         .testTarget(
             name: "questbakTests",
-            dependencies: ["questbak", "QuestBakTestSupport"],
+            dependencies: ["questbak", "questbak-fixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]

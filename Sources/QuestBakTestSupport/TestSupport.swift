@@ -77,16 +77,22 @@ public enum Questbak {
         return Repository.root.appendingPathComponent(".build/debug/questbak")
     }
 
+    /// Runs questbak with `arguments`; `prefix` wraps it (e.g. `setpriv …` to drop privileges).
     @discardableResult
     public static func run(_ arguments: [String], prefix: [String] = [], environment: [String: String]? = nil, input: Data? = nil) throws -> CommandResult {
+        try execute(["/usr/bin/env"] + prefix + [executable.path] + arguments, environment: environment, input: input)
+    }
+
+    /// Runs another program found on PATH (tar, python3, sqlite3) and collects its output.
+    @discardableResult
+    public static func runTool(_ command: [String], input: Data? = nil) throws -> CommandResult {
+        try execute(["/usr/bin/env"] + command, environment: nil, input: input)
+    }
+
+    private static func execute(_ command: [String], environment: [String: String]?, input: Data?) throws -> CommandResult {
         let process = Process()
-        if prefix.isEmpty {
-            process.executableURL = executable
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = prefix + [executable.path] + arguments
-        }
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = Pipe()
         let error = Pipe()

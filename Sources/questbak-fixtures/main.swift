@@ -1,16 +1,27 @@
-// Regenerates the golden fixture stores: `swift run questbak-fixtures Fixtures`.
+// Generates stores: `swift run questbak-fixtures Fixtures` regenerates the golden fixtures;
+// `swift run questbak-fixtures --bulk N [--v1] STORE` writes a large store of N estimations.
 import Foundation
 import QuestBakKit
 
-let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count == 1, let directory = arguments.first else {
-    FileHandle.standardError.write(Data("usage: questbak-fixtures DIRECTORY\n".utf8))
-    exit(64)
+var arguments = Array(CommandLine.arguments.dropFirst())
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("questbak-fixtures: \(message)\n".utf8))
+    exit(status)
 }
 do {
-    try FixtureGenerator.writeAll(to: URL(fileURLWithPath: directory, isDirectory: true))
-    print("wrote \(FixtureGenerator.all.count) fixture stores to \(directory)")
+    if arguments.first == "--bulk" {
+        let v1 = arguments.contains("--v1")
+        arguments.removeAll { $0 == "--v1" }
+        guard arguments.count == 3, let count = Int(arguments[1]) else {
+            fail("usage: questbak-fixtures --bulk N [--v1] STORE", status: 64)
+        }
+        try BulkStore.write(to: URL(fileURLWithPath: arguments[2]), schema: v1 ? TimeQuestSchemas.v1 : TimeQuestSchemas.v2, estimations: count)
+        print("wrote \(arguments[2]) with \(count) estimations")
+    } else {
+        guard arguments.count == 1 else { fail("usage: questbak-fixtures DIRECTORY | --bulk N [--v1] STORE", status: 64) }
+        try FixtureGenerator.writeAll(to: URL(fileURLWithPath: arguments[0], isDirectory: true))
+        print("wrote \(FixtureGenerator.all.count) fixture stores to \(arguments[0])")
+    }
 } catch {
-    FileHandle.standardError.write(Data("questbak-fixtures: \(error.localizedDescription)\n".utf8))
-    exit(1)
+    fail(error.localizedDescription, status: 1)
 }

@@ -42,6 +42,17 @@ enum ExitStatus: Int32 {
             case .sourceKeptChanging: return .busy
             case .io: return .ioError
             }
+        case let error as ArchiveError:
+            switch error {
+            case .unsupportedFormatVersion, .unsupportedSchemaVersion: return .unsupportedVersion
+            case .write: return .ioError
+            default: return .invalidInput
+            }
+        case let error as OutputError:
+            switch error {
+            case .exists, .cannotCreate: return .cannotCreateOutput
+            case .io: return .ioError
+            }
         default:
             return .failure
         }

@@ -5,11 +5,15 @@ import QuestBakKit
 extension Questbak {
     struct Inspect: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show what a store holds: schema version, entity row counts, metadata and WAL state.",
-            discussion: "Works on any Core Data / SwiftData store; TimeQuest stores are also matched against the known schemas."
+            abstract: "Show what a store or an archive holds.",
+            discussion: """
+                For a store: schema version, entity row counts, metadata, model-hash match and WAL state; works on any \
+                Core Data / SwiftData store. For an archive (or - for standard input): its manifest, after verifying \
+                every member's size, SHA-256 and record count in one streaming pass.
+                """
         )
 
-        @Argument(help: "The store file (its -wal and -shm are read from beside it).", completion: .file())
+        @Argument(help: "A store file (its -wal and -shm are read from beside it) or an archive.", completion: .file())
         var store: String
 
         @Flag(help: "Print a JSON object instead of text.")
@@ -17,6 +21,11 @@ extension Questbak {
 
         func run() throws {
             try reportingFailures {
+                if store == "-" || !FileKind.isSQLite(store) {
+                    let verification = try ArchiveReader(path: store).read()
+                    print(json ? try JSONOutput.render(verification) : Self.text(verification))
+                    return
+                }
                 let snapshot = try StoreSnapshot(storeAt: URL(fileURLWithPath: store))
                 let inspection = try StoreInspection(snapshot: snapshot)
                 print(json ? try JSONOutput.render(inspection) : Self.text(inspection))
@@ -49,6 +58,36 @@ extension Questbak {
             }
             return lines.joined(separator: "\n")
         }
+    }
+}
+
+extension Questbak.Inspect {
+    static func text(_ verification: ArchiveReader.Verification) -> String {
+        let manifest = verification.manifest
+        var lines = [
+            "archive:             \(verification.archive)",
+            "format:              \(manifest.format) \(manifest.formatVersion)",
+            "schema version:      \(manifest.effectiveSchemaVersion) (\(manifest.source.schema))",
+            "created:             \(manifest.createdAt) by \(manifest.tool.name) \(manifest.tool.version)",
+            "source store:        \(manifest.source.storeUUID), version identifiers \(manifest.source.versionIdentifiers.joined(separator: ", "))",
+            "verified:            all \(verification.verifiedMembers + 1) members (sizes, SHA-256, record counts)",
+            "entities:",
+        ]
+        let width = max(6, manifest.entities.map(\.name.count).max() ?? 0)
+        for entity in manifest.entities {
+            lines.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8) + " records  Z_MAX " + String(entity.maximumPrimaryKey))
+        }
+        for file in manifest.files { lines.append("  \(file.path) (\(file.bytes) bytes)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+enum FileKind {
+    /// Whether the file starts with SQLite's magic header; anything else is treated as an archive.
+    static func isSQLite(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 16) else { return false }
+        try? handle.close()
+        return head == Data("SQLite format 3\0".utf8)
     }
 }
 

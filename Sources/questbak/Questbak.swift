@@ -22,6 +22,6 @@ struct Questbak: ParsableCommand {
             75 the store kept changing or was locked while being read (close the app and retry).
             """,
         version: QuestBak.version,
-        subcommands: [Inspect.self]
+        subcommands: [Inspect.self, Export.self]
     )
 }

@@ -42,7 +42,14 @@ final class InspectCommandTests: XCTestCase {
         try Data("not a database at all, just text".utf8).write(to: text)
         let notSQLite = try Questbak.run(["inspect", text.path])
         XCTAssertEqual(notSQLite.status, 65)
-        XCTAssertTrue(notSQLite.standardError.contains("file is not a database"), notSQLite.standardError)
+        XCTAssertTrue(notSQLite.standardError.contains("text.store: cannot read the archive: neither a SQLite store nor a tar archive"), notSQLite.standardError)
+
+        // SQLite's magic but a damaged body: SQLite's own verdict, with the file named.
+        let damaged = directory.path("damaged.store")
+        try (Data("SQLite format 3\0".utf8) + Data(repeating: 0xFF, count: 8192)).write(to: damaged)
+        let notADatabase = try Questbak.run(["inspect", damaged.path])
+        XCTAssertEqual(notADatabase.status, 65)
+        XCTAssertTrue(notADatabase.standardError.contains("damaged.store: SQLite error"), notADatabase.standardError)
     }
 
     /// Run as an unprivileged user when the tests run as root, so the read-only directory is

@@ -109,15 +109,17 @@ public struct Attribute: Sendable, Equatable {
     public var isOptional: Bool
     /// The property-level default from the Swift declaration, if any.
     public var defaultValue: DefaultValue?
+    /// The column, when it is not derived from the name: schemas read off another app's store
+    /// name their properties after the columns they found.
+    public var storedColumnName: String?
 
-    public init(_ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil) {
+    public init(_ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil, column: String? = nil) {
         self.name = name
         self.kind = kind
         self.isOptional = optional
         self.defaultValue = defaultValue
+        self.storedColumnName = column
     }
-
-    public var columnName: String { "Z" + name.uppercased() }
 }
 
 public enum DeleteRule: String, Sendable, Equatable {

@@ -42,11 +42,7 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
                     number: key.number, name: key.name, table: table,
                     rows: try StoreReader.rowCount(db, table: table), maximumPrimaryKey: key.maximumPrimaryKey))
             }
-            var bookkeeping: [String: Int] = [:]
-            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'A%' ESCAPE '\\') ORDER BY name")
-            for table in tables where table.hasPrefix("ACHANGE") || table.hasPrefix("ATRANSACTION") || table.hasPrefix("ANSCK") {
-                bookkeeping[table] = try StoreReader.rowCount(db, table: table)
-            }
+            let bookkeeping = try StoreReader.bookkeepingRowCounts(db)
             var schemaVersion: String?
             var problem: String?
             do {

@@ -17,14 +17,16 @@ public struct TableLayout: Sendable, Equatable {
         func group(_ types: Set<String>) -> [Attribute] {
             entity.attributes.filter { types.contains($0.kind.columnType) }.sorted { $0.name < $1.name }
         }
-        var ordered: [(property: String, type: String)] = group(["INTEGER"]).map { ($0.name, "INTEGER") }
-        ordered += entity.toOneRelationships.sorted { $0.name < $1.name }.map { ($0.name, "INTEGER") }
-        ordered += group(["FLOAT", "TIMESTAMP"]).map { ($0.name, $0.kind.columnType) }
-        ordered += group(["VARCHAR"]).map { ($0.name, "VARCHAR") }
-        ordered += group(["BLOB"]).map { ($0.name, "BLOB") }
+        typealias Planned = (property: String, type: String, column: String?)
+        var ordered: [Planned] = group(["INTEGER"]).map { ($0.name, "INTEGER", $0.storedColumnName) }
+        ordered += entity.toOneRelationships.sorted { $0.name < $1.name }.map { ($0.name, "INTEGER", nil) }
+        ordered += group(["FLOAT", "TIMESTAMP"]).map { ($0.name, $0.kind.columnType, $0.storedColumnName) }
+        ordered += group(["VARCHAR"]).map { ($0.name, "VARCHAR", $0.storedColumnName) }
+        ordered += group(["BLOB"]).map { ($0.name, "BLOB", $0.storedColumnName) }
         // On a name clash (`id` and `ID`) the later column gets a numeric suffix, as Core Data does.
         var taken: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
-        columns = ordered.map { property, type in
+        columns = ordered.map { property, type, storedColumn in
+            if let storedColumn { return Column(property: property, name: storedColumn, declaredType: type) }
             let base = "Z" + property.uppercased()
             var name = base
             var suffix = 1

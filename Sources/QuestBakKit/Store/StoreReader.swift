@@ -137,6 +137,16 @@ public enum StoreReader {
             differences: ["closest is schema \(closest?.schema.versionIdentifier ?? "?")"] + (closest?.differences ?? []))
     }
 
+    /// Rows in Core Data's own tables (persistent history, CloudKit mirroring), by table.
+    public static func bookkeepingRowCounts(_ db: Database) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        for table in tables where table.hasPrefix("ACHANGE") || table.hasPrefix("ATRANSACTION") || table.hasPrefix("ANSCK") {
+            counts[table] = try rowCount(db, table: table)
+        }
+        return counts
+    }
+
     public static func rowCount(_ db: Database, table: String) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0
     }

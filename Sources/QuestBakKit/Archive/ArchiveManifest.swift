@@ -1,0 +1,89 @@
+import Foundation
+
+/// `manifest.json`, the first member of every archive: what the archive holds and how to check it.
+/// Documented in docs/archive-format.md; a change here is a change to a public format.
+public struct ArchiveManifest: Codable, Sendable, Equatable {
+    public static let formatName = "questbak-archive"
+    /// The newest `formatVersion` this build reads; newer archives are refused by name.
+    public static let highestSupportedFormatVersion = 1
+    public static let path = "manifest.json"
+
+    public struct Tool: Codable, Sendable, Equatable {
+        public var name: String
+        public var version: String
+    }
+
+    public struct Source: Codable, Sendable, Equatable {
+        public var storeUUID: String
+        public var versionIdentifiers: [String]
+        public var frameworkVersion: Int64?
+        /// Committed WAL frames the export read that were not yet in the main file.
+        public var walFrames: Int
+        /// "timequest" for a store of a known TimeQuest schema; "generic" for any other Core
+        /// Data store, whose entity members then use the store's column names.
+        public var schema: String
+    }
+
+    public struct EntityMember: Codable, Sendable, Equatable {
+        public var name: String
+        public var path: String
+        public var count: Int
+        /// The store's `Z_MAX` for the entity, kept so a restore hands out the same new keys.
+        public var maximumPrimaryKey: Int64
+        public var bytes: Int64
+        public var sha256: String
+    }
+
+    public struct FileMember: Codable, Sendable, Equatable {
+        public var path: String
+        public var bytes: Int64
+        public var sha256: String
+    }
+
+    public var format: String
+    public var formatVersion: Int
+    /// Missing in archives of early tools: read as "1.0.0" (seed 004).
+    public var schemaVersion: String?
+    public var createdAt: String
+    public var tool: Tool
+    public var source: Source
+    public var entities: [EntityMember]
+    public var files: [FileMember]
+    /// Rows of Core Data's own tables (history, CloudKit mirroring): counted, not archived.
+    public var bookkeepingRows: [String: Int]
+
+    public var effectiveSchemaVersion: String { schemaVersion ?? "1.0.0" }
+
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self) + Data("\n".utf8)
+    }
+
+    static let metadataPath = "store/metadata.plist"
+    static let modelCachePath = "store/modelcache.bin"
+    static func entityPath(_ entity: String) -> String { "entities/\(entity).jsonl" }
+}
+
+/// The first line of every entity member, so that a member taken out alone still says what it is.
+struct EntityHeader: Codable, Equatable {
+    var schemaVersion: String?
+    var entity: String
+    var count: Int
+
+    /// Written by hand for a fixed key order: schemaVersion, entity, count.
+    func line() -> [UInt8] {
+        var output: [UInt8] = Array("{".utf8)
+        if let schemaVersion {
+            RecordJSON.appendString("schemaVersion", to: &output)
+            output.append(UInt8(ascii: ":"))
+            RecordJSON.appendString(schemaVersion, to: &output)
+            output.append(UInt8(ascii: ","))
+        }
+        RecordJSON.appendString("entity", to: &output)
+        output.append(UInt8(ascii: ":"))
+        RecordJSON.appendString(entity, to: &output)
+        output.append(contentsOf: ",\"count\":\(count)}\n".utf8)
+        return output
+    }
+}

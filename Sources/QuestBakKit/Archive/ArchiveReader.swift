@@ -1,0 +1,276 @@
+import Crypto
+import Foundation
+
+/// Reads an archive in one streaming pass and checks it against its manifest: the manifest
+/// first, then every member's type, name, size, SHA-256 and record count. Nothing is trusted
+/// before it is checked, and nothing is ever extracted to disk, so hostile member names cannot
+/// reach the file system.
+///
+/// Entity lines reach `onRecordLine` as they are read; a member's checksum is known only at its
+/// end, so a caller that acts on lines must be ready to discard its work when `read` throws.
+public struct ArchiveReader {
+    public struct Limits: Sendable {
+        public var manifestBytes = 16 << 20
+        public var lineBytes = 16 << 20
+        public var fileBytes: Int64 = 256 << 20
+
+        public init() {}
+    }
+
+    public struct Verification: Sendable, Encodable {
+        public var archive: String
+        public var manifest: ArchiveManifest
+        public var verifiedMembers: Int
+    }
+
+    public let path: String
+    private let url: URL?
+    public var limits = Limits()
+
+    /// `"-"` reads standard input.
+    public init(path: String) {
+        self.path = path
+        url = path == "-" ? nil : URL(fileURLWithPath: path)
+    }
+
+    public func read(
+        onManifest: (ArchiveManifest) throws -> Void = { _ in },
+        onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void = { _, _, _ in },
+        onFile: (ArchiveManifest.FileMember, Data) throws -> Void = { _, _ in }
+    ) throws -> Verification {
+        var descriptor: Int32 = 0
+        if let url {
+            descriptor = open(url.path, O_RDONLY)
+            guard descriptor >= 0 else {
+                let reason = String(cString: strerror(errno))
+                if errno == ENOENT { throw StoreError.notFound(path: url.path) }
+                throw ArchiveError.unreadable(path: path, reason: reason)
+            }
+        }
+        defer { if url != nil { close(descriptor) } }
+        do {
+            let tar = try TarArchiveReader(fileDescriptor: descriptor)
+            return try read(tar, onManifest: onManifest, onRecordLine: onRecordLine, onFile: onFile)
+        } catch let error as LibArchiveError {
+            if error.message.contains("Unrecognized archive format") {
+                throw ArchiveError.unreadable(path: path, reason: "neither a SQLite store nor a tar archive (plain, gzip or zstd)")
+            }
+            throw ArchiveError.unreadable(path: path, reason: error.message)
+        }
+    }
+
+    private func read(
+        _ tar: TarArchiveReader,
+        onManifest: (ArchiveManifest) throws -> Void,
+        onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void,
+        onFile: (ArchiveManifest.FileMember, Data) throws -> Void
+    ) throws -> Verification {
+        guard let first = try tar.nextEntry() else {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "the archive is empty")
+        }
+        guard first.path == ArchiveManifest.path, first.isRegularFile else {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "the first member is \(first.path), not \(ArchiveManifest.path)")
+        }
+        guard first.size <= limits.manifestBytes else {
+            throw ArchiveError.unexpectedMember(path: path, member: first.path, reason: "\(first.size) bytes, more than the \(limits.manifestBytes) a manifest may have")
+        }
+        let manifest = try parseManifest(try readAll(tar, size: first.size, member: first.path))
+        try onManifest(manifest)
+
+        var expectedEntities = Dictionary(uniqueKeysWithValues: manifest.entities.map { ($0.path, $0) })
+        var expectedFiles = Dictionary(uniqueKeysWithValues: manifest.files.map { ($0.path, $0) })
+        var seen: Set<String> = [ArchiveManifest.path]
+        var verified = 0
+        while let entry = try tar.nextEntry() {
+            if let reason = Self.unsafeReason(entry) {
+                throw ArchiveError.unexpectedMember(path: path, member: entry.path, reason: reason)
+            }
+            guard seen.insert(entry.path).inserted else {
+                throw ArchiveError.unexpectedMember(path: path, member: entry.path, reason: "appears more than once")
+            }
+            if let member = expectedEntities.removeValue(forKey: entry.path) {
+                guard entry.size == member.bytes else {
+                    throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: entry.size)
+                }
+                try readEntity(tar, member: member, schemaVersion: manifest.effectiveSchemaVersion, onRecordLine: onRecordLine)
+            } else if let file = expectedFiles.removeValue(forKey: entry.path) {
+                guard entry.size == file.bytes else {
+                    throw ArchiveError.sizeMismatch(path: path, member: file.path, declared: file.bytes, found: entry.size)
+                }
+                guard file.bytes <= limits.fileBytes else {
+                    throw ArchiveError.unexpectedMember(path: path, member: file.path, reason: "\(file.bytes) bytes, more than the \(limits.fileBytes) allowed")
+                }
+                let data = try readAll(tar, size: entry.size, member: file.path)
+                let digest = SHA256.hash(data: data).hexString
+                guard digest == file.sha256 else {
+                    throw ArchiveError.checksumMismatch(path: path, member: file.path, expected: file.sha256, found: digest)
+                }
+                try onFile(file, data)
+            } else {
+                throw ArchiveError.unexpectedMember(path: path, member: entry.path, reason: "not listed in the manifest")
+            }
+            verified += 1
+        }
+        if let missing = (expectedEntities.keys.sorted() + expectedFiles.keys.sorted()).first {
+            throw ArchiveError.missingMember(path: path, member: missing)
+        }
+        return Verification(archive: path, manifest: manifest, verifiedMembers: verified)
+    }
+
+    static func unsafeReason(_ entry: TarArchiveReader.Entry) -> String? {
+        if let target = entry.linkTarget { return "is a link to \(target); archives hold only regular files" }
+        if !entry.isRegularFile { return "is not a regular file" }
+        if entry.path.hasPrefix("/") || entry.path.split(separator: "/").contains("..") { return "has an unsafe path" }
+        return nil
+    }
+
+    private func parseManifest(_ data: Data) throws -> ArchiveManifest {
+        // Format and version first, so a newer archive gets "upgrade" rather than a field error.
+        struct Envelope: Decodable {
+            var format: String?
+            var formatVersion: Int?
+        }
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: data) else {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "\(ArchiveManifest.path) is not a JSON object")
+        }
+        guard envelope.format == ArchiveManifest.formatName else {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "format is \(envelope.format.map { "\"\($0)\"" } ?? "missing"), not \"\(ArchiveManifest.formatName)\"")
+        }
+        guard let version = envelope.formatVersion else {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "formatVersion is missing")
+        }
+        guard version <= ArchiveManifest.highestSupportedFormatVersion, version >= 1 else {
+            throw ArchiveError.unsupportedFormatVersion(path: path, found: version, supported: ArchiveManifest.highestSupportedFormatVersion)
+        }
+        let manifest: ArchiveManifest
+        do {
+            manifest = try JSONDecoder().decode(ArchiveManifest.self, from: data)
+        } catch {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "\(ArchiveManifest.path): \(Self.describe(error))")
+        }
+        var names: Set<String> = []
+        for member in manifest.entities {
+            guard member.path == ArchiveManifest.entityPath(member.name),
+                member.name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }),
+                !member.name.isEmpty
+            else {
+                throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \"\(member.name)\" has member path \"\(member.path)\"; expected entities/<Name>.jsonl with a plain name")
+            }
+            guard names.insert(member.name).inserted else {
+                throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) is listed twice")
+            }
+            guard member.count >= 0, member.bytes >= 0 else {
+                throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) has a negative count or size")
+            }
+        }
+        for file in manifest.files where ![ArchiveManifest.metadataPath, ArchiveManifest.modelCachePath].contains(file.path) {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "unknown file member \(file.path)")
+        }
+        return manifest
+    }
+
+    /// Streams one entity member: checks its header line, hands on each record line, and
+    /// compares the record count and SHA-256 with the manifest at the end.
+    private func readEntity(
+        _ tar: TarArchiveReader, member: ArchiveManifest.EntityMember, schemaVersion: String,
+        onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void
+    ) throws {
+        var hasher = SHA256()
+        var pending = Data()
+        var lineNumber = 0
+        var total: Int64 = 0
+        func handle(_ line: Data) throws {
+            lineNumber += 1
+            if lineNumber == 1 {
+                try checkHeader(line, member: member, schemaVersion: schemaVersion)
+            } else {
+                try onRecordLine(member, lineNumber, line)
+            }
+        }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try tar.read(into: $0) }
+            if count == 0 { break }
+            total += Int64(count)
+            guard total <= member.bytes else {
+                throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: total)
+            }
+            let chunk = buffer[0..<count]
+            hasher.update(data: chunk)
+            var start = chunk.startIndex
+            while let newline = chunk[start...].firstIndex(of: 0x0A) {
+                pending.append(contentsOf: chunk[start..<newline])
+                try handle(pending)
+                pending.removeAll(keepingCapacity: true)
+                start = newline + 1
+            }
+            pending.append(contentsOf: chunk[start...])
+            guard pending.count <= limits.lineBytes else {
+                throw ArchiveError.invalidLine(path: path, member: member.path, line: lineNumber + 1, reason: "longer than \(limits.lineBytes) bytes")
+            }
+        }
+        if !pending.isEmpty { try handle(pending) }
+        guard total == member.bytes else {
+            throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: total)
+        }
+        let digest = hasher.finalize().hexString
+        guard digest == member.sha256 else {
+            throw ArchiveError.checksumMismatch(path: path, member: member.path, expected: member.sha256, found: digest)
+        }
+        guard lineNumber >= 1 else {
+            throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "the header line is missing")
+        }
+        guard lineNumber - 1 == member.count else {
+            throw ArchiveError.countMismatch(path: path, member: member.path, declared: member.count, found: lineNumber - 1)
+        }
+    }
+
+    private func checkHeader(_ line: Data, member: ArchiveManifest.EntityMember, schemaVersion: String) throws {
+        let header: EntityHeader
+        do {
+            header = try JSONDecoder().decode(EntityHeader.self, from: line)
+        } catch {
+            throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "not a header object with entity and count: \(Self.describe(error))")
+        }
+        let problems = [
+            header.entity != member.name ? "entity \(header.entity), the manifest says \(member.name)" : nil,
+            header.count != member.count ? "count \(header.count), the manifest says \(member.count)" : nil,
+            (header.schemaVersion ?? "1.0.0") != schemaVersion ? "schemaVersion \(header.schemaVersion ?? "1.0.0"), the manifest says \(schemaVersion)" : nil,
+        ].compactMap { $0 }
+        if !problems.isEmpty {
+            throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "header has " + problems.joined(separator: "; "))
+        }
+    }
+
+    private func readAll(_ tar: TarArchiveReader, size: Int64, member: String) throws -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try tar.read(into: $0) }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+            guard data.count <= size else {
+                throw ArchiveError.sizeMismatch(path: path, member: member, declared: size, found: Int64(data.count))
+            }
+        }
+        return data
+    }
+
+    /// A decoding error as one readable sentence.
+    static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            return "missing \(Self.path(context.codingPath + [key]))"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            return "wrong type at \(Self.path(context.codingPath))"
+        case DecodingError.dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "invalid JSON" : "invalid value at \(Self.path(context.codingPath))"
+        default:
+            return error.localizedDescription
+        }
+    }
+
+    private static func path(_ keys: [CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+}

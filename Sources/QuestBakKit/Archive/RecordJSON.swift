@@ -1,0 +1,183 @@
+import Foundation
+
+/// One record as a line of JSON, the archive's entity-member format (docs/archive-format.md).
+///
+/// Writing is done by hand, not by `JSONEncoder`, for exactness and a fixed key order: `_pk`
+/// first, then the entity's stored properties (attributes, then to-one relationships, each
+/// sorted by name); Doubles in their shortest round-trip form; dates as ISO 8601 text that
+/// round-trips the stored Double bit for bit.
+enum RecordJSON {
+    static let primaryKeyKey = "_pk"
+
+    static func encodeLine(_ record: EntityRecord, propertyNames: [String], into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        appendString(primaryKeyKey, to: &output)
+        output.append(UInt8(ascii: ":"))
+        output.append(contentsOf: String(record.primaryKey).utf8)
+        for name in propertyNames {
+            output.append(UInt8(ascii: ","))
+            appendString(name, to: &output)
+            output.append(UInt8(ascii: ":"))
+            appendValue(record[name], to: &output)
+        }
+        output.append(contentsOf: "}\n".utf8)
+    }
+
+    static func appendValue(_ value: Value, to output: inout [UInt8]) {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .integer(let number): output.append(contentsOf: String(number).utf8)
+        case .boolean(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .double(let number): appendDouble(number, to: &output)
+        case .string(let text): appendString(text, to: &output)
+        case .date(let seconds):
+            if let text = DateText.iso8601(secondsSinceReferenceDate: seconds) {
+                appendString(text, to: &output)
+            } else {
+                // Out of ISO 8601's range: the stored number itself, which readers also accept.
+                appendDouble(seconds, to: &output)
+            }
+        case .uuid(let uuid): appendString(uuid.uuidString, to: &output)
+        case .binary(let bytes): appendString(bytes.base64EncodedString(), to: &output)
+        case .integerArray(let numbers):
+            output.append(UInt8(ascii: "["))
+            output.append(contentsOf: numbers.map(String.init).joined(separator: ",").utf8)
+            output.append(UInt8(ascii: "]"))
+        case .stringArray(let texts):
+            output.append(UInt8(ascii: "["))
+            for (index, text) in texts.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                appendString(text, to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        }
+    }
+
+    /// JSON has no infinities; SQLite can store them, so they travel as these strings.
+    static let nonFiniteSpellings: [String: Double] = ["Infinity": .infinity, "-Infinity": -.infinity]
+
+    static func appendDouble(_ number: Double, to output: inout [UInt8]) {
+        if number.isFinite {
+            output.append(contentsOf: "\(number)".utf8)
+        } else {
+            appendString(number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity"), to: &output)
+        }
+    }
+
+    static func appendString(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
+            case 0x0A: output.append(contentsOf: "\\n".utf8)
+            case 0x0D: output.append(contentsOf: "\\r".utf8)
+            case 0x09: output.append(contentsOf: "\\t".utf8)
+            case 0x00..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: "\\u00".utf8)
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}
+
+/// Any JSON value, decoded with Foundation's `JSONDecoder` and then interpreted by the schema.
+indirect enum JSONValue: Decodable, Equatable {
+    case null
+    case boolean(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .boolean(flag)
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .integer(integer)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .boolean: return "a boolean"
+        case .integer: return "an integer"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    static func parseObject(_ line: Data) throws -> [String: JSONValue] {
+        try JSONDecoder().decode([String: JSONValue].self, from: line)
+    }
+}
+
+extension RecordJSON {
+    struct TypeMismatch: Error {
+        var expected: String
+        var found: String
+    }
+
+    /// Interprets a JSON value as a property of `kind`; a mismatch names both types.
+    static func value(_ json: JSONValue, as kind: AttributeKind) throws -> Value {
+        func mismatch(_ expected: String) -> TypeMismatch { TypeMismatch(expected: expected, found: json.typeName) }
+        switch (kind, json) {
+        case (_, .null): return .null
+        case (.integer, .integer(let number)): return .integer(number)
+        case (.boolean, .boolean(let flag)): return .boolean(flag)
+        case (.double, .integer(let number)): return .double(Double(number))
+        case (.double, .number(let number)): return .double(number)
+        case (.double, .string(let text)):
+            guard let number = nonFiniteSpellings[text] else { throw mismatch("a number") }
+            return .double(number)
+        case (.date, .string(let text)):
+            if let seconds = DateText.secondsSinceReferenceDate(iso8601: text) { return .date(seconds) }
+            if let number = nonFiniteSpellings[text] { return .date(number) }
+            throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: "\"\(text.prefix(40))\"")
+        case (.date, .integer(let number)): return .date(Double(number))
+        case (.date, .number(let number)): return .date(number)
+        case (.string, .string(let text)): return .string(text)
+        case (.uuid, .string(let text)):
+            guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: "\"\(text.prefix(40))\"") }
+            return .uuid(uuid)
+        case (.binary, .string(let text)):
+            guard let bytes = Data(base64Encoded: text) else { throw TypeMismatch(expected: "base64 text", found: "\"\(text.prefix(40))\"") }
+            return .binary(bytes)
+        case (.integerArray, .array(let elements)):
+            return .integerArray(try elements.map {
+                guard case .integer(let number) = $0 else { throw TypeMismatch(expected: "an array of integers", found: "an array with \($0.typeName)") }
+                return number
+            })
+        case (.stringArray, .array(let elements)):
+            return .stringArray(try elements.map {
+                guard case .string(let text) = $0 else { throw TypeMismatch(expected: "an array of strings", found: "an array with \($0.typeName)") }
+                return text
+            })
+        case (.integer, _): throw mismatch("an integer")
+        case (.boolean, _): throw mismatch("a boolean")
+        case (.double, _): throw mismatch("a number")
+        case (.date, _): throw mismatch("an ISO 8601 date")
+        case (.string, _), (.uuid, _), (.binary, _): throw mismatch("a string")
+        case (.integerArray, _), (.stringArray, _): throw mismatch("an array")
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import GRDB
+
+/// A schema read off any Core Data store's tables, for stores of apps questbak has no schema
+/// for. Properties are named after their columns (`ZNAME`), typed from the declared column
+/// types, and all optional; `Z_ENT` and `Z_OPT` are kept as properties so sub-entity rows
+/// sharing a table stay distinguishable.
+enum GenericSchema {
+    static func derive(_ db: Database, metadata: StoreMetadata) throws -> Schema {
+        var entities: [Entity] = []
+        for (key, table) in try StoreReader.modelTables(db) {
+            let attributes = try db.columns(in: table).filter { $0.name.uppercased() != "Z_PK" }.map { column in
+                Attribute(column.name, kind(ofDeclaredType: column.type), optional: true, column: column.name)
+            }
+            entities.append(Entity(name: key.name, attributes: attributes))
+        }
+        return Schema(versionIdentifier: metadata.versionIdentifiers.first ?? "unversioned", entities: entities)
+    }
+
+    static func kind(ofDeclaredType declared: String) -> AttributeKind {
+        let type = declared.uppercased()
+        if type.hasPrefix("INTEGER") { return .integer }
+        if type.hasPrefix("FLOAT") || type.hasPrefix("REAL") || type.hasPrefix("DOUBLE") || type.hasPrefix("DECIMAL") { return .double }
+        if type.hasPrefix("TIMESTAMP") { return .date }
+        if type.hasPrefix("BLOB") { return .binary }
+        return .string
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// An output file that appears complete or not at all: bytes go to a temporary file beside the
+/// destination, which is fsynced and renamed over it, and the directory fsynced, only on commit.
+/// Until then an interrupt (SIGINT, SIGTERM, SIGHUP) or an error removes the temporary file.
+public final class AtomicOutputFile {
+    public let destination: URL
+    public let temporaryURL: URL
+    public private(set) var fileDescriptor: Int32
+    private var committed = false
+
+    public init(destination: URL, overwrite: Bool) throws {
+        self.destination = destination
+        let directory = destination.deletingLastPathComponent()
+        if !overwrite && FileManager.default.fileExists(atPath: destination.path) {
+            throw OutputError.exists(path: destination.path)
+        }
+        var template = Array(directory.appendingPathComponent(".\(destination.lastPathComponent).questbak-XXXXXX").path.utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else {
+            throw OutputError.cannotCreate(path: destination.path, reason: String(cString: strerror(errno)))
+        }
+        fileDescriptor = descriptor
+        temporaryURL = URL(fileURLWithPath: template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        fchmod(descriptor, 0o644)
+        InterruptCleanup.register(temporaryURL.path)
+    }
+
+    deinit {
+        if !committed { abandon() }
+    }
+
+    /// Makes the file durable and visible under its final name.
+    public func commit() throws {
+        guard !committed else { return }
+        guard fsync(fileDescriptor) == 0 else { throw OutputError.io(path: destination.path, reason: "fsync: " + String(cString: strerror(errno))) }
+        close(fileDescriptor)
+        fileDescriptor = -1
+        guard rename(temporaryURL.path, destination.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            abandon()
+            throw OutputError.io(path: destination.path, reason: "rename: \(reason)")
+        }
+        committed = true
+        InterruptCleanup.unregister(temporaryURL.path)
+        Durability.syncDirectory(of: destination)
+    }
+
+    public func abandon() {
+        if fileDescriptor >= 0 { close(fileDescriptor) }
+        fileDescriptor = -1
+        unlink(temporaryURL.path)
+        InterruptCleanup.unregister(temporaryURL.path)
+    }
+}
+
+public enum OutputError: Error, Equatable, LocalizedError {
+    case exists(path: String)
+    case cannotCreate(path: String, reason: String)
+    case io(path: String, reason: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .exists(let path): return "\(path) already exists (use --force to overwrite it)"
+        case .cannotCreate(let path, let reason): return "\(path): cannot create: \(reason)"
+        case .io(let path, let reason): return "\(path): \(reason)"
+        }
+    }
+}
+
+enum Durability {
+    /// A rename is durable only once its directory is synced.
+    static func syncDirectory(of url: URL) {
+        let directory = open(url.deletingLastPathComponent().path, O_RDONLY)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
+    }
+}
+
+/// Paths to remove if the process is interrupted: temporary outputs must not outlive a Ctrl-C.
+/// The handler only calls async-signal-safe functions (unlink, signal, raise) on a fixed table.
+enum InterruptCleanup {
+    private static let capacity = 32
+    private static let table: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> = {
+        let table = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: capacity)
+        table.initialize(repeating: nil, count: capacity)
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+            signal(signalNumber) { received in
+                for index in 0..<InterruptCleanup.capacity {
+                    if let path = InterruptCleanup.table[index] { unlink(path) }
+                }
+                signal(received, SIG_DFL)
+                raise(received)
+            }
+        }
+        return table
+    }()
+    private static let lock = NSLock()
+
+    static func register(_ path: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        for index in 0..<capacity where table[index] == nil {
+            table[index] = strdup(path)
+            return
+        }
+    }
+
+    static func unregister(_ path: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        for index in 0..<capacity {
+            if let entry = table[index], String(cString: entry) == path {
+                table[index] = nil
+                free(entry)
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import QuestBakKit
+
+extension Questbak {
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Snapshot a V1 or V2 store, WAL included, into a compressed archive of JSON.",
+            discussion: """
+                The archive is a tar file (zstd-compressed by default) holding manifest.json, one JSON Lines member per \
+                entity and the store's metadata; docs/archive-format.md describes it. The source store and its -wal and \
+                -shm are never modified. The archive is written to a temporary file beside FILE and renamed into place \
+                only when complete, so an interrupted export leaves no partial FILE. Set SOURCE_DATE_EPOCH or \
+                --created-at to make two exports of one store byte-identical.
+                """
+        )
+
+        @Argument(help: "The store file (its -wal and -shm are read from beside it).", completion: .file())
+        var store: String
+
+        @Option(name: .shortAndLong, help: "The archive to write (suggested extension .qbak), or - for standard output.", completion: .file())
+        var output: String
+
+        @Option(help: "zstd, gzip or none.")
+        var compression: ArchiveCompression = .zstd
+
+        @Flag(help: "Replace FILE if it exists.")
+        var force = false
+
+        @Option(help: "The archive's creation time, UTC, as YYYY-MM-DDTHH:MM:SSZ (default: SOURCE_DATE_EPOCH, else now).")
+        var createdAt: String?
+
+        @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+        var quiet = false
+
+        @Flag(help: "Print a JSON summary: counts, bytes and checksums.")
+        var json = false
+
+        func validate() throws {
+            if output == "-" && json {
+                throw ValidationError("--json cannot be combined with -o -: standard output carries the archive")
+            }
+            if output == "-" && isatty(STDOUT_FILENO) != 0 {
+                throw ValidationError("refusing to write an archive to a terminal; redirect standard output or use -o FILE")
+            }
+            if let createdAt, ISOTimestamp.unixSeconds(createdAt) == nil {
+                throw ValidationError("--created-at must look like 2026-01-31T12:00:00Z")
+            }
+        }
+
+        func run() throws {
+            try reportingFailures {
+                let progress = ProgressBar(enabled: !quiet && !json)
+                let options = Exporter.Options(
+                    createdAt: try ISOTimestamp.creationTime(flag: createdAt), compression: compression,
+                    progress: progress.update)
+                let destination: Exporter.Destination =
+                    output == "-" ? .fileDescriptor(STDOUT_FILENO) : .file(URL(fileURLWithPath: output), overwrite: force)
+                let summary = try Exporter.export(storeAt: URL(fileURLWithPath: store), to: destination, options: options)
+                progress.finish()
+                if json {
+                    print(try JSONOutput.render(summary))
+                } else if !quiet {
+                    let text = Self.text(summary, store: store)
+                    if output == "-" { standardError(text) } else { print(text) }
+                }
+            }
+        }
+
+        static func text(_ summary: Exporter.Summary, store: String) -> String {
+            let kind = summary.schema == "timequest" ? "TimeQuest \(summary.schemaVersion)" : "generic (\(summary.schemaVersion))"
+            var lines = ["exported \(kind) store \(store)"]
+            lines.append("  to \(summary.archive) (\(summary.compression)" + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
+            if summary.walFrames > 0 { lines.append("  including \(summary.walFrames) WAL frames not yet in the main file") }
+            let width = summary.entities.map(\.name.count).max() ?? 0
+            for entity in summary.entities {
+                lines.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8) + " records  sha256 " + entity.sha256.prefix(16) + "…")
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}
+
+extension ArchiveCompression: ExpressibleByArgument {}
+
+func standardError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Creation times: an explicit flag, else SOURCE_DATE_EPOCH (reproducible builds' convention),
+/// else the clock. Only the CLI reads the clock; the library is handed the result.
+enum ISOTimestamp {
+    static func unixSeconds(_ text: String) -> Int64? {
+        guard let seconds = DateText.secondsSinceReferenceDate(iso8601: text), seconds.rounded(.down) == seconds else { return nil }
+        return Int64(seconds) + 978_307_200
+    }
+
+    static func creationTime(flag: String?) throws -> Int64 {
+        if let flag, let seconds = unixSeconds(flag) { return seconds }
+        if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"] {
+            guard let seconds = Int64(epoch) else { throw ValidationError("SOURCE_DATE_EPOCH must be whole seconds since 1970, not \"\(epoch)\"") }
+            return seconds
+        }
+        return Int64(Date().timeIntervalSince1970)
+    }
+}
+
+/// A one-line progress bar on standard error, drawn only when standard error is a terminal.
+final class ProgressBar {
+    private let enabled: Bool
+    private var drawn = false
+
+    init(enabled: Bool) {
+        self.enabled = enabled && isatty(STDERR_FILENO) != 0
+    }
+
+    func update(_ progress: Exporter.Progress) {
+        guard enabled else { return }
+        let width = 30
+        let filled = progress.rowsTotal == 0 ? width : width * progress.rowsDone / max(progress.rowsTotal, 1)
+        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(progress.entity) [\(bar)] \(progress.rowsDone)/\(progress.rowsTotal)".utf8))
+        drawn = true
+    }
+
+    func finish() {
+        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
