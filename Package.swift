@@ -44,7 +44,7 @@ let package = Package(
         ),
         .target(
             name: "QuestBakTestSupport",
-            dependencies: ["QuestBakKit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(

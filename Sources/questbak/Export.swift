@@ -27,6 +27,8 @@ extension Questbak {
         @Flag(help: "Replace FILE if it exists.")
         var force = false
 
+        @OptionGroup var schemaOptions: SchemaOptions
+
         @Option(help: "The archive's creation time, UTC, as YYYY-MM-DDTHH:MM:SSZ (default: SOURCE_DATE_EPOCH, else now).")
         var createdAt: String?
 
@@ -51,9 +53,10 @@ extension Questbak {
         func run() throws {
             try reportingFailures {
                 let progress = ProgressBar(enabled: !quiet && !json)
-                let options = Exporter.Options(
+                var options = Exporter.Options(
                     createdAt: try ISOTimestamp.creationTime(flag: createdAt), compression: compression,
                     progress: progress.update)
+                options.schemas = try schemaOptions.schemas().candidates
                 let destination: Exporter.Destination =
                     output == "-" ? .fileDescriptor(STDOUT_FILENO) : .file(URL(fileURLWithPath: output), overwrite: force)
                 let summary = try Exporter.export(storeAt: URL(fileURLWithPath: store), to: destination, options: options)

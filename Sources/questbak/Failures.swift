@@ -8,6 +8,11 @@ enum ExitStatus: Int32 {
     case success = 0
     /// An unexpected failure with no more specific status.
     case failure = 1
+    /// The archive needs repairs: `import --validate` without a target found some, or `import`
+    /// without `--validate` refused to make them.
+    case repairsNeeded = 2
+    /// `verify-migration` found at least one failing check.
+    case verificationFailed = 3
     /// Command-line usage error (argument-parser's EX_USAGE).
     case usage = 64
     /// The input is damaged or not what it claims: corrupt archive, checksum mismatch, a store
@@ -48,6 +53,15 @@ enum ExitStatus: Int32 {
             case .write: return .ioError
             default: return .invalidInput
             }
+        case let error as ImportError:
+            switch error {
+            case .repairsNeeded: return .repairsNeeded
+            case .unknownTargetVersion: return .usage
+            case .verificationFailed: return .ioError
+            case .notImportable, .downgrade, .template: return .invalidInput
+            }
+        case is RepairError, is MigrationError, is SchemaFileError:
+            return .invalidInput
         case let error as OutputError:
             switch error {
             case .exists, .cannotCreate: return .cannotCreateOutput

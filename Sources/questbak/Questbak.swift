@@ -13,6 +13,8 @@ struct Questbak: ParsableCommand {
             EXIT STATUS: \
             0 success; \
             1 unexpected failure; \
+            2 the archive needs repairs (import without --validate, or import --validate without --into); \
+            3 verify-migration found a failing check; \
             64 usage error; \
             65 invalid input (damaged archive or store, checksum mismatch, tables that do not match their schema, not a Core Data store); \
             66 input missing or unreadable; \
@@ -22,6 +24,6 @@ struct Questbak: ParsableCommand {
             75 the store kept changing or was locked while being read (close the app and retry).
             """,
         version: QuestBak.version,
-        subcommands: [Inspect.self, Export.self]
+        subcommands: [Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self]
     )
 }

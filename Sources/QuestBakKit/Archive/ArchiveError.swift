@@ -17,31 +17,62 @@ public enum ArchiveError: Error, Equatable {
     case invalidLine(path: String, member: String, line: Int, reason: String)
 }
 
+extension ArchiveError {
+    /// A name or value taken from an archive, made safe to print: an archive is untrusted input,
+    /// and a member named with terminal escape sequences, bidirectional overrides or a megabyte
+    /// of text must not reach a terminal as such. Control and format characters are written as
+    /// `\u{…}`, an empty name as `""`, and anything longer than 200 characters is cut short.
+    static func displayName(_ text: String, limit: Int = 200) -> String {
+        if text.isEmpty { return "\"\"" }
+        var output = ""
+        var characters = 0
+        for scalar in text.unicodeScalars {
+            if characters == limit {
+                output += "… (\(text.utf8.count) bytes)"
+                break
+            }
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator:
+                output += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default:
+                output.unicodeScalars.append(scalar)
+            }
+            characters += 1
+        }
+        return output
+    }
+
+    /// A reason may quote the archive (a link target, a field's value): escaped, never cut.
+    private static func displayReason(_ text: String) -> String { displayName(text, limit: .max) }
+}
+
 extension ArchiveError: LocalizedError {
     public var errorDescription: String? {
+        let member = { (name: String) in Self.displayName(name) }
+        let reason = { (text: String) in Self.displayReason(text) }
         switch self {
-        case .unreadable(let path, let reason):
-            return "\(path): cannot read the archive: \(reason)"
-        case .write(let path, let reason):
-            return "\(path): cannot write the archive: \(reason)"
-        case .notAQuestbakArchive(let path, let reason):
-            return "\(path): not a questbak archive: \(reason)"
+        case .unreadable(let path, let text):
+            return "\(path): cannot read the archive: \(reason(text))"
+        case .write(let path, let text):
+            return "\(path): cannot write the archive: \(text)"
+        case .notAQuestbakArchive(let path, let text):
+            return "\(path): not a questbak archive: \(reason(text))"
         case .unsupportedFormatVersion(let path, let found, let supported):
             return "\(path): archive format version \(found) is newer than this questbak reads (up to \(supported)); upgrade questbak"
         case .unsupportedSchemaVersion(let path, let found, let supported):
-            return "\(path): schema version \(found) is not supported (supported: \(supported.joined(separator: ", "))); upgrade questbak, or pass --allow-newer"
-        case .unexpectedMember(let path, let member, let reason):
-            return "\(path): member \(member): \(reason)"
-        case .missingMember(let path, let member):
-            return "\(path): member \(member) listed in the manifest is missing"
-        case .sizeMismatch(let path, let member, let declared, let found):
-            return "\(path): member \(member) is \(found) bytes, the manifest says \(declared)"
-        case .checksumMismatch(let path, let member, let expected, let found):
-            return "\(path): member \(member) has SHA-256 \(found), the manifest says \(expected)"
-        case .countMismatch(let path, let member, let declared, let found):
-            return "\(path): member \(member) holds \(found) records, the manifest says \(declared)"
-        case .invalidLine(let path, let member, let line, let reason):
-            return "\(path): \(member) line \(line): \(reason)"
+            return "\(path): schema version \(Self.displayName(found)) is not supported (supported: \(supported.joined(separator: ", "))); upgrade questbak, or pass --allow-newer"
+        case .unexpectedMember(let path, let name, let text):
+            return "\(path): member \(member(name)): \(reason(text))"
+        case .missingMember(let path, let name):
+            return "\(path): member \(member(name)) listed in the manifest is missing"
+        case .sizeMismatch(let path, let name, let declared, let found):
+            return "\(path): member \(member(name)) is \(found) bytes, the manifest says \(declared)"
+        case .checksumMismatch(let path, let name, let expected, let found):
+            return "\(path): member \(member(name)) has SHA-256 \(found), the manifest says \(Self.displayName(expected, limit: 64))"
+        case .countMismatch(let path, let name, let declared, let found):
+            return "\(path): member \(member(name)) holds \(found) records, the manifest says \(declared)"
+        case .invalidLine(let path, let name, let line, let text):
+            return "\(path): \(member(name)) line \(line): \(reason(text))"
         }
     }
 }

@@ -13,6 +13,9 @@ public struct ArchiveReader {
         public var manifestBytes = 16 << 20
         public var lineBytes = 16 << 20
         public var fileBytes: Int64 = 256 << 20
+        /// After a refused line, up to this many more bytes of the member are still hashed, so
+        /// that damage is reported as the checksum mismatch it is, not as a bad line.
+        public var checksumAfterLineErrorBytes: Int64 = 64 << 20
 
         public init() {}
     }
@@ -23,14 +26,29 @@ public struct ArchiveReader {
         public var verifiedMembers: Int
     }
 
+    /// The archive as named in messages.
     public let path: String
     private let url: URL?
     public var limits = Limits()
 
-    /// `"-"` reads standard input.
-    public init(path: String) {
-        self.path = path
+    /// `"-"` reads standard input. `displayPath` names the archive in errors when it was spooled.
+    public init(path: String, displayPath: String? = nil) {
+        self.path = displayPath ?? path
         url = path == "-" ? nil : URL(fileURLWithPath: path)
+    }
+
+    /// Only the manifest, checked as `read` checks it.
+    public func readManifest() throws -> ArchiveManifest {
+        var manifest: ArchiveManifest?
+        struct Stop: Error {}
+        do {
+            _ = try read(onManifest: {
+                manifest = $0
+                throw Stop()
+            })
+        } catch is Stop {}
+        guard let manifest else { throw ArchiveError.notAQuestbakArchive(path: path, reason: "no manifest") }
+        return manifest
     }
 
     public func read(
@@ -55,7 +73,7 @@ public struct ArchiveReader {
             if error.message.contains("Unrecognized archive format") {
                 throw ArchiveError.unreadable(path: path, reason: "neither a SQLite store nor a tar archive (plain, gzip or zstd)")
             }
-            throw ArchiveError.unreadable(path: path, reason: error.message)
+            throw ArchiveError.unreadable(path: path, reason: error.location.map { "\(error.message) \($0)" } ?? error.message)
         }
     }
 
@@ -68,8 +86,11 @@ public struct ArchiveReader {
         guard let first = try tar.nextEntry() else {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "the archive is empty")
         }
-        guard first.path == ArchiveManifest.path, first.isRegularFile else {
-            throw ArchiveError.notAQuestbakArchive(path: path, reason: "the first member is \(first.path), not \(ArchiveManifest.path)")
+        guard first.path == ArchiveManifest.path else {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "the first member is \(ArchiveError.displayName(first.path)), not \(ArchiveManifest.path)")
+        }
+        if let reason = Self.unsafeReason(first) {
+            throw ArchiveError.unexpectedMember(path: path, member: first.path, reason: reason)
         }
         guard first.size <= limits.manifestBytes else {
             throw ArchiveError.unexpectedMember(path: path, member: first.path, reason: "\(first.size) bytes, more than the \(limits.manifestBytes) a manifest may have")
@@ -77,16 +98,19 @@ public struct ArchiveReader {
         let manifest = try parseManifest(try readAll(tar, size: first.size, member: first.path))
         try onManifest(manifest)
 
-        var expectedEntities = Dictionary(uniqueKeysWithValues: manifest.entities.map { ($0.path, $0) })
-        var expectedFiles = Dictionary(uniqueKeysWithValues: manifest.files.map { ($0.path, $0) })
-        var seen: Set<String> = [ArchiveManifest.path]
+        // parseManifest refused duplicates; never trap on them all the same.
+        var expectedEntities = Dictionary(manifest.entities.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        var expectedFiles = Dictionary(manifest.files.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        // Compared case-folded: `entities/Routine.jsonl` and `entities/ROUTINE.jsonl` are one file
+        // on a case-insensitive disk (macOS by default), so tar -x would let one replace the other.
+        var seen: Set<String> = [ArchiveManifest.path.lowercased()]
         var verified = 0
         while let entry = try tar.nextEntry() {
             if let reason = Self.unsafeReason(entry) {
                 throw ArchiveError.unexpectedMember(path: path, member: entry.path, reason: reason)
             }
-            guard seen.insert(entry.path).inserted else {
-                throw ArchiveError.unexpectedMember(path: path, member: entry.path, reason: "appears more than once")
+            guard seen.insert(entry.path.lowercased()).inserted else {
+                throw ArchiveError.unexpectedMember(path: path, member: entry.path, reason: "appears more than once (names that differ only in case count as one)")
             }
             if let member = expectedEntities.removeValue(forKey: entry.path) {
                 guard entry.size == member.bytes else {
@@ -118,7 +142,7 @@ public struct ArchiveReader {
     }
 
     static func unsafeReason(_ entry: TarArchiveReader.Entry) -> String? {
-        if let target = entry.linkTarget { return "is a link to \(target); archives hold only regular files" }
+        if let target = entry.linkTarget { return "is a link to \(ArchiveError.displayName(target)); archives hold only regular files" }
         if !entry.isRegularFile { return "is not a regular file" }
         if entry.path.hasPrefix("/") || entry.path.split(separator: "/").contains("..") { return "has an unsafe path" }
         return nil
@@ -134,12 +158,17 @@ public struct ArchiveReader {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "\(ArchiveManifest.path) is not a JSON object")
         }
         guard envelope.format == ArchiveManifest.formatName else {
-            throw ArchiveError.notAQuestbakArchive(path: path, reason: "format is \(envelope.format.map { "\"\($0)\"" } ?? "missing"), not \"\(ArchiveManifest.formatName)\"")
+            throw ArchiveError.notAQuestbakArchive(
+                path: path, reason: "format is \(envelope.format.map { "\"\(ArchiveError.displayName($0))\"" } ?? "missing"), not \"\(ArchiveManifest.formatName)\"")
         }
         guard let version = envelope.formatVersion else {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "formatVersion is missing")
         }
-        guard version <= ArchiveManifest.highestSupportedFormatVersion, version >= 1 else {
+        // Versions start at 1: a lower one is damage, not something a newer questbak would read.
+        guard version >= 1 else {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "formatVersion \(version) is not a version (they start at 1)")
+        }
+        guard version <= ArchiveManifest.highestSupportedFormatVersion else {
             throw ArchiveError.unsupportedFormatVersion(path: path, found: version, supported: ArchiveManifest.highestSupportedFormatVersion)
         }
         let manifest: ArchiveManifest
@@ -154,17 +183,27 @@ public struct ArchiveReader {
                 member.name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }),
                 !member.name.isEmpty
             else {
-                throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \"\(member.name)\" has member path \"\(member.path)\"; expected entities/<Name>.jsonl with a plain name")
+                throw ArchiveError.notAQuestbakArchive(
+                    path: path,
+                    reason: "entity \"\(ArchiveError.displayName(member.name))\" has member path \"\(ArchiveError.displayName(member.path))\"; expected entities/<Name>.jsonl with a plain name")
             }
-            guard names.insert(member.name).inserted else {
-                throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) is listed twice")
+            // Case-folded, like member names: Routine and ROUTINE would share one file on a
+            // case-insensitive disk (and one table in SQLite, whose names ignore case).
+            guard names.insert(member.name.lowercased()).inserted else {
+                throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) is listed twice (names that differ only in case count as one)")
             }
             guard member.count >= 0, member.bytes >= 0 else {
                 throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) has a negative count or size")
             }
         }
-        for file in manifest.files where ![ArchiveManifest.metadataPath, ArchiveManifest.modelCachePath].contains(file.path) {
-            throw ArchiveError.notAQuestbakArchive(path: path, reason: "unknown file member \(file.path)")
+        var files: Set<String> = []
+        for file in manifest.files {
+            guard [ArchiveManifest.metadataPath, ArchiveManifest.modelCachePath].contains(file.path) else {
+                throw ArchiveError.notAQuestbakArchive(path: path, reason: "unknown file member \(ArchiveError.displayName(file.path))")
+            }
+            guard files.insert(file.path).inserted else {
+                throw ArchiveError.notAQuestbakArchive(path: path, reason: "file \(file.path) is listed twice")
+            }
         }
         return manifest
     }
@@ -179,10 +218,28 @@ public struct ArchiveReader {
         var pending = Data()
         var lineNumber = 0
         var total: Int64 = 0
+        // A line refused (by the header check or by the caller) in a member whose bytes are
+        // damaged is a symptom: the rest of the member is only hashed, and a wrong SHA-256 is
+        // reported instead. Only when little enough is left, so a refusal stays quick.
+        var lineError: Error?
         func handle(_ line: Data) throws {
+            guard lineError == nil else { return }
+            do {
+                try handleLine(line)
+            } catch {
+                guard member.bytes - total <= limits.checksumAfterLineErrorBytes else { throw error }
+                lineError = error
+            }
+        }
+        func handleLine(_ line: Data) throws {
             lineNumber += 1
             if lineNumber == 1 {
                 try checkHeader(line, member: member, schemaVersion: schemaVersion)
+            } else if lineNumber - 1 > member.count {
+                // Stop at the first record the header did not announce: a caller sizing its work
+                // by the count never sees more, and a stream of extra lines ends here, not at its end.
+                throw ArchiveError.invalidLine(
+                    path: path, member: member.path, line: lineNumber, reason: "a record beyond the \(member.count) the manifest and header declare")
             } else {
                 try onRecordLine(member, lineNumber, line)
             }
@@ -197,19 +254,22 @@ public struct ArchiveReader {
             }
             let chunk = buffer[0..<count]
             hasher.update(data: chunk)
+            if lineError != nil { continue }
             var start = chunk.startIndex
             while let newline = chunk[start...].firstIndex(of: 0x0A) {
                 pending.append(contentsOf: chunk[start..<newline])
                 try handle(pending)
                 pending.removeAll(keepingCapacity: true)
                 start = newline + 1
+                if lineError != nil { break }
             }
+            if lineError != nil { continue }
             pending.append(contentsOf: chunk[start...])
             guard pending.count <= limits.lineBytes else {
                 throw ArchiveError.invalidLine(path: path, member: member.path, line: lineNumber + 1, reason: "longer than \(limits.lineBytes) bytes")
             }
         }
-        if !pending.isEmpty { try handle(pending) }
+        if !pending.isEmpty && lineError == nil { try handle(pending) }
         guard total == member.bytes else {
             throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: total)
         }
@@ -217,6 +277,7 @@ public struct ArchiveReader {
         guard digest == member.sha256 else {
             throw ArchiveError.checksumMismatch(path: path, member: member.path, expected: member.sha256, found: digest)
         }
+        if let lineError { throw lineError }
         guard lineNumber >= 1 else {
             throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "the header line is missing")
         }

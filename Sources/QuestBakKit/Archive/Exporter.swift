@@ -17,6 +17,8 @@ public enum Exporter {
         /// SOURCE_DATE_EPOCH or the clock), so exports of one store can be byte-identical.
         public var createdAt: Int64
         public var progress: ((Progress) -> Void)?
+        /// The schemas a store may be; any other store is exported generically.
+        public var schemas: [Schema] = TimeQuestSchemas.all
 
         public init(createdAt: Int64, compression: ArchiveCompression = .zstd, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
@@ -105,28 +107,18 @@ public enum Exporter {
         let path = snapshot.path
         return try snapshot.read { db in
             let metadata = try StoreReader.metadata(db, path: path)
-            let (schema, kind) = try resolveSchema(db, metadata: metadata, path: path)
+            let (schema, kind) = try resolveSchema(db, metadata: metadata, path: path, candidates: options.schemas)
             var staged = Staged(schema: schema, kind: kind, metadata: metadata)
             let maxima = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
             for entity in schema.entities {
                 let number = kind == "timequest" ? schema.entityNumber(of: entity.name) : nil
-                let table = TableLayout(entity: entity).tableName
-                let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)" + (number.map { " WHERE Z_ENT = \($0)" } ?? "")) ?? 0
                 let memberPath = ArchiveManifest.entityPath(entity.name)
                 let file = staging.appendingPathComponent(entity.name + ".jsonl")
                 let writer = try HashingFileWriter(url: file)
-                try writer.write(EntityHeader(schemaVersion: schema.versionIdentifier, entity: entity.name, count: total).line())
-                var done = 0
-                var line: [UInt8] = []
-                let propertyNames = entity.storedPropertyNames
-                try StoreReader.forEachRecord(db, entity: entity, entityNumber: number, path: path) { record in
-                    line.removeAll(keepingCapacity: true)
-                    RecordJSON.encodeLine(record, propertyNames: propertyNames, into: &line)
-                    try writer.write(line)
-                    done += 1
-                    if done % 1000 == 0 { options.progress?(Progress(entity: entity.name, rowsDone: done, rowsTotal: total)) }
-                }
-                options.progress?(Progress(entity: entity.name, rowsDone: done, rowsTotal: total))
+                let done = try EntityMemberEncoding.encode(
+                    db, schema: schema, entity: entity, entityNumber: number, path: path,
+                    progress: { options.progress?(Progress(entity: entity.name, rowsDone: $0, rowsTotal: $1)) },
+                    write: writer.write)
                 let (bytes, digest) = try writer.finish()
                 staged.entities.append((
                     ArchiveManifest.EntityMember(
@@ -149,14 +141,14 @@ public enum Exporter {
     /// A known TimeQuest schema when the store is one; any other app's store is exported
     /// generically. A store with TimeQuest's entities that matches no TimeQuest schema is an
     /// error, not a generic export: an archive that cannot be restored is no backup.
-    private static func resolveSchema(_ db: Database, metadata: StoreMetadata, path: String) throws -> (Schema, String) {
+    private static func resolveSchema(_ db: Database, metadata: StoreMetadata, path: String, candidates: [Schema]) throws -> (Schema, String) {
         do {
-            return (try StoreReader.detectSchema(db, path: path), "timequest")
+            return (try StoreReader.detectSchema(db, path: path, candidates: candidates), "timequest")
         } catch let error as StoreError {
             switch error {
             case .schemaMismatch, .unsupportedVersion:
                 let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
-                if names == Set(TimeQuestSchemas.newest.entities.map(\.name)) { throw error }
+                if candidates.contains(where: { names == Set($0.entities.map(\.name)) }) { throw error }
                 return (try GenericSchema.derive(db, metadata: metadata), "generic")
             default:
                 throw error

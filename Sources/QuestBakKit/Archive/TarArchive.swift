@@ -11,16 +11,21 @@ public enum ArchiveCompression: String, Sendable, CaseIterable {
 struct LibArchiveError: Error, LocalizedError {
     var operation: String
     var message: String
+    /// Where in the archive reading failed ("in member entities/Routine.jsonl"), so a message
+    /// about damage can say which member it hit; nil when the failure is not about one place.
+    var location: String?
     var errorDescription: String? { "\(operation): \(message)" }
 
-    init(operation: String, message: String) {
+    init(operation: String, message: String, location: String? = nil) {
         self.operation = operation
         self.message = message
+        self.location = location
     }
 
-    init(_ operation: String, _ archive: OpaquePointer?) {
+    init(_ operation: String, _ archive: OpaquePointer?, location: String? = nil) {
         self.operation = operation
         message = archive.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "unknown libarchive error"
+        self.location = location
     }
 }
 
@@ -113,6 +118,8 @@ final class TarArchiveReader {
     }
 
     private var archive: OpaquePointer?
+    /// The member whose header was read last, for error locations.
+    private var currentPath: String?
 
     init(fileDescriptor: Int32) throws {
         archive = archive_read_new()
@@ -136,8 +143,14 @@ final class TarArchiveReader {
         var entry: OpaquePointer?
         let result = archive_read_next_header(archive, &entry)
         if result == ARCHIVE_EOF { return nil }
-        guard result >= ARCHIVE_WARN, let entry else { throw LibArchiveError("read member header", archive) }
+        // ARCHIVE_RETRY (a header whose checksum is wrong: "Damaged tar archive") leaves an empty
+        // entry behind; it is damage like any other, not a member without a name.
+        guard result == ARCHIVE_OK || result == ARCHIVE_WARN, let entry else {
+            let location = currentPath.map { "after member \(ArchiveError.displayName($0))" } ?? "at the first member"
+            throw LibArchiveError("read member header", archive, location: location)
+        }
         let path = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
+        currentPath = path
         let link = archive_entry_hardlink(entry) ?? archive_entry_symlink(entry)
         return Entry(
             path: path, size: archive_entry_size(entry),
@@ -149,7 +162,9 @@ final class TarArchiveReader {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let archive else { return 0 }
         let count = archive_read_data(archive, buffer.baseAddress, buffer.count)
-        guard count >= 0 else { throw LibArchiveError("read member data", archive) }
+        guard count >= 0 else {
+            throw LibArchiveError("read member data", archive, location: currentPath.map { "in member \(ArchiveError.displayName($0))" })
+        }
         return count
     }
 }

@@ -17,7 +17,8 @@ public enum BulkStore {
             values["cloudID"] = .string(generator.uuidString())
             return values
         }
-        try StoreWriter.write(to: url, schema: schema, metadata: StoreMetadata(schema: schema, uuid: random.uuidString())) { sink in
+        let uuid = random.uuidString()
+        try StoreWriter.write(to: url, schema: schema) { sink in
             for routine in 0..<routines {
                 let created = base + Double(routine) * 60
                 try sink.insert(EntityRecord(primaryKey: Int64(routine + 1), values: withCloudID([
@@ -57,6 +58,7 @@ public enum BulkStore {
                 "notificationsEnabled": .boolean(true), "notificationHour": .integer(7), "notificationMinute": .integer(30),
                 "soundEnabled": .boolean(true), "createdAt": .date(base),
             ], &random).merging(hasCloudID ? ["cloudID": .string(TimeQuestSchemas.playerProfileCloudID)] : [:]) { $1 }), into: "PlayerProfile")
+            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: uuid))
         }
     }
 }

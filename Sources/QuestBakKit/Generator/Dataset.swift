@@ -19,13 +19,11 @@ public struct Dataset: Sendable, Equatable {
     /// Writes the dataset as a new store at `url`.
     @discardableResult
     public func write(to url: URL, uuid: String) throws -> StoreWriter.Summary {
-        try StoreWriter.write(
-            to: url, schema: schema, metadata: StoreMetadata(schema: schema, uuid: uuid),
-            maximumPrimaryKeyFloor: maximumPrimaryKeyFloor
-        ) { sink in
+        try StoreWriter.write(to: url, schema: schema) { sink in
             for entity in schema.entities {
                 for record in records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
             }
+            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: uuid), maximumPrimaryKeyFloor: maximumPrimaryKeyFloor)
         }
     }
 }

@@ -108,8 +108,11 @@ public enum FixtureGenerator {
     public static func writeAll(to directory: URL) throws {
         for fixture in all {
             let folder = directory.appendingPathComponent(fixture.name)
-            try? FileManager.default.removeItem(at: folder)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            // Only the store files are replaced: golden dumps beside them are verify-migration's.
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(at: folder.appendingPathComponent(storeFileName + suffix))
+            }
             try write(fixture, to: folder.appendingPathComponent(storeFileName))
         }
         var index = """

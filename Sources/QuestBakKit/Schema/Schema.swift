@@ -112,13 +112,20 @@ public struct Attribute: Sendable, Equatable {
     /// The column, when it is not derived from the name: schemas read off another app's store
     /// name their properties after the columns they found.
     public var storedColumnName: String?
+    /// `@Attribute(originalName:)`: the name this property had in the previous version, which
+    /// makes a rename a lightweight change.
+    public var renamedFrom: String?
 
-    public init(_ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil, column: String? = nil) {
+    public init(
+        _ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil,
+        column: String? = nil, renamedFrom: String? = nil
+    ) {
         self.name = name
         self.kind = kind
         self.isOptional = optional
         self.defaultValue = defaultValue
         self.storedColumnName = column
+        self.renamedFrom = renamedFrom
     }
 }
 

@@ -8,11 +8,21 @@ public struct StoreMetadata: Sendable, Equatable {
 
     public var uuid: String
     public var plist: PropertyListValue
+    /// The plist exactly as a source store held it, written back byte for byte when present.
+    public var originalBytes: Data?
 
-    public init(uuid: String, plist: PropertyListValue) {
+    public init(uuid: String, plist: PropertyListValue, originalBytes: Data? = nil) {
         self.uuid = uuid
         self.plist = plist
+        self.originalBytes = originalBytes
     }
+
+    /// Metadata carried over from a store or an archive, bytes and all.
+    public init(uuid: String, encodedPlist: Data) throws {
+        self.init(uuid: uuid, plist: try BinaryPropertyList.decode(encodedPlist), originalBytes: encodedPlist)
+    }
+
+    public var encodedPlist: Data { originalBytes ?? BinaryPropertyList.encode(plist) }
 
     /// Fresh metadata for a store of `schema`, with hashes computed from the schema value.
     public init(schema: Schema, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion) {
@@ -53,12 +63,14 @@ public struct StoreMetadata: Sendable, Equatable {
     }
 
     /// The same metadata for a store with another UUID.
-    func withUUID(_ newUUID: String) -> StoreMetadata {
+    public func withUUID(_ newUUID: String) -> StoreMetadata {
+        guard newUUID != uuid else { return self }
         var copy = self
         copy.uuid = newUUID
         if case .dictionary(var entries) = plist, entries["NSStoreUUID"] != nil {
             entries["NSStoreUUID"] = .string(newUUID)
             copy.plist = .dictionary(entries)
+            copy.originalBytes = nil
         }
         return copy
     }

@@ -44,7 +44,7 @@ public enum StoreReader {
         do {
             let plist = try BinaryPropertyList.decode(plistData)
             let uuid = (row["Z_UUID"] as String?) ?? { if case .string(let text)? = plist["NSStoreUUID"] { return text } else { return "" } }()
-            return StoreMetadata(uuid: uuid, plist: plist)
+            return StoreMetadata(uuid: uuid, plist: plist, originalBytes: plistData)
         } catch {
             throw StoreError.unreadableMetadata(path: path, reason: error.localizedDescription)
         }

@@ -64,6 +64,17 @@ public final class StoreSnapshot {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// Copies the snapshot's main file and WAL (SQLite recovers the WAL when the copy is opened).
+    /// A checkpoint first folds the WAL into the private copy, so the result is one file.
+    public func copyFiles(to destination: URL) throws {
+        do {
+            try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            try FileManager.default.copyItem(atPath: directory.appendingPathComponent("snapshot.store").path, toPath: destination.path)
+        } catch {
+            throw StoreError.wrapping(error, path: destination.path)
+        }
+    }
+
     /// Runs `body` inside one read transaction, so everything it reads is one consistent state.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {

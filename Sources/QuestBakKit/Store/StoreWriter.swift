@@ -25,6 +25,8 @@ public enum StoreWriter {
         }
 
         /// Inserts one record of `entityName`; `opt` is its `Z_OPT` (1 for a freshly inserted row).
+        public var database: Database { db }
+
         public func insert(_ record: EntityRecord, into entityName: String, opt: Int64 = 1) throws {
             let (statement, layout, number) = try prepared(for: entityName)
             var arguments: [DatabaseValue] = [record.primaryKey.databaseValue, number.databaseValue, max(opt, 1).databaseValue]
@@ -48,21 +50,30 @@ public enum StoreWriter {
         }
     }
 
-    /// Writes a new store at `url`, which must not exist. `fill` inserts the records through the
-    /// sink; `Z_MAX` becomes the highest key inserted, or the floor given in
-    /// `maximumPrimaryKeyFloor` (a source store's `Z_MAX`, which deleted rows leave higher).
-    /// On failure nothing is left at `url`.
+    /// What the bookkeeping tables get once the records are in: decided after `fill`, because an
+    /// import learns the source metadata only from the end of its archive.
+    public struct Bookkeeping {
+        public var metadata: StoreMetadata
+        public var modelCache: Data?
+        /// `Z_MAX` floors (a source store's `Z_MAX`, which deleted rows leave above the largest key).
+        public var maximumPrimaryKeyFloor: [String: Int64]
+
+        public init(metadata: StoreMetadata, modelCache: Data? = nil, maximumPrimaryKeyFloor: [String: Int64] = [:]) {
+            self.metadata = metadata
+            self.modelCache = modelCache
+            self.maximumPrimaryKeyFloor = maximumPrimaryKeyFloor
+        }
+    }
+
+    /// Writes a new store at `url`, which must not exist or be an empty file. `fill` inserts the
+    /// records through the sink (and may run further SQL on `sink.db` in the same transaction)
+    /// and returns the bookkeeping. Counts are taken after `fill`, `Z_MAX` is the highest key
+    /// inserted or the floor. On failure nothing is left at `url`.
     @discardableResult
-    public static func write(
-        to url: URL,
-        schema: Schema,
-        metadata: StoreMetadata,
-        modelCache: Data? = nil,
-        maximumPrimaryKeyFloor: [String: Int64] = [:],
-        fill: (Sink) throws -> Void
-    ) throws -> Summary {
+    public static func write(to url: URL, schema: Schema, fill: (Sink) throws -> Bookkeeping) throws -> Summary {
         let path = url.path
-        guard !FileManager.default.fileExists(atPath: path) else {
+        let existingSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+        guard existingSize == nil || existingSize == 0 else {
             throw StoreError.io(path: path, reason: "refusing to write a store over an existing file")
         }
         do {
@@ -79,13 +90,13 @@ public enum StoreWriter {
                 try db.inTransaction {
                     try createTables(db, schema: schema)
                     let sink = Sink(db: db, schema: schema)
-                    try fill(sink)
-                    summary.counts = sink.counts
+                    let bookkeeping = try fill(sink)
                     for entity in schema.entities {
-                        summary.counts[entity.name] = sink.counts[entity.name] ?? 0
-                        summary.maximumPrimaryKeys[entity.name] = max(sink.maximumPrimaryKeys[entity.name] ?? 0, maximumPrimaryKeyFloor[entity.name] ?? 0)
+                        summary.counts[entity.name] = try StoreReader.rowCount(db, table: TableLayout(entity: entity).tableName)
+                        summary.maximumPrimaryKeys[entity.name] = max(
+                            sink.maximumPrimaryKeys[entity.name] ?? 0, bookkeeping.maximumPrimaryKeyFloor[entity.name] ?? 0)
                     }
-                    try writeBookkeeping(db, schema: schema, metadata: metadata, modelCache: modelCache, summary: summary)
+                    try writeBookkeeping(db, schema: schema, bookkeeping: bookkeeping, summary: summary)
                     return .commit
                 }
                 try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
@@ -107,7 +118,7 @@ public enum StoreWriter {
         for sql in CoreDataTables.bookkeeping + CoreDataTables.history { try db.execute(sql: sql) }
     }
 
-    private static func writeBookkeeping(_ db: Database, schema: Schema, metadata: StoreMetadata, modelCache: Data?, summary: Summary) throws {
+    private static func writeBookkeeping(_ db: Database, schema: Schema, bookkeeping: Bookkeeping, summary: Summary) throws {
         for (index, entity) in schema.entities.enumerated() {
             try db.execute(
                 sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
@@ -121,8 +132,8 @@ public enum StoreWriter {
         }
         try db.execute(
             sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-            arguments: [metadata.uuid, BinaryPropertyList.encode(metadata.plist)])
-        if let modelCache {
+            arguments: [bookkeeping.metadata.uuid, bookkeeping.metadata.encodedPlist])
+        if let modelCache = bookkeeping.modelCache {
             try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [modelCache])
         }
     }

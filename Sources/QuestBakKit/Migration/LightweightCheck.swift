@@ -1,0 +1,46 @@
+/// Whether Core Data can migrate a store from one schema to the next without custom code
+/// (seeds 001 and 003: custom migrations crash with CloudKit, so lightweight is the only kind).
+/// Returns one sentence per offending property; empty means lightweight.
+public enum LightweightCheck {
+    public static func problems(from old: Schema, to new: Schema) -> [String] {
+        var problems: [String] = []
+        for oldEntity in old.entities {
+            guard let newEntity = new.entity(named: oldEntity.name) else {
+                problems.append("\(oldEntity.name): entity removed (a lightweight migration cannot delete an entity's data)")
+                continue
+            }
+            let renamedSources = Set(newEntity.attributes.compactMap(\.renamedFrom))
+            for attribute in oldEntity.attributes {
+                let successor = newEntity.attributes.first { $0.renamedFrom == attribute.name }
+                    ?? newEntity.attribute(named: attribute.name).flatMap { renamedSources.contains(attribute.name) ? nil : $0 }
+                guard let successor else {
+                    problems.append("\(oldEntity.name).\(attribute.name): removed, or renamed without @Attribute(originalName: \"\(attribute.name)\")")
+                    continue
+                }
+                let label = "\(oldEntity.name).\(successor.name)"
+                if successor.kind != attribute.kind {
+                    problems.append("\(label): type changes from \(attribute.kind.rawValue) to \(successor.kind.rawValue)")
+                }
+                if attribute.isOptional && !successor.isOptional && successor.defaultValue == nil {
+                    problems.append("\(label): becomes required without a default, so existing nil values have nothing to become")
+                }
+            }
+            let oldNames = Set(oldEntity.attributes.map(\.name))
+            for attribute in newEntity.attributes where !oldNames.contains(attribute.name) && attribute.renamedFrom == nil {
+                if !attribute.isOptional && attribute.defaultValue == nil {
+                    problems.append("\(newEntity.name).\(attribute.name): new required attribute without a default value")
+                }
+            }
+            for relationship in oldEntity.relationships {
+                guard let successor = newEntity.relationship(named: relationship.name) else {
+                    problems.append("\(oldEntity.name).\(relationship.name): relationship removed")
+                    continue
+                }
+                if successor.destination != relationship.destination || successor.isToMany != relationship.isToMany {
+                    problems.append("\(oldEntity.name).\(relationship.name): relationship changes from \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination) to \(successor.isToMany ? "to-many" : "to-one") \(successor.destination)")
+                }
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+
+public enum MigrationError: Error, Equatable, LocalizedError {
+    case notLightweight(from: String, to: String, problems: [String])
+    case alreadyAtVersion(path: String, version: String)
+    case downgrade(path: String, from: String, to: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .notLightweight(let from, let to, let problems):
+            return "schema \(from) → \(to) is not a lightweight migration:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
+        case .alreadyAtVersion(let path, let version):
+            return "\(path): the store is already schema \(version)"
+        case .downgrade(let path, let from, let to):
+            return "\(path): cannot migrate schema \(from) back to \(to)"
+        }
+    }
+}
+
+/// `questbak migrate`: the lightweight migration Core Data performs when the app opens an old
+/// store (spec: "Lightweight migration"), then the fixes the app would otherwise need on first
+/// launch: every record its own cloudID, where Core Data gives all rows the single value
+/// `UUID().uuidString` evaluated once, one record per singleton, and the other repairs of
+/// `import --validate`, each reported.
+public enum Migrator {
+    public struct Options {
+        /// What `Date.now` defaults of new properties become (seconds since 2001).
+        public var now: Double
+        public var randomIDs = false
+        /// Swap the source store, keeping a backup, instead of writing a new one.
+        public var inPlace = false
+        public var backupStamp = "backup"
+
+        public init(now: Double) {
+            self.now = now
+        }
+    }
+
+    public struct Result: Encodable {
+        public var store: String
+        public var output: String
+        public var sourceSchemaVersion: String
+        public var targetSchemaVersion: String
+        public var counts: [String: Int]
+        public var backup: String?
+        public let log: RepairLog
+
+        enum CodingKeys: String, CodingKey { case store, output, sourceSchemaVersion, targetSchemaVersion, counts, backup }
+    }
+
+    /// Migrates the store at `source` to `target`, writing `output` (or, in place, replacing the
+    /// source and keeping it as a backup). `candidates` are the schemas the source may be.
+    public static func migrate(
+        storeAt source: URL, to target: Schema, output: URL?, options: Options, workDirectory: URL,
+        candidates: [Schema] = TimeQuestSchemas.all
+    ) throws -> Result {
+        let destination = options.inPlace ? source : (output ?? source)
+        try StorePlacement.checkTarget(destination, replace: options.inPlace)
+        StorePlacement.removeStaleTemporaries(besides: destination)
+        let snapshot = try StoreSnapshot(storeAt: source)
+        let (sourceSchema, metadata) = try snapshot.read { db in
+            (try StoreReader.detectSchema(db, path: source.path, candidates: candidates), try StoreReader.metadata(db, path: source.path))
+        }
+        if sourceSchema.versionIdentifier == target.versionIdentifier {
+            throw MigrationError.alreadyAtVersion(path: source.path, version: target.versionIdentifier)
+        }
+        if Importer.Plan.isNewer(sourceSchema.versionIdentifier, than: target.versionIdentifier) {
+            throw MigrationError.downgrade(path: source.path, from: sourceSchema.versionIdentifier, to: target.versionIdentifier)
+        }
+        let problems = LightweightCheck.problems(from: sourceSchema, to: target)
+        guard problems.isEmpty else {
+            throw MigrationError.notLightweight(from: sourceSchema.versionIdentifier, to: target.versionIdentifier, problems: problems)
+        }
+
+        // The migration runs on a copy beside the destination, so the final step is a rename.
+        let working = StorePlacement.temporaryStoreURL(besides: destination)
+        for suffix in ["", "-wal", "-shm", "-journal"] { InterruptCleanup.register(working.path + suffix) }
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                unlink(working.path + suffix)
+                InterruptCleanup.unregister(working.path + suffix)
+            }
+        }
+        try snapshot.copyFiles(to: working)
+        let log = try RepairLog(directory: workDirectory)
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = false
+            let queue = try DatabaseQueue(path: working.path, configuration: configuration)
+            try queue.writeWithoutTransaction { db in
+                try db.inTransaction {
+                    try applyLightweight(db, from: sourceSchema, to: target, storeUUID: metadata.uuid, options: options)
+                    // The same validation as an import: a migrated store is a valid store of the new
+                    // version, with every change reported.
+                    try Repairer(
+                        db: db, schema: target, defaultsSchema: target, now: options.now, randomIDs: options.randomIDs,
+                        cloudIDKind: sourceSchema.entities.contains { $0.attribute(named: "cloudID") != nil } ? .repair : .migration,
+                        log: log, path: source.path
+                    ).run()
+                    let migrated = StoreMetadata(schema: target, uuid: metadata.uuid, frameworkVersion: metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion)
+                    try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [migrated.encodedPlist])
+                    // The compiled model of the old version no longer describes the store; Core
+                    // Data rebuilds the cache from the app's model when it finds none.
+                    try db.execute(sql: "DELETE FROM Z_MODELCACHE")
+                    return .commit
+                }
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            try queue.close()
+        } catch {
+            throw StoreError.wrapping(error, path: source.path)
+        }
+        let backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
+        return Result(
+            store: source.path, output: destination.path, sourceSchemaVersion: sourceSchema.versionIdentifier,
+            targetSchemaVersion: target.versionIdentifier, counts: log.counts, backup: backup?.path, log: log)
+    }
+
+    /// What Core Data's lightweight migration does in SQL: new tables for new entities, `ALTER
+    /// TABLE … ADD COLUMN` (no DEFAULT clause) for new properties followed by one `UPDATE`
+    /// binding one value, renamed columns renamed, entities renumbered when new ones sort
+    /// between old ones.
+    static func applyLightweight(_ db: Database, from old: Schema, to new: Schema, storeUUID: String, options: Options) throws {
+        for entity in new.entities {
+            let layout = TableLayout(entity: entity)
+            guard let previous = old.entity(named: entity.name) else {
+                try db.execute(sql: layout.createTableSQL)
+                for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
+                continue
+            }
+            let oldLayout = TableLayout(entity: previous)
+            for column in layout.columns {
+                let attribute = entity.attribute(named: column.property)
+                if let renamed = attribute?.renamedFrom, let oldColumn = oldLayout.column(for: renamed) {
+                    try db.execute(sql: "ALTER TABLE \(layout.tableName) RENAME COLUMN \(oldColumn.name) TO \(column.name)")
+                    continue
+                }
+                if oldLayout.column(for: column.property) != nil { continue }
+                try db.execute(sql: "ALTER TABLE \(layout.tableName) ADD COLUMN \(column.name) \(column.declaredType)")
+                if let attribute, let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options) {
+                    try db.execute(sql: "UPDATE \(layout.tableName) SET \(column.name) = ?", arguments: [ValueCoding.encode(value)])
+                }
+            }
+            for attribute in entity.attributes where !attribute.isOptional {
+                guard let was = previous.attribute(named: attribute.renamedFrom ?? attribute.name), was.isOptional,
+                    let column = layout.column(for: attribute.name),
+                    let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options)
+                else { continue }
+                try db.execute(sql: "UPDATE \(layout.tableName) SET \(column.name) = ? WHERE \(column.name) IS NULL", arguments: [ValueCoding.encode(value)])
+            }
+        }
+        try renumberEntities(db, from: old, to: new)
+    }
+
+    /// The single value Core Data binds for a new property. `UUID().uuidString` is evaluated
+    /// once, as in SwiftData; here it is derived from the store so that runs are reproducible.
+    static func lightweightDefault(_ attribute: Attribute, entity: String, storeUUID: String, options: Options) -> Value? {
+        switch attribute.defaultValue {
+        case .value(let value)?: return value
+        case .now?: return .date(options.now)
+        case .newUUIDString?:
+            return .string(options.randomIDs ? UUID().uuidString : DeterministicID.uuid(name: "\(storeUUID)|\(entity).\(attribute.name)|lightweight default").uuidString)
+        case nil: return nil
+        }
+    }
+
+    /// Entity numbers follow alphabetical order, so a new entity renumbers those after it: in
+    /// `Z_PRIMARYKEY` and in every row's `Z_ENT`.
+    static func renumberEntities(_ db: Database, from old: Schema, to new: Schema) throws {
+        let maxima = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
+        for entity in new.entities {
+            guard let number = new.entityNumber(of: entity.name), old.entityNumber(of: entity.name) != number else { continue }
+            if old.entity(named: entity.name) != nil {
+                try db.execute(sql: "UPDATE \(TableLayout(entity: entity).tableName) SET Z_ENT = ?", arguments: [number])
+            }
+        }
+        try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < 16000")
+        for (index, entity) in new.entities.enumerated() {
+            try db.execute(
+                sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
+                arguments: [index + 1, entity.name, maxima[entity.name] ?? 0])
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+public enum ImportError: Error, Equatable, LocalizedError {
+    /// The archive needs repairs and `--validate` was not given; nothing was written.
+    case repairsNeeded(archive: String, counts: [String: Int])
+    case notImportable(archive: String, reason: String)
+    case downgrade(archive: String, from: String, to: String)
+    case unknownTargetVersion(version: String, supported: [String])
+    case template(path: String, reason: String)
+    /// The written store did not read back as written.
+    case verificationFailed(store: String, entity: String, expected: String, found: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .repairsNeeded(let archive, let counts):
+            let list = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            return "\(archive): the archive needs repairs (\(list)); nothing was written. Rerun with --validate to repair, and see them with --report FILE"
+        case .notImportable(let archive, let reason):
+            return "\(archive): cannot be imported: \(reason)"
+        case .downgrade(let archive, let from, let to):
+            return "\(archive): schema \(from) cannot be imported as the older \(to) without losing data"
+        case .unknownTargetVersion(let version, let supported):
+            return "--to-version \(version) is not a known schema (known: \(supported.joined(separator: ", ")))"
+        case .template(let path, let reason):
+            return "\(path): cannot use as a template: \(reason)"
+        case .verificationFailed(let store, let entity, let expected, let found):
+            return "\(store): \(entity) did not read back as written (expected \(expected), found \(found)); nothing was put in place"
+        }
+    }
+}

@@ -1,0 +1,305 @@
+import Foundation
+import GRDB
+
+/// `questbak import`: an archive into a new store, verified, validated and repaired on the way,
+/// put in place atomically (spec: "Write"; docs/archive-format.md).
+public enum Importer {
+    public struct Options {
+        /// Allow repairs. Without it an archive that needs any is refused and nothing is written.
+        public var validate = false
+        /// The schema version to write; `nil` keeps the archive's.
+        public var targetVersion: String?
+        /// A store whose metadata (hashes, framework version, model cache) the new store takes.
+        public var template: URL?
+        /// Swap an existing target, keeping it as a backup.
+        public var replace = false
+        /// Do everything but put the store in place.
+        public var dryRun = false
+        /// What `Date.now` defaults become (seconds since 2001); `nil`: the archive's `createdAt`.
+        public var now: Double?
+        /// Random cloudIDs instead of deterministic UUIDv5 ones.
+        public var randomIDs = false
+        /// Read archives of a newer schema, reporting what the target cannot store.
+        public var allowNewer = false
+        /// Names the backup of a replaced store (`<store>.questbak-backup-<stamp>`).
+        public var backupStamp = "backup"
+        /// The schemas an archive may be of, oldest first; the last is the newest.
+        public var schemas: [Schema] = TimeQuestSchemas.all
+
+        public init() {}
+    }
+
+    public struct EntityResult: Sendable, Encodable {
+        public var name: String
+        public var read: Int
+        public var written: Int
+        /// SHA-256 of the entity's member as an export of the new store will write it.
+        public var sha256: String
+    }
+
+    public struct Result: Encodable {
+        public var archive: String
+        public var target: String?
+        public var dryRun: Bool
+        public var sourceSchemaVersion: String
+        public var targetSchemaVersion: String
+        public var entities: [EntityResult]
+        /// Entries by `kind.rule`.
+        public var counts: [String: Int]
+        public var repairs: Int
+        public var backup: String?
+        public let log: RepairLog
+
+        enum CodingKeys: String, CodingKey {
+            case archive, target, dryRun, sourceSchemaVersion, targetSchemaVersion, entities, counts, repairs, backup
+        }
+    }
+
+    /// Runs an import. `target` nil validates only. The returned log lives in `workDirectory`.
+    public static func run(archive path: String, into target: URL?, options: Options, workDirectory: URL) throws -> Result {
+        if let target {
+            try StorePlacement.checkTarget(target, replace: options.replace)
+            StorePlacement.removeStaleTemporaries(besides: target)
+        }
+        let archivePath = try spooled(path, in: workDirectory)
+        let reader = ArchiveReader(path: archivePath, displayPath: path)
+        let manifest = try reader.readManifest()
+        let plan = try Plan(manifest: manifest, archive: path, options: options)
+        let log = try RepairLog(directory: workDirectory)
+
+        let writeInPlace = target != nil && !options.dryRun
+        let storeURL = writeInPlace ? StorePlacement.temporaryStoreURL(besides: target!) : workDirectory.appendingPathComponent("validated.store")
+        for suffix in ["", "-wal", "-shm", "-journal"] { InterruptCleanup.register(storeURL.path + suffix) }
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                unlink(storeURL.path + suffix)
+                InterruptCleanup.unregister(storeURL.path + suffix)
+            }
+        }
+
+        var readCounts: [String: Int] = [:]
+        var digests: [String: EntityMemberEncoding.Digest] = [:]
+        let summary = try StoreWriter.write(to: storeURL, schema: plan.target) { sink in
+            var files: [String: Data] = [:]
+            _ = try reader.read(
+                onRecordLine: { member, lineNumber, line in
+                    readCounts[member.name, default: 0] += 1
+                    try plan.insert(line: line, member: member, lineNumber: lineNumber, archive: path, into: sink, log: log)
+                },
+                onFile: { file, data in files[file.path] = data })
+            try Repairer(
+                db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
+                now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
+                cloudIDKind: plan.source.entities.contains { $0.attribute(named: "cloudID") != nil } ? .repair : .migration,
+                log: log, path: path
+            ).run()
+            if !options.validate && log.repairs > 0 {
+                throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
+            }
+            for entity in plan.target.entities {
+                digests[entity.name] = try EntityMemberEncoding.digest(sink.database, schema: plan.target, entity: entity, path: storeURL.path)
+            }
+            return StoreWriter.Bookkeeping(
+                metadata: try plan.metadata(archiveFiles: files),
+                modelCache: try plan.modelCache(archiveFiles: files),
+                maximumPrimaryKeyFloor: Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max))
+        }
+        try verifyReadBack(storeURL, schema: plan.target, expected: digests)
+
+        var backup: URL?
+        if writeInPlace, let target {
+            backup = try StorePlacement.place(storeURL, at: target, replace: options.replace, backupStamp: options.backupStamp)
+        }
+        return Result(
+            archive: path, target: target?.path, dryRun: options.dryRun || target == nil,
+            sourceSchemaVersion: plan.source.versionIdentifier, targetSchemaVersion: plan.target.versionIdentifier,
+            entities: plan.target.entities.map { entity in
+                EntityResult(name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0, sha256: digests[entity.name]?.sha256 ?? "")
+            },
+            counts: log.counts, repairs: log.repairs, backup: backup?.path, log: log)
+    }
+
+    /// Standard input is read twice (manifest, then everything), so it is first saved to a file.
+    private static func spooled(_ path: String, in directory: URL) throws -> String {
+        guard path == "-" else { return path }
+        let file = directory.appendingPathComponent("stdin.qbak")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        guard let output = FileHandle(forWritingAtPath: file.path) else { throw StoreError.io(path: file.path, reason: "cannot spool standard input") }
+        defer { try? output.close() }
+        while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 20), !chunk.isEmpty { try output.write(contentsOf: chunk) }
+        return file.path
+    }
+
+    /// Reads the closed store back through a fresh connection and compares every entity's
+    /// digest with what was computed inside the write transaction.
+    private static func verifyReadBack(_ url: URL, schema: Schema, expected: [String: EntityMemberEncoding.Digest]) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+        defer { try? queue.close() }
+        try queue.read { db in
+            guard try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" else {
+                throw ImportError.verificationFailed(store: url.path, entity: "(file)", expected: "integrity_check ok", found: "damage")
+            }
+            for entity in schema.entities {
+                let found = try EntityMemberEncoding.digest(db, schema: schema, entity: entity, path: url.path)
+                if let wanted = expected[entity.name], wanted != found {
+                    throw ImportError.verificationFailed(
+                        store: url.path, entity: entity.name, expected: "\(wanted.count) records \(wanted.sha256)", found: "\(found.count) records \(found.sha256)")
+                }
+            }
+        }
+    }
+
+    /// What an archive becomes: which schema its lines are read with, which one is written,
+    /// and how each line turns into a record of the target.
+    struct Plan {
+        var manifest: ArchiveManifest
+        var source: Schema
+        var target: Schema
+        /// Archive schema newer than any known one, read with `--allow-newer`.
+        var newerSource: Bool
+        var options: Options
+        var createdAt: Double
+
+        init(manifest: ArchiveManifest, archive: String, options: Options) throws {
+            self.manifest = manifest
+            self.options = options
+            guard manifest.source.schema == "timequest" else {
+                throw ImportError.notImportable(archive: archive, reason: "it is a generic archive of another app's store (\(manifest.source.schema)); only TimeQuest archives can be restored")
+            }
+            let version = manifest.effectiveSchemaVersion
+            let schemas = options.schemas
+            let supported = schemas.map(\.versionIdentifier)
+            guard let newest = schemas.last else { throw ImportError.unknownTargetVersion(version: version, supported: []) }
+            if let known = schemas.first(where: { $0.versionIdentifier == version }) {
+                source = known
+                newerSource = false
+            } else if options.allowNewer && Self.isNewer(version, than: newest.versionIdentifier) {
+                source = newest
+                newerSource = true
+            } else {
+                throw ArchiveError.unsupportedSchemaVersion(path: archive, found: version, supported: supported)
+            }
+            if let requested = options.targetVersion {
+                guard let schema = schemas.first(where: { $0.versionIdentifier == requested }) else {
+                    throw ImportError.unknownTargetVersion(version: requested, supported: supported)
+                }
+                target = schema
+            } else {
+                target = source
+            }
+            guard !Self.isNewer(source.versionIdentifier, than: target.versionIdentifier) else {
+                throw ImportError.downgrade(archive: archive, from: source.versionIdentifier, to: target.versionIdentifier)
+            }
+            if !newerSource {
+                for member in manifest.entities where source.entity(named: member.name) == nil {
+                    throw ImportError.notImportable(archive: archive, reason: "entity \(member.name) is not part of schema \(version)")
+                }
+            }
+            let created = DateText.secondsSinceReferenceDate(iso8601: manifest.createdAt)
+            guard let created else {
+                throw ArchiveError.notAQuestbakArchive(path: archive, reason: "createdAt \"\(manifest.createdAt)\" is not an ISO 8601 UTC date")
+            }
+            createdAt = created
+        }
+
+        static func isNewer(_ version: String, than other: String) -> Bool {
+            let lhs = version.split(separator: ".").map { Int($0) ?? 0 }
+            let rhs = other.split(separator: ".").map { Int($0) ?? 0 }
+            return lhs.lexicographicallyPrecedes(rhs) == false && lhs != rhs
+        }
+
+        /// Decodes one record line and inserts it; what the target cannot store is reported
+        /// (`--allow-newer`) or refused.
+        func insert(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String, into sink: StoreWriter.Sink, log: RepairLog) throws {
+            func invalid(_ reason: String) -> ArchiveError {
+                ArchiveError.invalidLine(path: archive, member: member.path, line: lineNumber, reason: reason)
+            }
+            let object: [String: JSONValue]
+            do {
+                object = try JSONValue.parseObject(line)
+            } catch {
+                throw invalid("not a JSON object: \(ArchiveReader.describe(error))")
+            }
+            guard case .integer(let primaryKey)? = object[RecordJSON.primaryKeyKey], primaryKey > 0 else {
+                throw invalid("\(RecordJSON.primaryKeyKey) must be a positive integer")
+            }
+            guard let entity = target.entity(named: member.name) else {
+                // Only with --allow-newer: an entity the target does not have is kept in the report.
+                try log.record(RepairEntry(
+                    rule: .unknownProperty, kind: .unstorable, entity: member.name, primaryKey: primaryKey, cloudID: nil, field: nil,
+                    old: .value(.string(String(decoding: line, as: UTF8.self))), new: nil))
+                return
+            }
+            var values: [String: Value] = [:]
+            for (key, json) in object.sorted(by: { $0.key < $1.key }) where key != RecordJSON.primaryKeyKey {
+                if let attribute = entity.attribute(named: key) {
+                    do {
+                        values[key] = try RecordJSON.value(json, as: attribute.kind)
+                    } catch let mismatch as RecordJSON.TypeMismatch {
+                        throw invalid("\(key) must be \(mismatch.expected), found \(mismatch.found)")
+                    }
+                } else if entity.relationship(named: key) != nil {
+                    switch json {
+                    case .null: values[key] = .null
+                    case .integer(let target) where target > 0: values[key] = .integer(target)
+                    default: throw invalid("\(key) must be the _pk of a \(entity.relationship(named: key)!.destination) or null, found \(json.typeName)")
+                    }
+                } else if newerSource {
+                    try log.record(RepairEntry(
+                        rule: .unknownProperty, kind: .unstorable, entity: entity.name, primaryKey: primaryKey, cloudID: nil, field: key,
+                        old: .value(Self.reportable(json)), new: nil))
+                } else {
+                    throw invalid("unknown property \(key) for \(entity.name) in schema \(source.versionIdentifier)")
+                }
+            }
+            do {
+                try sink.insert(EntityRecord(primaryKey: primaryKey, values: values), into: entity.name)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw invalid("\(RecordJSON.primaryKeyKey) \(primaryKey) appears more than once")
+            }
+        }
+
+        static func reportable(_ json: JSONValue) -> Value {
+            switch json {
+            case .null: return .null
+            case .boolean(let flag): return .boolean(flag)
+            case .integer(let number): return .integer(number)
+            case .number(let number): return .double(number)
+            case .string(let text): return .string(text)
+            case .array, .object: return .string("\(json)")
+            }
+        }
+
+        /// Metadata: from `--template`; else the archive's own when the version is unchanged and
+        /// its hashes are the target's (so the app sees the same store); else computed.
+        func metadata(archiveFiles: [String: Data]) throws -> StoreMetadata {
+            let uuid = manifest.source.storeUUID
+            if let template = options.template {
+                let snapshot = try StoreSnapshot(storeAt: template)
+                let metadata = try snapshot.read { try StoreReader.metadata($0, path: template.path) }
+                guard metadata.schemaMatchingHashes(in: [target]) != nil else {
+                    throw ImportError.template(path: template.path, reason: "its model hashes are not those of schema \(target.versionIdentifier)")
+                }
+                return metadata.withUUID(uuid)
+            }
+            if source.versionIdentifier == target.versionIdentifier, !newerSource,
+                let bytes = archiveFiles[ArchiveManifest.metadataPath],
+                let carried = try? StoreMetadata(uuid: uuid, encodedPlist: bytes),
+                carried.schemaMatchingHashes(in: [target]) != nil
+            {
+                return carried
+            }
+            return StoreMetadata(schema: target, uuid: uuid, frameworkVersion: manifest.source.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion)
+        }
+
+        /// The compiled model travels only where it still describes the store.
+        func modelCache(archiveFiles: [String: Data]) throws -> Data? {
+            if let template = options.template {
+                return try StoreSnapshot(storeAt: template).read { try StoreReader.modelCache($0) }
+            }
+            return source.versionIdentifier == target.versionIdentifier && !newerSource ? archiveFiles[ArchiveManifest.modelCachePath] : nil
+        }
+    }
+}

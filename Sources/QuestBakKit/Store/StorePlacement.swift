@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+
+/// Puts a finished store file in place of a target without ever leaving a state in which the
+/// app would read something else than the old store or the new one. SQLite would replay an old
+/// `-wal` onto a new main file, so the old store's WAL is checkpointed (after a byte-for-byte
+/// backup was taken) before the new main file is renamed over it.
+public enum StorePlacement {
+    static let sidecars = ["-wal", "-shm"]
+
+    /// Fails early, before any work, when the target cannot be written as asked.
+    public static func checkTarget(_ target: URL, replace: Bool) throws {
+        let fileManager = FileManager.default
+        let directory = target.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw OutputError.cannotCreate(path: target.path, reason: "\(directory.path) is not a directory")
+        }
+        guard access(directory.path, W_OK) == 0 else {
+            throw OutputError.cannotCreate(path: target.path, reason: "\(directory.path) is not writable")
+        }
+        let exists = fileManager.fileExists(atPath: target.path)
+        if exists && !replace { throw OutputError.exists(path: target.path, flag: "--replace") }
+        if !exists {
+            for suffix in sidecars where fileManager.fileExists(atPath: target.path + suffix) {
+                throw OutputError.cannotCreate(
+                    path: target.path,
+                    reason: "\(target.lastPathComponent)\(suffix) exists without its store; SQLite would replay it onto a new store. Move it away first")
+            }
+        }
+    }
+
+    /// Moves `newStore` (a closed store with no `-wal`) to `target`. With `replace`, the old store
+    /// and its `-wal`/`-shm` are first copied to `<target>.questbak-backup-<stamp>`; that backup's
+    /// path is returned.
+    public static func place(_ newStore: URL, at target: URL, replace: Bool, backupStamp: String) throws -> URL? {
+        try checkTarget(target, replace: replace)
+        try syncFile(newStore)
+        var backup: URL?
+        if replace && FileManager.default.fileExists(atPath: target.path) {
+            let backupURL = URL(fileURLWithPath: target.path + ".questbak-backup-\(backupStamp)")
+            try copyStore(target, to: backupURL)
+            backup = backupURL
+            try checkpoint(target)
+            guard (try? FileManager.default.attributesOfItem(atPath: target.path + "-wal")[.size] as? NSNumber)?.intValue ?? 0 == 0 else {
+                throw StoreError.sqlite(path: target.path, code: 5, message: "another process wrote to the store while it was being replaced; the new store was not put in place")
+            }
+            guard rename(newStore.path, target.path) == 0 else {
+                throw OutputError.io(path: target.path, reason: "rename: \(String(cString: strerror(errno)))")
+            }
+        } else {
+            // link() refuses to replace an existing file, so a store created meanwhile is never clobbered.
+            guard link(newStore.path, target.path) == 0 else {
+                throw errno == EEXIST
+                    ? OutputError.exists(path: target.path, flag: "--replace")
+                    : OutputError.io(path: target.path, reason: "link: \(String(cString: strerror(errno)))")
+            }
+            unlink(newStore.path)
+        }
+        for suffix in sidecars { unlink(target.path + suffix) }
+        Durability.syncDirectory(of: target)
+        return backup
+    }
+
+    /// Folds the old store's WAL into its main file, as any SQLite connection does on close;
+    /// refuses when another process holds the store open.
+    static func checkpoint(_ store: URL) throws {
+        guard FileManager.default.fileExists(atPath: store.path + "-wal") else { return }
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = false
+            configuration.busyMode = .immediateError
+            let queue = try DatabaseQueue(path: store.path, configuration: configuration)
+            let busy = try queue.writeWithoutTransaction { db in
+                try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)").map { $0[0] as Int } ?? 1
+            }
+            try queue.close()
+            if busy != 0 {
+                throw StoreError.sqlite(path: store.path, code: 5, message: "the store is in use by another process; close the app and retry")
+            }
+        } catch let error as DatabaseError {
+            throw StoreError.wrapping(error, path: store.path)
+        }
+    }
+
+    /// Copies a store and whichever of its `-wal`/`-shm` exist, each through a temporary name
+    /// and a rename, fsynced.
+    static func copyStore(_ source: URL, to destination: URL) throws {
+        for suffix in [""] + sidecars where FileManager.default.fileExists(atPath: source.path + suffix) {
+            let final = destination.path + suffix
+            let temporary = final + ".partial"
+            try? FileManager.default.removeItem(atPath: temporary)
+            do {
+                try FileManager.default.copyItem(atPath: source.path + suffix, toPath: temporary)
+                try syncFile(URL(fileURLWithPath: temporary))
+                guard rename(temporary, final) == 0 else { throw OutputError.io(path: final, reason: String(cString: strerror(errno))) }
+            } catch {
+                try? FileManager.default.removeItem(atPath: temporary)
+                throw error
+            }
+        }
+        Durability.syncDirectory(of: destination)
+    }
+
+    static func syncFile(_ url: URL) throws {
+        let descriptor = open(url.path, O_RDONLY)
+        guard descriptor >= 0, fsync(descriptor) == 0 else {
+            let reason = String(cString: strerror(errno))
+            if descriptor >= 0 { close(descriptor) }
+            throw OutputError.io(path: url.path, reason: "fsync: \(reason)")
+        }
+        close(descriptor)
+    }
+
+    /// Temporary stores left by a questbak that was killed (its pid no longer runs) are removed.
+    static func removeStaleTemporaries(besides target: URL) {
+        let directory = target.deletingLastPathComponent()
+        let prefix = ".\(target.lastPathComponent).questbak-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let pid = Int32(rest.prefix { $0.isNumber }), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(directory.appendingPathComponent(name).path)
+        }
+    }
+
+    /// A unique name beside `target` for the store being built, carrying this process's id.
+    static func temporaryStoreURL(besides target: URL) -> URL {
+        let directory = target.deletingLastPathComponent()
+        return directory.appendingPathComponent(".\(target.lastPathComponent).questbak-\(getpid())-\(UUID().uuidString.prefix(8))")
+    }
+}

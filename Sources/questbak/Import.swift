@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import QuestBakKit
+
+extension Questbak {
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Verify, validate and repair an archive, and restore it into a store atomically.",
+            discussion: """
+                Every member is verified against the manifest before anything is kept. With --validate, questbak repairs \
+                what sync bugs and reinstalls leave behind (relationships to missing records become nil; duplicate records \
+                collapse into the lowest _pk with their children re-pointed; extra PlayerProfiles merge; missing values get \
+                the V2 default; missing, malformed or repeated cloudIDs are regenerated) and reports each repair. Without \
+                --validate an archive that needs repairs is refused. Without --into it only validates: exit 0 when the \
+                archive is clean, 2 when it needs repairs. A store is written into a temporary file beside STORE, read \
+                back and verified, and renamed into place; --replace keeps the old store as STORE.questbak-backup-<time>.
+                """
+        )
+
+        @Argument(help: "The archive, or - for standard input.", completion: .file())
+        var archive: String
+
+        @Option(help: "The store to write.", completion: .file())
+        var into: String?
+
+        @Flag(name: .customLong("validate"), help: "Validate and repair; without --into, only report.")
+        var repair = false
+
+        @Option(help: "The schema version of the new store, e.g. 2.0.0 (default: the archive's).")
+        var toVersion: String?
+
+        @Option(help: "A store whose metadata (model hashes, framework version, model cache) the new store takes.", completion: .file())
+        var template: String?
+
+        @Flag(help: "Replace an existing STORE, keeping it as a backup beside it.")
+        var replace = false
+
+        @OptionGroup var schemaOptions: SchemaOptions
+
+        @Flag(help: "Do everything but put the new store in place.")
+        var dryRun = false
+
+        @Option(help: "Write the repair report as JSON to this file.", completion: .file())
+        var report: String?
+
+        @Flag(help: "Print the repair report as JSON.")
+        var json = false
+
+        @Option(help: "What Date.now defaults become, UTC, as YYYY-MM-DDTHH:MM:SSZ (default: the archive's createdAt).")
+        var now: String?
+
+        @Flag(help: "Give regenerated cloudIDs fresh random UUIDs instead of deterministic ones.")
+        var randomIds = false
+
+        @Flag(help: "Read an archive of a newer schema; what the new store cannot hold goes to the report.")
+        var allowNewer = false
+
+        @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+        var quiet = false
+
+        func validate() throws {
+            if into == nil && !repair {
+                throw ValidationError("give --into STORE to restore, or --validate to check the archive only")
+            }
+            if into == nil && (replace || dryRun || template != nil || toVersion != nil) {
+                throw ValidationError("--replace, --dry-run, --template and --to-version need --into STORE")
+            }
+            if let now, ISOTimestamp.unixSeconds(now) == nil, DateText.secondsSinceReferenceDate(iso8601: now) == nil {
+                throw ValidationError("--now must look like 2026-01-31T12:00:00Z")
+            }
+        }
+
+        func run() throws {
+            var status = ExitStatus.success
+            try reportingFailures {
+                let work = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: FileManager.default.temporaryDirectory, create: true)
+                defer { try? FileManager.default.removeItem(at: work) }
+                var options = Importer.Options()
+                options.validate = repair
+                options.targetVersion = toVersion
+                options.template = template.map { URL(fileURLWithPath: $0) }
+                options.replace = replace
+                options.dryRun = dryRun
+                options.now = now.flatMap { DateText.secondsSinceReferenceDate(iso8601: $0) }
+                options.randomIDs = randomIds
+                options.allowNewer = allowNewer
+                options.backupStamp = Self.stamp(Date())
+                options.schemas = try schemaOptions.schemas().candidates
+                let result = try Importer.run(archive: archive, into: into.map { URL(fileURLWithPath: $0) }, options: options, workDirectory: work)
+                let document = try ReportDocument.json(summary: result, log: result.log)
+                if let report { try ReportDocument.write(document, to: URL(fileURLWithPath: report)) }
+                if json {
+                    FileHandle.standardOutput.write(document)
+                } else if !quiet {
+                    print(try Self.text(result))
+                }
+                let unclean = result.repairs + (result.counts.filter { $0.key.hasPrefix("unstorable.") }.values.reduce(0, +))
+                if into == nil && unclean > 0 { status = .repairsNeeded }
+            }
+            if status != .success { throw ExitCode(status.rawValue) }
+        }
+
+        static func stamp(_ date: Date) -> String {
+            let text = DateText.iso8601(secondsSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)) ?? "unknown"
+            return text.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        }
+
+        static func text(_ result: Importer.Result) throws -> String {
+            let action: String
+            if let target = result.target {
+                action = result.dryRun ? "dry run: would write \(target)" : "wrote \(target)"
+            } else {
+                action = "validated (nothing written)"
+            }
+            var lines = ["\(action) from \(result.archive), schema \(result.sourceSchemaVersion) → \(result.targetSchemaVersion)"]
+            if let backup = result.backup { lines.append("previous store kept as \(backup)") }
+            let width = result.entities.map(\.name.count).max() ?? 0
+            for entity in result.entities {
+                lines.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  read " + String(entity.read).leftPadded(8) + (result.dryRun ? "  would write " : "  written ") + String(entity.written).leftPadded(8))
+            }
+            if result.counts.isEmpty {
+                lines.append("no repairs needed")
+            } else {
+                lines.append("changes: " + result.counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+                let shown = try result.log.firstEntriesAsText(20)
+                lines += shown.map { "  " + $0 }
+                let total = result.counts.values.reduce(0, +)
+                if total > shown.count { lines.append("  … \(total - shown.count) more (--report FILE or --json lists all)") }
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -1,0 +1,398 @@
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+final class ImportCommandTests: XCTestCase {
+    // MARK: Helpers
+
+    func report(_ result: CommandResult, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any], result.standardError, file: file, line: line)
+    }
+
+    /// The report's entries as text (strings bare, anything else as JSON), without the fields
+    /// a test does not pin.
+    func entries(_ report: [String: Any], dropping: Set<String> = []) -> [[String: String]] {
+        (report["entries"] as? [[String: Any]] ?? []).map { entry in
+            var cleaned: [String: String] = [:]
+            for (key, value) in entry where !dropping.contains(key) {
+                if let text = value as? String {
+                    cleaned[key] = text
+                } else if let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys]) {
+                    cleaned[key] = String(decoding: data, as: UTF8.self)
+                }
+            }
+            return cleaned
+        }
+    }
+
+    /// Query results as text, NULL as "NULL": compared with plain string literals.
+    func rows(_ store: URL, _ sql: String) throws -> [[String]] {
+        var configuration = Configuration()
+        configuration.readonly = true
+        return try DatabaseQueue(path: store.path, configuration: configuration).read { db in
+            try Row.fetchAll(db, sql: sql).map { row in
+                row.databaseValues.map { value in
+                    switch value.storage {
+                    case .null: return "NULL"
+                    case .int64(let number): return String(number)
+                    case .double(let number): return String(number)
+                    case .string(let text): return text
+                    case .blob(let data): return data.base64EncodedString()
+                    }
+                }
+            }
+        }
+    }
+
+    func v1Archive(_ members: [ArchiveBuilder.Member], in directory: TemporaryTestDirectory, name: String = "crafted.qbak") throws -> URL {
+        var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+        builder.members = members
+        let url = directory.path(name)
+        try builder.write(to: url)
+        return url
+    }
+
+    // MARK: Repairs, one rule at a time, reports checked exactly
+
+    func testOrphansAreKeptWithANilRelationship() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = try v1Archive([
+            .init("Routine", records: [RecordLines.routine(1)]),
+            .init("RoutineTask", records: [RecordLines.task(1, routine: 1), RecordLines.task(2, routine: 7)]),
+            .init("GameSession", records: [RecordLines.session(1, routine: 1)]),
+            .init("TaskEstimation", records: [RecordLines.estimation(1, session: 4)]),
+        ], in: directory)
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(entries(try report(result)), [
+            ["_pk": "2", "entity": "RoutineTask", "field": "routine", "kind": "repair", "old": "7", "new": "null", "rule": "orphan"],
+            ["_pk": "1", "entity": "TaskEstimation", "field": "session", "kind": "repair", "old": "4", "new": "null", "rule": "orphan"],
+        ])
+        XCTAssertEqual(try rows(store, "SELECT Z_PK, ZROUTINE FROM ZROUTINETASK ORDER BY Z_PK"), [["1", "1"], ["2", "NULL"]])
+        XCTAssertEqual(try rows(store, "SELECT count(*) FROM ZTASKESTIMATION WHERE ZSESSION IS NULL"), [["1"]])
+    }
+
+    func testMissingValuesGetTheV2DefaultAndDatesTheArchiveTime() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = try v1Archive([
+            .init("Routine", records: [RecordLines.routine(1, ["name": nil, "isActive": NSNull()])]),
+            .init("TaskEstimation", records: [RecordLines.estimation(1, session: nil, ["ratingRawValue": nil, "recordedAt": NSNull(), "estimatedSeconds": nil])]),
+        ], in: directory)
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(entries(try report(result)), [
+            ["_pk": "1", "entity": "Routine", "field": "name", "kind": "repair", "old": "null", "new": "", "rule": "default"],
+            ["_pk": "1", "entity": "Routine", "field": "isActive", "kind": "repair", "old": "null", "new": "true", "rule": "default"],
+            ["_pk": "1", "entity": "TaskEstimation", "field": "estimatedSeconds", "kind": "repair", "old": "null", "new": "0", "rule": "default"],
+            ["_pk": "1", "entity": "TaskEstimation", "field": "ratingRawValue", "kind": "repair", "old": "null", "new": "way_off", "rule": "default"],
+            ["_pk": "1", "entity": "TaskEstimation", "field": "recordedAt", "kind": "repair", "old": "null", "new": "2026-01-01T00:00:00Z", "rule": "default"],
+        ])
+        // --now decides what Date.now becomes.
+        let withNow = try Questbak.run(["import", archive.path, "--validate", "--json", "--now", "2030-05-06T07:08:09Z"])
+        XCTAssertEqual(withNow.status, 2)
+        XCTAssertTrue(entries(try report(withNow)).contains { $0["field"] == "recordedAt" && $0["new"] == "2030-05-06T07:08:09Z" })
+    }
+
+    func testDuplicatesCollapseIntoTheLowestKeyAndChildrenFollow() throws {
+        let directory = try TemporaryTestDirectory()
+        // Session 2 is session 1 synced twice; each copy has an estimation, and 1 and 3 are also one estimation.
+        let archive = try v1Archive([
+            .init("Routine", records: [RecordLines.routine(1)]),
+            .init("GameSession", records: [RecordLines.session(1, routine: 1), RecordLines.session(2, routine: 1, ["startedAt": "2025-03-02T07:00:00Z"])]),
+            .init("TaskEstimation", records: [
+                RecordLines.estimation(1, session: 1), RecordLines.estimation(2, session: 2, ["taskDisplayName": "Other"]),
+                RecordLines.estimation(3, session: 2, ["taskDisplayName": "Task 1", "recordedAt": "2025-03-01T07:01:00Z", "actualSeconds": 99.5]),
+            ]),
+        ], in: directory)
+        // Make session 2's key equal to session 1's.
+        let session2Fixed = try v1Archive([
+            .init("Routine", records: [RecordLines.routine(1)]),
+            .init("GameSession", records: [RecordLines.session(1, routine: 1), RecordLines.session(2, routine: 1, ["startedAt": "2025-03-02T07:00:00Z"])]),
+        ], in: directory, name: "unused.qbak")
+        _ = session2Fixed
+        let duplicateSessions = try v1Archive([
+            .init("Routine", records: [RecordLines.routine(1)]),
+            .init("GameSession", records: [RecordLines.session(1, routine: 1), RecordLines.session(11, routine: 1, ["startedAt": "2025-03-02T07:00:00Z"])]),
+            .init("TaskEstimation", records: [
+                RecordLines.estimation(1, session: 1), RecordLines.estimation(2, session: 11, ["taskDisplayName": "Other"]),
+                RecordLines.estimation(3, session: 11, ["taskDisplayName": "Task 1", "recordedAt": "2025-03-01T07:01:00Z", "actualSeconds": 99.5]),
+            ]),
+        ], in: directory, name: "dups.qbak")
+        _ = archive
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", duplicateSessions.path, "--into", store.path, "--validate", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let found = entries(try report(result), dropping: ["old"])
+        XCTAssertEqual(found, [
+            ["_pk": "11", "entity": "GameSession", "kind": "repair", "new": "1", "rule": "dedup"],
+            ["_pk": "2", "entity": "TaskEstimation", "field": "session", "kind": "repair", "new": "1", "rule": "repoint"],
+            ["_pk": "3", "entity": "TaskEstimation", "field": "session", "kind": "repair", "new": "1", "rule": "repoint"],
+            ["_pk": "3", "entity": "TaskEstimation", "kind": "repair", "new": "1", "rule": "dedup"],
+        ])
+        // The dropped duplicate is reported in full, so nothing it held is lost silently.
+        let dropped = try XCTUnwrap((try report(result)["entries"] as? [[String: Any]])?.last?["old"] as? [String: Any])
+        XCTAssertEqual(dropped["actualSeconds"] as? Double, 99.5)
+        XCTAssertEqual(try rows(store, "SELECT Z_PK, ZSESSION FROM ZTASKESTIMATION ORDER BY Z_PK"), [["1", "1"], ["2", "1"]])
+        XCTAssertEqual(try rows(store, "SELECT Z_PK FROM ZGAMESESSION"), [["1"]])
+    }
+
+    func testProfilesMergeIntoOne() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = try v1Archive([
+            .init("PlayerProfile", records: [
+                RecordLines.profile(3, ["totalXP": 100, "currentStreak": 8, "lastPlayedDate": "2025-03-01T07:00:00Z", "createdAt": "2025-01-05T00:00:00Z"]),
+                RecordLines.profile(5, ["totalXP": 900, "currentStreak": 2, "lastPlayedDate": "2025-04-01T07:00:00Z", "createdAt": "2025-01-01T00:00:00Z", "soundEnabled": false]),
+            ]),
+        ], in: directory)
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json", "--to-version", "2.0.0"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(entries(try report(result), dropping: ["old", "cloudID"]), [
+            ["_pk": "3", "entity": "PlayerProfile", "field": "createdAt", "kind": "repair", "new": "2025-01-01T00:00:00Z", "rule": "merge"],
+            ["_pk": "3", "entity": "PlayerProfile", "field": "lastPlayedDate", "kind": "repair", "new": "2025-04-01T07:00:00Z", "rule": "merge"],
+            ["_pk": "3", "entity": "PlayerProfile", "field": "totalXP", "kind": "repair", "new": "900", "rule": "merge"],
+            ["_pk": "5", "entity": "PlayerProfile", "kind": "repair", "new": "3", "rule": "dedup"],
+            ["_pk": "3", "entity": "PlayerProfile", "field": "cloudID", "kind": "migration", "new": "singleton-player-profile", "rule": "cloudID"],
+        ])
+        XCTAssertEqual(try rows(store, "SELECT Z_PK, ZTOTALXP, ZCURRENTSTREAK, ZSOUNDENABLED, ZCLOUDID FROM ZPLAYERPROFILE"), [["3", "900", "8", "1", "singleton-player-profile"]])
+    }
+
+    func testCloudIDsAreRegeneratedDeterministically() throws {
+        let directory = try TemporaryTestDirectory()
+        let good = "6F9619FF-8B86-4011-B42D-00C04FC964FF"
+        var builder = ArchiveBuilder(schemaVersion: "2.0.0")
+        builder.members = [
+            .init("Routine", records: [
+                RecordLines.routine(1, ["cloudID": good]),
+                RecordLines.routine(2, ["cloudID": good, "name": "other"]),  // same ID, another record: the migration bug
+                RecordLines.routine(3, ["cloudID": ""]),
+                RecordLines.routine(4, ["cloudID": "not-a-uuid"]),
+                RecordLines.routine(5, ["cloudID": nil]),
+            ]),
+            .init("PlayerProfile", records: [RecordLines.profile(1, ["cloudID": good])]),
+        ]
+        let archive = directory.path("v2.qbak")
+        try builder.write(to: archive)
+        let first = try Questbak.run(["import", archive.path, "--validate", "--json"])
+        XCTAssertEqual(first.status, 2, first.standardError)
+        let changes = entries(try report(first), dropping: ["cloudID"])
+        XCTAssertEqual(changes.map { [$0["entity"], $0["_pk"], $0["old"], $0["kind"]] }, [
+            ["PlayerProfile", "1", good, "repair"],
+            ["Routine", "2", good, "repair"], ["Routine", "3", "", "repair"], ["Routine", "4", "not-a-uuid", "repair"], ["Routine", "5", "null", "repair"],
+        ])
+        let generated = changes.dropFirst().compactMap { $0["new"] }
+        XCTAssertEqual(Set(generated).count, 4)
+        XCTAssertFalse(generated.contains(good))
+        XCTAssertTrue(generated.allSatisfy { UUID(uuidString: $0) != nil && Array($0)[14] == "5" }, "UUIDv5: \(generated)")
+        // The same backup restored twice (two devices) gives the same IDs; --random-ids does not.
+        let second = try Questbak.run(["import", archive.path, "--validate", "--json"])
+        XCTAssertEqual(entries(try report(second)), entries(try report(first)))
+        let random = try Questbak.run(["import", archive.path, "--validate", "--json", "--random-ids"])
+        XCTAssertNotEqual(Array(entries(try report(random)).compactMap { $0["new"] }.dropFirst()), generated)
+    }
+
+    // MARK: Verification failures
+
+    func testEachVerificationFailureHasAClearMessageAndStatus() throws {
+        let directory = try TemporaryTestDirectory()
+        let routine = ArchiveBuilder.Member("Routine", records: [RecordLines.routine(1)])
+        func attempt(_ name: String, _ edit: (inout ArchiveBuilder) -> Void, status: Int32, message: String, flags: [String] = []) throws {
+            var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+            builder.members = [routine]
+            edit(&builder)
+            let archive = directory.path("\(name).qbak")
+            try builder.write(to: archive)
+            let store = directory.path("\(name).store")
+            let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate"] + flags)
+            XCTAssertEqual(result.status, status, "\(name): \(result.standardError)")
+            XCTAssertTrue(result.standardError.contains(message), "\(name): \(result.standardError)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: store.path), name)
+        }
+        try attempt("checksum", { $0.damageMember = { _, data in data[data.count - 3] ^= 1 } }, status: 65, message: "has SHA-256")
+        try attempt("count", { $0.editManifest = { m in var e = m["entities"] as! [[String: Any]]; e[0]["count"] = 2; m["entities"] = e } }, status: 65, message: "header has count 1, the manifest says 2")
+        try attempt("format-version", { $0.formatVersion = 2 }, status: 69, message: "archive format version 2 is newer than this questbak reads (up to 1); upgrade questbak")
+        try attempt("schema-version", { $0.schemaVersion = "3.0.0" }, status: 69, message: "schema version 3.0.0 is not supported (supported: 1.0.0, 2.0.0)")
+        try attempt("type", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["isActive": "yes"])])] }, status: 65, message: "entities/Routine.jsonl line 2: isActive must be a boolean, found a string")
+        try attempt("date", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["createdAt": "yesterday"])])] }, status: 65, message: "line 2: createdAt must be an ISO 8601 UTC date")
+        try attempt("unknown", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["colour": "red"])])] }, status: 65, message: "unknown property colour for Routine in schema 1.0.0")
+        try attempt("duplicate-pk", { $0.members = [.init("Routine", records: [RecordLines.routine(1), RecordLines.routine(1)])] }, status: 65, message: "line 3: _pk 1 appears more than once")
+        try attempt("not-json", { $0.members = [.init("Routine", records: ["{\"_pk\": 1,"])] }, status: 65, message: "line 2: not a JSON object")
+        try attempt("generic", { $0.schemaKind = "generic" }, status: 65, message: "generic archive of another app's store")
+        try attempt("unknown-entity", { $0.members = [.init("Spaceship", records: [])] }, status: 65, message: "entity Spaceship is not part of schema 1.0.0")
+    }
+
+    func testAMissingSchemaVersionReadsAsV1() throws {
+        let directory = try TemporaryTestDirectory()
+        var builder = ArchiveBuilder(schemaVersion: nil)
+        builder.members = [.init("Routine", records: [RecordLines.routine(1)])]
+        let archive = directory.path("old.qbak")
+        try builder.write(to: archive)
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(try report(result)["sourceSchemaVersion"] as? String, "1.0.0")
+    }
+
+    func testANewerSchemaWithAllowNewerKeepsWhatItCannotStoreInTheReport() throws {
+        let directory = try TemporaryTestDirectory()
+        var builder = ArchiveBuilder(schemaVersion: "3.0.0")
+        builder.members = [
+            .init("Routine", records: [RecordLines.routine(1, ["cloudID": "6F9619FF-8B86-4011-B42D-00C04FC964FF", "colour": "red"])]),
+            .init("Badge", records: [#"{"_pk":1,"title":"Early bird"}"#]),
+        ]
+        let archive = directory.path("v3.qbak")
+        try builder.write(to: archive)
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--allow-newer", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let found = entries(try report(result), dropping: ["cloudID"])
+        XCTAssertTrue(found.contains(["_pk": "1", "entity": "Routine", "field": "colour", "kind": "unstorable", "old": "red", "rule": "unknown-property"]), "\(found)")
+        XCTAssertTrue(found.contains(["_pk": "1", "entity": "Badge", "kind": "unstorable", "old": #"{"_pk":1,"title":"Early bird"}"#, "rule": "unknown-property"]), "\(found)")
+        XCTAssertEqual(try rows(store, "SELECT ZNAME FROM ZROUTINE"), [["r1"]])
+    }
+
+    // MARK: Modes
+
+    func testWithoutValidateAnArchiveThatNeedsRepairsIsRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = directory.path("a.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-anomalies").path, "-o", archive.path, "-q"]).status, 0)
+        let store = directory.path("restored.store")
+        let refused = try Questbak.run(["import", archive.path, "--into", store.path])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.standardError.contains("needs repairs (3 repair.dedup, 4 repair.merge, 1 repair.orphan); nothing was written"), refused.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.path))
+        XCTAssertEqual(try Questbak.run(["import", archive.path, "--validate"]).status, 2)
+        let clean = directory.path("clean.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", clean.path, "-q"]).status, 0)
+        let validated = try Questbak.run(["import", clean.path, "--validate"])
+        XCTAssertEqual(validated.status, 0, validated.standardError)
+        XCTAssertTrue(validated.standardOutput.contains("no repairs needed"), validated.standardOutput)
+    }
+
+    func testDryRunReportsWhatTheRealRunDoes() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = directory.path("a.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-anomalies").path, "-o", archive.path, "-q"]).status, 0)
+        let store = directory.path("restored.store")
+        let dry = try report(try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--to-version", "2.0.0", "--dry-run", "--json"]))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.path))
+        let real = try report(try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--to-version", "2.0.0", "--json"]))
+        XCTAssertEqual(dry["dryRun"] as? Bool, true)
+        XCTAssertEqual(real["dryRun"] as? Bool, false)
+        XCTAssertEqual(dry["counts"] as? [String: Int], real["counts"] as? [String: Int])
+        XCTAssertEqual(dry["counts"] as? [String: Int], ["migration.cloudID": 29, "repair.dedup": 3, "repair.merge": 4, "repair.orphan": 1])
+        XCTAssertEqual(NSArray(array: dry["entities"] as! [Any]), NSArray(array: real["entities"] as! [Any]))
+        XCTAssertEqual(entries(dry), entries(real))
+    }
+
+    func testExportImportExportGivesIdenticalEntityMembers() throws {
+        for name in ["v1-typical", "v1-edge-cases", "v1-wal", "v2-typical"] {
+            let directory = try TemporaryTestDirectory()
+            let first = directory.path("first.qbak")
+            XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture(name).path, "-o", first.path, "-q", "--compression", "none"]).status, 0)
+            let store = directory.path("restored/default.store")
+            try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let imported = try Questbak.run(["import", first.path, "--into", store.path, "-q"])
+            XCTAssertEqual(imported.status, 0, "\(name): \(imported.standardError)")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path), ["default.store"], "no -wal, -shm or temporary file left")
+            let second = directory.path("second.qbak")
+            XCTAssertEqual(try Questbak.run(["export", store.path, "-o", second.path, "-q", "--compression", "none"]).status, 0)
+            let one = try Questbak.runTool(["tar", "-xOf", first.path, "--wildcards", "entities/*"])
+            let two = try Questbak.runTool(["tar", "-xOf", second.path, "--wildcards", "entities/*"])
+            XCTAssertFalse(one.outputData.isEmpty)
+            XCTAssertEqual(one.outputData, two.outputData, "\(name): entity members differ after a round trip")
+            let metadataOne = try Questbak.runTool(["tar", "-xOf", first.path, "store/metadata.plist"]).outputData
+            let metadataTwo = try Questbak.runTool(["tar", "-xOf", second.path, "store/metadata.plist"]).outputData
+            XCTAssertEqual(metadataOne, metadataTwo, "\(name): the metadata travels byte for byte")
+            let check = try Questbak.run(["inspect", store.path, "--json"])
+            XCTAssertEqual(try report(check)["hashesMatchVersion"] as? String, name.hasPrefix("v1") ? "1.0.0" : "2.0.0")
+        }
+    }
+
+    func testAV1FixtureImportedAsV2KeepsEveryValue() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("v1-edge-cases")
+        let archive = directory.path("v1.qbak")
+        XCTAssertEqual(try Questbak.run(["export", source.path, "-o", archive.path, "-q"]).status, 0)
+        let store = directory.path("v2.store")
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--to-version", "2.0.0", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let counts = try report(result)["counts"] as? [String: Int]
+        XCTAssertEqual(counts, ["migration.cloudID": 13], "only cloudIDs are added: \(String(describing: counts))")
+        for table in ["ZROUTINE", "ZROUTINETASK", "ZGAMESESSION", "ZTASKESTIMATION", "ZPLAYERPROFILE"] {
+            let columns = try rows(source, "SELECT group_concat(name) FROM pragma_table_info('\(table)')")[0][0]
+            XCTAssertEqual(try rows(store, "SELECT \(columns) FROM \(table) ORDER BY Z_PK"), try rows(source, "SELECT \(columns) FROM \(table) ORDER BY Z_PK"), table)
+            XCTAssertEqual(try rows(store, "SELECT count(*) - count(DISTINCT ZCLOUDID) FROM \(table)"), [["0"]], table)
+        }
+        XCTAssertEqual(try rows(store, "SELECT ZCLOUDID FROM ZPLAYERPROFILE"), [["singleton-player-profile"]])
+        let inspection = try report(try Questbak.run(["inspect", store.path, "--json"]))
+        XCTAssertEqual(inspection["hashesMatchVersion"] as? String, "2.0.0")
+        XCTAssertEqual(inspection["uuid"] as? String, "3C0A9E61-0D4E-4C5B-9B53-6E1F0F1A0002", "the store keeps its identity")
+    }
+
+    func testReplaceKeepsTheOldStoreAsABackup() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = directory.path("typical.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", archive.path, "-q"]).status, 0)
+        let target = try directory.copyFixture("v1-wal")
+        let folder = target.deletingLastPathComponent()
+        let old = try ["", "-wal", "-shm"].map { try Data(contentsOf: URL(fileURLWithPath: target.path + $0)) }
+        let exists = try Questbak.run(["import", archive.path, "--into", target.path])
+        XCTAssertEqual(exists.status, 73)
+        XCTAssertTrue(exists.standardError.contains("already exists (use --replace"), exists.standardError)
+        let result = try Questbak.run(["import", archive.path, "--into", target.path, "--replace", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let backup = try XCTUnwrap(try report(result)["backup"] as? String)
+        XCTAssertTrue(backup.hasPrefix(target.path + ".questbak-backup-"))
+        XCTAssertEqual(try ["", "-wal", "-shm"].map { try Data(contentsOf: URL(fileURLWithPath: backup + $0)) }, old, "the backup is the old store byte for byte")
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasSuffix(".dump") })
+        let backupName = URL(fileURLWithPath: backup).lastPathComponent
+        XCTAssertEqual(left, ["default.store", backupName, backupName + "-wal", backupName + "-shm"], "no old -wal beside the new store")
+        XCTAssertEqual(try rows(target, "SELECT count(*) FROM ZTASKESTIMATION"), [["36"]])
+        XCTAssertEqual(try rows(URL(fileURLWithPath: backup), "SELECT count(*) FROM ZTASKESTIMATION"), [["8"]], "the backup opens with its WAL rows")
+    }
+
+    func testAFailedImportLeavesTheTargetByteIdentical() throws {
+        let directory = try TemporaryTestDirectory()
+        let target = try directory.copyFixture("v1-wal")
+        let folder = target.deletingLastPathComponent()
+        let before = try DirectoryState(of: folder)
+        var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+        builder.members = [.init("Routine", records: [RecordLines.routine(1), RecordLines.routine(2, ["isActive": 3])])]
+        let archive = directory.path("bad.qbak")
+        try builder.write(to: archive)
+        let result = try Questbak.run(["import", archive.path, "--into", target.path, "--replace", "--validate"])
+        XCTAssertEqual(result.status, 65, result.standardError)
+        XCTAssertEqual(try DirectoryState(of: folder), before)
+    }
+
+    func testAStaleWALWithoutItsStoreIsRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = directory.path("a.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", archive.path, "-q"]).status, 0)
+        let target = directory.path("new.store")
+        try Data("old wal".utf8).write(to: URL(fileURLWithPath: target.path + "-wal"))
+        let result = try Questbak.run(["import", archive.path, "--into", target.path])
+        XCTAssertEqual(result.status, 73)
+        XCTAssertTrue(result.standardError.contains("new.store-wal exists without its store"), result.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: target.path))
+    }
+
+    func testImportsFromStandardInput() throws {
+        let directory = try TemporaryTestDirectory()
+        let exported = try Questbak.run(["export", try directory.copyFixture("v2-typical").path, "-o", "-", "-q"])
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", "-", "--into", store.path, "-q"], input: exported.outputData)
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(try rows(store, "SELECT count(*) FROM ZTASKESTIMATION"), [["24"]])
+    }
+
+    func testUsageErrors() throws {
+        XCTAssertEqual(try Questbak.run(["import", "x.qbak"]).status, 64)
+        XCTAssertEqual(try Questbak.run(["import", "x.qbak", "--validate", "--replace"]).status, 64)
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+final class MigrationCommandTests: XCTestCase {
+    /// A private copy of the repository's Fixtures folder (stores and golden dumps).
+    func copyOfFixtures(_ directory: TemporaryTestDirectory) throws -> URL {
+        let copy = directory.path("Fixtures")
+        try FileManager.default.copyItem(at: Repository.fixtures, to: copy)
+        return copy
+    }
+
+    func scalar(_ store: URL, _ sql: String) throws -> String? {
+        var configuration = Configuration()
+        configuration.readonly = true
+        return try DatabaseQueue(path: store.path, configuration: configuration).read { try String.fetchOne($0, sql: sql) }
+    }
+
+    func testTheGatePassesOnTheRepositoryFixtures() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = try copyOfFixtures(directory)
+        let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path], environment: ["QUESTBAK_RECORD": "0"])
+        XCTAssertEqual(result.status, 0, result.standardOutput)
+        XCTAssertTrue(result.standardOutput.hasSuffix("16 passed, 0 failed\n"), result.standardOutput)
+        for fixture in ["v1-typical", "v1-edge-cases", "v1-anomalies", "v1-wal"] {
+            for check in ["migrate", "golden", "invariants", "round-trip"] {
+                XCTAssertTrue(result.standardOutput.contains("ok   \(fixture)/default.store: \(check)"), "\(fixture) \(check)\n\(result.standardOutput)")
+            }
+        }
+        XCTAssertFalse(result.standardOutput.contains("v2-typical"), "stores already at the newest version are not migrated")
+    }
+
+    func testAMutatedGoldenDumpFailsWithADiff() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = try copyOfFixtures(directory)
+        let golden = fixtures.appendingPathComponent("v1-typical/default.store.expected-2.0.0.dump")
+        let text = try String(contentsOf: golden, encoding: .utf8)
+        try text.replacingOccurrences(of: "name=\"bedtime\"", with: "name=\"bedtime!\"").write(to: golden, atomically: true, encoding: .utf8)
+        let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path])
+        XCTAssertEqual(result.status, 3, result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("FAIL v1-typical/default.store: golden"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("-   _pk=3 activeDays=[1,2,3,4,5,6,7]"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("name=\"bedtime!\""), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("name=\"bedtime\""), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.hasSuffix("15 passed, 1 failed\n"), result.standardOutput)
+    }
+
+    func testAFixtureWithADroppedRecordFails() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = try copyOfFixtures(directory)
+        let store = fixtures.appendingPathComponent("v1-typical/default.store")
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "DELETE FROM ZTASKESTIMATION WHERE Z_PK = 7") }
+        let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path])
+        XCTAssertEqual(result.status, 3, result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("FAIL v1-typical/default.store: golden"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("- entity TaskEstimation Z_ENT=5 count=36 Z_MAX=36"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("+ entity TaskEstimation Z_ENT=5 count=35 Z_MAX=36"), result.standardOutput)
+    }
+
+    /// V2 with one property removed and one retyped: what a careless V3 would do.
+    func nonLightweightSchema(in directory: TemporaryTestDirectory) throws -> URL {
+        let printed = try Questbak.run(["schema", "2.0.0"])
+        XCTAssertEqual(printed.status, 0)
+        var schema = try XCTUnwrap(JSONSerialization.jsonObject(with: printed.outputData) as? [String: Any])
+        schema["versionIdentifier"] = "3.0.0"
+        var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
+        for index in entities.indices where entities[index]["name"] as? String == "Routine" {
+            var attributes = entities[index]["attributes"] as! [[String: Any]]
+            attributes.removeAll { $0["name"] as? String == "displayName" }
+            entities[index]["attributes"] = attributes
+        }
+        for index in entities.indices where entities[index]["name"] as? String == "RoutineTask" {
+            var attributes = entities[index]["attributes"] as! [[String: Any]]
+            for a in attributes.indices where attributes[a]["name"] as? String == "orderIndex" {
+                attributes[a]["type"] = "string"
+                attributes[a]["default"] = ["value": "0"]
+            }
+            entities[index]["attributes"] = attributes
+        }
+        schema["entities"] = entities
+        let url = directory.path("v3.json")
+        try JSONSerialization.data(withJSONObject: schema, options: [.sortedKeys]).write(to: url)
+        return url
+    }
+
+    func testANonLightweightSchemaChangeFailsNamingEachProperty() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = try copyOfFixtures(directory)
+        let v3 = try nonLightweightSchema(in: directory)
+        let checked = try Questbak.run(["check-migration", v3.path])
+        XCTAssertEqual(checked.status, 65)
+        XCTAssertTrue(checked.standardError.contains("schema 2.0.0 → 3.0.0 is not a lightweight migration"), checked.standardError)
+        XCTAssertTrue(checked.standardError.contains("Routine.displayName: removed, or renamed without @Attribute(originalName: \"displayName\")"), checked.standardError)
+        XCTAssertTrue(checked.standardError.contains("RoutineTask.orderIndex: type changes from integer to string"), checked.standardError)
+        let gate = try Questbak.run(["verify-migration", "--fixtures", fixtures.path, "--schema", v3.path])
+        XCTAssertEqual(gate.status, 3, gate.standardOutput)
+        XCTAssertTrue(gate.standardOutput.contains("FAIL v1-typical/default.store: migrate"), gate.standardOutput)
+        XCTAssertTrue(gate.standardOutput.contains("Routine.displayName: removed"), gate.standardOutput)
+    }
+
+    func testAProposedVersionThatAddsAnEntityMigratesAndRenumbers() throws {
+        let directory = try TemporaryTestDirectory()
+        let printed = try Questbak.run(["schema"])
+        var schema = try XCTUnwrap(JSONSerialization.jsonObject(with: printed.outputData) as? [String: Any])
+        schema["versionIdentifier"] = "3.0.0"
+        var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
+        // "Badge" sorts first, so every existing entity's number moves up by one.
+        entities.append(["name": "Badge", "attributes": [["name": "title", "type": "string", "default": ["value": ""]], ["name": "cloudID", "type": "string", "default": "uuidString"]]])
+        for index in entities.indices where entities[index]["name"] as? String == "Routine" {
+            var attributes = entities[index]["attributes"] as! [[String: Any]]
+            attributes.append(["name": "colour", "type": "string", "optional": true])
+            attributes.append(["name": "archivedAt", "type": "date", "default": "now"])
+            for a in attributes.indices where attributes[a]["name"] as? String == "displayName" {
+                attributes[a]["name"] = "title"
+                attributes[a]["renamedFrom"] = "displayName"
+            }
+            entities[index]["attributes"] = attributes
+        }
+        schema["entities"] = entities
+        let v3 = directory.path("v3.json")
+        try JSONSerialization.data(withJSONObject: schema).write(to: v3)
+        XCTAssertEqual(try Questbak.run(["check-migration", v3.path]).status, 0)
+
+        let store = try directory.copyFixture("v2-typical")
+        let migrated = directory.path("v3.store")
+        let result = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--schema", v3.path, "--now", "2026-02-02T00:00:00Z", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(try scalar(migrated, "SELECT group_concat(Z_ENT || ':' || Z_NAME, ' ') FROM Z_PRIMARYKEY WHERE Z_ENT < 16000"),
+                       "1:Badge 2:GameSession 3:PlayerProfile 4:Routine 5:RoutineTask 6:TaskEstimation")
+        XCTAssertEqual(try scalar(migrated, "SELECT group_concat(DISTINCT Z_ENT) FROM ZROUTINE"), "4")
+        XCTAssertEqual(try scalar(migrated, "SELECT ZTITLE FROM ZROUTINE WHERE Z_PK = 1"), "Morning Routine", "renamed, not lost")
+        XCTAssertEqual(try scalar(migrated, "SELECT count(*) FROM ZROUTINE WHERE ZARCHIVEDAT = 791683200 AND ZCOLOUR IS NULL"), "3")
+        XCTAssertEqual(try scalar(migrated, "SELECT count(DISTINCT ZCLOUDID) FROM ZTASKESTIMATION"), "24", "V2 cloudIDs are kept")
+        // New columns come last, as ALTER TABLE adds them.
+        XCTAssertEqual(try scalar(migrated, "SELECT group_concat(name, ',') FROM pragma_table_info('ZROUTINE')"),
+                       "Z_PK,Z_ENT,Z_OPT,ZISACTIVE,ZCREATEDAT,ZUPDATEDAT,ZCLOUDID,ZTITLE,ZNAME,ZACTIVEDAYS,ZARCHIVEDAT,ZCOLOUR")
+        let inspection = try Questbak.run(["inspect", migrated.path, "--json"])
+        XCTAssertTrue(inspection.standardOutput.contains("\"versionIdentifiers\" : [\n    \"3.0.0\"\n  ]"), inspection.standardOutput)
+
+        // The gate works on a team's own fixture folder and a proposed schema.
+        let teamFixtures = directory.path("team")
+        try FileManager.default.createDirectory(at: teamFixtures, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: store, to: teamFixtures.appendingPathComponent("device-a.store"))
+        let recorded = try Questbak.run(["verify-migration", "--fixtures", teamFixtures.path, "--schema", v3.path, "--record"])
+        XCTAssertEqual(recorded.status, 3, "record mode never passes")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: teamFixtures.appendingPathComponent("device-a.store.expected-3.0.0.dump").path))
+        let verified = try Questbak.run(["verify-migration", "--fixtures", teamFixtures.path, "--schema", v3.path])
+        XCTAssertEqual(verified.status, 0, verified.standardOutput)
+        XCTAssertTrue(verified.standardOutput.hasSuffix("4 passed, 0 failed\n"), verified.standardOutput)
+    }
+
+    func testMigrateWritesAV2StoreAndLeavesTheSourceAlone() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-wal")
+        let folder = store.deletingLastPathComponent()
+        let before = try DirectoryState(of: folder)
+        let output = directory.path("v2.store")
+        let result = try Questbak.run(["migrate", store.path, "-o", output.path, "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(try DirectoryState(of: folder), before)
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        // Core Data's single default stays with the first row of each entity; the other 14 rows get their own.
+        XCTAssertEqual(report["counts"] as? [String: Int], ["migration.cloudID": 14])
+        XCTAssertEqual(try scalar(output, "SELECT count(*) FROM ZTASKESTIMATION"), "8", "rows that were only in the WAL are migrated too")
+        for table in ["ZROUTINE", "ZROUTINETASK", "ZGAMESESSION", "ZTASKESTIMATION"] {
+            XCTAssertEqual(try scalar(output, "SELECT count(*) - count(DISTINCT ZCLOUDID) FROM \(table)"), "0", table)
+        }
+        let inspection = try Questbak.run(["inspect", output.path, "--json"])
+        XCTAssertTrue(inspection.standardOutput.contains("\"hashesMatchVersion\" : \"2.0.0\""), inspection.standardOutput)
+
+        let again = try Questbak.run(["migrate", output.path, "-o", directory.path("v2b.store").path])
+        XCTAssertEqual(again.status, 65)
+        XCTAssertTrue(again.standardError.contains("already schema 2.0.0"), again.standardError)
+    }
+
+    func testMigrateInPlaceKeepsABackup() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        let original = try Data(contentsOf: store)
+        let result = try Questbak.run(["migrate", store.path, "--in-place", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        let backup = try XCTUnwrap(report["backup"] as? String)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: backup)), original)
+        XCTAssertEqual(try scalar(store, "SELECT count(*) FROM ZTASKESTIMATION WHERE ZCLOUDID IS NOT NULL"), "36")
+        XCTAssertEqual(try Questbak.run(["migrate", store.path]).status, 64, "-o or --in-place is required")
+    }
+
+    func testSchemaJSONRoundTrips() throws {
+        for version in ["1.0.0", "2.0.0"] {
+            let printed = try Questbak.run(["schema", version])
+            XCTAssertEqual(printed.status, 0)
+            let directory = try TemporaryTestDirectory()
+            let file = directory.path("schema.json")
+            try printed.outputData.write(to: file)
+            // A schema printed and read back is the same schema: migrating to it is a no-op check.
+            let checked = try Questbak.run(["check-migration", file.path, "--from", version])
+            XCTAssertEqual(checked.status, 0, checked.standardError)
+        }
+        XCTAssertTrue(try Questbak.run(["schema"]).standardOutput.contains("\"singletonCloudID\" : \"singleton-player-profile\""))
+    }
+}
