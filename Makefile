@@ -7,7 +7,7 @@ MAN_DATE := 2026-11-22
 MAN_OUTPUT := .build/plugins/GenerateManual/outputs/questbak/questbak.1
 DEMO := .build/demo
 
-.PHONY: deps build demo test man man-check fixtures clean
+.PHONY: deps build demo test man man-check fixtures golden clean
 
 deps:
 	@missing=""; for package in $(APT_PACKAGES); do \
@@ -22,15 +22,23 @@ deps:
 build: deps
 	swift build
 
-# The main job on a bundled fixture store.
+# The main job on a bundled fixture store: back up a V1 store with sync damage, restore it as a
+# V2 store with repairs, and migrate another V1 store the way the app's update would.
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
-	.build/debug/questbak inspect Fixtures/v1-wal/default.store
+	.build/debug/questbak inspect Fixtures/v1-anomalies/default.store
+	.build/debug/questbak export Fixtures/v1-anomalies/default.store -o $(DEMO)/backup.qbak
+	.build/debug/questbak inspect $(DEMO)/backup.qbak
+	.build/debug/questbak import $(DEMO)/backup.qbak --validate --into $(DEMO)/restored.store --to-version 2.0.0 --report $(DEMO)/report.json
+	.build/debug/questbak migrate Fixtures/v1-wal/default.store -o $(DEMO)/migrated.store
+	@echo "demo output in $(DEMO): backup.qbak, restored.store, report.json, migrated.store"
 
+# Every test, the man-page check and the migration gate; record mode is never on here.
 test: deps
 	swift build --build-tests
 	swift test
 	$(MAKE) man-check
+	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
 
 # Regenerates man/questbak.1 from the command definitions (argument-parser's generate-manual).
 man: deps
@@ -45,6 +53,10 @@ man-check: deps
 # Regenerates the golden fixture stores; only on purpose (see Fixtures/README.md).
 fixtures: deps
 	swift run questbak-fixtures Fixtures
+
+# Rewrites the golden migration dumps beside the fixtures; only on purpose, then review the diff.
+golden: build
+	-.build/debug/questbak verify-migration --fixtures Fixtures --record
 
 clean:
 	rm -rf .build

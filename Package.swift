@@ -42,6 +42,12 @@ let package = Package(
             dependencies: ["QuestBakKit"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // The archive reader's fuzz campaign: `swift run -c release questbak-fuzz --iterations 10000`.
+        .executableTarget(
+            name: "questbak-fuzz",
+            dependencies: ["QuestBakKit"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .target(
             name: "QuestBakTestSupport",
             dependencies: ["QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],

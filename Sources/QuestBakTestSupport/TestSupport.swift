@@ -60,7 +60,9 @@ public struct DirectoryState: Equatable, CustomStringConvertible {
 
 /// Runs the built `questbak` executable, like argument-parser's `AssertExecuteCommand`.
 public struct CommandResult {
+    /// The exit status, or the signal's number when `killedBySignal`.
     public var status: Int32
+    public var killedBySignal = false
     public var standardOutput: String
     public var standardError: String
     public var outputData: Data
@@ -109,7 +111,8 @@ public enum Questbak {
         let errorData = errorReader.wait()
         process.waitUntilExit()
         return CommandResult(
-            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+            status: process.terminationStatus, killedBySignal: process.terminationReason == .uncaughtSignal,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
             standardError: String(decoding: errorData, as: UTF8.self), outputData: outputData)
     }
 }

@@ -73,7 +73,7 @@ extension Questbak {
         func run() throws {
             var status = ExitStatus.success
             try reportingFailures {
-                let work = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: FileManager.default.temporaryDirectory, create: true)
+                let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { try? FileManager.default.removeItem(at: work) }
                 var options = Importer.Options()
                 options.validate = repair

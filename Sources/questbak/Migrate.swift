@@ -81,7 +81,7 @@ extension Questbak {
                 options.randomIDs = randomIds
                 options.inPlace = inPlace
                 options.backupStamp = Import.stamp(Date())
-                let work = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: FileManager.default.temporaryDirectory, create: true)
+                let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { try? FileManager.default.removeItem(at: work) }
                 let result = try Migrator.migrate(
                     storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) }, options: options,
@@ -133,7 +133,7 @@ extension Questbak {
                 let (target, candidates) = try schemaOptions.schemas()
                 var verifier = MigrationVerifier(fixtures: URL(fileURLWithPath: fixtures, isDirectory: true), target: target, candidates: candidates)
                 verifier.record = record || ProcessInfo.processInfo.environment["QUESTBAK_RECORD"] == "1"
-                let work = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: FileManager.default.temporaryDirectory, create: true)
+                let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { try? FileManager.default.removeItem(at: work) }
                 let checks = try verifier.run(workDirectory: work) { check in
                     guard !json else { return }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import QuestBakKit
 
 @main
@@ -26,4 +27,11 @@ struct Questbak: ParsableCommand {
         version: QuestBak.version,
         subcommands: [Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self]
     )
+
+    /// A file-size limit (`ulimit -f`) must end in a clean error like a full disk, not in the
+    /// SIGXFSZ that kills the process by default: with the signal ignored, the write fails with EFBIG.
+    static func main() {
+        signal(SIGXFSZ, SIG_IGN)
+        main(nil)
+    }
 }

@@ -22,9 +22,15 @@ struct LibArchiveError: Error, LocalizedError {
         self.location = location
     }
 
-    init(_ operation: String, _ archive: OpaquePointer?, location: String? = nil) {
+    /// `withCause` adds errno's text: libarchive says only "Write error" when a disk is full.
+    init(_ operation: String, _ archive: OpaquePointer?, location: String? = nil, withCause: Bool = false) {
         self.operation = operation
-        message = archive.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "unknown libarchive error"
+        var text = archive.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "unknown libarchive error"
+        if withCause, let archive, archive_errno(archive) > 0 {
+            let cause = String(cString: strerror(archive_errno(archive)))
+            if !text.contains(cause) { text += " (\(cause))" }
+        }
+        message = text
         self.location = location
     }
 }
@@ -81,7 +87,7 @@ final class TarArchiveWriter {
         try produce { chunk in
             guard chunk.count > 0 else { return }
             let result = archive_write_data(archive, chunk.baseAddress, chunk.count)
-            guard result == chunk.count else { throw LibArchiveError("write \(path)", archive) }
+            guard result == chunk.count else { throw LibArchiveError("write \(path)", archive, withCause: true) }
             written += Int64(result)
         }
         guard written == size else {
@@ -102,7 +108,7 @@ final class TarArchiveWriter {
     }
 
     private func check(_ result: Int32, _ operation: String) throws {
-        if result < ARCHIVE_WARN { throw LibArchiveError(operation, archive) }
+        if result < ARCHIVE_WARN { throw LibArchiveError(operation, archive, withCause: true) }
     }
 }
 

@@ -103,8 +103,10 @@ public enum Migrator {
                     // The compiled model of the old version no longer describes the store; Core
                     // Data rebuilds the cache from the app's model when it finds none.
                     try db.execute(sql: "DELETE FROM Z_MODELCACHE")
+                    FaultInjection.point("before commit of the migration")
                     return .commit
                 }
+                FaultInjection.point("migration committed")
                 try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             }
             try queue.close()
@@ -138,6 +140,7 @@ public enum Migrator {
                 }
                 if oldLayout.column(for: column.property) != nil { continue }
                 try db.execute(sql: "ALTER TABLE \(layout.tableName) ADD COLUMN \(column.name) \(column.declaredType)")
+                FaultInjection.point("added \(layout.tableName).\(column.name)")
                 if let attribute, let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options) {
                     try db.execute(sql: "UPDATE \(layout.tableName) SET \(column.name) = ?", arguments: [ValueCoding.encode(value)])
                 }

@@ -105,6 +105,7 @@ public enum Importer {
                 maximumPrimaryKeyFloor: Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max))
         }
         try verifyReadBack(storeURL, schema: plan.target, expected: digests)
+        FaultInjection.point("read back and verified")
 
         var backup: URL?
         if writeInPlace, let target {

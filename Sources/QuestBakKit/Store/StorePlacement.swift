@@ -38,16 +38,25 @@ public enum StorePlacement {
         try syncFile(newStore)
         var backup: URL?
         if replace && FileManager.default.fileExists(atPath: target.path) {
-            let backupURL = URL(fileURLWithPath: target.path + ".questbak-backup-\(backupStamp)")
+            // Never over an earlier backup: a second replace within the same second gets "-2".
+            var backupURL = URL(fileURLWithPath: target.path + ".questbak-backup-\(backupStamp)")
+            var attempt = 1
+            while FileManager.default.fileExists(atPath: backupURL.path) {
+                attempt += 1
+                backupURL = URL(fileURLWithPath: target.path + ".questbak-backup-\(backupStamp)-\(attempt)")
+            }
             try copyStore(target, to: backupURL)
             backup = backupURL
+            FaultInjection.point("backup complete")
             try checkpoint(target)
+            FaultInjection.point("old store checkpointed")
             guard (try? FileManager.default.attributesOfItem(atPath: target.path + "-wal")[.size] as? NSNumber)?.intValue ?? 0 == 0 else {
                 throw StoreError.sqlite(path: target.path, code: 5, message: "another process wrote to the store while it was being replaced; the new store was not put in place")
             }
             guard rename(newStore.path, target.path) == 0 else {
                 throw OutputError.io(path: target.path, reason: "rename: \(String(cString: strerror(errno)))")
             }
+            FaultInjection.point("renamed into place")
         } else {
             // link() refuses to replace an existing file, so a store created meanwhile is never clobbered.
             guard link(newStore.path, target.path) == 0 else {
@@ -57,7 +66,10 @@ public enum StorePlacement {
             }
             unlink(newStore.path)
         }
-        for suffix in sidecars { unlink(target.path + suffix) }
+        for suffix in sidecars {
+            unlink(target.path + suffix)
+            FaultInjection.point("removed \(suffix)")
+        }
         Durability.syncDirectory(of: target)
         return backup
     }
@@ -93,6 +105,7 @@ public enum StorePlacement {
             do {
                 try FileManager.default.copyItem(atPath: source.path + suffix, toPath: temporary)
                 try syncFile(URL(fileURLWithPath: temporary))
+                FaultInjection.point("copied \(suffix.isEmpty ? "main file" : suffix) to backup")
                 guard rename(temporary, final) == 0 else { throw OutputError.io(path: final, reason: String(cString: strerror(errno))) }
             } catch {
                 try? FileManager.default.removeItem(atPath: temporary)

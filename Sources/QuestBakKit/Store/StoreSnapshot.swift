@@ -26,8 +26,10 @@ public final class StoreSnapshot {
         var frames = 0
         var copied = false
         do {
+            // Only the main file must not change while it is copied: SQLite writes it only when
+            // checkpointing. The WAL may grow meanwhile: recovery keeps its committed prefix.
             for _ in 0..<maximumAttempts {
-                let before = try FileFingerprint.of([url, walURL])
+                let before = try FileFingerprint.of([url])
                 try? fileManager.removeItem(at: copy)
                 try? fileManager.removeItem(atPath: copy.path + "-wal")
                 try fileManager.copyItem(at: url, to: copy)
@@ -35,7 +37,7 @@ public final class StoreSnapshot {
                     try fileManager.copyItem(atPath: walURL.path, toPath: copy.path + "-wal")
                     frames = WriteAheadLog.committedFrameCount(at: URL(fileURLWithPath: copy.path + "-wal"))
                 }
-                if try FileFingerprint.of([url, walURL]) == before {
+                if try FileFingerprint.of([url]) == before {
                     copied = true
                     break
                 }

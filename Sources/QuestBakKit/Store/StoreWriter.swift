@@ -32,6 +32,7 @@ public enum StoreWriter {
             var arguments: [DatabaseValue] = [record.primaryKey.databaseValue, number.databaseValue, max(opt, 1).databaseValue]
             arguments += layout.columns.map { ValueCoding.encode(record[$0.property]) }
             try statement.execute(arguments: StatementArguments(arguments))
+            FaultInjection.point("inserted \(entityName) \(record.primaryKey)")
             counts[entityName, default: 0] += 1
             maximumPrimaryKeys[entityName] = max(maximumPrimaryKeys[entityName] ?? 0, record.primaryKey)
         }
@@ -97,9 +98,12 @@ public enum StoreWriter {
                             sink.maximumPrimaryKeys[entity.name] ?? 0, bookkeeping.maximumPrimaryKeyFloor[entity.name] ?? 0)
                     }
                     try writeBookkeeping(db, schema: schema, bookkeeping: bookkeeping, summary: summary)
+                    FaultInjection.point("before commit of \(url.lastPathComponent)")
                     return .commit
                 }
+                FaultInjection.point("committed \(url.lastPathComponent)")
                 try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                FaultInjection.point("checkpointed \(url.lastPathComponent)")
             }
             try queue.close()
             return summary

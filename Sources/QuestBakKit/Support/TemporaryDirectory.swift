@@ -1,8 +1,8 @@
 import Foundation
 
-enum TemporaryDirectory {
+public enum TemporaryDirectory {
     /// A new private directory (mode 0700) under the system temporary directory.
-    static func create(prefix: String, in parent: URL? = nil) throws -> URL {
+    public static func create(prefix: String, in parent: URL? = nil) throws -> URL {
         let base = parent ?? FileManager.default.temporaryDirectory
         var template = Array(base.appendingPathComponent("\(prefix).XXXXXX").path.utf8CString)
         guard let result = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
