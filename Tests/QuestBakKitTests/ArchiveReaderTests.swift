@@ -344,7 +344,7 @@ final class ArchiveReaderTests: XCTestCase {
         for compression in ArchiveCompression.allCases {
             for (index, boundary) in (headers + [end]).enumerated() {
                 let url = try bench.write(
-                    bytes: try ArchiveFuzzer.compress(tar.prefix(boundary), with: compression), "cut-\(compression)-\(boundary)")
+                    bytes: try RawCompression.compress(tar.prefix(boundary), with: compression), "cut-\(compression)-\(boundary)")
                 switch index {
                 case 0:
                     let error = assertRefused(url)
@@ -921,6 +921,6 @@ final class ArchiveReaderTests: XCTestCase {
         var tar = [UInt8](try Data(contentsOf: try bench.export(.none)))
         let (headers, _) = Self.layout(Data(tar))
         tar[headers[2] + 10] ^= 0x01
-        try ArchiveFuzzer.compress(Data(tar), with: .zstd).write(to: Self.corpus.appendingPathComponent("refused-unreadable-damaged-header.qbak"))
+        try RawCompression.compress(Data(tar), with: .zstd).write(to: Self.corpus.appendingPathComponent("refused-unreadable-damaged-header.qbak"))
     }
 }
