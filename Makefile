@@ -7,7 +7,7 @@ MAN_DATE := 2026-11-22
 MAN_OUTPUT := .build/plugins/GenerateManual/outputs/questbak/questbak.1
 DEMO := .build/demo
 
-.PHONY: deps build demo test man man-check fixtures golden clean
+.PHONY: deps build demo test man man-check fixtures golden fuzz bench clean
 
 deps:
 	@missing=""; for package in $(APT_PACKAGES); do \
@@ -57,6 +57,14 @@ fixtures: deps
 # Rewrites the golden migration dumps beside the fixtures; only on purpose, then review the diff.
 golden: build
 	-.build/debug/questbak verify-migration --fixtures Fixtures --record
+
+# The archive reader's fuzz campaign (docs/reliability.md): 2,500 mutants of each corpus seed.
+fuzz: deps
+	swift run -c release questbak-fuzz --iterations 2500
+
+# The performance benchmark (docs/performance.md); SIZES="10000 100000" picks the store sizes.
+bench: deps
+	Benchmarks/run $(SIZES)
 
 clean:
 	rm -rf .build

@@ -100,7 +100,7 @@ public enum RecordLines {
                   "notificationHour": 7, "notificationMinute": 30, "soundEnabled": true, "createdAt": "2025-01-01T00:00:00Z"], overrides)
     }
 
-    static func line(_ pk: Int, _ base: [String: Any], _ overrides: [String: Any?]) -> String {
+    public static func line(_ pk: Int, _ base: [String: Any], _ overrides: [String: Any?]) -> String {
         var object = base
         object["_pk"] = pk
         for (key, value) in overrides {

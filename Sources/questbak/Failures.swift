@@ -31,16 +31,20 @@ enum ExitStatus: Int32 {
 
     static func of(_ error: Error) -> ExitStatus {
         switch error {
+        case is ValidationError:
+            return .usage
         case let error as StoreError:
             switch error {
-            case .notFound: return .noInput
+            case .notFound, .unreadable: return .noInput
             case .sqlite(_, let code, _):
                 // SQLITE_NOTADB (26) and SQLITE_CORRUPT (11) are bad input; SQLITE_BUSY (5) and
-                // SQLITE_LOCKED (6) a store in use; anything else an I/O-level failure.
+                // SQLITE_LOCKED (6) a store in use; PERM, READONLY, IOERR, FULL and CANTOPEN
+                // (3, 8, 10, 13, 14) the file system's refusal; anything else unexpected.
                 switch code {
                 case 11, 26: return .invalidInput
                 case 5, 6: return .busy
-                default: return .ioError
+                case 3, 8, 10, 13, 14: return .ioError
+                default: return .failure
                 }
             case .notACoreDataStore, .unreadableMetadata, .schemaMismatch, .undecodableValue: return .invalidInput
             case .unsupportedVersion: return .unsupportedVersion

@@ -35,6 +35,9 @@ final class DateTextTests: XCTestCase {
         XCTAssertNil(DateText.iso8601(secondsSinceReferenceDate: .nan))
         XCTAssertNil(DateText.iso8601(secondsSinceReferenceDate: 1e300))
         XCTAssertNil(DateText.iso8601(secondsSinceReferenceDate: -1e-300))
+        // Just below Int64's range: once an overflow trap in the whole-seconds arithmetic.
+        XCTAssertNil(DateText.iso8601(secondsSinceReferenceDate: 9.2233720365e18))
+        XCTAssertNil(DateText.iso8601(secondsSinceReferenceDate: -9.2233720365e18))
     }
 
     func testMalformedTextIsRejected() {

@@ -182,6 +182,29 @@ final class ExportCommandTests: XCTestCase {
         ])
     }
 
+    /// A row whose Z_ENT is not its entity's would be left out by an entity-filtered read.
+    func testRowsWithAStrayEntityNumberAreNamedNotDropped() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "UPDATE ZROUTINE SET Z_ENT = 0 WHERE Z_PK = 2") }
+        let result = try Questbak.run(["export", store.path, "-o", directory.path("b.qbak").path])
+        XCTAssertEqual(result.status, 65)
+        XCTAssertTrue(result.standardError.contains("ZROUTINE: 1 row with Z_ENT other than 3 (Routine)"), result.standardError)
+    }
+
+    func testHostileNamesInAnotherAppsStoreAreRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = directory.path("other.store")
+        try Questbak.makeForeignStore(at: store)
+        try DatabaseQueue(path: store.path).write { db in
+            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_NAME = '../../x' WHERE Z_ENT = 1")
+            try db.execute(sql: #"ALTER TABLE ZITEM RENAME TO "Z../../X""#)
+        }
+        let result = try Questbak.run(["export", store.path, "-o", directory.path("b.qbak").path])
+        XCTAssertEqual(result.status, 65, result.standardError)
+        XCTAssertTrue(result.standardError.contains("entity name \"../../x\" is not a plain identifier"), result.standardError)
+    }
+
     func testATimeQuestStoreInTheWrongShapeIsRefusedNotExportedGenerically() throws {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("v1-typical")

@@ -128,6 +128,34 @@ final class FaultTests: XCTestCase {
         holder.waitUntilExit()
     }
 
+    /// An app that merely has the store open (no transaction) would go on writing to the old
+    /// files after a replace; questbak sees its open -wal and refuses.
+    func testAStoreOpenInAnIdleConnectionIsNotReplaced() throws {
+        let directory = try TemporaryTestDirectory()
+        let target = try directory.copyFixture("v1-wal")
+        let archive = directory.path("a.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", archive.path, "-q"]).status, 0)
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+            import sqlite3, time
+            db = sqlite3.connect('\(target.path)')
+            db.execute('SELECT count(*) FROM ZROUTINE').fetchall()
+            print('open', flush=True)
+            time.sleep(6)
+            """]
+        let ready = Pipe()
+        holder.standardOutput = ready
+        try holder.run()
+        _ = ready.fileHandleForReading.availableData
+        let result = try Questbak.run(["import", archive.path, "--into", target.path, "--replace"])
+        XCTAssertEqual(result.status, 75, result.standardError)
+        XCTAssertTrue(result.standardError.contains("in use by another process"), result.standardError)
+        XCTAssertEqual(try Questbak.runTool(["sqlite3", "file:\(target.path)?mode=ro", "SELECT count(*) FROM ZTASKESTIMATION"]).standardOutput, "8\n")
+        holder.terminate()
+        holder.waitUntilExit()
+    }
+
     func testATargetDirectoryWithoutWritePermissionIsRefusedUpFront() throws {
         let directory = try TemporaryTestDirectory()
         let archive = directory.path("a.qbak")

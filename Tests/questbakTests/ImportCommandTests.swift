@@ -194,6 +194,28 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertNotEqual(Array(entries(try report(random)).compactMap { $0["new"] }.dropFirst()), generated)
     }
 
+    /// Records with different well-formed cloudIDs are two records for CloudKit, whatever their
+    /// natural key; a keeper without a cloudID takes the one of the duplicate it absorbs.
+    func testDedupNeverJoinsTwoCloudIDs() throws {
+        let directory = try TemporaryTestDirectory()
+        var builder = ArchiveBuilder(schemaVersion: "2.0.0")
+        let x = "6F9619FF-8B86-4011-B42D-00C04FC964FF"
+        let y = "0E984725-C51C-4BF4-9960-E1C80E27ABA0"
+        builder.members = [.init("Routine", records: [
+            RecordLines.routine(1, ["cloudID": nil]), RecordLines.routine(2, ["cloudID": x]), RecordLines.routine(3, ["cloudID": y]),
+        ].map { $0.replacingOccurrences(of: "\"name\":\"r2\"", with: "\"name\":\"r1\"").replacingOccurrences(of: "\"name\":\"r3\"", with: "\"name\":\"r1\"")
+              .replacingOccurrences(of: "2025-01-03T08:00:00Z", with: "2025-01-02T08:00:00Z").replacingOccurrences(of: "2025-01-04T08:00:00Z", with: "2025-01-02T08:00:00Z") })]
+        let archive = directory.path("v2.qbak")
+        try builder.write(to: archive)
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(entries(try report(result), dropping: ["old"]).map { [$0["rule"], $0["_pk"], $0["field"], $0["new"]] }, [
+            ["dedup", "2", nil, "1"], ["merge", "1", "cloudID", x],
+        ])
+        XCTAssertEqual(try rows(store, "SELECT Z_PK, ZCLOUDID FROM ZROUTINE ORDER BY Z_PK"), [["1", x], ["3", y]])
+    }
+
     // MARK: Verification failures
 
     func testEachVerificationFailureHasAClearMessageAndStatus() throws {

@@ -36,7 +36,7 @@ final class InspectCommandTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let missing = try Questbak.run(["inspect", directory.path("nope.store").path])
         XCTAssertEqual(missing.status, 66)
-        XCTAssertTrue(missing.standardError.contains("nope.store: no such store file"), missing.standardError)
+        XCTAssertTrue(missing.standardError.contains("nope.store: no such file"), missing.standardError)
 
         let text = directory.path("text.store")
         try Data("not a database at all, just text".utf8).write(to: text)

@@ -187,6 +187,20 @@ final class MigrationCommandTests: XCTestCase {
         XCTAssertEqual(try Questbak.run(["migrate", store.path]).status, 64, "-o or --in-place is required")
     }
 
+    func testSchemaFilesWithUnsafeNamesAndUnknownVersionsAreRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        let printed = try Questbak.run(["schema"])
+        let hostile = String(decoding: printed.outputData, as: UTF8.self).replacingOccurrences(of: "\"name\" : \"colour\"", with: "x")
+            .replacingOccurrences(of: "\"name\" : \"displayName\"", with: "\"name\" : \"x INTEGER; DROP TABLE ZROUTINE; --\"")
+        let file = directory.path("hostile.json")
+        try hostile.write(to: file, atomically: true, encoding: .utf8)
+        let result = try Questbak.run(["check-migration", file.path])
+        XCTAssertEqual(result.status, 65, result.standardError)
+        XCTAssertTrue(result.standardError.contains("property name \"x INTEGER; DROP TABLE ZROUTINE; --\" is not a plain identifier"), result.standardError)
+        XCTAssertEqual(try Questbak.run(["migrate", "x.store", "-o", "y.store", "--to", "9.9.9"]).status, 64)
+        XCTAssertEqual(try Questbak.run(["schema", "9.9.9"]).status, 64)
+    }
+
     func testSchemaJSONRoundTrips() throws {
         for version in ["1.0.0", "2.0.0"] {
             let printed = try Questbak.run(["schema", version])

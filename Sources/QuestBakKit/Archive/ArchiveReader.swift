@@ -62,7 +62,7 @@ public struct ArchiveReader {
             guard descriptor >= 0 else {
                 let reason = String(cString: strerror(errno))
                 if errno == ENOENT { throw StoreError.notFound(path: url.path) }
-                throw ArchiveError.unreadable(path: path, reason: reason)
+                throw StoreError.unreadable(path: url.path, reason: reason)
             }
         }
         defer { if url != nil { close(descriptor) } }

@@ -149,7 +149,7 @@ public enum Exporter {
             case .schemaMismatch, .unsupportedVersion:
                 let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
                 if candidates.contains(where: { names == Set($0.entities.map(\.name)) }) { throw error }
-                return (try GenericSchema.derive(db, metadata: metadata), "generic")
+                return (try GenericSchema.derive(db, metadata: metadata, path: path), "generic")
             default:
                 throw error
             }

@@ -58,6 +58,8 @@ public enum Migrator {
         let destination = options.inPlace ? source : (output ?? source)
         try StorePlacement.checkTarget(destination, replace: options.inPlace)
         StorePlacement.removeStaleTemporaries(besides: destination)
+        let sourceFiles = [source, URL(fileURLWithPath: source.path + "-wal")]
+        let fingerprint = try FileFingerprint.of(sourceFiles)
         let snapshot = try StoreSnapshot(storeAt: source)
         let (sourceSchema, metadata) = try snapshot.read { db in
             (try StoreReader.detectSchema(db, path: source.path, candidates: candidates), try StoreReader.metadata(db, path: source.path))
@@ -98,7 +100,9 @@ public enum Migrator {
                         cloudIDKind: sourceSchema.entities.contains { $0.attribute(named: "cloudID") != nil } ? .repair : .migration,
                         log: log, path: source.path
                     ).run()
-                    let migrated = StoreMetadata(schema: target, uuid: metadata.uuid, frameworkVersion: metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion)
+                    let migrated = StoreMetadata(
+                        schema: target, uuid: metadata.uuid, frameworkVersion: metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
+                        carryingOver: metadata)
                     try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [migrated.encodedPlist])
                     // The compiled model of the old version no longer describes the store; Core
                     // Data rebuilds the cache from the app's model when it finds none.
@@ -112,6 +116,10 @@ public enum Migrator {
             try queue.close()
         } catch {
             throw StoreError.wrapping(error, path: source.path)
+        }
+        // In place, a write that happened after the snapshot would be lost with the old store.
+        if options.inPlace, try FileFingerprint.of(sourceFiles) != fingerprint {
+            throw StoreError.sqlite(path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
         }
         let backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
         return Result(

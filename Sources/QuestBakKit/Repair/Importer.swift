@@ -285,14 +285,13 @@ public enum Importer {
                 }
                 return metadata.withUUID(uuid)
             }
-            if source.versionIdentifier == target.versionIdentifier, !newerSource,
-                let bytes = archiveFiles[ArchiveManifest.metadataPath],
-                let carried = try? StoreMetadata(uuid: uuid, encodedPlist: bytes),
-                carried.schemaMatchingHashes(in: [target]) != nil
-            {
+            let carried = archiveFiles[ArchiveManifest.metadataPath].flatMap { try? StoreMetadata(uuid: uuid, encodedPlist: $0) }
+            if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried, carried.schemaMatchingHashes(in: [target]) != nil {
                 return carried
             }
-            return StoreMetadata(schema: target, uuid: uuid, frameworkVersion: manifest.source.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion)
+            return StoreMetadata(
+                schema: target, uuid: uuid, frameworkVersion: manifest.source.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
+                carryingOver: carried)
         }
 
         /// The compiled model travels only where it still describes the store.

@@ -115,8 +115,10 @@ struct Repairer {
             WHERE \(complete) ORDER BY \(keyColumns.joined(separator: ", ")), Z_PK
             """)
         var groupKey: [DatabaseValue] = []
+        // Keepers of the current key group, each with the cloudID it stands for (its own, or the
+        // first one a duplicate brought): a keeper never stands for two different cloudIDs.
         var keepers: [(primaryKey: Int64, cloudID: String?)] = []
-        let insert = try db.makeStatement(sql: "INSERT INTO temp.questbak_pairs (duplicate, keeper) VALUES (?, ?)")
+        let insert = try db.makeStatement(sql: "INSERT INTO temp.questbak_pairs (duplicate, keeper, carried) VALUES (?, ?, ?)")
         while let row = try cursor.next() {
             let primaryKey: Int64 = row[0]
             let cloudID = (row[1] as String?).flatMap { DeterministicID.isWellFormed($0) ? $0 : nil }
@@ -125,8 +127,11 @@ struct Repairer {
                 groupKey = rowKey
                 keepers = []
             }
-            if let keeper = keepers.first(where: { $0.cloudID == nil || cloudID == nil || $0.cloudID == cloudID }) {
-                try insert.execute(arguments: [primaryKey, keeper.primaryKey])
+            if let index = keepers.firstIndex(where: { $0.cloudID == nil || cloudID == nil || $0.cloudID == cloudID }) {
+                // A keeper without a cloudID takes its duplicate's, so CloudKit's record survives.
+                let carried = keepers[index].cloudID == nil ? cloudID : nil
+                if carried != nil { keepers[index].cloudID = carried }
+                try insert.execute(arguments: [primaryKey, keepers[index].primaryKey, carried])
             } else {
                 keepers.append((primaryKey, cloudID))
             }
@@ -136,12 +141,12 @@ struct Repairer {
 
     /// An empty scratch table of (duplicate, keeper) pairs, in SQLite's temp schema.
     private func resetPairs() throws {
-        try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_pairs (duplicate INTEGER PRIMARY KEY, keeper INTEGER)")
+        try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_pairs (duplicate INTEGER PRIMARY KEY, keeper INTEGER, carried TEXT)")
         try db.execute(sql: "DELETE FROM temp.questbak_pairs")
     }
 
     private func applyDuplicatePairs(of entity: Entity) throws {
-        let pairs = try Row.fetchAll(db, sql: "SELECT duplicate, keeper FROM temp.questbak_pairs ORDER BY duplicate")
+        let pairs = try Row.fetchAll(db, sql: "SELECT duplicate, keeper, carried FROM temp.questbak_pairs ORDER BY duplicate")
         guard !pairs.isEmpty else { return }
         let layout = TableLayout(entity: entity)
         let children: [(entity: Entity, layout: TableLayout, column: String, relationship: String)] = schema.entities.flatMap { child in
@@ -169,6 +174,13 @@ struct Repairer {
                 try db.execute(sql: "UPDATE \(child.layout.tableName) SET \(child.column) = ? WHERE \(child.column) = ?", arguments: [keeper, duplicate])
             }
             try db.execute(sql: "DELETE FROM \(layout.tableName) WHERE Z_PK = ?", arguments: [duplicate])
+            if let carried = pair[2] as String?, let column = layout.column(for: "cloudID")?.name {
+                let previous = try String.fetchOne(db, sql: "SELECT \(column) FROM \(layout.tableName) WHERE Z_PK = ?", arguments: [keeper])
+                try log.record(RepairEntry(
+                    rule: .merge, kind: .repair, entity: entity.name, primaryKey: keeper, cloudID: carried,
+                    field: "cloudID", old: .value(previous.map { .string($0) } ?? .null), new: .value(.string(carried))))
+                try db.execute(sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE Z_PK = ?", arguments: [carried, keeper])
+            }
         }
     }
 

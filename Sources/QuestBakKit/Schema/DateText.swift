@@ -13,7 +13,9 @@ public enum DateText {
     /// `nil` when the value cannot be written as an ISO date (not finite, outside years
     /// 0001–9999, or more fractional digits than fit an integer); callers then keep the number.
     public static func iso8601(secondsSinceReferenceDate seconds: Double) -> String? {
-        guard seconds.isFinite, let decimal = PlainDecimal(seconds) else { return nil }
+        // Years 0001–9999 lie within ±3.2e11 seconds; anything beyond has no ISO form (and
+        // would overflow the integer arithmetic below).
+        guard seconds.isFinite, abs(seconds) < 4e11, let decimal = PlainDecimal(seconds) else { return nil }
         var unixWhole: Int64
         var fraction = decimal.fraction
         if !decimal.isNegative {

@@ -19,6 +19,25 @@ public struct Schema: Sendable, Equatable {
         entities.first { $0.name == name }
     }
 
+    /// Names become table names, column names, SQL and file names, so each must be a plain
+    /// identifier (`[A-Za-z_][A-Za-z0-9_]*`) and unique where it has to be; one sentence per problem.
+    public var nameProblems: [String] {
+        func plain(_ name: String) -> Bool {
+            guard let first = name.utf8.first, !(48...57).contains(first) else { return false }
+            return name.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
+        }
+        var problems: [String] = []
+        var tables: Set<String> = []
+        for entity in entities {
+            if !plain(entity.name) { problems.append("entity name \"\(entity.name.prefix(80))\" is not a plain identifier") }
+            if !tables.insert(entity.name.uppercased()).inserted { problems.append("entity \(entity.name) is defined twice (names ignore case in SQLite)") }
+            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.attributes.compactMap(\.storedColumnName) where !plain(name) {
+                problems.append("\(entity.name): property name \"\(name.prefix(80))\" is not a plain identifier")
+            }
+        }
+        return problems
+    }
+
     /// The `Z_ENT` number of an entity: alphabetical position, starting at 1.
     public func entityNumber(of name: String) -> Int? {
         entities.firstIndex { $0.name == name }.map { $0 + 1 }

@@ -31,7 +31,11 @@ extension Schema: Codable {
 
     public static func load(from url: URL) throws -> Schema {
         do {
-            return try JSONDecoder().decode(Schema.self, from: Data(contentsOf: url))
+            let schema = try JSONDecoder().decode(Schema.self, from: Data(contentsOf: url))
+            if let problem = schema.nameProblems.first { throw SchemaFileError(path: url.path, reason: problem) }
+            return schema
+        } catch let error as SchemaFileError {
+            throw error
         } catch let error as DecodingError {
             throw SchemaFileError(path: url.path, reason: ArchiveReader.describe(error))
         } catch {

@@ -5,7 +5,7 @@ import GRDB
 /// types, and all optional; `Z_ENT` and `Z_OPT` are kept as properties so sub-entity rows
 /// sharing a table stay distinguishable.
 enum GenericSchema {
-    static func derive(_ db: Database, metadata: StoreMetadata) throws -> Schema {
+    static func derive(_ db: Database, metadata: StoreMetadata, path: String) throws -> Schema {
         var entities: [Entity] = []
         for (key, table) in try StoreReader.modelTables(db) {
             let attributes = try db.columns(in: table).filter { $0.name.uppercased() != "Z_PK" }.map { column in
@@ -13,7 +13,11 @@ enum GenericSchema {
             }
             entities.append(Entity(name: key.name, attributes: attributes))
         }
-        return Schema(versionIdentifier: metadata.versionIdentifiers.first ?? "unversioned", entities: entities)
+        let schema = Schema(versionIdentifier: metadata.versionIdentifiers.first ?? "unversioned", entities: entities)
+        // Names from another app's store become file names and SQL: only plain identifiers pass.
+        let problems = schema.nameProblems
+        if !problems.isEmpty { throw StoreError.schemaMismatch(path: path, versionIdentifier: nil, differences: problems) }
+        return schema
     }
 
     static func kind(ofDeclaredType declared: String) -> AttributeKind {

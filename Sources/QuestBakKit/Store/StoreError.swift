@@ -6,6 +6,8 @@ import GRDB
 /// look.
 public enum StoreError: Error, Equatable {
     case notFound(path: String)
+    /// The file exists but may not be read (permissions).
+    case unreadable(path: String, reason: String)
     /// SQLite refused the file or a statement; `code` is SQLite's primary result code.
     case sqlite(path: String, code: Int32, message: String)
     case notACoreDataStore(path: String, missingTables: [String])
@@ -31,7 +33,9 @@ extension StoreError: LocalizedError {
     public var errorDescription: String? {
         switch self {
         case .notFound(let path):
-            return "\(path): no such store file"
+            return "\(path): no such file"
+        case .unreadable(let path, let reason):
+            return "\(path): cannot be read: \(reason)"
         case .sqlite(let path, let code, let message):
             return "\(path): SQLite error \(code): \(message)"
         case .notACoreDataStore(let path, let missing):

@@ -24,11 +24,15 @@ public struct StoreMetadata: Sendable, Equatable {
 
     public var encodedPlist: Data { originalBytes ?? BinaryPropertyList.encode(plist) }
 
-    /// Fresh metadata for a store of `schema`, with hashes computed from the schema value.
-    public init(schema: Schema, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion) {
+    /// Metadata for a store of `schema`, with hashes computed from the schema value. Keys of
+    /// `carryingOver` (a source store's metadata) that describe something else than the model,
+    /// such as `NSPersistenceMaximumFrameworkVersion` or an app's own keys, are kept.
+    public init(schema: Schema, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion, carryingOver source: StoreMetadata? = nil) {
         let hashes = ModelVersionHashes(schema: schema)
         self.uuid = uuid
-        plist = .dictionary([
+        var kept: [String: PropertyListValue] = [:]
+        if case .dictionary(let entries)? = source?.plist { kept = entries }
+        let computed: [String: PropertyListValue] = [
             "NSStoreType": .string("SQLite"),
             "NSStoreUUID": .string(uuid),
             "NSStoreModelVersionIdentifiers": .array([.string(schema.versionIdentifier)]),
@@ -38,7 +42,8 @@ public struct StoreMetadata: Sendable, Equatable {
             "NSStoreModelVersionHashesVersion": .integer(3),
             "NSPersistenceFrameworkVersion": .integer(frameworkVersion),
             "_NSAutoVacuumLevel": .string("2"),
-        ])
+        ]
+        plist = .dictionary(kept.merging(computed) { _, new in new })
     }
 
     public var versionIdentifiers: [String] {

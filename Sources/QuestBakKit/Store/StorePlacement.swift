@@ -6,7 +6,9 @@ import GRDB
 /// `-wal` onto a new main file, so the old store's WAL is checkpointed (after a byte-for-byte
 /// backup was taken) before the new main file is renamed over it.
 public enum StorePlacement {
-    static let sidecars = ["-wal", "-shm"]
+    /// Files SQLite keeps beside a store: a stale `-wal` would be replayed onto a new main
+    /// file, and a hot `-journal` rolled back onto it.
+    static let sidecars = ["-wal", "-shm", "-journal"]
 
     /// Fails early, before any work, when the target cannot be written as asked.
     public static func checkTarget(_ target: URL, replace: Bool) throws {
@@ -48,11 +50,8 @@ public enum StorePlacement {
             try copyStore(target, to: backupURL)
             backup = backupURL
             FaultInjection.point("backup complete")
-            try checkpoint(target)
+            try settle(target)
             FaultInjection.point("old store checkpointed")
-            guard (try? FileManager.default.attributesOfItem(atPath: target.path + "-wal")[.size] as? NSNumber)?.intValue ?? 0 == 0 else {
-                throw StoreError.sqlite(path: target.path, code: 5, message: "another process wrote to the store while it was being replaced; the new store was not put in place")
-            }
             guard rename(newStore.path, target.path) == 0 else {
                 throw OutputError.io(path: target.path, reason: "rename: \(String(cString: strerror(errno)))")
             }
@@ -74,21 +73,26 @@ public enum StorePlacement {
         return backup
     }
 
-    /// Folds the old store's WAL into its main file, as any SQLite connection does on close;
-    /// refuses when another process holds the store open.
-    static func checkpoint(_ store: URL) throws {
-        guard FileManager.default.fileExists(atPath: store.path + "-wal") else { return }
+    /// Leaves the old store as one main file: its WAL folded in (or a hot journal rolled back),
+    /// as SQLite does when the last connection closes. SQLite deletes `-wal` and `-shm` only
+    /// then, so any sidecar still there afterwards means another process has the store open:
+    /// replacing it would lose what that process writes next, so questbak refuses.
+    static func settle(_ store: URL) throws {
+        guard sidecars.contains(where: { FileManager.default.fileExists(atPath: store.path + $0) }) else { return }
         do {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = false
             configuration.busyMode = .immediateError
             let queue = try DatabaseQueue(path: store.path, configuration: configuration)
             let busy = try queue.writeWithoutTransaction { db in
-                try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)").map { $0[0] as Int } ?? 1
+                // A read rolls back a hot journal; the checkpoint folds a WAL in.
+                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+                return try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)").map { $0[0] as Int } ?? 1
             }
             try queue.close()
-            if busy != 0 {
-                throw StoreError.sqlite(path: store.path, code: 5, message: "the store is in use by another process; close the app and retry")
+            let open = sidecars.filter { FileManager.default.fileExists(atPath: store.path + $0) }
+            if busy != 0 || !open.isEmpty {
+                throw StoreError.sqlite(path: store.path, code: 5, message: "the store is in use by another process (\(open.joined(separator: ", ")) still open); close the app and retry")
             }
         } catch let error as DatabaseError {
             throw StoreError.wrapping(error, path: store.path)
@@ -100,8 +104,9 @@ public enum StorePlacement {
     static func copyStore(_ source: URL, to destination: URL) throws {
         for suffix in [""] + sidecars where FileManager.default.fileExists(atPath: source.path + suffix) {
             let final = destination.path + suffix
-            let temporary = final + ".partial"
-            try? FileManager.default.removeItem(atPath: temporary)
+            let temporary = final + ".partial-\(getpid())"
+            InterruptCleanup.register(temporary)
+            defer { InterruptCleanup.unregister(temporary) }
             do {
                 try FileManager.default.copyItem(atPath: source.path + suffix, toPath: temporary)
                 try syncFile(URL(fileURLWithPath: temporary))
@@ -130,9 +135,17 @@ public enum StorePlacement {
         let directory = target.deletingLastPathComponent()
         let prefix = ".\(target.lastPathComponent).questbak-"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let pid = Int32(rest.prefix { $0.isNumber }), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+        for name in names {
+            // `.<store>.questbak-<pid>-…` (a store being built) and `<store>.questbak-backup-….partial-<pid>` (a backup being copied).
+            let pidText: Substring
+            if name.hasPrefix(prefix) {
+                pidText = name.dropFirst(prefix.count).prefix { $0.isNumber }
+            } else if name.hasPrefix(target.lastPathComponent + ".questbak-backup-"), let range = name.range(of: ".partial-") {
+                pidText = name[range.upperBound...].prefix { $0.isNumber }
+            } else {
+                continue
+            }
+            guard let pid = Int32(pidText), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
             unlink(directory.appendingPathComponent(name).path)
         }
     }

@@ -100,6 +100,12 @@ public enum StoreReader {
                     differences.append("\(layout.tableName).\(column.name): type \(declared), expected \(column.declaredType)")
                 }
             }
+            if let number = schema.entityNumber(of: entity.name), columns["Z_ENT"] != nil {
+                let stray = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.tableName) WHERE Z_ENT IS NOT \(number)") ?? 0
+                if stray > 0 {
+                    differences.append("\(layout.tableName): \(stray) row\(stray == 1 ? "" : "s") with Z_ENT other than \(number) (\(entity.name))")
+                }
+            }
             let expected = Set(["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name))
             for extra in columns.keys.sorted() where !expected.contains(extra) {
                 differences.append("\(layout.tableName): unexpected column \(extra)")

@@ -54,6 +54,9 @@ public final class StoreSnapshot {
             }
         } catch let error as CocoaError {
             try? fileManager.removeItem(at: directory)
+            if error.code == .fileReadNoPermission {
+                throw StoreError.unreadable(path: url.path, reason: "permission denied")
+            }
             throw StoreError.io(path: url.path, reason: error.localizedDescription)
         } catch {
             try? fileManager.removeItem(at: directory)
