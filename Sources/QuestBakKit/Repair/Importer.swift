@@ -217,13 +217,13 @@ public enum Importer {
             func invalid(_ reason: String) -> ArchiveError {
                 ArchiveError.invalidLine(path: archive, member: member.path, line: lineNumber, reason: reason)
             }
-            let object: [String: JSONValue]
+            let members: [(key: String, value: JSONValue)]
             do {
-                object = try JSONValue.parseObject(line)
-            } catch {
-                throw invalid("not a JSON object: \(ArchiveReader.describe(error))")
+                members = try JSONLine.parseObject(line)
+            } catch let error as JSONLine.SyntaxError {
+                throw invalid("not a JSON object: \(error)")
             }
-            guard case .integer(let primaryKey)? = object[RecordJSON.primaryKeyKey], primaryKey > 0 else {
+            guard case .integer(let primaryKey)? = members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value, primaryKey > 0 else {
                 throw invalid("\(RecordJSON.primaryKeyKey) must be a positive integer")
             }
             guard let entity = target.entity(named: member.name) else {
@@ -234,7 +234,7 @@ public enum Importer {
                 return
             }
             var values: [String: Value] = [:]
-            for (key, json) in object.sorted(by: { $0.key < $1.key }) where key != RecordJSON.primaryKeyKey {
+            for (key, json) in members where key != RecordJSON.primaryKeyKey {
                 if let attribute = entity.attribute(named: key) {
                     do {
                         values[key] = try RecordJSON.value(json, as: attribute.kind)

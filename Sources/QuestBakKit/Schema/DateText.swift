@@ -29,9 +29,29 @@ public enum DateText {
             fraction = complement
         }
         guard let civil = CivilTime(unixSeconds: unixWhole), (1...9999).contains(civil.year) else { return nil }
-        var text = String(format: "%04lld-%02d-%02dT%02d:%02d:%02d", civil.year, civil.month, civil.day, civil.hour, civil.minute, civil.second)
-        if !fraction.isEmpty { text += "." + fraction }
-        return text + "Z"
+        // Digits by hand: String(format:) costs more than the rest of an export's row.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20 + fraction.utf8.count)
+        func digits(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(48 + value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(civil.year, 4); bytes.append(UInt8(ascii: "-"))
+        digits(civil.month, 2); bytes.append(UInt8(ascii: "-"))
+        digits(civil.day, 2); bytes.append(UInt8(ascii: "T"))
+        digits(civil.hour, 2); bytes.append(UInt8(ascii: ":"))
+        digits(civil.minute, 2); bytes.append(UInt8(ascii: ":"))
+        digits(civil.second, 2)
+        if !fraction.isEmpty {
+            bytes.append(UInt8(ascii: "."))
+            bytes.append(contentsOf: fraction.utf8)
+        }
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z` back into seconds since 2001.
@@ -94,29 +114,38 @@ struct PlainDecimal {
     var fraction: String
 
     init?(_ value: Double) {
-        var text = "\(value)"
-        isNegative = text.hasPrefix("-")
+        // Works on the bytes of Swift's shortest representation ("-1.5e-07"): String indexing
+        // would cost more than the whole conversion.
+        var text = Array("\(value)".utf8)
+        isNegative = text.first == UInt8(ascii: "-")
         if isNegative { text.removeFirst() }
         var exponent = 0
-        if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
-            guard let parsed = Int(text[text.index(after: e)...]) else { return nil }
+        if let e = text.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+            guard let parsed = Int(String(decoding: text[(e + 1)...], as: UTF8.self)) else { return nil }
             exponent = parsed
-            text = String(text[..<e])
+            text.removeSubrange(e...)
         }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        var digits = String(parts[0]) + (parts.count > 1 ? String(parts[1]) : "")
-        var pointPosition = parts[0].count + exponent
+        var digits = text
+        var pointPosition = text.count
+        if let point = text.firstIndex(of: UInt8(ascii: ".")) {
+            digits.remove(at: point)
+            pointPosition = point
+        }
+        pointPosition += exponent
         if pointPosition < 0 {
-            digits = String(repeating: "0", count: -pointPosition) + digits
+            digits.insert(contentsOf: repeatElement(UInt8(ascii: "0"), count: -pointPosition), at: 0)
             pointPosition = 0
         }
         if pointPosition > digits.count {
-            digits += String(repeating: "0", count: pointPosition - digits.count)
+            digits.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: pointPosition - digits.count))
         }
-        let wholeDigits = digits.prefix(pointPosition)
-        guard let whole = wholeDigits.isEmpty ? 0 : Int64(wholeDigits) else { return nil }
+        guard pointPosition <= 18 else { return nil }
+        var whole: Int64 = 0
+        for digit in digits[..<pointPosition] { whole = whole * 10 + Int64(digit - 48) }
         self.whole = whole
-        self.fraction = String(String(digits.dropFirst(pointPosition)).reversed().drop { $0 == "0" }.reversed())
+        var fractionEnd = digits.count
+        while fractionEnd > pointPosition && digits[fractionEnd - 1] == UInt8(ascii: "0") { fractionEnd -= 1 }
+        fraction = String(decoding: digits[pointPosition..<fractionEnd], as: UTF8.self)
         if whole == 0 && fraction.isEmpty { isNegative = false }
     }
 }

@@ -31,7 +31,9 @@ public enum StoreWriter {
             let (statement, layout, number) = try prepared(for: entityName)
             var arguments: [DatabaseValue] = [record.primaryKey.databaseValue, number.databaseValue, max(opt, 1).databaseValue]
             arguments += layout.columns.map { ValueCoding.encode(record[$0.property]) }
-            try statement.execute(arguments: StatementArguments(arguments))
+            // The statement and its argument count are ours: skip GRDB's per-call validation.
+            statement.setUncheckedArguments(StatementArguments(arguments))
+            try statement.execute()
             FaultInjection.point("inserted \(entityName) \(record.primaryKey)")
             counts[entityName, default: 0] += 1
             maximumPrimaryKeys[entityName] = max(maximumPrimaryKeys[entityName] ?? 0, record.primaryKey)
