@@ -262,6 +262,12 @@ struct Repairer {
             try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ?", arguments: [sentinel])
             return
         }
+        // Most stores need nothing: every cloudID well-formed and used once. One query says so.
+        let needy = try Int.fetchOne(db, sql: """
+            SELECT count(*) FROM \(table) WHERE \(cloudColumn) IS NULL OR NOT \(DeterministicID.wellFormedSQL(cloudColumn))
+               OR \(cloudColumn) IN (SELECT \(cloudColumn) FROM \(table) GROUP BY \(cloudColumn) HAVING count(*) > 1)
+            """) ?? 0
+        guard needy > 0 else { return }
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_ids (id TEXT PRIMARY KEY)")
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_new_ids (pk INTEGER PRIMARY KEY, id TEXT)")
         try db.execute(sql: "DELETE FROM temp.questbak_ids")
