@@ -30,6 +30,16 @@ public final class TemporaryTestDirectory {
 
     public func path(_ name: String) -> URL { url.appendingPathComponent(name) }
 
+    /// Makes `folder` and its files read-only, and this directory traversable by the
+    /// unprivileged user that `Questbak.unprivileged` runs commands as.
+    public func makeReadOnly(_ folder: URL) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: folder.appendingPathComponent(name).path)
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+    }
+
     /// Copies the fixture folder `name` (store, and its -wal/-shm when it has them) here and
     /// returns the copied store's URL. Opening a committed fixture in place could change it.
     public func copyFixture(_ name: String) throws -> URL {
@@ -118,6 +128,12 @@ public enum Questbak {
 }
 
 extension Questbak {
+    /// A prefix that runs a command as `nobody` when the tests run as root: root ignores
+    /// permission bits, so a read-only directory is only read-only for someone else.
+    public static var unprivileged: [String] {
+        getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+    }
+
     /// Runs any program to completion, output discarded; returns its exit status.
     public static func runProcess(_ path: String, _ arguments: [String]) throws -> Int32 {
         let process = Process()

@@ -107,16 +107,11 @@ final class ExportCommandTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("v1-wal")
         let folder = store.deletingLastPathComponent()
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
-            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: folder.appendingPathComponent(name).path)
-        }
-        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        try directory.makeReadOnly(folder)
         let output = directory.path("out")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
         let before = try DirectoryState(of: folder)
-        let unprivileged = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
-        let result = try Questbak.run(["export", store.path, "-o", output.appendingPathComponent("b.qbak").path, "--json"], prefix: unprivileged)
+        let result = try Questbak.run(["export", store.path, "-o", output.appendingPathComponent("b.qbak").path, "--json"], prefix: Questbak.unprivileged)
         XCTAssertEqual(result.status, 0, result.standardError)
         let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
         XCTAssertEqual(summary["walFrames"] as? Int, 9)

@@ -164,8 +164,7 @@ final class FaultTests: XCTestCase {
         try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o555])
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: archive.path)
-        let unprivileged = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
-        let result = try Questbak.run(["import", archive.path, "--into", locked.appendingPathComponent("new.store").path], prefix: unprivileged)
+        let result = try Questbak.run(["import", archive.path, "--into", locked.appendingPathComponent("new.store").path], prefix: Questbak.unprivileged)
         XCTAssertEqual(result.status, 73, result.standardError)
         XCTAssertTrue(result.standardError.contains("is not writable"), result.standardError)
     }

@@ -58,13 +58,9 @@ final class InspectCommandTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let url = try directory.copyFixture("v1-wal")
         let folder = url.deletingLastPathComponent()
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
-            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: folder.appendingPathComponent(name).path)
-        }
-        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
+        try directory.makeReadOnly(folder)
         let before = try DirectoryState(of: folder)
-        let unprivileged = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+        let unprivileged = Questbak.unprivileged
         if !unprivileged.isEmpty {
             // Prove the sandbox really is read-only for that user before trusting the result.
             let probe = try Questbak.runProcess("/usr/bin/env", unprivileged + ["touch", folder.appendingPathComponent("probe").path])
