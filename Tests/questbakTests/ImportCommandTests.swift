@@ -413,6 +413,59 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertEqual(try rows(store, "SELECT count(*) FROM ZTASKESTIMATION"), [["24"]])
     }
 
+    /// --template: the new store takes the template's metadata (hashes, framework version, any
+    /// other keys) and keeps the archive's store UUID.
+    func testATemplateSuppliesTheMetadata() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = directory.path("v1.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", archive.path, "-q"]).status, 0)
+        let template = try directory.copyFixture("v2-typical")
+        let store = directory.path("restored.store")
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--to-version", "2.0.0", "--template", template.path])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let inspection = try report(try Questbak.run(["inspect", store.path, "--json"]))
+        XCTAssertEqual(inspection["hashesMatchVersion"] as? String, "2.0.0")
+        XCTAssertEqual(inspection["uuid"] as? String, "3C0A9E61-0D4E-4C5B-9B53-6E1F0F1A0001", "the archive's store keeps its identity")
+        let mismatched = try Questbak.run(["import", archive.path, "--into", directory.path("other.store").path, "--template", template.path])
+        XCTAssertEqual(mismatched.status, 65, mismatched.standardError)
+        XCTAssertTrue(mismatched.standardError.contains("cannot use as a template: its model hashes are not those of schema 1.0.0"), mismatched.standardError)
+    }
+
+    /// A migration rebuilds the model keys of the metadata and keeps the others.
+    func testMetadataKeysQuestbakDoesNotComputeAreKept() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        try DatabaseQueue(path: store.path).write { db in
+            let plist = try XCTUnwrap(Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
+            let text = try XCTUnwrap(String(data: try Questbak.runTool(["python3", "-c", """
+                import plistlib, sys, base64
+                p = plistlib.loads(base64.b64decode('\(plist.base64EncodedString())'))
+                p['NSPersistenceMaximumFrameworkVersion'] = 1600
+                sys.stdout.write(base64.b64encode(plistlib.dumps(p, fmt=plistlib.FMT_BINARY)).decode())
+                """]).outputData, encoding: .utf8))
+            try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [Data(base64Encoded: text)!])
+        }
+        let migrated = directory.path("v2.store")
+        XCTAssertEqual(try Questbak.run(["migrate", store.path, "-o", migrated.path, "-q"]).status, 0)
+        let plist = try XCTUnwrap(try DatabaseQueue(path: migrated.path).read { try Data.fetchOne($0, sql: "SELECT Z_PLIST FROM Z_METADATA") })
+        let decoded = try XCTUnwrap(PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any])
+        XCTAssertEqual((decoded["NSPersistenceMaximumFrameworkVersion"] as? NSNumber)?.intValue, 1600)
+        XCTAssertEqual(decoded["NSStoreModelVersionIdentifiers"] as? [String], ["2.0.0"])
+    }
+
+    func testAnUnreadableArchiveIsMissingInput() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = directory.path("secret.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", archive.path, "-q"]).status, 0)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: archive.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
+        let result = try Questbak.run(["inspect", archive.path], prefix: Questbak.unprivileged)
+        if !Questbak.unprivileged.isEmpty {
+            XCTAssertEqual(result.status, 66, result.standardError)
+            XCTAssertTrue(result.standardError.contains("secret.qbak: cannot be read: Permission denied"), result.standardError)
+        }
+    }
+
     func testUsageErrors() throws {
         XCTAssertEqual(try Questbak.run(["import", "x.qbak"]).status, 64)
         XCTAssertEqual(try Questbak.run(["import", "x.qbak", "--validate", "--replace"]).status, 64)
