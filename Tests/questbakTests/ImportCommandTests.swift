@@ -98,21 +98,8 @@ final class ImportCommandTests: XCTestCase {
 
     func testDuplicatesCollapseIntoTheLowestKeyAndChildrenFollow() throws {
         let directory = try TemporaryTestDirectory()
-        // Session 2 is session 1 synced twice; each copy has an estimation, and 1 and 3 are also one estimation.
-        let archive = try v1Archive([
-            .init("Routine", records: [RecordLines.routine(1)]),
-            .init("GameSession", records: [RecordLines.session(1, routine: 1), RecordLines.session(2, routine: 1, ["startedAt": "2025-03-02T07:00:00Z"])]),
-            .init("TaskEstimation", records: [
-                RecordLines.estimation(1, session: 1), RecordLines.estimation(2, session: 2, ["taskDisplayName": "Other"]),
-                RecordLines.estimation(3, session: 2, ["taskDisplayName": "Task 1", "recordedAt": "2025-03-01T07:01:00Z", "actualSeconds": 99.5]),
-            ]),
-        ], in: directory)
-        // Make session 2's key equal to session 1's.
-        let session2Fixed = try v1Archive([
-            .init("Routine", records: [RecordLines.routine(1)]),
-            .init("GameSession", records: [RecordLines.session(1, routine: 1), RecordLines.session(2, routine: 1, ["startedAt": "2025-03-02T07:00:00Z"])]),
-        ], in: directory, name: "unused.qbak")
-        _ = session2Fixed
+        // Session 11 is session 1 synced twice (the fixture's startedAt for pk 11 equals pk 1's);
+        // each copy has estimations, and estimations 1 and 3 are also one estimation.
         let duplicateSessions = try v1Archive([
             .init("Routine", records: [RecordLines.routine(1)]),
             .init("GameSession", records: [RecordLines.session(1, routine: 1), RecordLines.session(11, routine: 1, ["startedAt": "2025-03-02T07:00:00Z"])]),
@@ -121,7 +108,6 @@ final class ImportCommandTests: XCTestCase {
                 RecordLines.estimation(3, session: 11, ["taskDisplayName": "Task 1", "recordedAt": "2025-03-01T07:01:00Z", "actualSeconds": 99.5]),
             ]),
         ], in: directory, name: "dups.qbak")
-        _ = archive
         let store = directory.path("restored.store")
         let result = try Questbak.run(["import", duplicateSessions.path, "--into", store.path, "--validate", "--json"])
         XCTAssertEqual(result.status, 0, result.standardError)

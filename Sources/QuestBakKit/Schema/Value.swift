@@ -15,20 +15,6 @@ public enum Value: Sendable, Equatable, Hashable {
     case stringArray([String])
 
     public var isNull: Bool { self == .null }
-
-    /// Orders two values of the same kind; used by merge rules and deterministic keeper choice.
-    public static func ascending(_ lhs: Value, _ rhs: Value) -> Bool {
-        switch (lhs, rhs) {
-        case (.null, .null): return false
-        case (.null, _): return true
-        case (_, .null): return false
-        case let (.integer(a), .integer(b)): return a < b
-        case let (.boolean(a), .boolean(b)): return !a && b
-        case let (.double(a), .double(b)), let (.date(a), .date(b)): return a < b
-        case let (.string(a), .string(b)): return a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
-        default: return String(describing: lhs) < String(describing: rhs)
-        }
-    }
 }
 
 extension Value: CustomStringConvertible {

@@ -30,11 +30,8 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     public var schemaProblem: String?
 
     public init(snapshot: StoreSnapshot, candidates: [Schema] = TimeQuestSchemas.all) throws {
-        path = snapshot.path
-        walFrames = snapshot.walFrameCount
         let path = snapshot.path
-        var result: (String, [String], Int64?, [EntitySummary], [String: Int], String?, String?, String?)!
-        try snapshot.read { db in
+        self = try snapshot.read { db in
             let metadata = try StoreReader.metadata(db, path: path)
             var entities: [EntitySummary] = []
             for (key, table) in try StoreReader.modelTables(db) {
@@ -42,7 +39,6 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
                     number: key.number, name: key.name, table: table,
                     rows: try StoreReader.rowCount(db, table: table), maximumPrimaryKey: key.maximumPrimaryKey))
             }
-            let bookkeeping = try StoreReader.bookkeepingRowCounts(db)
             var schemaVersion: String?
             var problem: String?
             do {
@@ -50,11 +46,28 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
             } catch let error as StoreError {
                 problem = error.localizedDescription
             }
-            result = (
-                metadata.uuid, metadata.versionIdentifiers, metadata.frameworkVersion, entities, bookkeeping,
-                metadata.schemaMatchingHashes(in: candidates)?.versionIdentifier, schemaVersion, problem
-            )
+            return StoreInspection(
+                path: path, uuid: metadata.uuid, versionIdentifiers: metadata.versionIdentifiers,
+                frameworkVersion: metadata.frameworkVersion, entities: entities,
+                bookkeepingRows: try StoreReader.bookkeepingRowCounts(db), walFrames: snapshot.walFrameCount,
+                hashesMatchVersion: metadata.schemaMatchingHashes(in: candidates)?.versionIdentifier,
+                schemaVersion: schemaVersion, schemaProblem: problem)
         }
-        (uuid, versionIdentifiers, frameworkVersion, entities, bookkeepingRows, hashesMatchVersion, schemaVersion, schemaProblem) = result
+    }
+
+    init(
+        path: String, uuid: String, versionIdentifiers: [String], frameworkVersion: Int64?, entities: [EntitySummary],
+        bookkeepingRows: [String: Int], walFrames: Int, hashesMatchVersion: String?, schemaVersion: String?, schemaProblem: String?
+    ) {
+        self.path = path
+        self.uuid = uuid
+        self.versionIdentifiers = versionIdentifiers
+        self.frameworkVersion = frameworkVersion
+        self.entities = entities
+        self.bookkeepingRows = bookkeepingRows
+        self.walFrames = walFrames
+        self.hashesMatchVersion = hashesMatchVersion
+        self.schemaVersion = schemaVersion
+        self.schemaProblem = schemaProblem
     }
 }
