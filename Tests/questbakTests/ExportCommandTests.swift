@@ -119,6 +119,19 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: output.path), ["b.qbak"])
     }
 
+    /// On a terminal (here a pseudo-terminal from `script`) stderr shows a progress bar per
+    /// entity; redirected, it stays silent.
+    func testAProgressBarOnlyOnATerminal() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        let command = "\(Questbak.executable.path) export \(store.path) -o \(directory.path("tty.qbak").path) 2>&1 >/dev/null"
+        let onTerminal = try Questbak.runTool(["script", "-qec", command, "/dev/null"])
+        XCTAssertEqual(onTerminal.status, 0, onTerminal.standardOutput)
+        XCTAssertTrue(onTerminal.standardOutput.contains("TaskEstimation [##############################] 36/36"), onTerminal.standardOutput)
+        let redirected = try Questbak.run(["export", store.path, "-o", directory.path("plain.qbak").path])
+        XCTAssertEqual(redirected.standardError, "")
+    }
+
     func testAnExistingOutputIsRefusedWithoutForce() throws {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("v1-typical")
