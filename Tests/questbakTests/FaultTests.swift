@@ -175,10 +175,8 @@ final class FaultTests: XCTestCase {
         try DatabaseQueue(path: v3.path).write { db in
             let plist = try XCTUnwrap(Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
             // The binary plist holds "2.0.0" once, as a five-byte ASCII string.
-            let patched = Data(plist.split(separator: 0, omittingEmptySubsequences: false).map { Data($0) }.joined(separator: [0]))
-            let text = String(decoding: patched, as: UTF8.self)
-            XCTAssertTrue(text.contains("2.0.0"))
-            var bytes = [UInt8](patched)
+            XCTAssertTrue(String(decoding: plist, as: UTF8.self).contains("2.0.0"))
+            var bytes = [UInt8](plist)
             let needle = Array("2.0.0".utf8)
             let index = try XCTUnwrap((0...(bytes.count - needle.count)).first { Array(bytes[$0..<$0 + needle.count]) == needle })
             bytes[index] = UInt8(ascii: "3")

@@ -57,13 +57,28 @@ public enum ReportValue: Sendable, Equatable, Encodable {
             case .null: try container.encodeNil()
             case .integer(let number): try container.encode(number)
             case .boolean(let flag): try container.encode(flag)
-            case .double(let number): number.isFinite ? try container.encode(number) : try container.encode(String(describing: number))
+            case .double(let number): try encodeNumber(number, in: &container)
             case .string(let text): try container.encode(text)
-            case .date(let seconds): try container.encode(DateText.iso8601(secondsSinceReferenceDate: seconds) ?? String(seconds))
+            case .date(let seconds):
+                if let text = DateText.iso8601(secondsSinceReferenceDate: seconds) {
+                    try container.encode(text)
+                } else {
+                    try encodeNumber(seconds, in: &container)
+                }
             case .uuid(let uuid): try container.encode(uuid.uuidString)
             case .binary(let bytes): try container.encode(bytes.base64EncodedString())
             case .integerArray(let numbers): try container.encode(numbers)
             case .stringArray(let texts): try container.encode(texts)
+            }
+        }
+
+        /// Finite numbers as numbers; infinities with the archive's spellings (RecordJSON).
+        private func encodeNumber(_ number: Double, in container: inout SingleValueEncodingContainer) throws {
+            if number.isFinite {
+                try container.encode(number)
+            } else {
+                let spelling = RecordJSON.nonFiniteSpellings.first { $0.value == number }?.key ?? "NaN"
+                try container.encode(spelling)
             }
         }
     }

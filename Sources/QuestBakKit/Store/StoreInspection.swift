@@ -28,7 +28,10 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     public var schemaVersion: String?
     /// Why the store is not a TimeQuest store of a known version, when it is not.
     public var schemaProblem: String?
+}
 
+// In an extension, so the struct keeps its synthesized memberwise initializer.
+extension StoreInspection {
     public init(snapshot: StoreSnapshot, candidates: [Schema] = TimeQuestSchemas.all) throws {
         let path = snapshot.path
         self = try snapshot.read { db in
@@ -53,21 +56,5 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
                 hashesMatchVersion: metadata.schemaMatchingHashes(in: candidates)?.versionIdentifier,
                 schemaVersion: schemaVersion, schemaProblem: problem)
         }
-    }
-
-    init(
-        path: String, uuid: String, versionIdentifiers: [String], frameworkVersion: Int64?, entities: [EntitySummary],
-        bookkeepingRows: [String: Int], walFrames: Int, hashesMatchVersion: String?, schemaVersion: String?, schemaProblem: String?
-    ) {
-        self.path = path
-        self.uuid = uuid
-        self.versionIdentifiers = versionIdentifiers
-        self.frameworkVersion = frameworkVersion
-        self.entities = entities
-        self.bookkeepingRows = bookkeepingRows
-        self.walFrames = walFrames
-        self.hashesMatchVersion = hashesMatchVersion
-        self.schemaVersion = schemaVersion
-        self.schemaProblem = schemaProblem
     }
 }
