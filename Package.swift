@@ -25,6 +25,8 @@ let package = Package(
             dependencies: [
                 "CArchive",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for reading and binding TEXT with exact byte lengths (StoredValue).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]

@@ -59,9 +59,10 @@ def main(extracted, store):
             continue
         for row, record in zip(rows, records):
             assert record["_pk"] == row["Z_PK"]
-            assert set(camel_to_column(k) for k in record if k != "_pk") == set(types) - {"Z_PK", "Z_ENT", "Z_OPT"}, record.keys()
+            assert record["_opt"] == row["Z_OPT"], (record["_opt"], row["Z_OPT"])
+            assert set(camel_to_column(k) for k in record if k not in ("_pk", "_opt")) == set(types) - {"Z_PK", "Z_ENT", "Z_OPT"}, record.keys()
             for key, value in record.items():
-                if key == "_pk":
+                if key in ("_pk", "_opt"):
                     continue
                 stored = row[camel_to_column(key)]
                 kind = types[camel_to_column(key)]

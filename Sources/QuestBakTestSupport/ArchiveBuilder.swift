@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import QuestBakKit
 
 /// Builds archives by hand, as the format document tells any other program to, with the system
 /// `tar` and `zstd`: crafted inputs for import tests, independent of questbak's own writer.
@@ -10,7 +11,8 @@ public struct ArchiveBuilder {
         public var records: [String]
         /// The header line; `nil` writes the standard one.
         public var header: String?
-        public var maximumPrimaryKey: Int64 = 0
+        /// `Z_MAX`; nil gives the largest `_pk` among the records, as a consistent store has.
+        public var maximumPrimaryKey: Int64?
 
         public init(_ name: String, records: [String], header: String? = nil) {
             self.name = name
@@ -24,6 +26,8 @@ public struct ArchiveBuilder {
     public var createdAt = "2026-01-01T00:00:00Z"
     public var schemaKind = "timequest"
     public var members: [Member] = []
+    /// Entities of the schema left out of the archive altogether (to test that this is refused).
+    public var omittedEntities: Set<String> = []
     /// Applied to the manifest object last, to make it lie.
     public var editManifest: (inout [String: Any]) -> Void = { _ in }
     /// Applied to a member's bytes after the manifest was computed, to damage it.
@@ -33,15 +37,48 @@ public struct ArchiveBuilder {
         self.schemaVersion = schemaVersion
     }
 
+    /// Record lines that leave out a property of a known schema get it as null, as questbak
+    /// writes them; off, to test that a missing key is refused.
+    public var fillMissingKeys = true
+
+    var schema: Schema? {
+        guard schemaKind == "timequest" else { return nil }
+        return TimeQuestSchemas.all.first { $0.versionIdentifier == (schemaVersion ?? "1.0.0") }
+    }
+
+    func completed(_ line: String, entity: String) -> String {
+        guard fillMissingKeys, let names = schema?.entity(named: entity)?.storedPropertyNames,
+            var object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        else { return line }
+        for name in names where object[name] == nil { object[name] = NSNull() }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return line }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func largestPrimaryKey(_ member: Member) -> Int64 {
+        member.records.compactMap { line in
+            ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["_pk"] as? Int64
+        }.max() ?? 0
+    }
+
     public func memberBytes(_ member: Member) -> Data {
         let header = member.header ?? {
             let version = schemaVersion.map { "\"schemaVersion\":\"\($0)\"," } ?? ""
             return "{\(version)\"entity\":\"\(member.name)\",\"count\":\(member.records.count)}"
         }()
-        return Data(([header] + member.records).map { $0 + "\n" }.joined().utf8)
+        return Data(([header] + member.records.map { completed($0, entity: member.name) }).map { $0 + "\n" }.joined().utf8)
+    }
+
+    /// A known TimeQuest schema's entities that `members` leaves out, as empty members: the
+    /// format wants every entity of a known schema listed.
+    var completedMembers: [Member] {
+        guard let schema else { return members }
+        let given = Set(members.map(\.name))
+        return members + schema.entities.filter { !given.contains($0.name) && !omittedEntities.contains($0.name) }.map { Member($0.name, records: []) }
     }
 
     public func write(to archive: URL) throws {
+        let members = completedMembers
         let staging = archive.deletingLastPathComponent().appendingPathComponent(".build-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: staging.appendingPathComponent("entities"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: staging) }
@@ -50,7 +87,7 @@ public struct ArchiveBuilder {
             var data = memberBytes(member)
             entities.append([
                 "name": member.name, "path": "entities/\(member.name).jsonl", "count": member.records.count,
-                "maximumPrimaryKey": member.maximumPrimaryKey, "bytes": data.count,
+                "maximumPrimaryKey": member.maximumPrimaryKey ?? largestPrimaryKey(member), "bytes": data.count,
                 "sha256": SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined(),
             ])
             damageMember(member.name, &data)

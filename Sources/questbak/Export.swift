@@ -101,7 +101,9 @@ enum ISOTimestamp {
     static func creationTime(flag: String?) throws -> Int64 {
         if let flag, let seconds = unixSeconds(flag) { return seconds }
         if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"] {
-            guard let seconds = Int64(epoch) else { throw ValidationError("SOURCE_DATE_EPOCH must be whole seconds since 1970, not \"\(epoch)\"") }
+            guard let seconds = Int64(epoch), Exporter.createdAtText(unixSeconds: seconds) != nil else {
+                throw ValidationError("SOURCE_DATE_EPOCH must be whole seconds since 1970 within years 0001–9999, not \"\(epoch)\"")
+            }
             return seconds
         }
         return Int64(Date().timeIntervalSince1970)

@@ -46,7 +46,8 @@ enum ExitStatus: Int32 {
                 case 3, 8, 10, 13, 14: return .ioError
                 default: return .failure
                 }
-            case .notACoreDataStore, .unreadableMetadata, .schemaMismatch, .undecodableValue: return .invalidInput
+            case .notACoreDataStore, .unreadableMetadata, .schemaMismatch, .undecodableValue, .recordTooLarge, .unknownVersion:
+                return .invalidInput
             case .unsupportedVersion: return .unsupportedVersion
             case .sourceKeptChanging: return .busy
             case .io: return .ioError

@@ -114,6 +114,7 @@ extension Questbak {
             }
             var lines = ["\(action) from \(result.archive), schema \(result.sourceSchemaVersion) → \(result.targetSchemaVersion)"]
             if let backup = result.backup { lines.append("previous store kept as \(backup)") }
+            lines += result.notes
             let width = result.entities.map(\.name.count).max() ?? 0
             for entity in result.entities {
                 lines.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  read " + String(entity.read).leftPadded(8) + (result.dryRun ? "  would write " : "  written ") + String(entity.written).leftPadded(8))

@@ -31,7 +31,7 @@ import XCTest
 //   manifest and header count ≠ records                  countMismatch (fewer) / invalidLine at the first
 //                                                        extra record (more)
 //   wrong sha256 / wrong bytes                           checksumMismatch / sizeMismatch
-//   formatVersion 2 / 0 / missing                        unsupportedFormatVersion(2, 1) / notAQuestbak…
+//   formatVersion 3 / 0 / missing                        unsupportedFormatVersion(3, 2) / notAQuestbak…
 //   format missing or another                            notAQuestbakArchive "format is missing"
 //   schemaVersion missing (manifest and headers)         accepted, effectiveSchemaVersion "1.0.0"
 //   header entity ≠ member                               invalidLine line 1 "entity …"
@@ -45,7 +45,7 @@ import XCTest
 //   manifest.json as a symlink                           unexpectedMember "is a link to …"
 //   member named with terminal escapes                   unexpectedMember, the escape printed as \u{1B}
 //   (none of these writes anything to disk)
-// 6 entity of 2 GB of zeros (zstd, ~100 KB on disk)      invalidLine line 1 "longer than 16777216 bytes",
+// 6 entity of 2 GB of zeros (zstd, ~100 KB on disk)      invalidLine line 1 "longer than 67108864 bytes",
 //                                                        fast, memory flat
 //   entity of 300 MB of empty lines, count 0             invalidLine line 2 "a record beyond the 0 …"
 //   manifest member of 100 MB                            unexpectedMember "more than the 16777216 …",
@@ -588,9 +588,9 @@ final class ArchiveReaderTests: XCTestCase {
         url = try bench.write(try Self.withManifest(members) { $0.files[0].bytes -= 1 }, "file-bytes")
         assertRefused(url, kind: "sizeMismatch", mentions: ["store/metadata.plist"])
 
-        url = try bench.write(try Self.withManifest(members) { $0.formatVersion = 2 }, "version-2")
-        let newer = assertRefused(url, .unsupportedFormatVersion(path: url.path, found: 2, supported: 1))
-        XCTAssertTrue(newer?.errorDescription?.contains("version 2 is newer") == true)
+        url = try bench.write(try Self.withManifest(members) { $0.formatVersion = 3 }, "version-3")
+        let newer = assertRefused(url, .unsupportedFormatVersion(path: url.path, found: 3, supported: 2))
+        XCTAssertTrue(newer?.errorDescription?.contains("version 3 is newer") == true)
 
         url = try bench.write(try Self.withManifest(members) { $0.formatVersion = 0 }, "version-0")
         assertRefused(url, kind: "notAQuestbakArchive", mentions: ["formatVersion 0"])
@@ -804,7 +804,7 @@ final class ArchiveReaderTests: XCTestCase {
         XCTAssertLessThan(onDisk, 1 << 20)
         let memoryBefore = Self.peakMemory()
         assertRefused(
-            url, .invalidLine(path: url.path, member: "entities/GameSession.jsonl", line: 1, reason: "longer than 16777216 bytes"),
+            url, .invalidLine(path: url.path, member: "entities/GameSession.jsonl", line: 1, reason: "longer than 67108864 bytes"),
             within: 10)
         XCTAssertLessThan(Self.peakMemory() - memoryBefore, 128 << 20, "reading the bomb grew the process's peak memory")
     }

@@ -50,6 +50,7 @@ final class FixtureTests: XCTestCase {
                 expected["PlayerProfile"] = expected["PlayerProfile"]?.map { record in
                     var record = record
                     if case .integer(let xp) = record["totalXP"] { record["totalXP"] = .integer(xp + 40) }
+                    record.opt = 2  // a second save
                     return record
                 }
             }

@@ -48,7 +48,7 @@ final class ExportCommandTests: XCTestCase {
         try extract(archive, into: extracted)
         let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: extracted.appendingPathComponent("manifest.json"))) as? [String: Any])
         XCTAssertEqual(manifest["format"] as? String, "questbak-archive")
-        XCTAssertEqual(manifest["formatVersion"] as? Int, 1)
+        XCTAssertEqual(manifest["formatVersion"] as? Int, 2)
         XCTAssertEqual(manifest["schemaVersion"] as? String, "1.0.0")
         XCTAssertEqual(manifest["createdAt"] as? String, "2026-01-31T12:00:00Z")
         XCTAssertEqual((manifest["tool"] as? [String: Any])?["name"] as? String, "questbak")
@@ -185,8 +185,8 @@ final class ExportCommandTests: XCTestCase {
         let lines = try String(contentsOf: extracted.appendingPathComponent("entities/Item.jsonl"), encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines, [
             #"{"schemaVersion":"7.1","entity":"Item","count":2}"#,
-            #"{"_pk":1,"ZCRAFTINGRECIPE":3,"ZNAME":"Anise","Z_ENT":1,"Z_OPT":1}"#,
-            #"{"_pk":2,"ZCRAFTINGRECIPE":null,"ZNAME":"Grapefruit","Z_ENT":1,"Z_OPT":2}"#,
+            #"{"_pk":1,"_opt":1,"ZCRAFTINGRECIPE":3,"ZNAME":"Anise","Z_ENT":1}"#,
+            #"{"_pk":2,"_opt":2,"ZCRAFTINGRECIPE":null,"ZNAME":"Grapefruit","Z_ENT":1}"#,
         ])
     }
 

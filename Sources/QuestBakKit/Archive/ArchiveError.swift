@@ -9,12 +9,16 @@ public enum ArchiveError: Error, Equatable {
     case notAQuestbakArchive(path: String, reason: String)
     case unsupportedFormatVersion(path: String, found: Int, supported: Int)
     case unsupportedSchemaVersion(path: String, found: String, supported: [String])
+    /// A schema version that is neither known nor a later version than the known ones.
+    case unknownSchemaVersion(path: String, found: String, known: [String])
     case unexpectedMember(path: String, member: String, reason: String)
     case missingMember(path: String, member: String)
     case sizeMismatch(path: String, member: String, declared: Int64, found: Int64)
     case checksumMismatch(path: String, member: String, expected: String, found: String)
     case countMismatch(path: String, member: String, declared: Int, found: Int)
     case invalidLine(path: String, member: String, line: Int, reason: String)
+    /// A creation time (seconds since 1970) that the manifest's `createdAt` cannot express.
+    case invalidCreationTime(unixSeconds: Int64)
 }
 
 extension ArchiveError {
@@ -61,6 +65,10 @@ extension ArchiveError: LocalizedError {
             return "\(path): archive format version \(found) is newer than this questbak reads (up to \(supported)); upgrade questbak"
         case .unsupportedSchemaVersion(let path, let found, let supported):
             return "\(path): schema version \(Self.displayName(found)) is not supported (supported: \(supported.joined(separator: ", "))); upgrade questbak, or pass --allow-newer"
+        case .invalidCreationTime(let seconds):
+            return "creation time \(seconds) seconds since 1970 is outside years 0001–9999, which an archive's createdAt can hold"
+        case .unknownSchemaVersion(let path, let found, let known):
+            return "\(path): schema version \"\(Self.displayName(found))\" is not one this questbak knows (\(known.joined(separator: ", "))) and not a later version of them"
         case .unexpectedMember(let path, let name, let text):
             return "\(path): member \(member(name)): \(reason(text))"
         case .missingMember(let path, let name):

@@ -4,8 +4,12 @@ import Foundation
 /// Documented in docs/archive-format.md; a change here is a change to a public format.
 public struct ArchiveManifest: Codable, Sendable, Equatable {
     public static let formatName = "questbak-archive"
-    /// The newest `formatVersion` this build reads; newer archives are refused by name.
-    public static let highestSupportedFormatVersion = 1
+    /// The `formatVersion` this build writes and the newest it reads; newer archives are refused
+    /// by name. Version 2 added `_opt`, `{"textBytes": …}` and integer dates (docs/archive-format.md).
+    public static let highestSupportedFormatVersion = 2
+    /// The longest record line (newline included) the format allows: export refuses a record
+    /// that would need more, and readers refuse a longer line, so every archive restores.
+    public static let maximumLineBytes = 64 << 20
     public static let path = "manifest.json"
 
     public struct Tool: Codable, Sendable, Equatable {

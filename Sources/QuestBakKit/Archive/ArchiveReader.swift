@@ -11,7 +11,7 @@ import Foundation
 public struct ArchiveReader {
     public struct Limits: Sendable {
         public var manifestBytes = 16 << 20
-        public var lineBytes = 16 << 20
+        public var lineBytes = ArchiveManifest.maximumLineBytes
         public var fileBytes: Int64 = 256 << 20
         /// After a refused line, up to this many more bytes of the member are still hashed, so
         /// that damage is reported as the checksum mismatch it is, not as a bad line.

@@ -8,7 +8,9 @@ enum EntityMemberEncoding {
     /// Streams the member through `write` in pieces; returns the number of records.
     ///
     /// This is the export's hot loop: each row goes from SQLite's columns straight to JSON bytes,
-    /// through the same value decoding as every other reader, but without building a record.
+    /// through the same column plan and value decoding as every other reader, without building a
+    /// record. A record whose line would pass the format's line limit is refused here, so that
+    /// no archive is written that a reader would refuse.
     static func encode(
         _ db: Database, schema: Schema, entity: Entity, entityNumber: Int?, path: String,
         progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
@@ -17,43 +19,38 @@ enum EntityMemberEncoding {
         let filter = entityNumber.map { " WHERE Z_ENT = \($0)" } ?? ""
         let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.tableName)\(filter)") ?? 0
         try write(EntityHeader(schemaVersion: schema.versionIdentifier, entity: entity.name, count: total).line())
-        // One (key bytes, column index, kind) per property, in the archive's key order.
-        let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
-        var selected: [String] = []
-        let properties: [(key: [UInt8], column: Int?, kind: AttributeKind)] = entity.storedPropertyNames.map { name in
+        let plan = try RecordColumns(db, entity: entity, entityNumber: entityNumber)
+        // Each property's `,"name":` bytes, in the archive's key order.
+        let keys: [[UInt8]] = plan.properties.map { property in
             var key: [UInt8] = [UInt8(ascii: ",")]
-            RecordJSON.appendString(name, to: &key)
+            RecordJSON.appendString(property.name, to: &key)
             key.append(UInt8(ascii: ":"))
-            let kind = entity.attribute(named: name)?.kind ?? .integer
-            guard let column = layout.column(for: name)?.name, available.contains(column) else { return (key, nil, kind) }
-            selected.append(column)
-            return (key, selected.count, kind)
+            return key
         }
-        let sql = "SELECT Z_PK\(selected.map { ", " + $0 }.joined()) FROM \(layout.tableName)\(filter) ORDER BY Z_PK"
-        let cursor = try Row.fetchCursor(db, sql: sql)
         var done = 0
         var line: [UInt8] = []
         line.reserveCapacity(512)
         let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
-        while let row = try cursor.next() {
-            let primaryKey: Int64 = row[0]
+        let optKey = Array(",\"\(RecordJSON.optKey)\":".utf8)
+        try plan.forEachRow(db) { row in
+            let primaryKey = try plan.primaryKey(row, entity: entity, path: path)
             line.removeAll(keepingCapacity: true)
             line.append(contentsOf: prefix)
             line.append(contentsOf: String(primaryKey).utf8)
-            for property in properties {
-                line.append(contentsOf: property.key)
-                guard let column = property.column else {
-                    line.append(contentsOf: "null".utf8)
-                    continue
-                }
-                do {
-                    RecordJSON.appendValue(try ValueCoding.decode(row[column] as DatabaseValue, as: property.kind), to: &line)
-                } catch let failure as ValueCoding.Failure {
-                    let name = entity.storedPropertyNames[properties.firstIndex { $0.column == column } ?? 0]
-                    throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: primaryKey, property: name, reason: failure.reason)
-                }
+            line.append(contentsOf: optKey)
+            if let opt = try plan.opt(row, entity: entity, primaryKey: primaryKey, path: path) {
+                line.append(contentsOf: String(opt).utf8)
+            } else {
+                line.append(contentsOf: "null".utf8)
+            }
+            for (property, key) in zip(plan.properties, keys) {
+                line.append(contentsOf: key)
+                RecordJSON.appendValue(try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path), to: &line)
             }
             line.append(contentsOf: "}\n".utf8)
+            guard line.count <= ArchiveManifest.maximumLineBytes else {
+                throw StoreError.recordTooLarge(path: path, entity: entity.name, primaryKey: primaryKey, lineBytes: line.count, limit: ArchiveManifest.maximumLineBytes)
+            }
             try write(line)
             done += 1
             if done % 10_000 == 0 { progress?(done, total) }

@@ -44,8 +44,18 @@ public enum Exporter {
         public var files: [ArchiveManifest.FileMember]
     }
 
+    /// The manifest's `createdAt` for a creation time, or nil when it has none (outside years
+    /// 0001–9999).
+    public static func createdAtText(unixSeconds: Int64) -> String? {
+        let (seconds, overflow) = unixSeconds.subtractingReportingOverflow(DateText.referenceDateUnixOffset)
+        return overflow ? nil : DateText.iso8601(secondsSinceReferenceDate: Double(seconds))
+    }
+
     public static func export(storeAt storeURL: URL, to destination: Destination, options: Options) throws -> Summary {
-        // Refuse an existing output before reading anything.
+        // Refuse a creation time the manifest cannot hold, and an existing output, before reading anything.
+        guard let createdAt = createdAtText(unixSeconds: options.createdAt) else {
+            throw ArchiveError.invalidCreationTime(unixSeconds: options.createdAt)
+        }
         var output: AtomicOutputFile?
         var descriptor: Int32
         switch destination {
@@ -64,7 +74,7 @@ public enum Exporter {
         let manifest = ArchiveManifest(
             format: ArchiveManifest.formatName, formatVersion: ArchiveManifest.highestSupportedFormatVersion,
             schemaVersion: staged.schema.versionIdentifier,
-            createdAt: DateText.iso8601(secondsSinceReferenceDate: Double(options.createdAt - DateText.referenceDateUnixOffset)) ?? "",
+            createdAt: createdAt,
             tool: .init(name: "questbak", version: QuestBak.version),
             source: .init(
                 storeUUID: staged.metadata.uuid, versionIdentifiers: staged.metadata.versionIdentifiers,
@@ -146,7 +156,7 @@ public enum Exporter {
             return (try StoreReader.detectSchema(db, path: path, candidates: candidates), "timequest")
         } catch let error as StoreError {
             switch error {
-            case .schemaMismatch, .unsupportedVersion:
+            case .schemaMismatch, .unsupportedVersion, .unknownVersion:
                 let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
                 if candidates.contains(where: { names == Set($0.entities.map(\.name)) }) { throw error }
                 return (try GenericSchema.derive(db, metadata: metadata, path: path), "generic")

@@ -58,6 +58,9 @@ enum JSONLine {
         mutating func parseMembers(depth: Int) throws -> [(key: String, value: JSONValue)] {
             position += 1
             var members: [(key: String, value: JSONValue)] = []
+            // Keys seen so far, hashed (a line with 160,000 keys is checked in linear time) and
+            // compared as bytes: Swift's String equality would call NFC and NFD spellings one key.
+            var keys: Set<[UInt8]> = []
             skipWhitespace()
             if peek() == UInt8(ascii: "}") {
                 position += 1
@@ -68,7 +71,7 @@ enum JSONLine {
                 guard peek() == UInt8(ascii: "\"") else { throw error("expected a key") }
                 let keyStart = position
                 let key = try parseString()
-                if members.contains(where: { $0.key == key }) {
+                if !keys.insert(Array(key.utf8)).inserted {
                     throw SyntaxError(offset: keyStart, reason: "key \"\(key.prefix(60))\" appears twice")
                 }
                 skipWhitespace()

@@ -8,20 +8,10 @@ import Foundation
 /// round-trips the stored Double bit for bit.
 enum RecordJSON {
     static let primaryKeyKey = "_pk"
-
-    static func encodeLine(_ record: EntityRecord, propertyNames: [String], into output: inout [UInt8]) {
-        output.append(UInt8(ascii: "{"))
-        appendString(primaryKeyKey, to: &output)
-        output.append(UInt8(ascii: ":"))
-        output.append(contentsOf: String(record.primaryKey).utf8)
-        for name in propertyNames {
-            output.append(UInt8(ascii: ","))
-            appendString(name, to: &output)
-            output.append(UInt8(ascii: ":"))
-            appendValue(record[name], to: &output)
-        }
-        output.append(contentsOf: "}\n".utf8)
-    }
+    /// The record's `Z_OPT` (format version 2 on).
+    static let optKey = "_opt"
+    /// The one key of the object that stands for TEXT whose bytes are not valid UTF-8.
+    static let textBytesKey = "textBytes"
 
     static func appendValue(_ value: Value, to output: inout [UInt8]) {
         switch value {
@@ -30,6 +20,14 @@ enum RecordJSON {
         case .boolean(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .double(let number): appendDouble(number, to: &output)
         case .string(let text): appendString(text, to: &output)
+        case .textBytes(let bytes):
+            // JSON text is UTF-8, so these bytes travel as base64 inside a one-key object.
+            output.append(UInt8(ascii: "{"))
+            appendString(textBytesKey, to: &output)
+            output.append(UInt8(ascii: ":"))
+            appendString(bytes.base64EncodedString(), to: &output)
+            output.append(UInt8(ascii: "}"))
+        case .integerDate(let seconds): output.append(contentsOf: String(seconds).utf8)
         case .date(let seconds):
             if let text = DateText.iso8601(secondsSinceReferenceDate: seconds) {
                 appendString(text, to: &output)
@@ -159,9 +157,14 @@ extension RecordJSON {
             if let seconds = DateText.secondsSinceReferenceDate(iso8601: text) { return .date(seconds) }
             if let number = nonFiniteSpellings[text] { return .date(number) }
             throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: "\"\(text.prefix(40))\"")
-        case (.date, .integer(let number)): return .date(Double(number))
+        case (.date, .integer(let number)): return ValueCoding.dateValue(integer: number)
         case (.date, .number(let number)): return .date(number)
         case (.string, .string(let text)): return .string(text)
+        case (.string, .object(let members)) where members.count == 1 && members[textBytesKey] != nil:
+            guard case .string(let encoded)? = members[textBytesKey], let bytes = Data(base64Encoded: encoded) else {
+                throw TypeMismatch(expected: "{\"\(textBytesKey)\": base64 text}", found: "another value in \(textBytesKey)")
+            }
+            return ValueCoding.decode(text: bytes)
         case (.uuid, .string(let text)):
             guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: "\"\(text.prefix(40))\"") }
             return .uuid(uuid)

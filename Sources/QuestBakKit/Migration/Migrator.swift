@@ -67,7 +67,7 @@ public enum Migrator {
         if sourceSchema.versionIdentifier == target.versionIdentifier {
             throw MigrationError.alreadyAtVersion(path: source.path, version: target.versionIdentifier)
         }
-        if Importer.Plan.isNewer(sourceSchema.versionIdentifier, than: target.versionIdentifier) {
+        if VersionIdentifier.isNewer(sourceSchema.versionIdentifier, than: target.versionIdentifier) {
             throw MigrationError.downgrade(path: source.path, from: sourceSchema.versionIdentifier, to: target.versionIdentifier)
         }
         let problems = LightweightCheck.problems(from: sourceSchema, to: target)
@@ -150,7 +150,7 @@ public enum Migrator {
                 try db.execute(sql: "ALTER TABLE \(layout.tableName) ADD COLUMN \(column.name) \(column.declaredType)")
                 FaultInjection.point("added \(layout.tableName).\(column.name)")
                 if let attribute, let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options) {
-                    try db.execute(sql: "UPDATE \(layout.tableName) SET \(column.name) = ?", arguments: [ValueCoding.encode(value)])
+                    try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ?", [ValueCoding.encode(value)])
                 }
             }
             for attribute in entity.attributes where !attribute.isOptional {
@@ -158,7 +158,7 @@ public enum Migrator {
                     let column = layout.column(for: attribute.name),
                     let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options)
                 else { continue }
-                try db.execute(sql: "UPDATE \(layout.tableName) SET \(column.name) = ? WHERE \(column.name) IS NULL", arguments: [ValueCoding.encode(value)])
+                try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ? WHERE \(column.name) IS NULL", [ValueCoding.encode(value)])
             }
         }
         try renumberEntities(db, from: old, to: new)

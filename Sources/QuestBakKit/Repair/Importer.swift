@@ -48,10 +48,12 @@ public enum Importer {
         public var counts: [String: Int]
         public var repairs: Int
         public var backup: String?
+        /// What the restore did to the store as a whole (metadata recomputed, and why).
+        public var notes: [String]
         public let log: RepairLog
 
         enum CodingKeys: String, CodingKey {
-            case archive, target, dryRun, sourceSchemaVersion, targetSchemaVersion, entities, counts, repairs, backup
+            case archive, target, dryRun, sourceSchemaVersion, targetSchemaVersion, entities, counts, repairs, backup, notes
         }
     }
 
@@ -79,6 +81,7 @@ public enum Importer {
 
         var readCounts: [String: Int] = [:]
         var digests: [String: EntityMemberEncoding.Digest] = [:]
+        var notes: [String] = []
         let summary = try StoreWriter.write(to: storeURL, schema: plan.target) { sink in
             var files: [String: Data] = [:]
             _ = try reader.read(
@@ -96,13 +99,20 @@ public enum Importer {
             if !options.validate && log.repairs > 0 {
                 throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
             }
+            let floors = Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
             for entity in plan.target.entities {
                 digests[entity.name] = try EntityMemberEncoding.digest(sink.database, schema: plan.target, entity: entity, path: storeURL.path)
+                // Z_MAX below a record's key would make Core Data hand out that key again.
+                if let largest = sink.maximumPrimaryKeys[entity.name], let floor = floors[entity.name], largest > floor {
+                    try log.record(RepairEntry(
+                        rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
+                        field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
+                }
             }
+            let (metadata, metadataNote) = try plan.metadata(archiveFiles: files)
+            if let metadataNote { notes.append(metadataNote) }
             return StoreWriter.Bookkeeping(
-                metadata: try plan.metadata(archiveFiles: files),
-                modelCache: try plan.modelCache(archiveFiles: files),
-                maximumPrimaryKeyFloor: Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max))
+                metadata: metadata, modelCache: try plan.modelCache(archiveFiles: files), maximumPrimaryKeyFloor: floors)
         }
         try verifyReadBack(storeURL, schema: plan.target, expected: digests)
         FaultInjection.point("read back and verified")
@@ -117,7 +127,7 @@ public enum Importer {
             entities: plan.target.entities.map { entity in
                 EntityResult(name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0, sha256: digests[entity.name]?.sha256 ?? "")
             },
-            counts: log.counts, repairs: log.repairs, backup: backup?.path, log: log)
+            counts: log.counts, repairs: log.repairs, backup: backup?.path, notes: notes, log: log)
     }
 
     /// Standard input is read twice (manifest, then everything), so it is first saved to a file.
@@ -176,7 +186,9 @@ public enum Importer {
             if let known = schemas.first(where: { $0.versionIdentifier == version }) {
                 source = known
                 newerSource = false
-            } else if options.allowNewer && Self.isNewer(version, than: newest.versionIdentifier) {
+            } else if !VersionIdentifier.isNewer(version, thanAll: supported) {
+                throw ArchiveError.unknownSchemaVersion(path: archive, found: version, known: supported)
+            } else if options.allowNewer {
                 source = newest
                 newerSource = true
             } else {
@@ -190,12 +202,17 @@ public enum Importer {
             } else {
                 target = source
             }
-            guard !Self.isNewer(source.versionIdentifier, than: target.versionIdentifier) else {
+            guard !VersionIdentifier.isNewer(source.versionIdentifier, than: target.versionIdentifier) else {
                 throw ImportError.downgrade(archive: archive, from: source.versionIdentifier, to: target.versionIdentifier)
             }
             if !newerSource {
                 for member in manifest.entities where source.entity(named: member.name) == nil {
                     throw ImportError.notImportable(archive: archive, reason: "entity \(member.name) is not part of schema \(version)")
+                }
+                // A missing member is not an empty entity: an archive of a known schema lists them all.
+                for entity in source.entities where !manifest.entities.contains(where: { $0.name == entity.name }) {
+                    throw ImportError.notImportable(
+                        archive: archive, reason: "its manifest lists no member for entity \(entity.name) of schema \(version) (an empty entity is listed with count 0)")
                 }
             }
             let created = DateText.secondsSinceReferenceDate(iso8601: manifest.createdAt)
@@ -203,12 +220,6 @@ public enum Importer {
                 throw ArchiveError.notAQuestbakArchive(path: archive, reason: "createdAt \"\(manifest.createdAt)\" is not an ISO 8601 UTC date")
             }
             createdAt = created
-        }
-
-        static func isNewer(_ version: String, than other: String) -> Bool {
-            let lhs = version.split(separator: ".").map { Int($0) ?? 0 }
-            let rhs = other.split(separator: ".").map { Int($0) ?? 0 }
-            return lhs.lexicographicallyPrecedes(rhs) == false && lhs != rhs
         }
 
         /// Decodes one record line and inserts it; what the target cannot store is reported
@@ -223,8 +234,19 @@ public enum Importer {
             } catch let error as JSONLine.SyntaxError {
                 throw invalid("not a JSON object: \(error)")
             }
-            guard case .integer(let primaryKey)? = members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value, primaryKey > 0 else {
-                throw invalid("\(RecordJSON.primaryKeyKey) must be a positive integer")
+            guard case .integer(let primaryKey)? = members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value else {
+                throw invalid("\(RecordJSON.primaryKeyKey) must be an integer")
+            }
+            // Format version 2 carries Z_OPT; version 1 did not, and its records restore with 1,
+            // as Core Data gives a newly inserted row (docs/archive-format.md).
+            var opt: Int64? = 1
+            if manifest.formatVersion >= 2 {
+                switch members.first(where: { $0.key == RecordJSON.optKey })?.value {
+                case .integer(let number)?: opt = number
+                case .null?: opt = nil
+                case nil: throw invalid("\(RecordJSON.optKey) is missing")
+                case let other?: throw invalid("\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
+                }
             }
             guard let entity = target.entity(named: member.name) else {
                 // Only with --allow-newer: an entity the target does not have is kept in the report.
@@ -234,18 +256,19 @@ public enum Importer {
                 return
             }
             var values: [String: Value] = [:]
-            for (key, json) in members where key != RecordJSON.primaryKeyKey {
+            for (key, json) in members where key != RecordJSON.primaryKeyKey && key != RecordJSON.optKey {
                 if let attribute = entity.attribute(named: key) {
                     do {
                         values[key] = try RecordJSON.value(json, as: attribute.kind)
                     } catch let mismatch as RecordJSON.TypeMismatch {
                         throw invalid("\(key) must be \(mismatch.expected), found \(mismatch.found)")
                     }
-                } else if entity.relationship(named: key) != nil {
+                } else if let relationship = entity.relationship(named: key) {
+                    // Any integer: a key that points at no record is an orphan, whatever its value.
                     switch json {
                     case .null: values[key] = .null
-                    case .integer(let target) where target > 0: values[key] = .integer(target)
-                    default: throw invalid("\(key) must be the _pk of a \(entity.relationship(named: key)!.destination) or null, found \(json.typeName)")
+                    case .integer(let target): values[key] = .integer(target)
+                    default: throw invalid("\(key) must be the _pk of a \(relationship.destination) or null, found \(json.typeName)")
                     }
                 } else if newerSource {
                     try log.record(RepairEntry(
@@ -255,8 +278,14 @@ public enum Importer {
                     throw invalid("unknown property \(key) for \(entity.name) in schema \(source.versionIdentifier)")
                 }
             }
+            // Every property is written, null when empty: a missing key is damage, not a null.
+            if !newerSource, let sourceEntity = source.entity(named: member.name) {
+                for name in sourceEntity.storedPropertyNames where !members.contains(where: { $0.key == name }) {
+                    throw invalid("\(name) is missing (every property of \(entity.name) is written, null when empty)")
+                }
+            }
             do {
-                try sink.insert(EntityRecord(primaryKey: primaryKey, values: values), into: entity.name)
+                try sink.insert(EntityRecord(primaryKey: primaryKey, opt: opt, values: values), into: entity.name)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 throw invalid("\(RecordJSON.primaryKeyKey) \(primaryKey) appears more than once")
             }
@@ -273,9 +302,10 @@ public enum Importer {
             }
         }
 
-        /// Metadata: from `--template`; else the archive's own when the version is unchanged and
-        /// its hashes are the target's (so the app sees the same store); else computed.
-        func metadata(archiveFiles: [String: Data]) throws -> StoreMetadata {
+        /// Metadata: from the template store; else the archive's own when the version is unchanged
+        /// and its hashes are the target's (so the app sees the same store); else computed. Any
+        /// metadata but the archive's own comes with a note saying so.
+        func metadata(archiveFiles: [String: Data]) throws -> (StoreMetadata, note: String?) {
             let uuid = manifest.source.storeUUID
             if let template = options.template {
                 let snapshot = try StoreSnapshot(storeAt: template)
@@ -283,15 +313,24 @@ public enum Importer {
                 guard metadata.schemaMatchingHashes(in: [target]) != nil else {
                     throw ImportError.template(path: template.path, reason: "its model hashes are not those of schema \(target.versionIdentifier)")
                 }
-                return metadata.withUUID(uuid)
+                return (metadata.withUUID(uuid), "metadata taken from the template store \(template.path)")
             }
             let carried = archiveFiles[ArchiveManifest.metadataPath].flatMap { try? StoreMetadata(uuid: uuid, encodedPlist: $0) }
             if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried, carried.schemaMatchingHashes(in: [target]) != nil {
-                return carried
+                return (carried, nil)
             }
-            return StoreMetadata(
+            let why: String
+            if carried == nil {
+                why = "the archive has no readable metadata.plist"
+            } else if source.versionIdentifier != target.versionIdentifier || newerSource {
+                why = "the store is written as schema \(target.versionIdentifier), not \(manifest.effectiveSchemaVersion)"
+            } else {
+                why = "the archive's metadata has model hashes other than schema \(target.versionIdentifier)'s"
+            }
+            let computed = StoreMetadata(
                 schema: target, uuid: uuid, frameworkVersion: manifest.source.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
                 carryingOver: carried)
+            return (computed, "metadata computed for schema \(target.versionIdentifier): \(why)")
         }
 
         /// The compiled model travels only where it still describes the store.

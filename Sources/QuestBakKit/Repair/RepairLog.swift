@@ -11,10 +11,14 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
         case migration
         /// Data the target schema has no place for (`--allow-newer`); kept here, not dropped.
         case unstorable
+        /// Core Data's bookkeeping made consistent with the records (`Z_MAX` raised to the
+        /// largest `Z_PK`); always allowed, always reported.
+        case bookkeeping
     }
 
     public enum Rule: String, Sendable, Encodable, CaseIterable {
         case orphan, dedup, repoint, merge, defaultFill = "default", cloudID, unknownProperty = "unknown-property"
+        case maximumPrimaryKey = "z-max"
     }
 
     public var rule: Rule
@@ -59,6 +63,8 @@ public enum ReportValue: Sendable, Equatable, Encodable {
             case .boolean(let flag): try container.encode(flag)
             case .double(let number): try encodeNumber(number, in: &container)
             case .string(let text): try container.encode(text)
+            case .textBytes(let bytes): try container.encode([RecordJSON.textBytesKey: bytes.base64EncodedString()])
+            case .integerDate(let seconds): try container.encode(seconds)
             case .date(let seconds):
                 if let text = DateText.iso8601(secondsSinceReferenceDate: seconds) {
                     try container.encode(text)

@@ -110,30 +110,21 @@ struct Repairer {
         try resetPairs()
         // A key with a missing part proves nothing about identity: such records are never merged.
         let complete = keyColumns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
-        let cursor = try Row.fetchCursor(db, sql: """
+        let sql = """
             SELECT Z_PK, \(cloudColumn ?? "NULL"), \(keyColumns.joined(separator: ", ")) FROM \(layout.tableName)
             WHERE \(complete) ORDER BY \(keyColumns.joined(separator: ", ")), Z_PK
-            """)
-        var groupKey: [DatabaseValue] = []
-        // Keepers of the current key group, each with the cloudID it stands for (its own, or the
-        // first one a duplicate brought): a keeper never stands for two different cloudIDs.
-        var keepers: [(primaryKey: Int64, cloudID: String?)] = []
+            """
+        var group = DuplicateGroup()
         let insert = try db.makeStatement(sql: "INSERT INTO temp.questbak_pairs (duplicate, keeper, carried) VALUES (?, ?, ?)")
-        while let row = try cursor.next() {
-            let primaryKey: Int64 = row[0]
-            let cloudID = (row[1] as String?).flatMap { DeterministicID.isWellFormed($0) ? $0 : nil }
-            let rowKey = (0..<keyColumns.count).map { row[2 + $0] as DatabaseValue }
-            if rowKey != groupKey {
-                groupKey = rowKey
-                keepers = []
-            }
-            if let index = keepers.firstIndex(where: { $0.cloudID == nil || cloudID == nil || $0.cloudID == cloudID }) {
-                // A keeper without a cloudID takes its duplicate's, so CloudKit's record survives.
-                let carried = keepers[index].cloudID == nil ? cloudID : nil
-                if carried != nil { keepers[index].cloudID = carried }
-                try insert.execute(arguments: [primaryKey, keepers[index].primaryKey, carried])
-            } else {
-                keepers.append((primaryKey, cloudID))
+        try ExactSQL.forEachRow(db, sql: sql) { row in
+            let primaryKey = row.integer(0) ?? 0
+            let cloudID = row[1].validText.flatMap { DeterministicID.isWellFormed($0) ? $0 : nil }
+            let rowKey = (0..<keyColumns.count).map { row[2 + $0] }
+            // Rows arrive in SQLite's order of the key, so one key's rows are adjacent; they are
+            // one key when SQLite calls them equal: text and BLOBs byte for byte, numbers by value.
+            if !StoredValue.sameKey(rowKey, group.key) { group = DuplicateGroup(key: rowKey) }
+            if let match = group.keeper(for: primaryKey, cloudID: cloudID) {
+                try insert.execute(arguments: [primaryKey, match.keeper, match.carried])
             }
         }
         try applyDuplicatePairs(of: entity)
@@ -193,15 +184,13 @@ struct Repairer {
         for (property, rule) in entity.identity.merge.sorted(by: { $0.key < $1.key }) {
             guard let column = layout.column(for: property)?.name, let attribute = entity.attribute(named: property) else { continue }
             let aggregate = rule == .maximum ? "max" : "min"
-            let merged = try ValueCoding.decode(
-                DatabaseValue.fetchOne(db, sql: "SELECT \(aggregate)(\(column)) FROM \(layout.tableName)") ?? .null, as: attribute.kind)
-            let current = try ValueCoding.decode(
-                DatabaseValue.fetchOne(db, sql: "SELECT \(column) FROM \(layout.tableName) WHERE Z_PK = ?", arguments: [keeper]) ?? .null, as: attribute.kind)
+            let merged = try storedValue("SELECT \(aggregate)(\(column)) FROM \(layout.tableName)", [], entity: entity, primaryKey: keeper, property: property, kind: attribute.kind)
+            let current = try storedValue("SELECT \(column) FROM \(layout.tableName) WHERE Z_PK = ?", [.integer(keeper)], entity: entity, primaryKey: keeper, property: property, kind: attribute.kind)
             if merged != current {
                 try log.record(RepairEntry(
                     rule: .merge, kind: .repair, entity: entity.name, primaryKey: keeper, cloudID: nil,
                     field: property, old: .value(current), new: .value(merged)))
-                try db.execute(sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE Z_PK = ?", arguments: [ValueCoding.encode(merged), keeper])
+                try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE Z_PK = ?", [ValueCoding.encode(merged), .integer(keeper)])
             }
         }
         try resetPairs()
@@ -237,7 +226,7 @@ struct Repairer {
                         rule: .defaultFill, kind: .repair, entity: entity.name, primaryKey: primaryKey, cloudID: nil,
                         field: attribute.name, old: .value(.null), new: .value(value)))
                 }
-                try db.execute(sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE \(column) IS NULL", arguments: [ValueCoding.encode(value)])
+                try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE \(column) IS NULL", [ValueCoding.encode(value)])
             }
         }
     }
@@ -253,11 +242,12 @@ struct Repairer {
         guard let cloudColumn = layout.column(for: "cloudID")?.name else { return }
         let table = layout.tableName
         if let sentinel = entity.identity.singletonCloudID {
-            for row in try Row.fetchAll(db, sql: "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT ? ORDER BY Z_PK", arguments: [sentinel]) {
-                let old: String? = row[1]
+            let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT ? ORDER BY Z_PK"
+            for row in try ExactSQL.fetchAll(db, sql: sql, [.text(Data(sentinel.utf8))]) {
+                guard case .integer(let primaryKey) = row[0] else { continue }
                 try log.record(RepairEntry(
-                    rule: .cloudID, kind: cloudIDKind, entity: entity.name, primaryKey: row[0],
-                    cloudID: sentinel, field: "cloudID", old: .value(old.map { .string($0) } ?? .null), new: .value(.string(sentinel))))
+                    rule: .cloudID, kind: cloudIDKind, entity: entity.name, primaryKey: primaryKey,
+                    cloudID: sentinel, field: "cloudID", old: .value(row[1].reportable), new: .value(.string(sentinel))))
             }
             try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ?", arguments: [sentinel])
             return
@@ -273,27 +263,25 @@ struct Repairer {
         try db.execute(sql: "DELETE FROM temp.questbak_ids")
         try db.execute(sql: "DELETE FROM temp.questbak_new_ids")
         // The IDs that stay: well-formed, first occurrence. Generated ones must avoid them.
-        let firstOccurrences = try Row.fetchCursor(db, sql: "SELECT \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT NULL GROUP BY \(cloudColumn)")
         let keep = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.questbak_ids (id) VALUES (?)")
-        while let row = try firstOccurrences.next() {
-            let id: String = row[0]
-            if DeterministicID.isWellFormed(id) { try keep.execute(arguments: [id]) }
+        let firstOccurrences = "SELECT \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT NULL GROUP BY \(cloudColumn)"
+        try ExactSQL.forEachRow(db, sql: firstOccurrences) { row in
+            if let id = row[0].validText, DeterministicID.isWellFormed(id) { try keep.execute(arguments: [id]) }
         }
         let key = entity.identity.naturalKey
         let keyColumns = key.compactMap { layout.column(for: $0)?.name }
         let selectedKey = keyColumns.isEmpty ? "" : ", " + keyColumns.map { "t.\($0)" }.joined(separator: ", ")
-        let cursor = try Row.fetchCursor(db, sql: """
+        let sql = """
             SELECT t.Z_PK, t.\(cloudColumn), m.first\(selectedKey) FROM \(table) t
             LEFT JOIN (SELECT \(cloudColumn) AS id, min(Z_PK) AS first FROM \(table) GROUP BY \(cloudColumn)) m ON m.id = t.\(cloudColumn)
             ORDER BY t.Z_PK
-            """)
+            """
         let claim = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.questbak_ids (id) VALUES (?)")
         let assign = try db.makeStatement(sql: "INSERT INTO temp.questbak_new_ids (pk, id) VALUES (?, ?)")
-        while let row = try cursor.next() {
-            let primaryKey: Int64 = row[0]
-            let current: String? = row[1]
-            let first: Int64? = row[2]
-            if let current, DeterministicID.isWellFormed(current), first == primaryKey { continue }
+        try ExactSQL.forEachRow(db, sql: sql) { row in
+            let primaryKey = row.integer(0) ?? 0
+            let current = row[1]
+            if let id = current.validText, DeterministicID.isWellFormed(id), row.integer(2) == primaryKey { return }
             var name = try identityName(entity, primaryKey: primaryKey, keyValues: (0..<keyColumns.count).map { row[3 + $0] })
             var candidate: String
             var attempt = 0
@@ -306,7 +294,7 @@ struct Repairer {
             try assign.execute(arguments: [primaryKey, candidate])
             try log.record(RepairEntry(
                 rule: .cloudID, kind: cloudIDKind, entity: entity.name, primaryKey: primaryKey, cloudID: candidate, field: "cloudID",
-                old: .value(current.map { .string($0) } ?? .null), new: .value(.string(candidate))))
+                old: .value(current.reportable), new: .value(.string(candidate))))
         }
         try db.execute(sql: """
             UPDATE \(table) SET \(cloudColumn) = (SELECT id FROM temp.questbak_new_ids n WHERE n.pk = \(table).Z_PK)
@@ -316,22 +304,22 @@ struct Repairer {
 
     /// The text a deterministic cloudID is derived from: the entity and its natural key, with a
     /// parent named by its (already final) cloudID rather than its device-local `Z_PK`.
-    private func identityName(_ entity: Entity, primaryKey: Int64, keyValues: [DatabaseValue]) throws -> String {
+    private func identityName(_ entity: Entity, primaryKey: Int64, keyValues: [StoredValue]) throws -> String {
         guard !keyValues.isEmpty else { return "\(entity.name)|pk:\(primaryKey)" }
         var parts = [entity.name]
         for (property, stored) in zip(entity.identity.naturalKey, keyValues) {
             if let relationship = entity.relationship(named: property), let parent = schema.entity(named: relationship.destination) {
                 let parentLayout = TableLayout(entity: parent)
                 let parentCloud = try parentLayout.column(for: "cloudID").flatMap { column in
-                    try String.fetchOne(db, sql: "SELECT \(column.name) FROM \(parentLayout.tableName) WHERE Z_PK = ?", arguments: [stored])
+                    try ExactSQL.fetchAll(db, sql: "SELECT \(column.name) FROM \(parentLayout.tableName) WHERE Z_PK = ?", [stored]).first?.first?.validText
                 }
                 parts.append(parentCloud ?? "nil")
             } else {
-                switch stored.storage {
+                switch stored {
                 case .null: parts.append("nil")
-                case .int64(let number): parts.append(String(number))
-                case .double(let number): parts.append(String(number.bitPattern, radix: 16))
-                case .string(let text): parts.append(text)
+                case .integer(let number): parts.append(String(number))
+                case .real(let number): parts.append(String(number.bitPattern, radix: 16))
+                case .text(let bytes): parts.append(String(validating: bytes, as: UTF8.self) ?? "bytes:" + bytes.base64EncodedString())
                 case .blob(let bytes): parts.append(bytes.base64EncodedString())
                 }
             }
@@ -354,13 +342,25 @@ struct Repairer {
     /// The record's stored values by property, for reporting a dropped duplicate in full.
     private func recordValues(_ entity: Entity, primaryKey: Int64) throws -> [String: Value] {
         var values: [String: Value] = [:]
-        let layout = TableLayout(entity: entity)
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM \(layout.tableName) WHERE Z_PK = ?", arguments: [primaryKey]) else { return values }
-        for column in layout.columns {
-            let kind = entity.attribute(named: column.property)?.kind ?? .integer
-            values[column.property] = (try? ValueCoding.decode(row[column.name] as DatabaseValue? ?? .null, as: kind)) ?? .null
+        let plan = try RecordColumns(db, entity: entity, entityNumber: nil, where: "Z_PK = ?")
+        try plan.forEachRow(db, [.integer(primaryKey)]) { row in
+            for property in plan.properties {
+                values[property.name] = try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path)
+            }
         }
-        values["_pk"] = .integer(primaryKey)
+        values[RecordJSON.primaryKeyKey] = .integer(primaryKey)
         return values
+    }
+
+    /// The one value a query returns, decoded as `kind`.
+    private func storedValue(
+        _ sql: String, _ arguments: [StoredValue], entity: Entity, primaryKey: Int64, property: String, kind: AttributeKind
+    ) throws -> Value {
+        let stored = try ExactSQL.fetchAll(db, sql: sql, arguments).first?.first ?? .null
+        do {
+            return try ValueCoding.decode(stored, as: kind)
+        } catch let failure as ValueCoding.Failure {
+            throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: primaryKey, property: property, reason: failure.reason)
+        }
     }
 }

@@ -24,7 +24,8 @@ public enum DateText {
             unixWhole = referenceDateUnixOffset - decimal.whole
         } else {
             // -(w.f) = -(w + 1) + (1 - 0.f): the whole part floors, the fraction complements.
-            guard let complement = tenComplement(of: fraction) else { return nil }
+            // Longer fractions are written as the number (docs/archive-format.md).
+            guard fraction.utf8.count <= 18, let complement = tenComplement(of: fraction) else { return nil }
             unixWhole = referenceDateUnixOffset - decimal.whole - 1
             fraction = complement
         }
@@ -78,6 +79,8 @@ public enum DateText {
             guard bytes[19] == UInt8(ascii: "."), bytes.count > 21 else { return nil }
             fraction = String(decoding: bytes[20..<(bytes.count - 1)], as: UTF8.self)
             guard fraction.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+            // `.000` is no fraction: before 2001 it has no complement to take.
+            fraction = String(fraction.reversed().drop { $0 == "0" }.reversed())
         } else if bytes.count != 20 {
             return nil
         }
@@ -92,17 +95,18 @@ public enum DateText {
         return Double(literal)
     }
 
-    /// `1 - 0.f` as fractional digits (trailing zeros trimmed); `nil` when `f` has more digits
-    /// than a UInt64 holds exactly.
+    /// `1 - 0.f` as fractional digits (trailing zeros trimmed), for any number of digits: the
+    /// last non-zero digit d becomes 10 − d, every digit before it 9 − d. `nil` when `f` is zero.
     private static func tenComplement(of fraction: String) -> String? {
-        let trimmed = String(fraction.reversed().drop { $0 == "0" }.reversed())
-        guard !trimmed.isEmpty else { return nil }
-        guard trimmed.count <= 18, let value = UInt64(trimmed) else { return nil }
-        var scale: UInt64 = 1
-        for _ in 0..<trimmed.count { scale *= 10 }
-        let digits = String(scale - value)
-        let padded = String(repeating: "0", count: trimmed.count - digits.count) + digits
-        return String(padded.reversed().drop { $0 == "0" }.reversed())
+        var digits = Array(fraction.utf8)
+        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+        guard let last = digits.indices.last else { return nil }
+        for index in digits.indices {
+            let digit = digits[index] - UInt8(ascii: "0")
+            digits[index] = UInt8(ascii: "0") + (index == last ? 10 - digit : 9 - digit)
+        }
+        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+        return String(decoding: digits, as: UTF8.self)
     }
 }
 

@@ -2,13 +2,13 @@ import GRDB
 
 /// A schema read off any Core Data store's tables, for stores of apps questbak has no schema
 /// for. Properties are named after their columns (`ZNAME`), typed from the declared column
-/// types, and all optional; `Z_ENT` and `Z_OPT` are kept as properties so sub-entity rows
-/// sharing a table stay distinguishable.
+/// types, and all optional; `Z_ENT` is kept as a property so sub-entity rows sharing a table stay
+/// distinguishable (`Z_OPT` travels as every record's `_opt`).
 enum GenericSchema {
     static func derive(_ db: Database, metadata: StoreMetadata, path: String) throws -> Schema {
         var entities: [Entity] = []
         for (key, table) in try StoreReader.modelTables(db) {
-            let attributes = try db.columns(in: table).filter { $0.name.uppercased() != "Z_PK" }.map { column in
+            let attributes = try db.columns(in: table).filter { !["Z_PK", "Z_OPT"].contains($0.name.uppercased()) }.map { column in
                 Attribute(column.name, kind(ofDeclaredType: column.type), optional: true, column: column.name)
             }
             entities.append(Entity(name: key.name, attributes: attributes))

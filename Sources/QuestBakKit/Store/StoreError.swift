@@ -16,7 +16,11 @@ public enum StoreError: Error, Equatable {
     case schemaMismatch(path: String, versionIdentifier: String?, differences: [String])
     /// The metadata names a version this build does not know (typically a newer app's store).
     case unsupportedVersion(path: String, versionIdentifiers: [String], supported: [String])
+    /// The metadata names versions that are neither known nor later than the known ones.
+    case unknownVersion(path: String, versionIdentifiers: [String], known: [String])
     case undecodableValue(path: String, entity: String, primaryKey: Int64, property: String, reason: String)
+    /// A record too large for one archive line (`ArchiveManifest.maximumLineBytes`).
+    case recordTooLarge(path: String, entity: String, primaryKey: Int64, lineBytes: Int, limit: Int)
     /// The source kept changing while it was being copied (an app writing to it).
     case sourceKeptChanging(path: String, attempts: Int)
     case io(path: String, reason: String)
@@ -47,8 +51,13 @@ extension StoreError: LocalizedError {
             return "\(path): \(claim)differs from it:\n" + differences.map { "  - \($0)" }.joined(separator: "\n")
         case .unsupportedVersion(let path, let identifiers, let supported):
             return "\(path): schema version \(identifiers.joined(separator: ", ")) is not supported by this questbak (supported: \(supported.joined(separator: ", "))); upgrade questbak"
+        case .unknownVersion(let path, let identifiers, let known):
+            let quoted = identifiers.map { "\"\($0)\"" }.joined(separator: ", ")
+            return "\(path): schema version \(quoted) is not one this questbak knows (\(known.joined(separator: ", "))) and not a later version of them"
         case .undecodableValue(let path, let entity, let primaryKey, let property, let reason):
             return "\(path): \(entity) Z_PK \(primaryKey), property \(property): \(reason)"
+        case .recordTooLarge(let path, let entity, let primaryKey, let lineBytes, let limit):
+            return "\(path): \(entity) Z_PK \(primaryKey) would be a record line of \(lineBytes) bytes; the archive format allows \(limit)"
         case .sourceKeptChanging(let path, let attempts):
             return "\(path): the store changed during each of \(attempts) copy attempts; close the app that writes to it and retry"
         case .io(let path, let reason):

@@ -1,14 +1,18 @@
 import Foundation
 import GRDB
 
-/// One row of an entity: its `Z_PK` and its stored properties by schema name. A to-one
-/// relationship's value is the target's `Z_PK` as `.integer`, or `.null`.
+/// One row of an entity: its `Z_PK`, its `Z_OPT` and its stored properties by schema name. A
+/// to-one relationship's value is the target's `Z_PK` as `.integer`, or `.null`.
 public struct EntityRecord: Sendable, Equatable {
     public var primaryKey: Int64
+    /// `Z_OPT`, the number of times Core Data saved the row (1 when first inserted); nil when the
+    /// store holds NULL there.
+    public var opt: Int64?
     public var values: [String: Value]
 
-    public init(primaryKey: Int64, values: [String: Value]) {
+    public init(primaryKey: Int64, opt: Int64? = 1, values: [String: Value]) {
         self.primaryKey = primaryKey
+        self.opt = opt
         self.values = values
     }
 
@@ -43,7 +47,8 @@ public enum StoreReader {
         }
         do {
             let plist = try BinaryPropertyList.decode(plistData)
-            let uuid = (row["Z_UUID"] as String?) ?? { if case .string(let text)? = plist["NSStoreUUID"] { return text } else { return "" } }()
+            // Z_UUID as stored; NULL reads as "" (and is written back as NULL), not as the plist's UUID.
+            let uuid = (row["Z_UUID"] as String?) ?? ""
             return StoreMetadata(uuid: uuid, plist: plist, originalBytes: plistData)
         } catch {
             throw StoreError.unreadableMetadata(path: path, reason: error.localizedDescription)
@@ -130,7 +135,11 @@ public enum StoreReader {
             return named
         }
         if !identifiers.isEmpty {
-            throw StoreError.unsupportedVersion(path: path, versionIdentifiers: identifiers, supported: candidates.map(\.versionIdentifier))
+            let known = candidates.map(\.versionIdentifier)
+            guard identifiers.contains(where: { VersionIdentifier.isNewer($0, thanAll: known) }) else {
+                throw StoreError.unknownVersion(path: path, versionIdentifiers: identifiers, known: known)
+            }
+            throw StoreError.unsupportedVersion(path: path, versionIdentifiers: identifiers, supported: known)
         }
         var closest: (schema: Schema, differences: [String])?
         for candidate in candidates {
@@ -161,27 +170,76 @@ public enum StoreReader {
     public static func forEachRecord(
         _ db: Database, entity: Entity, entityNumber: Int?, path: String, _ body: (EntityRecord) throws -> Void
     ) throws {
+        let plan = try RecordColumns(db, entity: entity, entityNumber: entityNumber)
+        try plan.forEachRow(db) { row in
+            let primaryKey = try plan.primaryKey(row, entity: entity, path: path)
+            var values: [String: Value] = [:]
+            for property in plan.properties {
+                values[property.name] = try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path)
+            }
+            try body(EntityRecord(primaryKey: primaryKey, opt: try plan.opt(row, entity: entity, primaryKey: primaryKey, path: path), values: values))
+        }
+    }
+}
+
+/// Which columns of an entity's table hold which properties, and the one way they are read: every
+/// reader of entity rows (export, dumps, repairs, read-back digests) goes through it.
+struct RecordColumns {
+    struct Property {
+        var name: String
+        var kind: AttributeKind
+        /// The result column, or nil when the table lacks the column (the value is then null).
+        var column: Int?
+    }
+
+    /// The stored properties in the archive's key order (`Entity.storedPropertyNames`).
+    var properties: [Property]
+    var sql: String
+
+    init(_ db: Database, entity: Entity, entityNumber: Int?, where extraCondition: String? = nil) throws {
         let layout = TableLayout(entity: entity)
         let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
-        let columns = layout.columns.filter { available.contains($0.name) }
-        let selected = (["Z_PK"] + columns.map(\.name)).joined(separator: ", ")
-        // Sub-entity rows (another Z_ENT) are not this entity's; TimeQuest has none.
-        let filter = entityNumber.map { " WHERE Z_ENT = \($0)" } ?? ""
-        let kinds: [String: AttributeKind] = Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, $0.kind) })
-        let cursor = try Row.fetchCursor(db, sql: "SELECT \(selected) FROM \(layout.tableName)\(filter) ORDER BY Z_PK")
-        while let row = try cursor.next() {
-            let primaryKey: Int64 = row[0]
-            var values: [String: Value] = [:]
-            for (offset, column) in columns.enumerated() {
-                let stored = row[offset + 1] as DatabaseValue
-                do {
-                    values[column.property] = try ValueCoding.decode(stored, as: kinds[column.property] ?? .integer)
-                } catch let failure as ValueCoding.Failure {
-                    throw StoreError.undecodableValue(
-                        path: path, entity: entity.name, primaryKey: primaryKey, property: column.property, reason: failure.reason)
-                }
+        var selected = ["Z_PK", available.contains("Z_OPT") ? "Z_OPT" : "NULL"]
+        properties = entity.storedPropertyNames.map { name in
+            let kind = entity.attribute(named: name)?.kind ?? .integer
+            guard let column = layout.column(for: name)?.name, available.contains(column) else {
+                return Property(name: name, kind: kind, column: nil)
             }
-            try body(EntityRecord(primaryKey: primaryKey, values: values))
+            selected.append(column)
+            return Property(name: name, kind: kind, column: selected.count - 1)
+        }
+        // Sub-entity rows (another Z_ENT) are not this entity's; TimeQuest has none.
+        let conditions = [entityNumber.map { "Z_ENT = \($0)" }, extraCondition].compactMap { $0 }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        sql = "SELECT \(selected.joined(separator: ", ")) FROM \(layout.tableName)\(filter) ORDER BY Z_PK"
+    }
+
+    func forEachRow(_ db: Database, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void) throws {
+        try ExactSQL.forEachRow(db, sql: sql, arguments, body)
+    }
+
+    func primaryKey(_ row: ExactRow, entity: Entity, path: String) throws -> Int64 {
+        guard let key = row.integer(0) else {
+            throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: 0, property: "Z_PK", reason: "\(row[0].summary) is not an integer key")
+        }
+        return key
+    }
+
+    func opt(_ row: ExactRow, entity: Entity, primaryKey: Int64, path: String) throws -> Int64? {
+        switch row[1] {
+        case .null: return nil
+        case .integer(let number): return number
+        case let other:
+            throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: primaryKey, property: "Z_OPT", reason: "\(other.summary) is not an integer")
+        }
+    }
+
+    func value(_ row: ExactRow, _ property: Property, entity: Entity, primaryKey: Int64, path: String) throws -> Value {
+        guard let column = property.column else { return .null }
+        do {
+            return try ValueCoding.decode(row[column], as: property.kind)
+        } catch let failure as ValueCoding.Failure {
+            throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: primaryKey, property: property.name, reason: failure.reason)
         }
     }
 }

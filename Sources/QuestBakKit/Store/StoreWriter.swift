@@ -24,16 +24,15 @@ public enum StoreWriter {
             self.schema = schema
         }
 
-        /// Inserts one record of `entityName`; `opt` is its `Z_OPT` (1 for a freshly inserted row).
         public var database: Database { db }
 
-        public func insert(_ record: EntityRecord, into entityName: String, opt: Int64 = 1) throws {
+        /// Inserts one record of `entityName`, with its `Z_OPT` as the record has it.
+        public func insert(_ record: EntityRecord, into entityName: String) throws {
             let (statement, layout, number) = try prepared(for: entityName)
-            var arguments: [DatabaseValue] = [record.primaryKey.databaseValue, number.databaseValue, max(opt, 1).databaseValue]
+            let opt: StoredValue = record.opt.map { .integer($0) } ?? .null
+            var arguments: [StoredValue] = [.integer(record.primaryKey), .integer(Int64(number)), opt]
             arguments += layout.columns.map { ValueCoding.encode(record[$0.property]) }
-            // The statement and its argument count are ours: skip GRDB's per-call validation.
-            statement.setUncheckedArguments(StatementArguments(arguments))
-            try statement.execute()
+            try ExactSQL.execute(statement, arguments)
             FaultInjection.point("inserted \(entityName) \(record.primaryKey)")
             counts[entityName, default: 0] += 1
             maximumPrimaryKeys[entityName] = max(maximumPrimaryKeys[entityName] ?? 0, record.primaryKey)
@@ -138,7 +137,7 @@ public enum StoreWriter {
         }
         try db.execute(
             sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-            arguments: [bookkeeping.metadata.uuid, bookkeeping.metadata.encodedPlist])
+            arguments: [bookkeeping.metadata.uuid.isEmpty ? nil : bookkeeping.metadata.uuid, bookkeeping.metadata.encodedPlist])
         if let modelCache = bookkeeping.modelCache {
             try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [modelCache])
         }

@@ -1,33 +1,41 @@
 import Foundation
-import GRDB
 
 /// The mapping between schema values and SQLite storage, as Core Data does it (spec: "Entity
 /// tables"): dates as seconds since 2001, booleans as 0/1, UUIDs as 16 raw bytes, top-level
-/// arrays as keyed-archive BLOBs.
+/// arrays as keyed-archive BLOBs. Every value is kept exactly or refused with the reason.
 enum ValueCoding {
     struct Failure: Error {
         var reason: String
     }
 
-    static func decode(_ stored: DatabaseValue, as kind: AttributeKind) throws -> Value {
-        switch (kind, stored.storage) {
+    /// Integers of at least this magnitude in a TIMESTAMP column stay integers (`Value.integerDate`).
+    /// Below it, every SQLite version turns an integral REAL bound into a NUMERIC column back into
+    /// the same INTEGER, so a `Double` restores the identical storage; at or above it, versions differ
+    /// and from 2^53 on a Double cannot even hold the value.
+    static let exactIntegerDateMagnitude: Int64 = 1 << 51
+
+    static func decode(_ stored: StoredValue, as kind: AttributeKind) throws -> Value {
+        switch (kind, stored) {
         case (_, .null):
             return .null
-        case (.integer, .int64(let number)):
+        case (.integer, .integer(let number)):
             return .integer(number)
-        case (.boolean, .int64(let number)):
+        case (.boolean, .integer(let number)):
             guard number == 0 || number == 1 else { throw Failure(reason: "boolean stored as \(number), expected 0 or 1") }
             return .boolean(number == 1)
-        case (.double, .double(let number)):
+        case (.double, .real(let number)):
             return .double(number)
-        case (.double, .int64(let number)):
+        case (.double, .integer(let number)):
+            guard number.magnitude <= 1 << 53 else {
+                throw Failure(reason: "INTEGER \(number) in a FLOAT column: a Double cannot hold it exactly")
+            }
             return .double(Double(number))
-        case (.date, .double(let seconds)):
+        case (.date, .real(let seconds)):
             return .date(seconds)
-        case (.date, .int64(let seconds)):
-            return .date(Double(seconds))
-        case (.string, .string(let text)):
-            return .string(text)
+        case (.date, .integer(let seconds)):
+            return dateValue(integer: seconds)
+        case (.string, .text(let bytes)):
+            return decode(text: bytes)
         case (.uuid, .blob(let bytes)):
             guard bytes.count == 16 else { throw Failure(reason: "UUID BLOB of \(bytes.count) bytes, expected 16") }
             return .uuid(bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
@@ -42,21 +50,32 @@ enum ValueCoding {
             }
             return try arrayValue(elements, as: kind)
         default:
-            throw Failure(reason: "\(describe(stored.storage)) where \(kind.columnType) (\(kind.rawValue)) is expected")
+            throw Failure(reason: "\(stored.summary) where \(kind.columnType) (\(kind.rawValue)) is expected")
         }
     }
 
-    static func encode(_ value: Value) -> DatabaseValue {
+    /// Text as `.string` when it is valid UTF-8, else as its bytes.
+    static func decode(text bytes: Data) -> Value {
+        String(validating: bytes, as: UTF8.self).map { .string($0) } ?? .textBytes(bytes)
+    }
+
+    /// A date given as a whole number of seconds, from a store or an archive.
+    static func dateValue(integer seconds: Int64) -> Value {
+        seconds.magnitude < exactIntegerDateMagnitude.magnitude ? .date(Double(seconds)) : .integerDate(seconds)
+    }
+
+    static func encode(_ value: Value) -> StoredValue {
         switch value {
         case .null: return .null
-        case .integer(let number): return number.databaseValue
-        case .boolean(let flag): return (flag ? 1 : 0).databaseValue
-        case .double(let number), .date(let number): return number.databaseValue
-        case .string(let text): return text.databaseValue
-        case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
-        case .binary(let bytes): return bytes.databaseValue
-        case .integerArray(let numbers): return TransformableArray.archive(numbers.map { .integer($0) }).databaseValue
-        case .stringArray(let texts): return TransformableArray.archive(texts.map { .string($0) }).databaseValue
+        case .integer(let number), .integerDate(let number): return .integer(number)
+        case .boolean(let flag): return .integer(flag ? 1 : 0)
+        case .double(let number), .date(let number): return .real(number)
+        case .string(let text): return .text(Data(text.utf8))
+        case .textBytes(let bytes): return .text(bytes)
+        case .uuid(let uuid): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
+        case .binary(let bytes): return .blob(bytes)
+        case .integerArray(let numbers): return .blob(TransformableArray.archive(numbers.map { .integer($0) }))
+        case .stringArray(let texts): return .blob(TransformableArray.archive(texts.map { .string($0) }))
         }
     }
 
@@ -71,15 +90,5 @@ enum ValueCoding {
             if case .string(let text) = $0 { return text }
             throw Failure(reason: "array element \($0) is not a string")
         })
-    }
-
-    private static func describe(_ storage: DatabaseValue.Storage) -> String {
-        switch storage {
-        case .null: return "NULL"
-        case .int64(let number): return "INTEGER \(number)"
-        case .double(let number): return "REAL \(number)"
-        case .string: return "TEXT"
-        case .blob(let bytes): return "BLOB of \(bytes.count) bytes"
-        }
     }
 }
