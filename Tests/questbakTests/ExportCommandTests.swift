@@ -222,6 +222,20 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertTrue(result.standardError.contains("ZROUTINE: missing column ZNAME (Routine.name)"), result.standardError)
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path("b.qbak").path))
     }
+
+    /// A SOURCE_DATE_EPOCH the manifest cannot hold is refused by name before the store is read;
+    /// Int64.min crashed the exporter once, and a year past 9999 wrote `"createdAt": ""`.
+    func testAnOutOfRangeSourceDateEpochIsRefusedBeforeAnyWork() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        for epoch in ["-9223372036854775808", "9223372036854775807", "253402300800", "soon"] {
+            let archive = directory.path("epoch.qbak")
+            let result = try Questbak.run(["export", store.path, "-o", archive.path], environment: ["SOURCE_DATE_EPOCH": epoch])
+            XCTAssertEqual(result.status, 64, "\(epoch): \(result.standardError)")
+            XCTAssertTrue(result.standardError.contains("SOURCE_DATE_EPOCH must be whole seconds since 1970 within years 0001–9999"), result.standardError)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: archive.path), epoch)
+        }
+    }
 }
 
 extension Questbak {
