@@ -71,7 +71,7 @@ extension Questbak {
         }
 
         static func text(_ summary: Exporter.Summary, store: String) -> String {
-            let kind = summary.schema == "timequest" ? "TimeQuest \(summary.schemaVersion)" : "generic (\(summary.schemaVersion))"
+            let kind = summary.schema == ArchiveManifest.Source.timeQuestSchema ? "TimeQuest \(summary.schemaVersion)" : "generic (\(summary.schemaVersion))"
             var lines = ["exported \(kind) store \(store)"]
             lines.append("  to \(summary.archive) (\(summary.compression)" + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
             if summary.walFrames > 0 { lines.append("  including \(summary.walFrames) WAL frames not yet in the main file") }
@@ -95,7 +95,7 @@ func standardError(_ text: String) {
 enum ISOTimestamp {
     static func unixSeconds(_ text: String) -> Int64? {
         guard let seconds = DateText.secondsSinceReferenceDate(iso8601: text), seconds.rounded(.down) == seconds else { return nil }
-        return Int64(seconds) + 978_307_200
+        return Int64(seconds) + DateText.referenceDateUnixOffset
     }
 
     static func creationTime(flag: String?) throws -> Int64 {

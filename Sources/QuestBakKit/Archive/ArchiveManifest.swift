@@ -26,6 +26,11 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         /// "timequest" for a store of a known TimeQuest schema; "generic" for any other Core
         /// Data store, whose entity members then use the store's column names.
         public var schema: String
+
+        /// `schema` for a store of a known TimeQuest schema.
+        public static let timeQuestSchema = "timequest"
+        /// `schema` for any other Core Data store, exported by its tables.
+        public static let genericSchema = "generic"
     }
 
     public struct EntityMember: Codable, Sendable, Equatable {
@@ -77,17 +82,10 @@ struct EntityHeader: Codable, Equatable {
 
     /// Written by hand for a fixed key order: schemaVersion, entity, count.
     func line() -> [UInt8] {
-        var output: [UInt8] = Array("{".utf8)
-        if let schemaVersion {
-            RecordJSON.appendString("schemaVersion", to: &output)
-            output.append(UInt8(ascii: ":"))
-            RecordJSON.appendString(schemaVersion, to: &output)
-            output.append(UInt8(ascii: ","))
-        }
-        RecordJSON.appendString("entity", to: &output)
-        output.append(UInt8(ascii: ":"))
-        RecordJSON.appendString(entity, to: &output)
-        output.append(contentsOf: ",\"count\":\(count)}\n".utf8)
-        return output
-    }
+        var object = JSONObjectWriter()
+        object.add("schemaVersion", string: schemaVersion)
+        object.add("entity", .string(entity))
+        object.add("count", .integer(Int64(count)))
+        return object.finished + [0x0A]
+}
 }

@@ -180,7 +180,7 @@ public struct ArchiveReader {
         var names: Set<String> = []
         for member in manifest.entities {
             guard member.path == ArchiveManifest.entityPath(member.name),
-                member.name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }),
+                Schema.isPlainIdentifier(member.name),
                 !member.name.isEmpty
             else {
                 throw ArchiveError.notAQuestbakArchive(

@@ -23,7 +23,7 @@ enum EntityMemberEncoding {
         // Each property's `,"name":` bytes, in the archive's key order.
         let keys: [[UInt8]] = plan.properties.map { property in
             var key: [UInt8] = [UInt8(ascii: ",")]
-            RecordJSON.appendString(property.name, to: &key)
+            ValueJSON.appendString(property.name, to: &key)
             key.append(UInt8(ascii: ":"))
             return key
         }
@@ -45,7 +45,7 @@ enum EntityMemberEncoding {
             }
             for (property, key) in zip(plan.properties, keys) {
                 line.append(contentsOf: key)
-                RecordJSON.appendValue(try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path), to: &line)
+                ValueJSON.append(try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path), to: &line)
             }
             line.append(contentsOf: "}\n".utf8)
             guard line.count <= ArchiveManifest.maximumLineBytes else {

@@ -121,7 +121,7 @@ public enum Exporter {
             var staged = Staged(schema: schema, kind: kind, metadata: metadata)
             let maxima = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
             for entity in schema.entities {
-                let number = kind == "timequest" ? schema.entityNumber(of: entity.name) : nil
+                let number = kind == ArchiveManifest.Source.timeQuestSchema ? schema.entityNumber(of: entity.name) : nil
                 let memberPath = ArchiveManifest.entityPath(entity.name)
                 let file = staging.appendingPathComponent(entity.name + ".jsonl")
                 let writer = try HashingFileWriter(url: file)
@@ -135,7 +135,7 @@ public enum Exporter {
                         name: entity.name, path: memberPath, count: done, maximumPrimaryKey: maxima[entity.name] ?? 0, bytes: bytes, sha256: digest),
                     file))
             }
-            let rawPlist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") ?? Data()
+            let rawPlist = try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist) ?? Data()
             for (memberPath, data) in [(ArchiveManifest.metadataPath, rawPlist), (ArchiveManifest.modelCachePath, try StoreReader.modelCache(db))] {
                 guard let data else { continue }
                 let file = staging.appendingPathComponent(URL(fileURLWithPath: memberPath).lastPathComponent)
@@ -153,13 +153,13 @@ public enum Exporter {
     /// error, not a generic export: an archive that cannot be restored is no backup.
     private static func resolveSchema(_ db: Database, metadata: StoreMetadata, path: String, candidates: [Schema]) throws -> (Schema, String) {
         do {
-            return (try StoreReader.detectSchema(db, path: path, candidates: candidates), "timequest")
+            return (try StoreReader.detectSchema(db, path: path, candidates: candidates), ArchiveManifest.Source.timeQuestSchema)
         } catch let error as StoreError {
             switch error {
             case .schemaMismatch, .unsupportedVersion, .unknownVersion:
                 let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
                 if candidates.contains(where: { names == Set($0.entities.map(\.name)) }) { throw error }
-                return (try GenericSchema.derive(db, metadata: metadata, path: path), "generic")
+                return (try GenericSchema.derive(db, metadata: metadata, path: path), ArchiveManifest.Source.genericSchema)
             default:
                 throw error
             }

@@ -6,7 +6,7 @@ import Foundation
 public enum BulkStore {
     public static func write(to url: URL, schema: Schema = TimeQuestSchemas.v2, estimations: Int, seed: UInt64 = 1) throws {
         var random = SeededGenerator(seed: seed)
-        let hasCloudID = schema.entity(named: "Routine")?.attribute(named: "cloudID") != nil
+        let hasCloudID = schema.entity(named: "Routine")?.cloudID != nil
         let tasksPerRoutine = 5
         let sessions = max(1, estimations / tasksPerRoutine)
         let routines = max(1, sessions / 400)
@@ -14,7 +14,7 @@ public enum BulkStore {
         func withCloudID(_ values: [String: Value], _ generator: inout SeededGenerator) -> [String: Value] {
             guard hasCloudID else { return values }
             var values = values
-            values["cloudID"] = .string(generator.uuidString())
+            values[Entity.cloudIDAttribute] = .string(generator.uuidString())
             return values
         }
         let uuid = random.uuidString()
@@ -57,7 +57,7 @@ public enum BulkStore {
                 "totalXP": .integer(Int64(sessions * 50)), "currentStreak": .integer(7), "lastPlayedDate": .date(base + Double(sessions) * 3600),
                 "notificationsEnabled": .boolean(true), "notificationHour": .integer(7), "notificationMinute": .integer(30),
                 "soundEnabled": .boolean(true), "createdAt": .date(base),
-            ], &random).merging(hasCloudID ? ["cloudID": .string(TimeQuestSchemas.playerProfileCloudID)] : [:]) { $1 }), into: "PlayerProfile")
+            ], &random).merging(hasCloudID ? [Entity.cloudIDAttribute: .string(TimeQuestSchemas.playerProfileCloudID)] : [:]) { $1 }), into: "PlayerProfile")
             return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: uuid))
         }
     }

@@ -10,7 +10,7 @@ public struct TimeQuestData {
     public init(schema: Schema, seed: UInt64) {
         dataset = Dataset(schema: schema)
         random = SeededGenerator(seed: seed)
-        hasCloudID = schema.entity(named: "Routine")?.attribute(named: "cloudID") != nil
+        hasCloudID = schema.entity(named: "Routine")?.cloudID != nil
     }
 
     /// 2025-03-01T07:00:00Z in seconds since 2001.
@@ -18,8 +18,8 @@ public struct TimeQuestData {
 
     private mutating func add(_ entity: String, _ primaryKey: Int64, _ values: [String: Value]) {
         var values = values
-        if hasCloudID && values["cloudID"] == nil {
-            values["cloudID"] = .string(entity == "PlayerProfile" ? TimeQuestSchemas.playerProfileCloudID : random.uuidString())
+        if hasCloudID && values[Entity.cloudIDAttribute] == nil {
+            values[Entity.cloudIDAttribute] = .string(entity == "PlayerProfile" ? TimeQuestSchemas.playerProfileCloudID : random.uuidString())
         }
         dataset.append(entity, primaryKey, values)
     }

@@ -142,8 +142,8 @@ public struct MigrationVerifier {
                         }
                     }
                 }
-                if entity.attribute(named: "cloudID") != nil {
-                    let ids = (after[entity.name] ?? []).map { $0["cloudID"] }
+                if entity.cloudID != nil {
+                    let ids = (after[entity.name] ?? []).map { $0[Entity.cloudIDAttribute] }
                     if Set(ids).count != ids.count { problems.append("\(entity.name): two records share a cloudID") }
                     let sentinel = entity.identity.singletonCloudID
                     for id in ids {
@@ -187,7 +187,7 @@ public struct MigrationVerifier {
             let first = work.appendingPathComponent("first.qbak")
             let second = work.appendingPathComponent("second.qbak")
             let restored = work.appendingPathComponent("restored.store")
-            var options = Exporter.Options(createdAt: Int64(Self.verificationNow) + 978_307_200, compression: .none)
+            var options = Exporter.Options(createdAt: Int64(Self.verificationNow) + DateText.referenceDateUnixOffset, compression: .none)
             options.schemas = candidates
             var importOptions = Importer.Options()
             importOptions.schemas = candidates

@@ -58,7 +58,7 @@ public enum Migrator {
         let destination = options.inPlace ? source : (output ?? source)
         try StorePlacement.checkTarget(destination, replace: options.inPlace)
         StorePlacement.removeStaleTemporaries(besides: destination)
-        let sourceFiles = [source, URL(fileURLWithPath: source.path + "-wal")]
+        let sourceFiles = [source, CoreDataSQL.sidecar(of: source, "-wal")]
         let fingerprint = try FileFingerprint.of(sourceFiles)
         let snapshot = try StoreSnapshot(storeAt: source)
         let (sourceSchema, metadata) = try snapshot.read { db in
@@ -77,9 +77,9 @@ public enum Migrator {
 
         // The migration runs on a copy beside the destination, so the final step is a rename.
         let working = StorePlacement.temporaryStoreURL(besides: destination)
-        for suffix in ["", "-wal", "-shm", "-journal"] { InterruptCleanup.register(working.path + suffix) }
+        for suffix in CoreDataSQL.storeFileSuffixes { InterruptCleanup.register(working.path + suffix) }
         defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] {
+            for suffix in CoreDataSQL.storeFileSuffixes {
                 unlink(working.path + suffix)
                 InterruptCleanup.unregister(working.path + suffix)
             }
@@ -97,13 +97,13 @@ public enum Migrator {
                     // version, with every change reported.
                     try Repairer(
                         db: db, schema: target, defaultsSchema: target, now: options.now, randomIDs: options.randomIDs,
-                        cloudIDKind: sourceSchema.entities.contains { $0.attribute(named: "cloudID") != nil } ? .repair : .migration,
+                        cloudIDKind: sourceSchema.entities.contains { $0.cloudID != nil } ? .repair : .migration,
                         log: log, path: source.path
                     ).run()
                     let migrated = StoreMetadata(
                         schema: target, uuid: metadata.uuid, frameworkVersion: metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
                         carryingOver: metadata)
-                    try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [migrated.encodedPlist])
+                    try CoreDataSQL.updateMetadataPlist(db, plist: migrated.encodedPlist)
                     // The compiled model of the old version no longer describes the store; Core
                     // Data rebuilds the cache from the app's model when it finds none.
                     try db.execute(sql: "DELETE FROM Z_MODELCACHE")
@@ -186,11 +186,9 @@ public enum Migrator {
                 try db.execute(sql: "UPDATE \(TableLayout(entity: entity).tableName) SET Z_ENT = ?", arguments: [number])
             }
         }
-        try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < 16000")
+        try CoreDataSQL.deleteModelEntityKeys(db)
         for (index, entity) in new.entities.enumerated() {
-            try db.execute(
-                sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
-                arguments: [index + 1, entity.name, maxima[entity.name] ?? 0])
+            try CoreDataSQL.insertEntityKey(db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: maxima[entity.name] ?? 0)
         }
     }
 }

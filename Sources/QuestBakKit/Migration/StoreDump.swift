@@ -25,18 +25,18 @@ public enum StoreDump {
             lines.append("entity \(entity.name) Z_ENT=\(number) count=\(count) Z_MAX=\(maxima[entity.name] ?? 0)")
             let names = entity.storedPropertyNames
             var repeated: Set<String> = []
-            if let column = TableLayout(entity: entity).column(for: "cloudID")?.name {
+            if let column = TableLayout(entity: entity).column(for: Entity.cloudIDAttribute)?.name {
                 repeated = Set(try String.fetchAll(db, sql: "SELECT \(column) FROM \(TableLayout(entity: entity).tableName) WHERE \(column) IS NOT NULL GROUP BY \(column) HAVING count(*) > 1"))
             }
             try StoreReader.forEachRecord(db, entity: entity, entityNumber: number, path: path) { record in
                 var line: [UInt8] = Array("  _pk=\(record.primaryKey)".utf8)
                 for name in names {
                     var value = record[name]
-                    if name == "cloudID", case .string(let id) = value, DeterministicID.isWellFormed(id) {
+                    if name == Entity.cloudIDAttribute, case .string(let id) = value, DeterministicID.isWellFormed(id) {
                         value = .string(repeated.contains(id) ? "<repeated cloudID>" : "<cloudID>")
                     }
                     line.append(contentsOf: " \(name)=".utf8)
-                    RecordJSON.appendValue(value, to: &line)
+                    ValueJSON.append(value, to: &line)
                 }
                 lines.append(String(decoding: line, as: UTF8.self))
             }

@@ -71,9 +71,9 @@ public enum Importer {
 
         let writeInPlace = target != nil && !options.dryRun
         let storeURL = writeInPlace ? StorePlacement.temporaryStoreURL(besides: target!) : workDirectory.appendingPathComponent("validated.store")
-        for suffix in ["", "-wal", "-shm", "-journal"] { InterruptCleanup.register(storeURL.path + suffix) }
+        for suffix in CoreDataSQL.storeFileSuffixes { InterruptCleanup.register(storeURL.path + suffix) }
         defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] {
+            for suffix in CoreDataSQL.storeFileSuffixes {
                 unlink(storeURL.path + suffix)
                 InterruptCleanup.unregister(storeURL.path + suffix)
             }
@@ -93,7 +93,7 @@ public enum Importer {
             try Repairer(
                 db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
                 now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
-                cloudIDKind: plan.source.entities.contains { $0.attribute(named: "cloudID") != nil } ? .repair : .migration,
+                cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
                 log: log, path: path
             ).run()
             if !options.validate && log.repairs > 0 {
@@ -176,7 +176,7 @@ public enum Importer {
         init(manifest: ArchiveManifest, archive: String, options: Options) throws {
             self.manifest = manifest
             self.options = options
-            guard manifest.source.schema == "timequest" else {
+            guard manifest.source.schema == ArchiveManifest.Source.timeQuestSchema else {
                 throw ImportError.notImportable(archive: archive, reason: "it is a generic archive of another app's store (\(manifest.source.schema)); only TimeQuest archives can be restored")
             }
             let version = manifest.effectiveSchemaVersion
@@ -259,8 +259,8 @@ public enum Importer {
             for (key, json) in members where key != RecordJSON.primaryKeyKey && key != RecordJSON.optKey {
                 if let attribute = entity.attribute(named: key) {
                     do {
-                        values[key] = try RecordJSON.value(json, as: attribute.kind)
-                    } catch let mismatch as RecordJSON.TypeMismatch {
+                        values[key] = try ValueJSON.value(json, as: attribute.kind)
+                    } catch let mismatch as ValueJSON.TypeMismatch {
                         throw invalid("\(key) must be \(mismatch.expected), found \(mismatch.found)")
                     }
                 } else if let relationship = entity.relationship(named: key) {

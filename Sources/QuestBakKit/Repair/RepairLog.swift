@@ -41,52 +41,22 @@ public enum ReportValue: Sendable, Equatable, Encodable {
     case value(Value)
     case record([String: Value])
 
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
+    /// The JSON text, written by the one value codec (`ValueJSON`): a record's keys sorted.
+    public var json: String {
         switch self {
-        case .value(let value): try container.encode(JSONText(value))
+        case .value(let value): return ValueJSON.text(value)
         case .record(let values):
-            try container.encode(values.mapValues(JSONText.init))
+            var object = JSONObjectWriter()
+            for key in values.keys.sorted() { object.add(key, values[key] ?? .null) }
+            return String(decoding: object.finished, as: UTF8.self)
         }
     }
 
-    /// A value encoded the way the archive writes it (dates as exact ISO text, …).
-    struct JSONText: Encodable {
-        var value: Value
-        init(_ value: Value) { self.value = value }
-
-        func encode(to encoder: Encoder) throws {
-            var container = encoder.singleValueContainer()
-            switch value {
-            case .null: try container.encodeNil()
-            case .integer(let number): try container.encode(number)
-            case .boolean(let flag): try container.encode(flag)
-            case .double(let number): try encodeNumber(number, in: &container)
-            case .string(let text): try container.encode(text)
-            case .textBytes(let bytes): try container.encode([RecordJSON.textBytesKey: bytes.base64EncodedString()])
-            case .integerDate(let seconds): try container.encode(seconds)
-            case .date(let seconds):
-                if let text = DateText.iso8601(secondsSinceReferenceDate: seconds) {
-                    try container.encode(text)
-                } else {
-                    try encodeNumber(seconds, in: &container)
-                }
-            case .uuid(let uuid): try container.encode(uuid.uuidString)
-            case .binary(let bytes): try container.encode(bytes.base64EncodedString())
-            case .integerArray(let numbers): try container.encode(numbers)
-            case .stringArray(let texts): try container.encode(texts)
-            }
-        }
-
-        /// Finite numbers as numbers; infinities with the archive's spellings (RecordJSON).
-        private func encodeNumber(_ number: Double, in container: inout SingleValueEncodingContainer) throws {
-            if number.isFinite {
-                try container.encode(number)
-            } else {
-                let spelling = RecordJSON.nonFiniteSpellings.first { $0.value == number }?.key ?? "NaN"
-                try container.encode(spelling)
-            }
-        }
+    public func encode(to encoder: Encoder) throws {
+        // Through the codec's text, so a report encoded by JSONEncoder says what the log says.
+        let parsed = try JSONLine.parseObject(Data("{\"v\":\(json)}".utf8))
+        var container = encoder.singleValueContainer()
+        try container.encode(parsed[0].value)
     }
 }
 
@@ -104,11 +74,6 @@ public final class RepairLog {
     public private(set) var total = 0
     public private(set) var repairs = 0
     private let queue: DatabaseQueue
-    private let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
     private var pending: [RepairEntry] = []
 
     init(directory: URL) throws {
@@ -139,8 +104,7 @@ public final class RepairLog {
             for entry in entries {
                 try insert.execute(arguments: [
                     entry.rule.rawValue, entry.kind.rawValue, entry.entity, entry.primaryKey, entry.cloudID, entry.field,
-                    try entry.old.map { String(decoding: try encoder.encode($0), as: UTF8.self) },
-                    try entry.new.map { String(decoding: try encoder.encode($0), as: UTF8.self) },
+                    entry.old?.json, entry.new?.json,
                 ])
             }
         }
@@ -174,24 +138,16 @@ public final class RepairLog {
         try queue.read { db in
             let cursor = try Row.fetchCursor(db, sql: "SELECT rule, kind, entity, pk, cloud, field, old, new FROM entry ORDER BY seq")
             while let row = try cursor.next() {
-                var fields: [String] = []
-                func add(_ key: String, _ json: String?) { if let json { fields.append("\"\(key)\":\(json)") } }
-                func quoted(_ text: String?) -> String? {
-                    text.map { value in
-                        var bytes: [UInt8] = []
-                        RecordJSON.appendString(value, to: &bytes)
-                        return String(decoding: bytes, as: UTF8.self)
-                    }
-                }
-                add("_pk", String(row[3] as Int64))
-                add("cloudID", quoted(row[4]))
-                add("entity", quoted(row[2]))
-                add("field", quoted(row[5]))
-                add("kind", quoted(row[1]))
-                add("new", row[7])
-                add("old", row[6])
-                add("rule", quoted(row[0]))
-                try body("{" + fields.joined(separator: ",") + "}")
+                var object = JSONObjectWriter()
+                object.add("_pk", .integer(row[3]))
+                object.add(Entity.cloudIDAttribute, string: row[4])
+                object.add("entity", string: row[2])
+                object.add("field", string: row[5])
+                object.add("kind", string: row[1])
+                object.add("new", json: row[7])
+                object.add("old", json: row[6])
+                object.add("rule", string: row[0])
+                try body(String(decoding: object.finished, as: UTF8.self))
             }
         }
     }

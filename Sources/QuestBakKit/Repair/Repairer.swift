@@ -63,7 +63,7 @@ struct Repairer {
         }
         try fillDefaults()
         FaultInjection.point("defaults filled")
-        for entity in entitiesParentsFirst where entity.attribute(named: "cloudID") != nil {
+        for entity in entitiesParentsFirst where entity.cloudID != nil {
             try assignCloudIDs(entity)
             FaultInjection.point("cloudIDs of \(entity.name) assigned")
         }
@@ -106,7 +106,7 @@ struct Repairer {
         let layout = TableLayout(entity: entity)
         let keyColumns = key.compactMap { layout.column(for: $0)?.name }
         guard keyColumns.count == key.count else { return }
-        let cloudColumn = layout.column(for: "cloudID")?.name
+        let cloudColumn = layout.column(for: Entity.cloudIDAttribute)?.name
         try resetPairs()
         // A key with a missing part proves nothing about identity: such records are never merged.
         let complete = keyColumns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
@@ -151,7 +151,7 @@ struct Repairer {
             let keeper: Int64 = pair[1]
             let dropped = try recordValues(entity, primaryKey: duplicate)
             var cloudID: String?
-            if case .string(let text)? = dropped["cloudID"] { cloudID = text }
+            if case .string(let text)? = dropped[Entity.cloudIDAttribute] { cloudID = text }
             try log.record(RepairEntry(
                 rule: .dedup, kind: .repair, entity: entity.name, primaryKey: duplicate, cloudID: cloudID,
                 field: nil, old: .record(dropped), new: .value(.integer(keeper))))
@@ -165,11 +165,11 @@ struct Repairer {
                 try db.execute(sql: "UPDATE \(child.layout.tableName) SET \(child.column) = ? WHERE \(child.column) = ?", arguments: [keeper, duplicate])
             }
             try db.execute(sql: "DELETE FROM \(layout.tableName) WHERE Z_PK = ?", arguments: [duplicate])
-            if let carried = pair[2] as String?, let column = layout.column(for: "cloudID")?.name {
+            if let carried = pair[2] as String?, let column = layout.column(for: Entity.cloudIDAttribute)?.name {
                 let previous = try String.fetchOne(db, sql: "SELECT \(column) FROM \(layout.tableName) WHERE Z_PK = ?", arguments: [keeper])
                 try log.record(RepairEntry(
                     rule: .merge, kind: .repair, entity: entity.name, primaryKey: keeper, cloudID: carried,
-                    field: "cloudID", old: .value(previous.map { .string($0) } ?? .null), new: .value(.string(carried))))
+                    field: Entity.cloudIDAttribute, old: .value(previous.map { .string($0) } ?? .null), new: .value(.string(carried))))
                 try db.execute(sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE Z_PK = ?", arguments: [carried, keeper])
             }
         }
@@ -217,7 +217,7 @@ struct Repairer {
     func fillDefaults() throws {
         for entity in schema.entities {
             let layout = TableLayout(entity: entity)
-            for attribute in entity.attributes where !attribute.isOptional && attribute.name != "cloudID" {
+            for attribute in entity.attributes where !attribute.isOptional && attribute.name != Entity.cloudIDAttribute {
                 guard let column = layout.column(for: attribute.name)?.name else { continue }
                 let missing = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(layout.tableName) WHERE \(column) IS NULL ORDER BY Z_PK")
                 guard !missing.isEmpty, let value = try defaultValue(for: attribute, in: entity) else { continue }
@@ -239,7 +239,7 @@ struct Repairer {
     /// IDs; a singleton gets its pinned sentinel.
     func assignCloudIDs(_ entity: Entity) throws {
         let layout = TableLayout(entity: entity)
-        guard let cloudColumn = layout.column(for: "cloudID")?.name else { return }
+        guard let cloudColumn = layout.column(for: Entity.cloudIDAttribute)?.name else { return }
         let table = layout.tableName
         if let sentinel = entity.identity.singletonCloudID {
             let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT ? ORDER BY Z_PK"
@@ -247,7 +247,7 @@ struct Repairer {
                 guard case .integer(let primaryKey) = row[0] else { continue }
                 try log.record(RepairEntry(
                     rule: .cloudID, kind: cloudIDKind, entity: entity.name, primaryKey: primaryKey,
-                    cloudID: sentinel, field: "cloudID", old: .value(row[1].reportable), new: .value(.string(sentinel))))
+                    cloudID: sentinel, field: Entity.cloudIDAttribute, old: .value(row[1].reportable), new: .value(.string(sentinel))))
             }
             try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ?", arguments: [sentinel])
             return
@@ -293,7 +293,7 @@ struct Repairer {
             } while db.changesCount == 0
             try assign.execute(arguments: [primaryKey, candidate])
             try log.record(RepairEntry(
-                rule: .cloudID, kind: cloudIDKind, entity: entity.name, primaryKey: primaryKey, cloudID: candidate, field: "cloudID",
+                rule: .cloudID, kind: cloudIDKind, entity: entity.name, primaryKey: primaryKey, cloudID: candidate, field: Entity.cloudIDAttribute,
                 old: .value(current.reportable), new: .value(.string(candidate))))
         }
         try db.execute(sql: """
@@ -310,7 +310,7 @@ struct Repairer {
         for (property, stored) in zip(entity.identity.naturalKey, keyValues) {
             if let relationship = entity.relationship(named: property), let parent = schema.entity(named: relationship.destination) {
                 let parentLayout = TableLayout(entity: parent)
-                let parentCloud = try parentLayout.column(for: "cloudID").flatMap { column in
+                let parentCloud = try parentLayout.column(for: Entity.cloudIDAttribute).flatMap { column in
                     try ExactSQL.fetchAll(db, sql: "SELECT \(column.name) FROM \(parentLayout.tableName) WHERE Z_PK = ?", [stored]).first?.first?.validText
                 }
                 parts.append(parentCloud ?? "nil")
@@ -333,7 +333,7 @@ struct Repairer {
     func finalizeLog() throws {
         for entity in schema.entities {
             let layout = TableLayout(entity: entity)
-            guard let cloudColumn = layout.column(for: "cloudID")?.name else { continue }
+            guard let cloudColumn = layout.column(for: Entity.cloudIDAttribute)?.name else { continue }
             let lookup = try db.makeStatement(sql: "SELECT \(cloudColumn) FROM \(layout.tableName) WHERE Z_PK = ?")
             try log.resolveCloudIDs(entity: entity.name) { try String.fetchOne(lookup, arguments: [$0]) }
         }

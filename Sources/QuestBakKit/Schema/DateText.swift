@@ -8,7 +8,7 @@ import Foundation
 /// digit strings and integers: going through a second binary fraction would round twice.
 public enum DateText {
     /// Seconds between 1970-01-01 and 2001-01-01.
-    static let referenceDateUnixOffset: Int64 = 978_307_200
+    public static let referenceDateUnixOffset: Int64 = 978_307_200
 
     /// `nil` when the value cannot be written as an ISO date (not finite, outside years
     /// 0001–9999, or more fractional digits than fit an integer); callers then keep the number.

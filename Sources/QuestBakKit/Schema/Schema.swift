@@ -22,10 +22,7 @@ public struct Schema: Sendable, Equatable {
     /// Names become table names, column names, SQL and file names, so each must be a plain
     /// identifier (`[A-Za-z_][A-Za-z0-9_]*`) and unique where it has to be; one sentence per problem.
     public var nameProblems: [String] {
-        func plain(_ name: String) -> Bool {
-            guard let first = name.utf8.first, !(48...57).contains(first) else { return false }
-            return name.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
-        }
+        let plain = Schema.isPlainIdentifier
         var problems: [String] = []
         var tables: Set<String> = []
         for entity in entities {
@@ -36,6 +33,14 @@ public struct Schema: Sendable, Equatable {
             }
         }
         return problems
+    }
+
+    /// Whether `name` is `[A-Za-z_][A-Za-z0-9_]*`: safe as a table, column and file name. The one
+    /// check, for schemas, stores and archives alike.
+    public static func isPlainIdentifier(_ name: String) -> Bool {
+        func letter(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "_") || (65...90).contains(byte) || (97...122).contains(byte) }
+        guard let first = name.utf8.first, letter(first) else { return false }
+        return name.utf8.allSatisfy { letter($0) || (48...57).contains($0) }
     }
 
     /// The `Z_ENT` number of an entity: alphabetical position, starting at 1.
@@ -59,6 +64,13 @@ public struct Entity: Sendable, Equatable {
     }
 
     public var tableName: String { "Z" + name.uppercased() }
+
+    /// The attribute that names a record to CloudKit, in TimeQuest V2 and any app that follows
+    /// its convention; the cloudID repair rules apply wherever an entity has it.
+    public static let cloudIDAttribute = "cloudID"
+
+    /// The entity's cloudID attribute, if it has one.
+    public var cloudID: Attribute? { attribute(named: Entity.cloudIDAttribute) }
 
     public func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
     public func relationship(named name: String) -> Relationship? { relationships.first { $0.name == name } }

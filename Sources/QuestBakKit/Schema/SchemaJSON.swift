@@ -101,7 +101,7 @@ extension Attribute: Codable {
                 throw DecodingError.dataCorruptedError(forKey: .default, in: container, debugDescription: "a default is \"now\", \"uuidString\" or {\"value\": …}")
             }
         } else if let literal = try container.decodeIfPresent([String: JSONValue].self, forKey: .default) {
-            guard let json = literal["value"], let value = try? RecordJSON.value(json, as: kind) else {
+            guard let json = literal["value"], let value = try? ValueJSON.value(json, as: kind) else {
                 throw DecodingError.dataCorruptedError(forKey: .default, in: container, debugDescription: "{\"value\": …} must hold a \(kind.rawValue)")
             }
             defaultValue = .value(value)
@@ -120,7 +120,7 @@ extension Attribute: Codable {
         switch defaultValue {
         case .now?: try container.encode("now", forKey: .default)
         case .newUUIDString?: try container.encode("uuidString", forKey: .default)
-        case .value(let value)?: try container.encode(["value": ReportValue.JSONText(value)], forKey: .default)
+        case .value(let value)?: try container.encode(["value": ReportValue.value(value)], forKey: .default)
         case nil: break
         }
         try container.encodeIfPresent(renamedFrom, forKey: .renamedFrom)

@@ -112,7 +112,7 @@ public enum TimeQuestSchemas {
                 }
                 return attribute
             }
-            entity.attributes.insert(Attribute("cloudID", .string, default: .newUUIDString), at: 0)
+            entity.attributes.insert(Attribute(Entity.cloudIDAttribute, .string, default: .newUUIDString), at: 0)
             return entity
         })
     }()

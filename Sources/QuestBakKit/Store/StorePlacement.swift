@@ -8,7 +8,7 @@ import GRDB
 public enum StorePlacement {
     /// Files SQLite keeps beside a store: a stale `-wal` would be replayed onto a new main
     /// file, and a hot `-journal` rolled back onto it.
-    static let sidecars = ["-wal", "-shm", "-journal"]
+    static let sidecars = CoreDataSQL.sidecarSuffixes
 
     /// Fails early, before any work, when the target cannot be written as asked.
     public static func checkTarget(_ target: URL, replace: Bool) throws {

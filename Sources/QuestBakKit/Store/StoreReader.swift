@@ -32,14 +32,14 @@ public struct EntityKey: Sendable, Equatable {
 
 /// Reads Core Data's tables inside a snapshot's read transaction.
 public enum StoreReader {
-    public static func requireCoreDataTables(_ db: Database, path: String) throws {
-        let missing = try ["Z_PRIMARYKEY", "Z_METADATA"].filter { try !db.tableExists($0) }
+    public static func requireCoreDataSQL(_ db: Database, path: String) throws {
+        let missing = try CoreDataSQL.requiredTables.filter { try !db.tableExists($0) }
         if !missing.isEmpty { throw StoreError.notACoreDataStore(path: path, missingTables: missing) }
     }
 
     public static func metadata(_ db: Database, path: String) throws -> StoreMetadata {
-        try requireCoreDataTables(db, path: path)
-        guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
+        try requireCoreDataSQL(db, path: path)
+        guard let row = try Row.fetchOne(db, sql: CoreDataSQL.selectMetadata) else {
             throw StoreError.unreadableMetadata(path: path, reason: "the table is empty")
         }
         guard let plistData = row["Z_PLIST"] as Data? else {
@@ -57,11 +57,11 @@ public enum StoreReader {
 
     public static func modelCache(_ db: Database) throws -> Data? {
         guard try db.tableExists("Z_MODELCACHE") else { return nil }
-        return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+        return try Data.fetchOne(db, sql: CoreDataSQL.selectModelCache)
     }
 
     public static func entityKeys(_ db: Database) throws -> [EntityKey] {
-        try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { row in
+        try Row.fetchAll(db, sql: CoreDataSQL.selectEntityKeys).map { row in
             EntityKey(
                 number: row["Z_ENT"] ?? 0, name: row["Z_NAME"] ?? "",
                 superNumber: row["Z_SUPER"] ?? 0, maximumPrimaryKey: row["Z_MAX"] ?? 0)
@@ -75,7 +75,7 @@ public enum StoreReader {
         let byNumber = Dictionary(keys.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
         var seen: Set<String> = []
         var tables: [(EntityKey, String)] = []
-        for key in keys where CoreDataTables.isModelEntity(number: key.number) {
+        for key in keys where CoreDataSQL.isModelEntity(number: key.number) {
             var root = key
             while root.superNumber != 0, let parent = byNumber[root.superNumber], parent.number != root.number { root = parent }
             let table = "Z" + root.name.uppercased()

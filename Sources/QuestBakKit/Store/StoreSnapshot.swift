@@ -22,7 +22,8 @@ public final class StoreSnapshot {
         guard fileManager.fileExists(atPath: url.path) else { throw StoreError.notFound(path: url.path) }
         directory = try TemporaryDirectory.create(prefix: "questbak-snapshot")
         let copy = directory.appendingPathComponent("snapshot.store")
-        let walURL = URL(fileURLWithPath: url.path + "-wal")
+        let walURL = CoreDataSQL.sidecar(of: url, "-wal")
+        let walCopy = CoreDataSQL.sidecar(of: copy, "-wal")
         var frames = 0
         var copied = false
         do {
@@ -31,11 +32,11 @@ public final class StoreSnapshot {
             for _ in 0..<maximumAttempts {
                 let before = try FileFingerprint.of([url])
                 try? fileManager.removeItem(at: copy)
-                try? fileManager.removeItem(atPath: copy.path + "-wal")
+                try? fileManager.removeItem(at: walCopy)
                 try fileManager.copyItem(at: url, to: copy)
                 if fileManager.fileExists(atPath: walURL.path) {
-                    try fileManager.copyItem(atPath: walURL.path, toPath: copy.path + "-wal")
-                    frames = WriteAheadLog.committedFrameCount(at: URL(fileURLWithPath: copy.path + "-wal"))
+                    try fileManager.copyItem(at: walURL, to: walCopy)
+                    frames = WriteAheadLog.committedFrameCount(at: walCopy)
                 }
                 if try FileFingerprint.of([url]) == before {
                     copied = true

@@ -109,7 +109,7 @@ public enum StoreWriter {
             try queue.close()
             return summary
         } catch {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            for suffix in CoreDataSQL.storeFileSuffixes { try? FileManager.default.removeItem(atPath: path + suffix) }
             throw StoreError.wrapping(error, path: path)
         }
     }
@@ -120,26 +120,20 @@ public enum StoreWriter {
         for (entity, layout) in layouts {
             for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
         }
-        for sql in CoreDataTables.bookkeeping + CoreDataTables.history { try db.execute(sql: sql) }
+        for sql in CoreDataSQL.bookkeeping + CoreDataSQL.history { try db.execute(sql: sql) }
     }
 
     private static func writeBookkeeping(_ db: Database, schema: Schema, bookkeeping: Bookkeeping, summary: Summary) throws {
         for (index, entity) in schema.entities.enumerated() {
-            try db.execute(
-                sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
-                arguments: [index + 1, entity.name, summary.maximumPrimaryKeys[entity.name] ?? 0])
+            try CoreDataSQL.insertEntityKey(db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: summary.maximumPrimaryKeys[entity.name] ?? 0)
         }
         // Core Data registers its history entities with the first save that stores anything.
         if summary.counts.values.contains(where: { $0 > 0 }) {
-            for (number, name) in CoreDataTables.historyEntities {
-                try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, 0)", arguments: [number, name])
+            for (number, name) in CoreDataSQL.historyEntities {
+                try CoreDataSQL.insertEntityKey(db, number: number, name: name, maximumPrimaryKey: 0)
             }
         }
-        try db.execute(
-            sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-            arguments: [bookkeeping.metadata.uuid.isEmpty ? nil : bookkeeping.metadata.uuid, bookkeeping.metadata.encodedPlist])
-        if let modelCache = bookkeeping.modelCache {
-            try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [modelCache])
-        }
+        try CoreDataSQL.insertMetadata(db, uuid: bookkeeping.metadata.uuid, plist: bookkeeping.metadata.encodedPlist)
+        if let modelCache = bookkeeping.modelCache { try CoreDataSQL.insertModelCache(db, modelCache) }
     }
 }

@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+
+/// Core Data's own SQL, in one place: the bookkeeping tables (`Z_PRIMARYKEY`, `Z_METADATA`,
+/// `Z_MODELCACHE`), the persistent-history tables, the entity-number ranges and the files beside a
+/// store (spec: store-format.md, "The file" and "Bookkeeping tables").
+enum CoreDataSQL {
+    static let bookkeeping = [
+        "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+        "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+        "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+    ]
+
+    static let history = [
+        "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB )",
+        "CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )",
+        "CREATE TABLE ATRANSACTIONSTRING ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )",
+        "CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)",
+        "CREATE INDEX ATRANSACTION_ZAUTHORTS_INDEX ON ATRANSACTION (ZAUTHORTS)",
+        "CREATE INDEX ATRANSACTION_ZBUNDLEIDTS_INDEX ON ATRANSACTION (ZBUNDLEIDTS)",
+        "CREATE INDEX ATRANSACTION_ZCONTEXTNAMETS_INDEX ON ATRANSACTION (ZCONTEXTNAMETS)",
+        "CREATE INDEX ATRANSACTION_ZPROCESSIDTS_INDEX ON ATRANSACTION (ZPROCESSIDTS)",
+        "CREATE INDEX Z_TRANSACTION_TransactionAuthorIndex ON ATRANSACTION (ZAUTHOR COLLATE BINARY ASC)",
+        "CREATE INDEX Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP COLLATE BINARY ASC)",
+        "CREATE UNIQUE INDEX Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME COLLATE BINARY ASC)",
+    ]
+
+    /// Entity numbers of the persistent-history entities in `Z_PRIMARYKEY`.
+    static let historyEntities: [(number: Int64, name: String)] = [(16001, "CHANGE"), (16002, "TRANSACTION"), (16003, "TRANSACTIONSTRING")]
+
+    /// Core Data's own entities (history 16xxx, CloudKit mirroring 17xxx) are bookkeeping, not data.
+    static let firstCoreDataEntityNumber: Int64 = 16000
+
+    static func isModelEntity(number: Int64) -> Bool { number < firstCoreDataEntityNumber }
+
+    /// The files SQLite keeps beside a store: its write-ahead log, the WAL index, and a rollback
+    /// journal (which a crash may leave hot).
+    static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
+    /// The store file and every sidecar.
+    static let storeFileSuffixes = [""] + sidecarSuffixes
+
+    static func sidecar(of store: URL, _ suffix: String) -> URL { URL(fileURLWithPath: store.path + suffix) }
+
+    static let requiredTables = ["Z_PRIMARYKEY", "Z_METADATA"]
+
+    // MARK: Z_PRIMARYKEY
+
+    static let selectEntityKeys = "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT"
+
+    static func insertEntityKey(_ db: Database, number: Int64, name: String, maximumPrimaryKey: Int64) throws {
+        try db.execute(
+            sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)", arguments: [number, name, maximumPrimaryKey])
+    }
+
+    /// Removes the model's entities (not Core Data's own) before they are numbered anew.
+    static func deleteModelEntityKeys(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < \(firstCoreDataEntityNumber)")
+    }
+
+    // MARK: Z_METADATA
+
+    static let selectMetadata = "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"
+    static let selectMetadataPlist = "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"
+
+    /// The one metadata row; an empty UUID is written as NULL (what the source store had).
+    static func insertMetadata(_ db: Database, uuid: String, plist: Data) throws {
+        try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid.isEmpty ? nil : uuid, plist])
+    }
+
+    static func updateMetadataPlist(_ db: Database, plist: Data) throws {
+        try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [plist])
+    }
+
+    // MARK: Z_MODELCACHE
+
+    static let selectModelCache = "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1"
+
+    static func insertModelCache(_ db: Database, _ content: Data) throws {
+        try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [content])
+    }
+}

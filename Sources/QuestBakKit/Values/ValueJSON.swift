@@ -1,0 +1,245 @@
+import Foundation
+
+/// The one codec between values and JSON: how a `Value` is written in archives, reports, dumps
+/// and schema files, and how JSON (parsed by `JSONLine`) is read back as a value of a kind.
+///
+/// Writing is done by hand, not by `JSONEncoder`, for exactness: Doubles in their shortest
+/// round-trip form, dates as ISO 8601 text that round-trips the stored Double bit for bit, text
+/// byte for byte (docs/archive-format.md, "Entity members").
+enum ValueJSON {
+    static func append(_ value: Value, to output: inout [UInt8]) {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .integer(let number): output.append(contentsOf: String(number).utf8)
+        case .boolean(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .double(let number): appendDouble(number, to: &output)
+        case .string(let text): appendString(text, to: &output)
+        case .textBytes(let bytes):
+            // JSON text is UTF-8, so these bytes travel as base64 inside a one-key object.
+            output.append(UInt8(ascii: "{"))
+            appendString(RecordJSON.textBytesKey, to: &output)
+            output.append(UInt8(ascii: ":"))
+            appendString(bytes.base64EncodedString(), to: &output)
+            output.append(UInt8(ascii: "}"))
+        case .integerDate(let seconds): output.append(contentsOf: String(seconds).utf8)
+        case .date(let seconds):
+            if let text = DateText.iso8601(secondsSinceReferenceDate: seconds) {
+                appendString(text, to: &output)
+            } else {
+                // Out of ISO 8601's range: the stored number itself, which readers also accept.
+                appendDouble(seconds, to: &output)
+            }
+        case .uuid(let uuid): appendString(uuid.uuidString, to: &output)
+        case .binary(let bytes): appendString(bytes.base64EncodedString(), to: &output)
+        case .integerArray(let numbers):
+            output.append(UInt8(ascii: "["))
+            output.append(contentsOf: numbers.map(String.init).joined(separator: ",").utf8)
+            output.append(UInt8(ascii: "]"))
+        case .stringArray(let texts):
+            output.append(UInt8(ascii: "["))
+            for (index, text) in texts.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                appendString(text, to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        }
+    }
+
+    /// JSON has no infinities; SQLite can store them, so they travel as these strings. NaN has
+    /// no spelling: SQLite stores a NaN as NULL, so no store holds one, and it is written `null`.
+    static let nonFiniteSpellings: [String: Double] = ["Infinity": .infinity, "-Infinity": -.infinity]
+
+    static func appendDouble(_ number: Double, to output: inout [UInt8]) {
+        if number.isFinite {
+            output.append(contentsOf: "\(number)".utf8)
+        } else if number.isNaN {
+            output.append(contentsOf: "null".utf8)
+        } else {
+            appendString(number > 0 ? "Infinity" : "-Infinity", to: &output)
+        }
+    }
+
+    static func appendString(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { bytes in
+            // Runs of bytes that need no escape are copied in one piece: most strings are one run.
+            var start = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
+                case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
+                case 0x0A: output.append(contentsOf: "\\n".utf8)
+                case 0x0D: output.append(contentsOf: "\\r".utf8)
+                case 0x09: output.append(contentsOf: "\\t".utf8)
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    output.append(contentsOf: "\\u00".utf8)
+                    output.append(hex[Int(byte >> 4)])
+                    output.append(hex[Int(byte & 0x0F)])
+                }
+                start = index + 1
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// A value's JSON text.
+    static func text(_ value: Value) -> String {
+        var bytes: [UInt8] = []
+        append(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Writes one JSON object by hand, keys in the order given, values through `ValueJSON`.
+struct JSONObjectWriter {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var isEmpty = true
+
+    private mutating func key(_ name: String) {
+        if !isEmpty { bytes.append(UInt8(ascii: ",")) }
+        isEmpty = false
+        ValueJSON.appendString(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func add(_ name: String, _ value: Value) {
+        key(name)
+        ValueJSON.append(value, to: &bytes)
+    }
+
+    /// A member whose value is already JSON text (written by `ValueJSON`); nil leaves it out.
+    mutating func add(_ name: String, json: String?) {
+        guard let json else { return }
+        key(name)
+        bytes.append(contentsOf: json.utf8)
+    }
+
+    /// A text member; nil leaves it out.
+    mutating func add(_ name: String, string: String?) {
+        guard let string else { return }
+        add(name, .string(string))
+    }
+
+    /// The object's bytes, closed.
+    var finished: [UInt8] { bytes + [UInt8(ascii: "}")] }
+}
+
+/// Any JSON value, as `JSONLine` parses record lines (and `JSONDecoder` schema files), before the
+/// schema interprets it.
+indirect enum JSONValue: Codable, Equatable {
+    case null
+    case boolean(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .boolean(flag)
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .integer(integer)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .boolean: return "a boolean"
+        case .integer: return "an integer"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+extension JSONValue {
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .boolean(let flag): try container.encode(flag)
+        case .integer(let number): try container.encode(number)
+        case .number(let number): try container.encode(number)
+        case .string(let text): try container.encode(text)
+        case .array(let elements): try container.encode(elements)
+        case .object(let members): try container.encode(members)
+        }
+    }
+}
+
+extension ValueJSON {
+    struct TypeMismatch: Error {
+        var expected: String
+        var found: String
+    }
+
+    /// Interprets a JSON value as a property of `kind`; a mismatch names both types.
+    static func value(_ json: JSONValue, as kind: AttributeKind) throws -> Value {
+        func mismatch(_ expected: String) -> TypeMismatch { TypeMismatch(expected: expected, found: json.typeName) }
+        switch (kind, json) {
+        case (_, .null): return .null
+        case (.integer, .integer(let number)): return .integer(number)
+        case (.boolean, .boolean(let flag)): return .boolean(flag)
+        case (.double, .integer(let number)): return .double(Double(number))
+        case (.double, .number(let number)): return .double(number)
+        case (.double, .string(let text)):
+            guard let number = nonFiniteSpellings[text] else { throw mismatch("a number") }
+            return .double(number)
+        case (.date, .string(let text)):
+            if let seconds = DateText.secondsSinceReferenceDate(iso8601: text) { return .date(seconds) }
+            if let number = nonFiniteSpellings[text] { return .date(number) }
+            throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: "\"\(text.prefix(40))\"")
+        case (.date, .integer(let number)): return ValueCoding.dateValue(integer: number)
+        case (.date, .number(let number)): return .date(number)
+        case (.string, .string(let text)): return .string(text)
+        case (.string, .object(let members)) where members.count == 1 && members[RecordJSON.textBytesKey] != nil:
+            guard case .string(let encoded)? = members[RecordJSON.textBytesKey], let bytes = Data(base64Encoded: encoded) else {
+                throw TypeMismatch(expected: "{\"\(RecordJSON.textBytesKey)\": base64 text}", found: "another value in \(RecordJSON.textBytesKey)")
+            }
+            return ValueCoding.decode(text: bytes)
+        case (.uuid, .string(let text)):
+            guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: "\"\(text.prefix(40))\"") }
+            return .uuid(uuid)
+        case (.binary, .string(let text)):
+            guard let bytes = Data(base64Encoded: text) else { throw TypeMismatch(expected: "base64 text", found: "\"\(text.prefix(40))\"") }
+            return .binary(bytes)
+        case (.integerArray, .array(let elements)):
+            return .integerArray(try elements.map {
+                guard case .integer(let number) = $0 else { throw TypeMismatch(expected: "an array of integers", found: "an array with \($0.typeName)") }
+                return number
+            })
+        case (.stringArray, .array(let elements)):
+            return .stringArray(try elements.map {
+                guard case .string(let text) = $0 else { throw TypeMismatch(expected: "an array of strings", found: "an array with \($0.typeName)") }
+                return text
+            })
+        case (.integer, _): throw mismatch("an integer")
+        case (.boolean, _): throw mismatch("a boolean")
+        case (.double, _): throw mismatch("a number")
+        case (.date, _): throw mismatch("an ISO 8601 date")
+        case (.string, _), (.uuid, _), (.binary, _): throw mismatch("a string")
+        case (.integerArray, _), (.stringArray, _): throw mismatch("an array")
+        }
+    }
+}
