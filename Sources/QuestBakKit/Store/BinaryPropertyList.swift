@@ -144,6 +144,14 @@ public enum BinaryPropertyList {
 
     // MARK: Reading
 
+    /// Reads a `bplist00` file.
+    ///
+    /// Every number taken from the input (trailer fields, offsets, counts, widths, references)
+    /// is compared without arithmetic that could overflow: a count is compared with the space
+    /// left (`count <= (end - start) / width`), never added to an offset first. Anything that
+    /// does not fit throws `FormatError`; nothing traps, and nothing is decoded approximately:
+    /// an ASCII string with a byte of 0x80 or more, UTF-16 text with a lone surrogate, a UID
+    /// wider than 8 bytes or a dictionary that names a key twice is refused, not repaired.
     public static func decode(_ data: Data) throws -> PropertyListValue {
         let bytes = [UInt8](data)
         guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist0".utf8)) else {
@@ -155,41 +163,68 @@ public enum BinaryPropertyList {
         guard [1, 2, 4, 8].contains(offsetWidth), [1, 2, 4, 8].contains(referenceWidth) else {
             throw FormatError(reason: "bad trailer widths")
         }
-        let objectCount = readUInt(bytes, trailer + 8, 8)
-        let topObject = readUInt(bytes, trailer + 16, 8)
-        let offsetTable = readUInt(bytes, trailer + 24, 8)
-        guard objectCount > 0, objectCount < UInt64(bytes.count), topObject < objectCount,
-            offsetTable >= 8, offsetTable + objectCount * UInt64(offsetWidth) <= UInt64(trailer)
-        else { throw FormatError(reason: "trailer points outside the data") }
+        let declaredObjectCount = try readUInt(bytes, trailer + 8, 8)
+        let topObject = try readUInt(bytes, trailer + 16, 8)
+        let declaredOffsetTable = try readUInt(bytes, trailer + 24, 8)
+        guard declaredObjectCount > 0 else { throw FormatError(reason: "no objects") }
+        guard topObject < declaredObjectCount else {
+            throw FormatError(reason: "top object \(topObject) out of range (\(declaredObjectCount) objects)")
+        }
+        guard declaredOffsetTable >= 8, declaredOffsetTable <= UInt64(trailer) else {
+            throw FormatError(reason: "offset table at \(declaredOffsetTable) lies outside the data")
+        }
+        // Compared by division: objectCount × offsetWidth may not fit in 64 bits.
+        guard declaredObjectCount <= (UInt64(trailer) - declaredOffsetTable) / UInt64(offsetWidth) else {
+            throw FormatError(reason: "offset table of \(declaredObjectCount) entries runs past the trailer")
+        }
+        // Both are now at most bytes.count, so Int holds them.
+        let objectCount = Int(declaredObjectCount)
+        let offsetTable = Int(declaredOffsetTable)
 
         func offset(of object: UInt64) throws -> Int {
-            guard object < objectCount else { throw FormatError(reason: "object reference \(object) out of range") }
-            let value = readUInt(bytes, Int(offsetTable) + Int(object) * offsetWidth, offsetWidth)
-            guard value >= 8, value < offsetTable else { throw FormatError(reason: "object offset out of range") }
+            guard object < declaredObjectCount else { throw FormatError(reason: "object reference \(object) out of range") }
+            let value = try readUInt(bytes, offsetTable + Int(object) * offsetWidth, offsetWidth)
+            guard value >= 8, value < declaredOffsetTable else { throw FormatError(reason: "object offset \(value) out of range") }
             return Int(value)
         }
-        func length(at position: Int, lowNibble: UInt8) throws -> (count: Int, start: Int) {
-            if lowNibble != 0x0F { return (Int(lowNibble), position + 1) }
-            guard position + 1 < trailer else { throw FormatError(reason: "truncated length") }
-            let marker = bytes[position + 1]
-            guard marker & 0xF0 == 0x10, marker & 0x0F <= 3 else { throw FormatError(reason: "bad length marker") }
-            let width = 1 << Int(marker & 0x0F)
-            guard position + 2 + width <= trailer else { throw FormatError(reason: "truncated length") }
-            let count = readUInt(bytes, position + 2, width)
-            guard count < UInt64(bytes.count) else { throw FormatError(reason: "length larger than the data") }
-            return (Int(count), position + 2 + width)
-        }
+        /// `byteCount` bytes at `start` lie in the object area (before the offset table).
         func within(_ start: Int, _ byteCount: Int) throws {
-            guard start >= 0, byteCount >= 0, start + byteCount <= Int(offsetTable) else {
+            guard start >= 0, byteCount >= 0, start <= offsetTable, byteCount <= offsetTable - start else {
                 throw FormatError(reason: "object runs past the object area")
             }
         }
-        // Shared references can make a small file expand exponentially; bound the work.
+        /// `count` items of `width` bytes each, as a byte count that fits the object area.
+        func span(_ count: Int, _ width: Int) throws -> Int {
+            let (product, overflow) = count.multipliedReportingOverflow(by: width)
+            guard !overflow, product <= offsetTable else { throw FormatError(reason: "object of \(count) items runs past the object area") }
+            return product
+        }
+        func length(at position: Int, lowNibble: UInt8) throws -> (count: Int, start: Int) {
+            if lowNibble != 0x0F { return (Int(lowNibble), position + 1) }
+            try within(position + 1, 1)
+            let marker = bytes[position + 1]
+            guard marker & 0xF0 == 0x10, marker & 0x0F <= 3 else { throw FormatError(reason: "bad length marker") }
+            let width = 1 << Int(marker & 0x0F)
+            try within(position + 2, width)
+            let count = try readUInt(bytes, position + 2, width)
+            // Every item takes at least one byte, so no count can exceed the object area.
+            guard count <= UInt64(offsetTable) else { throw FormatError(reason: "length \(count) larger than the data") }
+            return (Int(count), position + 2 + width)
+        }
+        // Shared references can make a small file expand exponentially; bound the work, and the
+        // bytes of text and data made, so that a small file cannot ask for gigabytes.
         var visits = 0
+        let maximumVisits = 4 * objectCount + 64
+        var produced = 0
+        let maximumProduced = 8 * bytes.count + (1 << 20)
+        func produce(_ byteCount: Int) throws {
+            produced += byteCount
+            guard produced <= maximumProduced else { throw FormatError(reason: "shared objects expand past \(maximumProduced) bytes") }
+        }
         func object(_ reference: UInt64, depth: Int) throws -> PropertyListValue {
             guard depth < 64 else { throw FormatError(reason: "nesting deeper than 64") }
             visits += 1
-            guard visits <= 4 * Int(objectCount) + 64 else { throw FormatError(reason: "object graph expands too far") }
+            guard visits <= maximumVisits else { throw FormatError(reason: "object graph expands too far") }
             let position = try offset(of: reference)
             let marker = bytes[position]
             let low = marker & 0x0F
@@ -204,44 +239,64 @@ public enum BinaryPropertyList {
                 guard low <= 3 else { throw FormatError(reason: "integer wider than 8 bytes") }
                 let width = 1 << Int(low)
                 try within(position + 1, width)
-                let raw = readUInt(bytes, position + 1, width)
+                let raw = try readUInt(bytes, position + 1, width)
+                // As Core Foundation reads them: 1, 2 and 4 bytes unsigned, 8 bytes signed.
                 return .integer(width == 8 ? Int64(bitPattern: raw) : Int64(raw))
             case 0x20:
+                guard low == 2 || low == 3 else { throw FormatError(reason: "unsupported real width") }
                 try within(position + 1, 1 << Int(low))
-                if low == 3 { return .real(Double(bitPattern: readUInt(bytes, position + 1, 8))) }
-                if low == 2 { return .real(Double(Float(bitPattern: UInt32(readUInt(bytes, position + 1, 4))))) }
-                throw FormatError(reason: "unsupported real width")
+                let raw = try readUInt(bytes, position + 1, 1 << Int(low))
+                if low == 3 { return .real(Double(bitPattern: raw)) }
+                return .real(Double(Float(bitPattern: UInt32(truncatingIfNeeded: raw))))
             case 0x40:
                 let (count, start) = try length(at: position, lowNibble: low)
                 try within(start, count)
+                try produce(count)
                 return .data(Data(bytes[start..<start + count]))
             case 0x50:
                 let (count, start) = try length(at: position, lowNibble: low)
                 try within(start, count)
-                return .string(String(decoding: bytes[start..<start + count], as: UTF8.self))
+                try produce(count)
+                let text = bytes[start..<start + count]
+                if let index = text.firstIndex(where: { $0 >= 0x80 }) {
+                    throw FormatError(reason: "ASCII string holds byte 0x\(String(bytes[index], radix: 16, uppercase: true)) at offset \(index)")
+                }
+                return .string(String(decoding: text, as: UTF8.self))
             case 0x60:
                 let (count, start) = try length(at: position, lowNibble: low)
-                try within(start, count * 2)
+                try within(start, try span(count, 2))
+                try produce(count * 3)
                 let units = (0..<count).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
+                if let problem = utf16Problem(units) {
+                    throw FormatError(reason: "UTF-16 string at offset \(position) holds \(problem)")
+                }
                 return .string(String(decoding: units, as: UTF16.self))
             case 0x80:
+                // Keyed-archive UIDs; anything wider than 8 bytes would lose its high bytes.
+                guard low <= 7 else { throw FormatError(reason: "UID wider than 8 bytes") }
                 try within(position + 1, Int(low) + 1)
-                return .uid(readUInt(bytes, position + 1, Int(low) + 1))
+                return .uid(try readUInt(bytes, position + 1, Int(low) + 1))
             case 0xA0:
                 let (count, start) = try length(at: position, lowNibble: low)
-                try within(start, count * referenceWidth)
-                return .array(try (0..<count).map {
-                    try object(readUInt(bytes, start + $0 * referenceWidth, referenceWidth), depth: depth + 1)
-                })
+                try within(start, try span(count, referenceWidth))
+                var elements: [PropertyListValue] = []
+                elements.reserveCapacity(count)
+                for index in 0..<count {
+                    elements.append(try object(try readUInt(bytes, start + index * referenceWidth, referenceWidth), depth: depth + 1))
+                }
+                return .array(elements)
             case 0xD0:
                 let (count, start) = try length(at: position, lowNibble: low)
-                try within(start, 2 * count * referenceWidth)
+                try within(start, try span(try span(count, 2), referenceWidth))
                 var entries: [String: PropertyListValue] = [:]
                 for index in 0..<count {
-                    let key = try object(readUInt(bytes, start + index * referenceWidth, referenceWidth), depth: depth + 1)
+                    let key = try object(try readUInt(bytes, start + index * referenceWidth, referenceWidth), depth: depth + 1)
                     guard case .string(let name) = key else { throw FormatError(reason: "dictionary key is not a string") }
-                    entries[name] = try object(
-                        readUInt(bytes, start + (count + index) * referenceWidth, referenceWidth), depth: depth + 1)
+                    let value = try object(try readUInt(bytes, start + (count + index) * referenceWidth, referenceWidth), depth: depth + 1)
+                    // Swift compares strings by canonical equivalence: "é" and "e\u{301}" are one key.
+                    guard entries.updateValue(value, forKey: name) == nil else {
+                        throw FormatError(reason: "dictionary names the key \(name.debugDescription.prefix(80)) twice")
+                    }
                 }
                 return .dictionary(entries)
             default:
@@ -251,8 +306,31 @@ public enum BinaryPropertyList {
         return try object(topObject, depth: 0)
     }
 
-    private static func readUInt(_ bytes: [UInt8], _ start: Int, _ width: Int) -> UInt64 {
-        guard start >= 0, start + width <= bytes.count else { return UInt64.max }
+    /// What makes UTF-16 code units invalid (a lone or reversed surrogate), or nil when they are valid.
+    private static func utf16Problem(_ units: [UInt16]) -> String? {
+        var index = 0
+        while index < units.count {
+            let unit = units[index]
+            switch unit {
+            case 0xD800...0xDBFF:
+                guard index + 1 < units.count, (0xDC00...0xDFFF).contains(units[index + 1]) else {
+                    return "a lone high surrogate 0x\(String(unit, radix: 16, uppercase: true)) at unit \(index)"
+                }
+                index += 2
+            case 0xDC00...0xDFFF:
+                return "a lone low surrogate 0x\(String(unit, radix: 16, uppercase: true)) at unit \(index)"
+            default:
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    /// A big-endian unsigned number of `width` (at most 8) bytes at `start`.
+    private static func readUInt(_ bytes: [UInt8], _ start: Int, _ width: Int) throws -> UInt64 {
+        guard start >= 0, width >= 0, width <= 8, start <= bytes.count, width <= bytes.count - start else {
+            throw FormatError(reason: "read of \(width) bytes at \(start) runs past the data")
+        }
         return bytes[start..<start + width].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     }
 }
