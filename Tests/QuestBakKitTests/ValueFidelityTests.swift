@@ -426,6 +426,115 @@ final class ValueFidelityTests: XCTestCase {
         XCTAssertEqual(Exporter.createdAtText(unixSeconds: -62_135_596_800), "0001-01-01T00:00:00Z")
     }
 
+    // MARK: Found by the structure-aware fuzzer
+
+    func testASchemaKindWithControlCharactersIsNotPrintedRaw() throws {
+        let directory = try TemporaryTestDirectory()
+        var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+        builder.editManifest = { manifest in
+            var source = manifest["source"] as! [String: Any]
+            source["schema"] = "timequest\u{1B}[31m\u{0}"
+            manifest["source"] = source
+        }
+        let archive = directory.path("escape.qbak")
+        try builder.write(to: archive)
+        XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+            let text = (error as? LocalizedError)?.errorDescription ?? ""
+            XCTAssertFalse(text.unicodeScalars.contains { $0.value < 0x20 }, text)
+            XCTAssertTrue(text.contains("\\u{1B}"), text)
+        }
+    }
+
+    func testAStoreUUIDWithANULIsWrittenWhole() throws {
+        let directory = try TemporaryTestDirectory()
+        var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+        builder.editManifest = { manifest in
+            var source = manifest["source"] as! [String: Any]
+            source["storeUUID"] = "AB\u{0}CD"
+            manifest["source"] = source
+        }
+        let archive = directory.path("uuid.qbak")
+        try builder.write(to: archive)
+        let restored = directory.path("uuid.store")
+        _ = try importing(archive, into: restored, options: .init())
+        let queue = try DatabaseQueue(path: restored.path)
+        defer { try? queue.close() }
+        XCTAssertEqual(try queue.read { try ExactSQL.fetchAll($0, sql: "SELECT Z_UUID FROM Z_METADATA") }, [[.text(Data("AB\u{0}CD".utf8))]])
+    }
+
+    func testAStoreUUIDThatDisagreesWithTheMetadataIsKeptAndSaid() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try routineStore([:], in: directory, sql: ["UPDATE Z_METADATA SET Z_UUID = 'SOMETHING-ELSE'"])
+        let archive = directory.path("disagree.qbak")
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))
+        let restored = directory.path("disagree.store")
+        let result = try importing(archive, into: restored, options: .init())
+        XCTAssertEqual(result.notes.count, 1)
+        XCTAssertTrue(result.notes.first?.contains("Z_UUID \"SOMETHING-ELSE\" and the metadata's NSStoreUUID") == true, "\(result.notes)")
+        try assertSameTables(store, restored, "kept as it was")
+    }
+
+    func testMetadataNamingOtherVersionsIsRecomputedSoTheRestoredStoreExportsAgain() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try routineStore([:], in: directory)
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            let plist = try XCTUnwrap(Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
+            guard case .dictionary(var entries) = try BinaryPropertyList.decode(plist) else { return XCTFail("not a dictionary") }
+            entries["NSStoreModelVersionIdentifiers"] = .array([.string("2.0.0"), .string("1.0.0")])
+            try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [BinaryPropertyList.encode(.dictionary(entries))])
+        }
+        try queue.close()
+        let archive = directory.path("ids.qbak")
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))
+        let restored = directory.path("ids.store")
+        let result = try importing(archive, into: restored, options: .init())
+        XCTAssertEqual(result.notes, ["metadata computed for schema 2.0.0: the archive's metadata names version identifiers other than 2.0.0"])
+        XCTAssertNoThrow(try Exporter.export(storeAt: restored, to: .file(directory.path("again.qbak"), overwrite: false), options: .init(createdAt: 0)))
+    }
+
+    func testNegativeZeroIsRefusedNotTurnedIntoZero() throws {
+        let directory = try TemporaryTestDirectory()
+        for spelling in ["-0.0", "-1e-400"] {
+            var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+            builder.fillMissingKeys = false  // every key is there, and re-serializing would rewrite the number
+            builder.members = [.init("TaskEstimation", records: [RecordLines.estimation(1, session: nil).replacingOccurrences(of: "60.5", with: spelling)])]
+            let archive = directory.path("zero.qbak")
+            try? FileManager.default.removeItem(at: archive)
+            try builder.write(to: archive)
+            XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+                guard case ArchiveError.invalidLine(_, _, 2, let reason) = error else { return XCTFail("\(error)") }
+                XCTAssertTrue(reason.contains("estimatedSeconds must be a number SQLite can keep"), reason)
+            }
+        }
+    }
+
+    func testAHeaderWithAKeyGivenTwiceIsRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+        var member = ArchiveBuilder.Member("Routine", records: [RecordLines.routine(1)])
+        member.header = #"{"schemaVersion":"1.0.0","entity":"Routine","count":1,"count":7}"#
+        builder.members = [member]
+        let archive = directory.path("header.qbak")
+        try builder.write(to: archive)
+        XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+            guard case ArchiveError.invalidLine(_, "entities/Routine.jsonl", 1, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("appears twice"), reason)
+        }
+    }
+
+    func testOptInAVersion1ArchiveIsAnUnknownProperty() throws {
+        let directory = try TemporaryTestDirectory()
+        var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+        builder.members = [.init("Routine", records: [RecordLines.routine(1, ["_opt": "garbage"])])]
+        let archive = directory.path("opt.qbak")
+        try builder.write(to: archive)
+        XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+            guard case ArchiveError.invalidLine(_, _, 2, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("unknown property _opt"), reason)
+        }
+    }
+
     // MARK: The property: whatever questbak exports, it restores exactly
 
     /// Hostile values a column of each kind can hold, as a careful attacker would pick them.

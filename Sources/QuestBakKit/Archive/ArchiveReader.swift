@@ -171,6 +171,12 @@ public struct ArchiveReader {
         guard version <= ArchiveManifest.highestSupportedFormatVersion else {
             throw ArchiveError.unsupportedFormatVersion(path: path, found: version, supported: ArchiveManifest.highestSupportedFormatVersion)
         }
+        // JSONDecoder keeps one of two equal keys without a word: the strict parser refuses them.
+        do {
+            _ = try JSONLine.parseObject(data)
+        } catch let error as JSONLine.SyntaxError {
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "\(ArchiveManifest.path): \(error)")
+        }
         let manifest: ArchiveManifest
         do {
             manifest = try JSONDecoder().decode(ArchiveManifest.self, from: data)
@@ -289,6 +295,7 @@ public struct ArchiveReader {
     private func checkHeader(_ line: Data, member: ArchiveManifest.EntityMember, schemaVersion: String) throws {
         let header: EntityHeader
         do {
+            _ = try JSONLine.parseObject(line)  // strict first: a key given twice is refused
             header = try JSONDecoder().decode(EntityHeader.self, from: line)
         } catch {
             throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "not a header object with entity and count: \(Self.describe(error))")

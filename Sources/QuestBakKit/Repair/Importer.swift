@@ -177,7 +177,7 @@ public enum Importer {
             self.manifest = manifest
             self.options = options
             guard manifest.source.schema == ArchiveManifest.Source.timeQuestSchema else {
-                throw ImportError.notImportable(archive: archive, reason: "it is a generic archive of another app's store (\(manifest.source.schema)); only TimeQuest archives can be restored")
+                throw ImportError.notImportable(archive: archive, reason: "it is a generic archive of another app's store (\(ArchiveError.displayName(manifest.source.schema))); only TimeQuest archives can be restored")
             }
             let version = manifest.effectiveSchemaVersion
             let schemas = options.schemas
@@ -256,7 +256,8 @@ public enum Importer {
                 return
             }
             var values: [String: Value] = [:]
-            for (key, json) in members where key != RecordJSON.primaryKeyKey && key != RecordJSON.optKey {
+            let bookkeepingKeys = manifest.formatVersion >= 2 ? [RecordJSON.primaryKeyKey, RecordJSON.optKey] : [RecordJSON.primaryKeyKey]
+            for (key, json) in members where !bookkeepingKeys.contains(key) {
                 if let attribute = entity.attribute(named: key) {
                     do {
                         values[key] = try ValueJSON.value(json, as: attribute.kind)
@@ -316,7 +317,14 @@ public enum Importer {
                 return (metadata.withUUID(uuid), "metadata taken from the template store \(template.path)")
             }
             let carried = archiveFiles[ArchiveManifest.metadataPath].flatMap { try? StoreMetadata(uuid: uuid, encodedPlist: $0) }
-            if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried, carried.schemaMatchingHashes(in: [target]) != nil {
+            let namesTarget = carried?.versionIdentifiers == [target.versionIdentifier]
+            if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried, carried.schemaMatchingHashes(in: [target]) != nil,
+                namesTarget
+            {
+                // Kept as the archive has them, even when they disagree; but said.
+                if case .string(let plistUUID)? = carried.plist["NSStoreUUID"], plistUUID != uuid {
+                    return (carried, "Z_UUID \"\(ArchiveError.displayName(uuid))\" and the metadata's NSStoreUUID \"\(ArchiveError.displayName(plistUUID))\" differ, as the archive has them")
+                }
                 return (carried, nil)
             }
             let why: String
@@ -324,6 +332,8 @@ public enum Importer {
                 why = "the archive has no readable metadata.plist"
             } else if source.versionIdentifier != target.versionIdentifier || newerSource {
                 why = "the store is written as schema \(target.versionIdentifier), not \(manifest.effectiveSchemaVersion)"
+            } else if !namesTarget {
+                why = "the archive's metadata names version identifiers other than \(target.versionIdentifier)"
             } else {
                 why = "the archive's metadata has model hashes other than schema \(target.versionIdentifier)'s"
             }

@@ -64,7 +64,9 @@ enum CoreDataSQL {
 
     /// The one metadata row; an empty UUID is written as NULL (what the source store had).
     static func insertMetadata(_ db: Database, uuid: String, plist: Data) throws {
-        try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid.isEmpty ? nil : uuid, plist])
+        try ExactSQL.execute(
+            db, sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+            [uuid.isEmpty ? .null : .text(Data(uuid.utf8)), .blob(plist)])
     }
 
     static func updateMetadataPlist(_ db: Database, plist: Data) throws {

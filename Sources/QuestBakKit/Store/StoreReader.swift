@@ -39,17 +39,26 @@ public enum StoreReader {
 
     public static func metadata(_ db: Database, path: String) throws -> StoreMetadata {
         try requireCoreDataSQL(db, path: path)
-        guard let row = try Row.fetchOne(db, sql: CoreDataSQL.selectMetadata) else {
+        guard let row = try ExactSQL.fetchAll(db, sql: CoreDataSQL.selectMetadata).first else {
             throw StoreError.unreadableMetadata(path: path, reason: "the table is empty")
         }
-        guard let plistData = row["Z_PLIST"] as Data? else {
-            throw StoreError.unreadableMetadata(path: path, reason: "Z_PLIST is not a BLOB")
+        guard case .blob(let plistData) = row[1] else {
+            throw StoreError.unreadableMetadata(path: path, reason: "Z_PLIST is \(row[1].summary), not a BLOB")
+        }
+        // Z_UUID as stored, read exactly; NULL reads as "" (and is written back as NULL), not as
+        // the plist's UUID.
+        let uuid: String
+        switch row[0] {
+        case .null: uuid = ""
+        case .text(let bytes):
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw StoreError.unreadableMetadata(path: path, reason: "Z_UUID is not UTF-8 text")
+            }
+            uuid = text
+        case let other: throw StoreError.unreadableMetadata(path: path, reason: "Z_UUID is \(other.summary), not text")
         }
         do {
-            let plist = try BinaryPropertyList.decode(plistData)
-            // Z_UUID as stored; NULL reads as "" (and is written back as NULL), not as the plist's UUID.
-            let uuid = (row["Z_UUID"] as String?) ?? ""
-            return StoreMetadata(uuid: uuid, plist: plist, originalBytes: plistData)
+            return StoreMetadata(uuid: uuid, plist: try BinaryPropertyList.decode(plistData), originalBytes: plistData)
         } catch {
             throw StoreError.unreadableMetadata(path: path, reason: error.localizedDescription)
         }

@@ -9,10 +9,11 @@ import Foundation
 /// zeros and trailing garbage, limits nesting to 64, keeps integers that fit Int64 exact, and
 /// reads every other number with Swift's exact `Double` parser.
 enum JSONLine {
-    struct SyntaxError: Error, CustomStringConvertible {
+    struct SyntaxError: Error, CustomStringConvertible, LocalizedError {
         var offset: Int
         var reason: String
         var description: String { "\(reason) at byte \(offset + 1)" }
+        var errorDescription: String? { description }
     }
 
     static let maximumDepth = 64

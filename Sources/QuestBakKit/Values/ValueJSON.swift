@@ -197,6 +197,11 @@ extension ValueJSON {
     /// Interprets a JSON value as a property of `kind`; a mismatch names both types.
     static func value(_ json: JSONValue, as kind: AttributeKind) throws -> Value {
         func mismatch(_ expected: String) -> TypeMismatch { TypeMismatch(expected: expected, found: json.typeName) }
+        // SQLite keeps no negative zero (a REAL or NUMERIC column stores it as the integer 0), so
+        // a store can never give one back: refused rather than changed without a word.
+        if case .number(let number) = json, number == 0, number.sign == .minus, kind == .double || kind == .date {
+            throw TypeMismatch(expected: "a number SQLite can keep (it stores −0.0 as 0)", found: "−0.0")
+        }
         switch (kind, json) {
         case (_, .null): return .null
         case (.integer, .integer(let number)): return .integer(number)
