@@ -9,17 +9,19 @@ let package = Package(
         .executable(name: "questbak", targets: ["questbak"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
-        // libarchive, from Debian's libarchive-dev: tar writing and reading with zstd and gzip filters.
+        // libarchive: tar writing and reading with zstd and gzip filters.
         .systemLibrary(
             name: "CArchive",
             pkgConfig: "libarchive",
-            providers: [.apt(["libarchive-dev"])]
+            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // The library: Model ← Values ← Store ← Archive ← Rules ← Pipelines. No flags, no
+        // environment, no signal handlers: an app can embed it.
         .target(
             name: "QuestBakKit",
             dependencies: [
@@ -31,38 +33,39 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
-        .executableTarget(
-            name: "questbak",
-            dependencies: [
-                "QuestBakKit",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+        // The command line: subcommands, rendering, hints, exit statuses, process hooks.
+        .target(
+            name: "QuestBakCLI",
+            dependencies: ["QuestBakKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
-        .executableTarget(
-            name: "questbak-fixtures",
-            dependencies: ["QuestBakKit"],
+        .executableTarget(name: "questbak", dependencies: ["QuestBakCLI"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        // Test tooling: fixture and bulk-store generators, the fuzzer. Only tools and tests use it.
+        .target(
+            name: "QuestBakFixtures",
+            dependencies: ["QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        .executableTarget(name: "questbak-fixtures", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v5)]),
         // The archive reader's fuzz campaign: `swift run -c release questbak-fuzz --iterations 10000`.
-        .executableTarget(
-            name: "questbak-fuzz",
-            dependencies: ["QuestBakKit"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
-        ),
+        .executableTarget(name: "questbak-fuzz", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(
             name: "QuestBakTestSupport",
-            dependencies: ["QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "QuestBakKit", "QuestBakFixtures", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "QuestBakKitTests",
-            dependencies: ["QuestBakKit", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["QuestBakKit", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "questbakTests",
-            dependencies: ["questbak", "questbak-fixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "questbak", "QuestBakCLI", "QuestBakFixtures", "questbak-fixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import QuestBakFixtures
 import QuestBakKit
 
 /// Builds archives by hand, as the format document tells any other program to, with the system

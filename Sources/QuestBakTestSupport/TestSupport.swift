@@ -1,4 +1,5 @@
 import Foundation
+import QuestBakFixtures
 import XCTest
 
 /// The repository's folders, found from this file's location so tests run from any directory.

@@ -1,12 +1,18 @@
 // Generates stores: `swift run questbak-fixtures Fixtures` regenerates the golden fixtures;
 // `swift run questbak-fixtures --bulk N [--v1] STORE` writes a large store of N estimations.
 import Foundation
+import QuestBakFixtures
 import QuestBakKit
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+let usage = "usage: questbak-fixtures DIRECTORY | --bulk N [--v1] STORE"
 func fail(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data("questbak-fixtures: \(message)\n".utf8))
     exit(status)
+}
+if arguments.contains("-h") || arguments.contains("--help") {
+    print(usage)
+    exit(0)
 }
 do {
     if arguments.first == "--bulk" {
@@ -18,7 +24,8 @@ do {
         try BulkStore.write(to: URL(fileURLWithPath: arguments[2]), schema: v1 ? TimeQuestSchemas.v1 : TimeQuestSchemas.v2, estimations: count)
         print("wrote \(arguments[2]) with \(count) estimations")
     } else {
-        guard arguments.count == 1 else { fail("usage: questbak-fixtures DIRECTORY | --bulk N [--v1] STORE", status: 64) }
+        // An option it does not know is not a folder name: `--hlep` must not become a folder.
+        guard arguments.count == 1, !arguments[0].hasPrefix("-") else { fail(usage, status: 64) }
         try FixtureGenerator.writeAll(to: URL(fileURLWithPath: arguments[0], isDirectory: true))
         print("wrote \(FixtureGenerator.all.count) fixture stores to \(arguments[0])")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import QuestBakFixtures
 import QuestBakKit
 
 // questbak-fuzz: mutation fuzzing of the archive reader and import (ArchiveFuzzer), for long campaigns.

@@ -1,6 +1,7 @@
 import CArchive
 import Crypto
 import Foundation
+@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
 @testable import QuestBakKit

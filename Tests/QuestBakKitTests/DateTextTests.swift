@@ -1,3 +1,4 @@
+@testable import QuestBakFixtures
 import XCTest
 @testable import QuestBakKit
 

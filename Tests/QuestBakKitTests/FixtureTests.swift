@@ -1,3 +1,4 @@
+@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest

@@ -1,4 +1,5 @@
 import Foundation
+@testable import QuestBakFixtures
 import XCTest
 @testable import QuestBakKit
 

@@ -1,4 +1,5 @@
 import Foundation
+@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest

@@ -69,9 +69,9 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         return try encoder.encode(self) + Data("\n".utf8)
     }
 
-    static let metadataPath = "store/metadata.plist"
-    static let modelCachePath = "store/modelcache.bin"
-    static func entityPath(_ entity: String) -> String { "entities/\(entity).jsonl" }
+    package static let metadataPath = "store/metadata.plist"
+    package static let modelCachePath = "store/modelcache.bin"
+    package static func entityPath(_ entity: String) -> String { "entities/\(entity).jsonl" }
 }
 
 /// The first line of every entity member, so that a member taken out alone still says what it is.

@@ -3,10 +3,10 @@ import Foundation
 /// The keys of a record line, the archive's entity-member format (docs/archive-format.md): `_pk`
 /// first, `_opt`, then the entity's stored properties (attributes, then to-one relationships, each
 /// sorted by name), every value written by `ValueJSON`.
-enum RecordJSON {
-    static let primaryKeyKey = "_pk"
+package enum RecordJSON {
+    package static let primaryKeyKey = "_pk"
     /// The record's `Z_OPT` (format version 2 on).
-    static let optKey = "_opt"
+    package static let optKey = "_opt"
     /// The one key of the object that stands for TEXT whose bytes are not valid UTF-8.
-    static let textBytesKey = "textBytes"
+    package static let textBytesKey = "textBytes"
 }

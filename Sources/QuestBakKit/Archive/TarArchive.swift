@@ -8,22 +8,22 @@ public enum ArchiveCompression: String, Sendable, CaseIterable {
     case zstd, gzip, none
 }
 
-struct LibArchiveError: Error, LocalizedError {
-    var operation: String
-    var message: String
+package struct LibArchiveError: Error, LocalizedError {
+    package var operation: String
+    package var message: String
     /// Where in the archive reading failed ("in member entities/Routine.jsonl"), so a message
     /// about damage can say which member it hit; nil when the failure is not about one place.
-    var location: String?
-    var errorDescription: String? { "\(operation): \(message)" }
+    package var location: String?
+    package var errorDescription: String? { "\(operation): \(message)" }
 
-    init(operation: String, message: String, location: String? = nil) {
+    package init(operation: String, message: String, location: String? = nil) {
         self.operation = operation
         self.message = message
         self.location = location
     }
 
     /// `withCause` adds errno's text: libarchive says only "Write error" when a disk is full.
-    init(_ operation: String, _ archive: OpaquePointer?, location: String? = nil, withCause: Bool = false) {
+    package init(_ operation: String, _ archive: OpaquePointer?, location: String? = nil, withCause: Bool = false) {
         self.operation = operation
         var text = archive.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "unknown libarchive error"
         if withCause, let archive, archive_errno(archive) > 0 {
@@ -36,12 +36,12 @@ struct LibArchiveError: Error, LocalizedError {
 }
 
 /// Writes a tar (pax/ustar) stream to a file descriptor through a compression filter.
-final class TarArchiveWriter {
+package final class TarArchiveWriter {
     private var archive: OpaquePointer?
     private let modificationTime: Int
 
     /// `modificationTime` (Unix seconds) is stamped on every member, so equal inputs give equal bytes.
-    init(fileDescriptor: Int32, compression: ArchiveCompression, modificationTime: Int, compressionThreads: Int = 1) throws {
+    package init(fileDescriptor: Int32, compression: ArchiveCompression, modificationTime: Int, compressionThreads: Int = 1) throws {
         self.modificationTime = modificationTime
         archive = archive_write_new()
         guard let archive else { throw LibArchiveError("archive_write_new", nil) }
@@ -71,7 +71,7 @@ final class TarArchiveWriter {
     }
 
     /// Adds a regular file of exactly `size` bytes whose contents `produce` writes through `write`.
-    func addFile(path: String, size: Int64, produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+    package func addFile(path: String, size: Int64, produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         guard let archive else { throw LibArchiveError(operation: "write \(path)", message: "archive already closed") }
         let entry = archive_entry_new()
         defer { archive_entry_free(entry) }
@@ -95,12 +95,12 @@ final class TarArchiveWriter {
         }
     }
 
-    func addFile(path: String, data: Data) throws {
+    package func addFile(path: String, data: Data) throws {
         try addFile(path: path, size: Int64(data.count)) { write in try data.withUnsafeBytes { try write($0) } }
     }
 
     /// Flushes the compressor and the tar trailer; the archive is incomplete until this returns.
-    func finish() throws {
+    package func finish() throws {
         guard let archive else { return }
         try check(archive_write_close(archive), "finish archive")
         archive_write_free(archive)
@@ -113,21 +113,21 @@ final class TarArchiveWriter {
 }
 
 /// Reads a tar stream (zstd, gzip or uncompressed) member by member.
-final class TarArchiveReader {
-    struct Entry {
-        var path: String
+package final class TarArchiveReader {
+    package struct Entry {
+        package var path: String
         /// The size the tar header declares.
-        var size: Int64
-        var isRegularFile: Bool
+        package var size: Int64
+        package var isRegularFile: Bool
         /// For links: where they point; such entries are refused by the callers.
-        var linkTarget: String?
+        package var linkTarget: String?
     }
 
     private var archive: OpaquePointer?
     /// The member whose header was read last, for error locations.
     private var currentPath: String?
 
-    init(fileDescriptor: Int32) throws {
+    package init(fileDescriptor: Int32) throws {
         archive = archive_read_new()
         guard let archive else { throw LibArchiveError("archive_read_new", nil) }
         archive_read_support_filter_zstd(archive)
@@ -144,7 +144,7 @@ final class TarArchiveReader {
     }
 
     /// The next member's header, or `nil` at the end of the archive.
-    func nextEntry() throws -> Entry? {
+    package func nextEntry() throws -> Entry? {
         guard let archive else { return nil }
         var entry: OpaquePointer?
         let result = archive_read_next_header(archive, &entry)
@@ -165,7 +165,7 @@ final class TarArchiveReader {
     }
 
     /// Reads the current member's next bytes into `buffer`; 0 at its end.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let archive else { return 0 }
         let count = archive_read_data(archive, buffer.baseAddress, buffer.count)
         guard count >= 0 else {
@@ -177,16 +177,16 @@ final class TarArchiveReader {
 
 /// A compression filter on bytes with no tar around them, for tools that edit the tar stream
 /// inside a compressed archive (the fuzzer mutates both layers).
-enum RawCompression {
+package enum RawCompression {
 
-    static func detectCompression(_ data: Data) -> ArchiveCompression {
+    package static func detectCompression(_ data: Data) -> ArchiveCompression {
         if data.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) { return .zstd }
         if data.starts(with: [0x1F, 0x8B]) { return .gzip }
         return .none
     }
 
     /// `data` compressed as one zstd frame or gzip stream (or unchanged).
-    static func compress(_ data: Data, with compression: ArchiveCompression) throws -> Data {
+    package static func compress(_ data: Data, with compression: ArchiveCompression) throws -> Data {
         guard compression != .none else { return data }
         guard let archive = archive_write_new() else { throw LibArchiveError("archive_write_new", nil) }
         defer { archive_write_free(archive) }
@@ -222,7 +222,7 @@ enum RawCompression {
     }
 
     /// The decompressed bytes of a zstd or gzip file.
-    static func decompress(_ data: Data) throws -> Data {
+    package static func decompress(_ data: Data) throws -> Data {
         guard let archive = archive_read_new() else { throw LibArchiveError("archive_read_new", nil) }
         defer { archive_read_free(archive) }
         archive_read_support_filter_zstd(archive)

@@ -49,13 +49,13 @@ public enum StorePlacement {
             }
             try copyStore(target, to: backupURL)
             backup = backupURL
-            FaultInjection.point("backup complete")
+            FaultPoint.reached("backup complete")
             try settle(target)
-            FaultInjection.point("old store checkpointed")
+            FaultPoint.reached("old store checkpointed")
             guard rename(newStore.path, target.path) == 0 else {
                 throw OutputError.io(path: target.path, reason: "rename: \(String(cString: strerror(errno)))")
             }
-            FaultInjection.point("renamed into place")
+            FaultPoint.reached("renamed into place")
         } else {
             // link() refuses to replace an existing file, so a store created meanwhile is never clobbered.
             guard link(newStore.path, target.path) == 0 else {
@@ -67,7 +67,7 @@ public enum StorePlacement {
         }
         for suffix in sidecars {
             unlink(target.path + suffix)
-            FaultInjection.point("removed \(suffix)")
+            FaultPoint.reached("removed \(suffix)")
         }
         Durability.syncDirectory(of: target)
         return backup
@@ -105,12 +105,12 @@ public enum StorePlacement {
         for suffix in [""] + sidecars where FileManager.default.fileExists(atPath: source.path + suffix) {
             let final = destination.path + suffix
             let temporary = final + ".partial-\(getpid())"
-            InterruptCleanup.register(temporary)
-            defer { InterruptCleanup.unregister(temporary) }
+            TemporaryFiles.created(temporary)
+            defer { TemporaryFiles.removed(temporary) }
             do {
                 try FileManager.default.copyItem(atPath: source.path + suffix, toPath: temporary)
                 try syncFile(URL(fileURLWithPath: temporary))
-                FaultInjection.point("copied \(suffix.isEmpty ? "main file" : suffix) to backup")
+                FaultPoint.reached("copied \(suffix.isEmpty ? "main file" : suffix) to backup")
                 guard rename(temporary, final) == 0 else { throw OutputError.io(path: final, reason: String(cString: strerror(errno))) }
             } catch {
                 try? FileManager.default.removeItem(atPath: temporary)

@@ -54,20 +54,20 @@ public final class StoreSnapshot {
                 _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
             }
         } catch let error as CocoaError {
-            try? fileManager.removeItem(at: directory)
+            TemporaryDirectory.remove(directory)
             if error.code == .fileReadNoPermission {
                 throw StoreError.unreadable(path: url.path, reason: "permission denied")
             }
             throw StoreError.io(path: url.path, reason: error.localizedDescription)
         } catch {
-            try? fileManager.removeItem(at: directory)
+            TemporaryDirectory.remove(directory)
             throw StoreError.wrapping(error, path: url.path)
         }
     }
 
     deinit {
         try? database.close()
-        try? FileManager.default.removeItem(at: directory)
+        TemporaryDirectory.remove(directory)
     }
 
     /// Copies the snapshot's main file and WAL (SQLite recovers the WAL when the copy is opened).
@@ -106,7 +106,7 @@ struct FileFingerprint: Equatable {
 }
 
 /// Reading SQLite's WAL file format (https://sqlite.org/fileformat.html#the_write_ahead_log).
-enum WriteAheadLog {
+package enum WriteAheadLog {
     /// The number of frames up to the last commit whose salts match the header: what SQLite's
     /// recovery would keep. Checksums are not verified; this only reports, it does not decide.
     static func committedFrameCount(at url: URL) -> Int {

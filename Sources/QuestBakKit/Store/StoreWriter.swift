@@ -15,11 +15,11 @@ public enum StoreWriter {
     public final class Sink {
         let db: Database
         let schema: Schema
-        fileprivate(set) var counts: [String: Int] = [:]
-        fileprivate(set) var maximumPrimaryKeys: [String: Int64] = [:]
+        package fileprivate(set) var counts: [String: Int] = [:]
+        package fileprivate(set) var maximumPrimaryKeys: [String: Int64] = [:]
         private var statements: [String: (Statement, TableLayout, Int)] = [:]
 
-        init(db: Database, schema: Schema) {
+        package init(db: Database, schema: Schema) {
             self.db = db
             self.schema = schema
         }
@@ -33,7 +33,7 @@ public enum StoreWriter {
             var arguments: [StoredValue] = [.integer(record.primaryKey), .integer(Int64(number)), opt]
             arguments += layout.columns.map { ValueCoding.encode(record[$0.property]) }
             try ExactSQL.execute(statement, arguments)
-            FaultInjection.point("inserted \(entityName) \(record.primaryKey)")
+            FaultPoint.reached("inserted \(entityName) \(record.primaryKey)")
             counts[entityName, default: 0] += 1
             maximumPrimaryKeys[entityName] = max(maximumPrimaryKeys[entityName] ?? 0, record.primaryKey)
         }
@@ -99,12 +99,12 @@ public enum StoreWriter {
                             sink.maximumPrimaryKeys[entity.name] ?? 0, bookkeeping.maximumPrimaryKeyFloor[entity.name] ?? 0)
                     }
                     try writeBookkeeping(db, schema: schema, bookkeeping: bookkeeping, summary: summary)
-                    FaultInjection.point("before commit of \(url.lastPathComponent)")
+                    FaultPoint.reached("before commit of \(url.lastPathComponent)")
                     return .commit
                 }
-                FaultInjection.point("committed \(url.lastPathComponent)")
+                FaultPoint.reached("committed \(url.lastPathComponent)")
                 try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                FaultInjection.point("checkpointed \(url.lastPathComponent)")
+                FaultPoint.reached("checkpointed \(url.lastPathComponent)")
             }
             try queue.close()
             return summary

@@ -6,13 +6,13 @@ import Foundation
 /// No populated row of this kind has been seen in a real store (the spec marks the layout as
 /// inference), so decoding also accepts a JSON array, the encoding SwiftData uses for arrays
 /// inside Codable structs.
-enum TransformableArray {
-    struct DecodingError: Error, LocalizedError {
+package enum TransformableArray {
+    package struct DecodingError: Error, LocalizedError {
         var reason: String
-        var errorDescription: String? { "cannot decode array attribute: \(reason)" }
+        package var errorDescription: String? { "cannot decode array attribute: \(reason)" }
     }
 
-    static func archive(_ elements: [PropertyListValue]) -> Data {
+    package static func archive(_ elements: [PropertyListValue]) -> Data {
         // NSKeyedArchiver writes each distinct object once and refers to it by UID; small
         // NSNumbers are tagged pointers, so equal numbers share one entry.
         var objects: [PropertyListValue] = [.string("$null"), .dictionary([:])]
@@ -73,7 +73,7 @@ enum TransformableArray {
     /// Class names whose keyed archives list their elements, in order, under `NS.objects`.
     private static let arrayClassNames: Set<String> = ["NSArray", "NSMutableArray"]
 
-    static func unarchive(_ data: Data) throws -> [PropertyListValue] {
+    package static func unarchive(_ data: Data) throws -> [PropertyListValue] {
         if data.starts(with: Array("bplist".utf8)) {
             let root = try BinaryPropertyList.decode(data)
             guard case .array(let objects)? = root["$objects"], case .uid(let top)? = root["$top"]?["root"] else {
@@ -117,23 +117,23 @@ enum TransformableArray {
 /// accepts `[1,]`, and such changes must be refused, not made. Integers are integer tokens that
 /// fit Int64; strings are valid UTF-8 with valid escapes (no lone surrogates).
 private struct StrictJSONArray {
-    let bytes: [UInt8]
-    var position = 0
+    package let bytes: [UInt8]
+    package var position = 0
 
-    static func parse(_ data: Data) throws -> [PropertyListValue] {
+    package static func parse(_ data: Data) throws -> [PropertyListValue] {
         var parser = StrictJSONArray(bytes: [UInt8](data))
         return try parser.array()
     }
 
-    func failure(_ reason: String) -> TransformableArray.DecodingError {
+    package func failure(_ reason: String) -> TransformableArray.DecodingError {
         TransformableArray.DecodingError(reason: "neither a keyed archive nor a JSON array of integers or strings: \(reason) at byte \(position + 1)")
     }
 
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
     }
 
-    mutating func array() throws -> [PropertyListValue] {
+    package mutating func array() throws -> [PropertyListValue] {
         skipWhitespace()
         guard position < bytes.count, bytes[position] == UInt8(ascii: "[") else { throw failure("expected '['") }
         position += 1
@@ -168,7 +168,7 @@ private struct StrictJSONArray {
         return elements
     }
 
-    mutating func integer() throws -> Int64 {
+    package mutating func integer() throws -> Int64 {
         let start = position
         if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
         let digits = position
@@ -184,7 +184,7 @@ private struct StrictJSONArray {
         return number
     }
 
-    mutating func string() throws -> String {
+    package mutating func string() throws -> String {
         position += 1
         var decoded: [UInt8] = []
         while position < bytes.count {
@@ -231,7 +231,7 @@ private struct StrictJSONArray {
         throw failure("unterminated string")
     }
 
-    mutating func hex() throws -> UInt32 {
+    package mutating func hex() throws -> UInt32 {
         guard position <= bytes.count - 4 else { throw failure("invalid \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {

@@ -23,7 +23,7 @@ public final class AtomicOutputFile {
         fileDescriptor = descriptor
         temporaryURL = URL(fileURLWithPath: template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
         fchmod(descriptor, 0o644)
-        InterruptCleanup.register(temporaryURL.path)
+        TemporaryFiles.created(temporaryURL.path)
     }
 
     deinit {
@@ -42,7 +42,7 @@ public final class AtomicOutputFile {
             throw OutputError.io(path: destination.path, reason: "rename: \(reason)")
         }
         committed = true
-        InterruptCleanup.unregister(temporaryURL.path)
+        TemporaryFiles.removed(temporaryURL.path)
         Durability.syncDirectory(of: destination)
     }
 
@@ -50,7 +50,7 @@ public final class AtomicOutputFile {
         if fileDescriptor >= 0 { close(fileDescriptor) }
         fileDescriptor = -1
         unlink(temporaryURL.path)
-        InterruptCleanup.unregister(temporaryURL.path)
+        TemporaryFiles.removed(temporaryURL.path)
     }
 }
 
@@ -76,47 +76,6 @@ enum Durability {
         if directory >= 0 {
             fsync(directory)
             close(directory)
-        }
-    }
-}
-
-/// Paths to remove if the process is interrupted: temporary outputs must not outlive a Ctrl-C.
-/// The handler only calls async-signal-safe functions (unlink, signal, raise) on a fixed table.
-enum InterruptCleanup {
-    private static let capacity = 32
-    private static let table: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> = {
-        let table = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: capacity)
-        table.initialize(repeating: nil, count: capacity)
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-            signal(signalNumber) { received in
-                for index in 0..<InterruptCleanup.capacity {
-                    if let path = InterruptCleanup.table[index] { unlink(path) }
-                }
-                signal(received, SIG_DFL)
-                raise(received)
-            }
-        }
-        return table
-    }()
-    private static let lock = NSLock()
-
-    static func register(_ path: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        for index in 0..<capacity where table[index] == nil {
-            table[index] = strdup(path)
-            return
-        }
-    }
-
-    static func unregister(_ path: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        for index in 0..<capacity {
-            if let entry = table[index], String(cString: entry) == path {
-                table[index] = nil
-                free(entry)
-            }
         }
     }
 }

@@ -1,13 +1,43 @@
 import Foundation
 
+/// Private working folders under the system temporary directory (snapshots, staged members, work
+/// files). Each is announced to `Hooks.temporaryFile`, so an interrupted process can remove it,
+/// and its name carries the process id, so a later run can remove what a killed one left.
 public enum TemporaryDirectory {
-    /// A new private directory (mode 0700) under the system temporary directory.
+    /// A new private directory (mode 0700), named `<prefix>-<pid>.XXXXXX`.
     public static func create(prefix: String, in parent: URL? = nil) throws -> URL {
         let base = parent ?? FileManager.default.temporaryDirectory
-        var template = Array(base.appendingPathComponent("\(prefix).XXXXXX").path.utf8CString)
-        guard let result = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        var template = Array(base.appendingPathComponent("\(prefix)-\(getpid()).XXXXXX").path.utf8CString)
+        guard let result = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw StoreError.io(path: base.path, reason: "cannot create a temporary directory: \(String(cString: strerror(errno)))")
         }
-        return URL(fileURLWithPath: String(cString: result), isDirectory: true)
+        let url = URL(fileURLWithPath: String(cString: result), isDirectory: true)
+        TemporaryFiles.created(url.path)
+        return url
+    }
+
+    /// Removes a directory made by `create`, with everything in it.
+    public static func remove(_ url: URL) {
+        try? FileManager.default.removeItem(at: url)
+        TemporaryFiles.removed(url.path)
+    }
+
+    /// Removes the folders `create` made for processes that no longer exist (killed before they
+    /// could clean up); returns their paths.
+    @discardableResult
+    public static func removeStale(prefixes: [String], in parent: URL? = nil) -> [String] {
+        let base = parent ?? FileManager.default.temporaryDirectory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base.path) else { return [] }
+        var removed: [String] = []
+        for name in names {
+            guard let prefix = prefixes.first(where: { name.hasPrefix($0 + "-") }) else { continue }
+            let rest = name.dropFirst(prefix.count + 1)
+            guard let dot = rest.firstIndex(of: "."), let pid = Int32(rest[..<dot]), pid > 0, pid != getpid() else { continue }
+            // kill(pid, 0) fails with ESRCH only when no such process exists.
+            guard kill(pid, 0) == -1, errno == ESRCH else { continue }
+            let path = base.appendingPathComponent(name).path
+            if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append(path) }
+        }
+        return removed
     }
 }

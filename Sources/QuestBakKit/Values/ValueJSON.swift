@@ -6,8 +6,8 @@ import Foundation
 /// Writing is done by hand, not by `JSONEncoder`, for exactness: Doubles in their shortest
 /// round-trip form, dates as ISO 8601 text that round-trips the stored Double bit for bit, text
 /// byte for byte (docs/archive-format.md, "Entity members").
-enum ValueJSON {
-    static func append(_ value: Value, to output: inout [UInt8]) {
+package enum ValueJSON {
+    package static func append(_ value: Value, to output: inout [UInt8]) {
         switch value {
         case .null: output.append(contentsOf: "null".utf8)
         case .integer(let number): output.append(contentsOf: String(number).utf8)
@@ -47,9 +47,9 @@ enum ValueJSON {
 
     /// JSON has no infinities; SQLite can store them, so they travel as these strings. NaN has
     /// no spelling: SQLite stores a NaN as NULL, so no store holds one, and it is written `null`.
-    static let nonFiniteSpellings: [String: Double] = ["Infinity": .infinity, "-Infinity": -.infinity]
+    package static let nonFiniteSpellings: [String: Double] = ["Infinity": .infinity, "-Infinity": -.infinity]
 
-    static func appendDouble(_ number: Double, to output: inout [UInt8]) {
+    package static func appendDouble(_ number: Double, to output: inout [UInt8]) {
         if number.isFinite {
             output.append(contentsOf: "\(number)".utf8)
         } else if number.isNaN {
@@ -59,7 +59,7 @@ enum ValueJSON {
         }
     }
 
-    static func appendString(_ text: String, to output: inout [UInt8]) {
+    package static func appendString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
@@ -89,7 +89,7 @@ enum ValueJSON {
     }
 
     /// A value's JSON text.
-    static func text(_ value: Value) -> String {
+    package static func text(_ value: Value) -> String {
         var bytes: [UInt8] = []
         append(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
@@ -97,7 +97,7 @@ enum ValueJSON {
 }
 
 /// Writes one JSON object by hand, keys in the order given, values through `ValueJSON`.
-struct JSONObjectWriter {
+package struct JSONObjectWriter {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
     private var isEmpty = true
 
@@ -108,31 +108,31 @@ struct JSONObjectWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    mutating func add(_ name: String, _ value: Value) {
+    package mutating func add(_ name: String, _ value: Value) {
         key(name)
         ValueJSON.append(value, to: &bytes)
     }
 
     /// A member whose value is already JSON text (written by `ValueJSON`); nil leaves it out.
-    mutating func add(_ name: String, json: String?) {
+    package mutating func add(_ name: String, json: String?) {
         guard let json else { return }
         key(name)
         bytes.append(contentsOf: json.utf8)
     }
 
     /// A text member; nil leaves it out.
-    mutating func add(_ name: String, string: String?) {
+    package mutating func add(_ name: String, string: String?) {
         guard let string else { return }
         add(name, .string(string))
     }
 
     /// The object's bytes, closed.
-    var finished: [UInt8] { bytes + [UInt8(ascii: "}")] }
+    package var finished: [UInt8] { bytes + [UInt8(ascii: "}")] }
 }
 
 /// Any JSON value, as `JSONLine` parses record lines (and `JSONDecoder` schema files), before the
 /// schema interprets it.
-indirect enum JSONValue: Codable, Equatable {
+package indirect enum JSONValue: Codable, Equatable {
     case null
     case boolean(Bool)
     case integer(Int64)
@@ -141,7 +141,7 @@ indirect enum JSONValue: Codable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -160,7 +160,7 @@ indirect enum JSONValue: Codable, Equatable {
         }
     }
 
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: return "null"
         case .boolean: return "a boolean"
@@ -174,7 +174,7 @@ indirect enum JSONValue: Codable, Equatable {
 }
 
 extension JSONValue {
-    func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -189,13 +189,13 @@ extension JSONValue {
 }
 
 extension ValueJSON {
-    struct TypeMismatch: Error {
+    package struct TypeMismatch: Error {
         var expected: String
         var found: String
     }
 
     /// Interprets a JSON value as a property of `kind`; a mismatch names both types.
-    static func value(_ json: JSONValue, as kind: AttributeKind) throws -> Value {
+    package static func value(_ json: JSONValue, as kind: AttributeKind) throws -> Value {
         func mismatch(_ expected: String) -> TypeMismatch { TypeMismatch(expected: expected, found: json.typeName) }
         // SQLite keeps no negative zero (a REAL or NUMERIC column stores it as the integer 0), so
         // a store can never give one back: refused rather than changed without a word.

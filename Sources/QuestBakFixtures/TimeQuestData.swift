@@ -1,4 +1,5 @@
 import Foundation
+import QuestBakKit
 
 /// Builds TimeQuest records with the app's own invariants (difference = actual − estimate, a
 /// rating that follows from the accuracy), so generated stores look like the app wrote them.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import QuestBakKit
 
 /// Mutation fuzzing of `ArchiveReader`: damages a seed archive in many seeded ways, reads every
 /// mutant and counts how each ended. Run by `questbak-fuzz` for long campaigns and by
@@ -1018,6 +1019,8 @@ extension ArchiveFuzzer {
             // One offset-table entry at a limit (or pointing into the table or the trailer).
             let width = Int(bytes[bytes.count - 26])
             let table = Int(truncatingIfNeeded: bytes[(bytes.count - 8)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            // Earlier mutations may have shortened the plist or moved the table anywhere.
+            guard bytes.count >= 40, table >= 8, table <= bytes.count - 32 else { return "metadata.plist has no offset table" }
             let entries = (bytes.count - 32 - table) / max(width, 1)
             guard width > 0, entries > 0 else { return "metadata.plist has no offset table" }
             let entry = Int.random(in: 0..<entries, using: &random)

@@ -53,19 +53,19 @@ struct Repairer {
 
     func run() throws {
         try repairOrphans()
-        FaultInjection.point("orphans repaired")
+        FaultPoint.reached("orphans repaired")
         for entity in entitiesParentsFirst where entity.identity.singletonCloudID == nil {
             try removeDuplicates(of: entity)
-            FaultInjection.point("duplicates of \(entity.name) removed")
+            FaultPoint.reached("duplicates of \(entity.name) removed")
         }
         for entity in schema.entities where entity.identity.singletonCloudID != nil {
             try mergeSingleton(entity)
         }
         try fillDefaults()
-        FaultInjection.point("defaults filled")
+        FaultPoint.reached("defaults filled")
         for entity in entitiesParentsFirst where entity.cloudID != nil {
             try assignCloudIDs(entity)
-            FaultInjection.point("cloudIDs of \(entity.name) assigned")
+            FaultPoint.reached("cloudIDs of \(entity.name) assigned")
         }
         try finalizeLog()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import QuestBakKit
 
 /// Large TimeQuest stores for benchmarks and interruption tests: `estimations` estimations in
 /// sessions of five, proportional routines and tasks, one profile. Records are streamed into

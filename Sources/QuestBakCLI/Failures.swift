@@ -87,6 +87,7 @@ func reportingFailures(_ body: () throws -> Void) throws {
     } catch let error as CleanExit {
         throw error
     } catch {
+        if InterruptCleanup.isInterrupted { InterruptCleanup.awaitTermination() }
         let message = (error as? LocalizedError)?.errorDescription ?? "\(error)"
         FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
         throw ExitCode(ExitStatus.of(error).rawValue)

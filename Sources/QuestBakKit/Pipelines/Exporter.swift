@@ -68,7 +68,7 @@ public enum Exporter {
         }
         let snapshot = try StoreSnapshot(storeAt: storeURL)
         let staging = try TemporaryDirectory.create(prefix: "questbak-export")
-        defer { try? FileManager.default.removeItem(at: staging) }
+        defer { TemporaryDirectory.remove(staging) }
 
         let staged = try stageMembers(of: snapshot, in: staging, options: options)
         let manifest = ArchiveManifest(
@@ -221,7 +221,7 @@ final class HashingFileWriter {
 }
 
 extension Sequence where Element == UInt8 {
-    var hexString: String {
+    package var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var output: [UInt8] = []
         for byte in self {
@@ -233,5 +233,5 @@ extension Sequence where Element == UInt8 {
 }
 
 extension SHA256.Digest {
-    var hexString: String { Array(self).hexString }
+    package var hexString: String { Array(self).hexString }
 }

@@ -82,7 +82,7 @@ extension Questbak {
                 options.inPlace = inPlace
                 options.backupStamp = Import.stamp(Date())
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
-                defer { try? FileManager.default.removeItem(at: work) }
+                defer { TemporaryDirectory.remove(work) }
                 let result = try Migrator.migrate(
                     storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) }, options: options,
                     workDirectory: work, candidates: candidates)
@@ -134,7 +134,7 @@ extension Questbak {
                 var verifier = MigrationVerifier(fixtures: URL(fileURLWithPath: fixtures, isDirectory: true), target: target, candidates: candidates)
                 verifier.record = record || ProcessInfo.processInfo.environment["QUESTBAK_RECORD"] == "1"
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
-                defer { try? FileManager.default.removeItem(at: work) }
+                defer { TemporaryDirectory.remove(work) }
                 let checks = try verifier.run(workDirectory: work) { check in
                     guard !json else { return }
                     print("\(check.passed ? "ok  " : "FAIL") \(check.fixture): \(check.name)" + (check.passed ? " (\(check.detail))" : ""))

@@ -74,7 +74,7 @@ extension Questbak {
             var status = ExitStatus.success
             try reportingFailures {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
-                defer { try? FileManager.default.removeItem(at: work) }
+                defer { TemporaryDirectory.remove(work) }
                 var options = Importer.Options()
                 options.validate = repair
                 options.targetVersion = toVersion

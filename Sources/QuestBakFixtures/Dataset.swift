@@ -1,4 +1,5 @@
 import Foundation
+import QuestBakKit
 
 /// Records for a store, by entity, in insertion order; the generator's and the tests' currency.
 public struct Dataset: Sendable, Equatable {

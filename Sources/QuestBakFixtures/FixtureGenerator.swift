@@ -1,4 +1,5 @@
 import Foundation
+import QuestBakKit
 import GRDB
 
 /// The golden fixture stores in `Fixtures/`, generated deterministically: the same bytes on
@@ -141,7 +142,7 @@ public enum FixtureGenerator {
     /// it: the new rows committed to `-wal` and not checkpointed into the main file.
     static func appendLeavingWAL(_ tail: Dataset, to url: URL) throws {
         let staging = try TemporaryDirectory.create(prefix: "questbak-wal-fixture")
-        defer { try? FileManager.default.removeItem(at: staging) }
+        defer { TemporaryDirectory.remove(staging) }
         let working = staging.appendingPathComponent(storeFileName)
         try FileManager.default.copyItem(at: url, to: working)
         var configuration = Configuration()

@@ -71,11 +71,11 @@ public enum Importer {
 
         let writeInPlace = target != nil && !options.dryRun
         let storeURL = writeInPlace ? StorePlacement.temporaryStoreURL(besides: target!) : workDirectory.appendingPathComponent("validated.store")
-        for suffix in CoreDataSQL.storeFileSuffixes { InterruptCleanup.register(storeURL.path + suffix) }
+        for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(storeURL.path + suffix) }
         defer {
             for suffix in CoreDataSQL.storeFileSuffixes {
                 unlink(storeURL.path + suffix)
-                InterruptCleanup.unregister(storeURL.path + suffix)
+                TemporaryFiles.removed(storeURL.path + suffix)
             }
         }
 
@@ -115,7 +115,7 @@ public enum Importer {
                 metadata: metadata, modelCache: try plan.modelCache(archiveFiles: files), maximumPrimaryKeyFloor: floors)
         }
         try verifyReadBack(storeURL, schema: plan.target, expected: digests)
-        FaultInjection.point("read back and verified")
+        FaultPoint.reached("read back and verified")
 
         var backup: URL?
         if writeInPlace, let target {

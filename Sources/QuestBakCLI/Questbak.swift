@@ -2,7 +2,15 @@ import ArgumentParser
 import Foundation
 import QuestBakKit
 
-@main
+/// The entry point the `questbak` executable calls: installs the process-wide hooks the library
+/// leaves to its host (interrupt cleanup, fault injection), then runs the command line.
+public enum CommandLineTool {
+    public static func main() {
+        ProcessHooks.install()
+        Questbak.main()
+    }
+}
+
 struct Questbak: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "questbak",
@@ -27,11 +35,4 @@ struct Questbak: ParsableCommand {
         version: QuestBak.version,
         subcommands: [Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self]
     )
-
-    /// A file-size limit (`ulimit -f`) must end in a clean error like a full disk, not in the
-    /// SIGXFSZ that kills the process by default: with the signal ignored, the write fails with EFBIG.
-    static func main() {
-        signal(SIGXFSZ, SIG_IGN)
-        main(nil)
-    }
 }

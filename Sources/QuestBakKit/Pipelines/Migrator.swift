@@ -77,11 +77,11 @@ public enum Migrator {
 
         // The migration runs on a copy beside the destination, so the final step is a rename.
         let working = StorePlacement.temporaryStoreURL(besides: destination)
-        for suffix in CoreDataSQL.storeFileSuffixes { InterruptCleanup.register(working.path + suffix) }
+        for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(working.path + suffix) }
         defer {
             for suffix in CoreDataSQL.storeFileSuffixes {
                 unlink(working.path + suffix)
-                InterruptCleanup.unregister(working.path + suffix)
+                TemporaryFiles.removed(working.path + suffix)
             }
         }
         try snapshot.copyFiles(to: working)
@@ -107,10 +107,10 @@ public enum Migrator {
                     // The compiled model of the old version no longer describes the store; Core
                     // Data rebuilds the cache from the app's model when it finds none.
                     try db.execute(sql: "DELETE FROM Z_MODELCACHE")
-                    FaultInjection.point("before commit of the migration")
+                    FaultPoint.reached("before commit of the migration")
                     return .commit
                 }
-                FaultInjection.point("migration committed")
+                FaultPoint.reached("migration committed")
                 try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             }
             try queue.close()
@@ -148,7 +148,7 @@ public enum Migrator {
                 }
                 if oldLayout.column(for: column.property) != nil { continue }
                 try db.execute(sql: "ALTER TABLE \(layout.tableName) ADD COLUMN \(column.name) \(column.declaredType)")
-                FaultInjection.point("added \(layout.tableName).\(column.name)")
+                FaultPoint.reached("added \(layout.tableName).\(column.name)")
                 if let attribute, let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options) {
                     try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ?", [ValueCoding.encode(value)])
                 }
