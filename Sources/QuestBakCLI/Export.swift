@@ -51,7 +51,7 @@ extension Questbak {
         }
 
         func run() throws {
-            try reportingFailures {
+            try reportingFailures(hint: Self.hint) {
                 let progress = ProgressBar(enabled: !quiet && !json)
                 var options = Exporter.Options(
                     createdAt: try ISOTimestamp.creationTime(flag: createdAt), compression: compression,
@@ -68,6 +68,11 @@ extension Questbak {
                     if output == "-" { standardError(text) } else { print(text) }
                 }
             }
+        }
+
+        static func hint(_ error: Error) -> String? {
+            if case OutputError.exists? = error as? OutputError { return "use --force to overwrite it" }
+            return nil
         }
 
         static func text(_ summary: Exporter.Summary, store: String) -> String {

@@ -79,7 +79,9 @@ enum ExitStatus: Int32 {
 }
 
 /// Runs a command body, turning a library error into its message on stderr and its exit status.
-func reportingFailures(_ body: () throws -> Void) throws {
+/// The library's message states the facts; `hint` adds what to do about it in this command's
+/// words (its flags), which only the command line knows.
+func reportingFailures(hint: (Error) -> String? = { _ in nil }, _ body: () throws -> Void) throws {
     do {
         try body()
     } catch let error as ExitCode {
@@ -88,7 +90,8 @@ func reportingFailures(_ body: () throws -> Void) throws {
         throw error
     } catch {
         if InterruptCleanup.isInterrupted { InterruptCleanup.awaitTermination() }
-        let message = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        var message = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        if let hint = hint(error) { message += " (\(hint))" }
         FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
         throw ExitCode(ExitStatus.of(error).rawValue)
     }

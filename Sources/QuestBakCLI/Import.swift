@@ -23,8 +23,9 @@ extension Questbak {
         @Option(help: "The store to write.", completion: .file())
         var into: String?
 
+        // Not `validate`: that name is ParsableCommand's own check of the arguments.
         @Flag(name: .customLong("validate"), help: "Validate and repair; without --into, only report.")
-        var repair = false
+        var validateAndRepair = false
 
         @Option(help: "The schema version of the new store, e.g. 2.0.0 (default: the archive's).")
         var toVersion: String?
@@ -59,24 +60,24 @@ extension Questbak {
         var quiet = false
 
         func validate() throws {
-            if into == nil && !repair {
+            if into == nil && !validateAndRepair {
                 throw ValidationError("give --into STORE to restore, or --validate to check the archive only")
             }
             if into == nil && (replace || dryRun || template != nil || toVersion != nil) {
                 throw ValidationError("--replace, --dry-run, --template and --to-version need --into STORE")
             }
-            if let now, ISOTimestamp.unixSeconds(now) == nil, DateText.secondsSinceReferenceDate(iso8601: now) == nil {
+            if let now, DateText.secondsSinceReferenceDate(iso8601: now) == nil {
                 throw ValidationError("--now must look like 2026-01-31T12:00:00Z")
             }
         }
 
         func run() throws {
             var status = ExitStatus.success
-            try reportingFailures {
+            try reportingFailures(hint: Self.hint) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
                 var options = Importer.Options()
-                options.validate = repair
+                options.validate = validateAndRepair
                 options.targetVersion = toVersion
                 options.template = template.map { URL(fileURLWithPath: $0) }
                 options.replace = replace
@@ -86,7 +87,10 @@ extension Questbak {
                 options.allowNewer = allowNewer
                 options.backupStamp = Self.stamp(Date())
                 options.schemas = try schemaOptions.schemas().candidates
-                let result = try Importer.run(archive: archive, into: into.map { URL(fileURLWithPath: $0) }, options: options, workDirectory: work)
+                let file = archive == "-" ? try Self.spool(standardInputTo: work).path : archive
+                let result = try Importer.run(
+                    archive: file, displayName: archive == "-" ? "standard input" : archive, into: into.map { URL(fileURLWithPath: $0) },
+                    options: options, workDirectory: work)
                 let document = try ReportDocument.json(summary: result, log: result.log)
                 if let report { try ReportDocument.write(document, to: URL(fileURLWithPath: report)) }
                 if json {
@@ -98,6 +102,26 @@ extension Questbak {
                 if into == nil && unclean > 0 { status = .repairsNeeded }
             }
             if status != .success { throw ExitCode(status.rawValue) }
+        }
+
+        /// Standard input is read twice (the manifest, then everything), so it is saved first.
+        static func spool(standardInputTo directory: URL) throws -> URL {
+            let file = directory.appendingPathComponent("stdin.qbak")
+            guard FileManager.default.createFile(atPath: file.path, contents: nil), let output = FileHandle(forWritingAtPath: file.path) else {
+                throw OutputError.cannotCreate(path: file.path, reason: "cannot save standard input")
+            }
+            defer { try? output.close() }
+            while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 20), !chunk.isEmpty { try output.write(contentsOf: chunk) }
+            return file
+        }
+
+        static func hint(_ error: Error) -> String? {
+            switch error {
+            case OutputError.exists: return "use --replace to replace it; the old store is kept as a backup"
+            case ImportError.repairsNeeded: return "rerun with --validate to make them, and --report FILE to see each"
+            case ArchiveError.unsupportedSchemaVersion: return "upgrade questbak, or pass --allow-newer to import what this version can hold"
+            default: return nil
+            }
         }
 
         static func stamp(_ date: Date) -> String {

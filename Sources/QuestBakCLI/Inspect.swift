@@ -22,7 +22,8 @@ extension Questbak {
         func run() throws {
             try reportingFailures {
                 if store == "-" || !FileKind.isSQLite(store) {
-                    let verification = try ArchiveReader(path: store).read()
+                    let reader = store == "-" ? ArchiveReader(fileDescriptor: STDIN_FILENO, displayPath: "standard input") : ArchiveReader(path: store)
+                    let verification = try reader.read()
                     print(json ? try JSONOutput.render(verification) : Self.text(verification))
                     return
                 }

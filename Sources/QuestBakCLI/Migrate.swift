@@ -32,8 +32,9 @@ extension Questbak {
         @Argument(help: "The store to migrate.", completion: .file())
         var store: String
 
+        // The same name as import's option for the same thing.
         @Option(help: "The schema version to migrate to (default: the newest).")
-        var to: String?
+        var toVersion: String?
 
         @Option(name: .shortAndLong, help: "The new store to write.", completion: .file())
         var output: String?
@@ -58,6 +59,12 @@ extension Questbak {
         @Flag(name: .shortAndLong, help: "Print nothing but errors.")
         var quiet = false
 
+        /// `migrate` has no --replace: an existing -o is another file to choose, or --in-place.
+        static func hint(_ error: Error) -> String? {
+            if case OutputError.exists? = error as? OutputError { return "choose another -o, or use --in-place to migrate STORE itself" }
+            return nil
+        }
+
         func validate() throws {
             if (output == nil) == !inPlace {
                 throw ValidationError("give either -o NEW_STORE or --in-place")
@@ -68,12 +75,12 @@ extension Questbak {
         }
 
         func run() throws {
-            try reportingFailures {
+            try reportingFailures(hint: Self.hint) {
                 let (newest, candidates) = try schemaOptions.schemas()
                 var target = newest
-                if let to {
-                    guard let named = candidates.first(where: { $0.versionIdentifier == to }) else {
-                        throw ValidationError("--to \(to) is not a known schema (known: \(candidates.map(\.versionIdentifier).joined(separator: ", ")))")
+                if let toVersion {
+                    guard let named = candidates.first(where: { $0.versionIdentifier == toVersion }) else {
+                        throw ValidationError("--to-version \(toVersion) is not a known schema (known: \(candidates.map(\.versionIdentifier).joined(separator: ", ")))")
                     }
                     target = named
                 }

@@ -198,7 +198,7 @@ final class MigrationCommandTests: XCTestCase {
         let result = try Questbak.run(["check-migration", file.path])
         XCTAssertEqual(result.status, 65, result.standardError)
         XCTAssertTrue(result.standardError.contains("property name \"x INTEGER; DROP TABLE ZROUTINE; --\" is not a plain identifier"), result.standardError)
-        XCTAssertEqual(try Questbak.run(["migrate", "x.store", "-o", "y.store", "--to", "9.9.9"]).status, 64)
+        XCTAssertEqual(try Questbak.run(["migrate", "x.store", "-o", "y.store", "--to-version", "9.9.9"]).status, 64)
         XCTAssertEqual(try Questbak.run(["schema", "9.9.9"]).status, 64)
     }
 

@@ -64,7 +64,7 @@ extension ArchiveError: LocalizedError {
         case .unsupportedFormatVersion(let path, let found, let supported):
             return "\(path): archive format version \(found) is newer than this questbak reads (up to \(supported)); upgrade questbak"
         case .unsupportedSchemaVersion(let path, let found, let supported):
-            return "\(path): schema version \(Self.displayName(found)) is not supported (supported: \(supported.joined(separator: ", "))); upgrade questbak, or pass --allow-newer"
+            return "\(path): schema version \(Self.displayName(found)) is newer than this questbak knows (supported: \(supported.joined(separator: ", "))); a newer questbak may read it"
         case .invalidCreationTime(let seconds):
             return "creation time \(seconds) seconds since 1970 is outside years 0001–9999, which an archive's createdAt can hold"
         case .unknownSchemaVersion(let path, let found, let known):

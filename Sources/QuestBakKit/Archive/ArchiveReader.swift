@@ -29,12 +29,21 @@ public struct ArchiveReader {
     /// The archive as named in messages.
     public let path: String
     private let url: URL?
+    private let descriptor: Int32?
     public var limits = Limits()
 
-    /// `"-"` reads standard input. `displayPath` names the archive in errors when it was spooled.
+    /// Reads the archive file at `path`; `displayPath` names it in errors (a spooled copy).
     public init(path: String, displayPath: String? = nil) {
         self.path = displayPath ?? path
-        url = path == "-" ? nil : URL(fileURLWithPath: path)
+        url = URL(fileURLWithPath: path)
+        descriptor = nil
+    }
+
+    /// Reads an archive streamed from an open descriptor (a pipe), once.
+    public init(fileDescriptor: Int32, displayPath: String) {
+        path = displayPath
+        url = nil
+        descriptor = fileDescriptor
     }
 
     /// Only the manifest, checked as `read` checks it.
@@ -56,7 +65,7 @@ public struct ArchiveReader {
         onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void = { _, _, _ in },
         onFile: (ArchiveManifest.FileMember, Data) throws -> Void = { _, _ in }
     ) throws -> Verification {
-        var descriptor: Int32 = 0
+        var descriptor = self.descriptor ?? -1
         if let url {
             descriptor = open(url.path, O_RDONLY)
             guard descriptor >= 0 else {
@@ -181,7 +190,7 @@ public struct ArchiveReader {
         do {
             manifest = try JSONDecoder().decode(ArchiveManifest.self, from: data)
         } catch {
-            throw ArchiveError.notAQuestbakArchive(path: path, reason: "\(ArchiveManifest.path): \(Self.describe(error))")
+            throw ArchiveError.notAQuestbakArchive(path: path, reason: "\(ArchiveManifest.path): \(DecodingErrorText.describe(error))")
         }
         var names: Set<String> = []
         for member in manifest.entities {
@@ -298,7 +307,7 @@ public struct ArchiveReader {
             _ = try JSONLine.parseObject(line)  // strict first: a key given twice is refused
             header = try JSONDecoder().decode(EntityHeader.self, from: line)
         } catch {
-            throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "not a header object with entity and count: \(Self.describe(error))")
+            throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "not a header object with entity and count: \(DecodingErrorText.describe(error))")
         }
         let problems = [
             header.entity != member.name ? "entity \(header.entity), the manifest says \(member.name)" : nil,
@@ -322,23 +331,5 @@ public struct ArchiveReader {
             }
         }
         return data
-    }
-
-    /// A decoding error as one readable sentence.
-    static func describe(_ error: Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, let context):
-            return "missing \(Self.path(context.codingPath + [key]))"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            return "wrong type at \(Self.path(context.codingPath))"
-        case DecodingError.dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "invalid JSON" : "invalid value at \(Self.path(context.codingPath))"
-        default:
-            return error.localizedDescription
-        }
-    }
-
-    private static func path(_ keys: [CodingKey]) -> String {
-        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }
 }

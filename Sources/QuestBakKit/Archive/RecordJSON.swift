@@ -7,6 +7,4 @@ package enum RecordJSON {
     package static let primaryKeyKey = "_pk"
     /// The record's `Z_OPT` (format version 2 on).
     package static let optKey = "_opt"
-    /// The one key of the object that stands for TEXT whose bytes are not valid UTF-8.
-    package static let textBytesKey = "textBytes"
 }

@@ -13,13 +13,12 @@ public struct ModelVersionHashes: Sendable, Equatable {
 
     public init(entityHashes: [String: Data]) {
         self.entityHashes = entityHashes
-        let ordered = entityHashes.keys.sorted()
         var concatenated = Data()
         var digestInput = Data()
-        for name in ordered {
-            concatenated.append(entityHashes[name]!)
+        for (name, hash) in entityHashes.sorted(by: { $0.key < $1.key }) {
+            concatenated.append(hash)
             digestInput.append(Data(name.utf8))
-            digestInput.append(entityHashes[name]!)
+            digestInput.append(hash)
         }
         checksum = Data(SHA256.hash(data: concatenated)).base64EncodedString()
         digest = Data(SHA512.hash(data: digestInput)).base64EncodedString()

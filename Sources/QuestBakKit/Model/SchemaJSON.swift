@@ -37,7 +37,7 @@ extension Schema: Codable {
         } catch let error as SchemaFileError {
             throw error
         } catch let error as DecodingError {
-            throw SchemaFileError(path: url.path, reason: ArchiveReader.describe(error))
+            throw SchemaFileError(path: url.path, reason: DecodingErrorText.describe(error))
         } catch {
             throw SchemaFileError(path: url.path, reason: error.localizedDescription)
         }
@@ -120,7 +120,7 @@ extension Attribute: Codable {
         switch defaultValue {
         case .now?: try container.encode("now", forKey: .default)
         case .newUUIDString?: try container.encode("uuidString", forKey: .default)
-        case .value(let value)?: try container.encode(["value": ReportValue.value(value)], forKey: .default)
+        case .value(let value)?: try container.encode(["value": EncodableValue(value)], forKey: .default)
         case nil: break
         }
         try container.encodeIfPresent(renamedFrom, forKey: .renamedFrom)

@@ -1,7 +1,7 @@
 import Foundation
 
 public enum ImportError: Error, Equatable, LocalizedError {
-    /// The archive needs repairs and `--validate` was not given; nothing was written.
+    /// The archive needs repairs and repairs were not allowed; nothing was written.
     case repairsNeeded(archive: String, counts: [String: Int])
     case notImportable(archive: String, reason: String)
     case downgrade(archive: String, from: String, to: String)
@@ -14,13 +14,13 @@ public enum ImportError: Error, Equatable, LocalizedError {
         switch self {
         case .repairsNeeded(let archive, let counts):
             let list = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            return "\(archive): the archive needs repairs (\(list)); nothing was written. Rerun with --validate to repair, and see them with --report FILE"
+            return "\(archive): the archive needs repairs (\(list)); nothing was written"
         case .notImportable(let archive, let reason):
             return "\(archive): cannot be imported: \(reason)"
         case .downgrade(let archive, let from, let to):
             return "\(archive): schema \(from) cannot be imported as the older \(to) without losing data"
         case .unknownTargetVersion(let version, let supported):
-            return "--to-version \(version) is not a known schema (known: \(supported.joined(separator: ", ")))"
+            return "schema version \(version) to write is not a known schema (known: \(supported.joined(separator: ", ")))"
         case .template(let path, let reason):
             return "\(path): cannot use as a template: \(reason)"
         case .verificationFailed(let store, let entity, let expected, let found):

@@ -58,13 +58,17 @@ public enum Importer {
     }
 
     /// Runs an import. `target` nil validates only. The returned log lives in `workDirectory`.
-    public static func run(archive path: String, into target: URL?, options: Options, workDirectory: URL) throws -> Result {
+    /// Imports the archive file `file` (standard input is the caller's to save to a file first:
+    /// it is read twice); `displayName` names it in messages and the result.
+    public static func run(
+        archive file: String, displayName: String? = nil, into target: URL?, options: Options, workDirectory: URL
+    ) throws -> Result {
+        let path = displayName ?? file
         if let target {
             try StorePlacement.checkTarget(target, replace: options.replace)
             StorePlacement.removeStaleTemporaries(besides: target)
         }
-        let archivePath = try spooled(path, in: workDirectory)
-        let reader = ArchiveReader(path: archivePath, displayPath: path)
+        let reader = ArchiveReader(path: file, displayPath: path)
         let manifest = try reader.readManifest()
         let plan = try Plan(manifest: manifest, archive: path, options: options)
         let log = try RepairLog(directory: workDirectory)
@@ -130,17 +134,6 @@ public enum Importer {
             counts: log.counts, repairs: log.repairs, backup: backup?.path, notes: notes, log: log)
     }
 
-    /// Standard input is read twice (manifest, then everything), so it is first saved to a file.
-    private static func spooled(_ path: String, in directory: URL) throws -> String {
-        guard path == "-" else { return path }
-        let file = directory.appendingPathComponent("stdin.qbak")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
-        guard let output = FileHandle(forWritingAtPath: file.path) else { throw StoreError.io(path: file.path, reason: "cannot spool standard input") }
-        defer { try? output.close() }
-        while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 20), !chunk.isEmpty { try output.write(contentsOf: chunk) }
-        return file.path
-    }
-
     /// Reads the closed store back through a fresh connection and compares every entity's
     /// digest with what was computed inside the write transaction.
     private static func verifyReadBack(_ url: URL, schema: Schema, expected: [String: EntityMemberEncoding.Digest]) throws {
@@ -168,10 +161,12 @@ public enum Importer {
         var manifest: ArchiveManifest
         var source: Schema
         var target: Schema
-        /// Archive schema newer than any known one, read with `--allow-newer`.
+        /// Archive schema newer than any known one, read because `allowNewer` was given.
         var newerSource: Bool
         var options: Options
         var createdAt: Double
+        /// The template store's metadata and model cache, read once.
+        var template: (path: String, metadata: StoreMetadata, modelCache: Data?)?
 
         init(manifest: ArchiveManifest, archive: String, options: Options) throws {
             self.manifest = manifest
@@ -220,6 +215,12 @@ public enum Importer {
                 throw ArchiveError.notAQuestbakArchive(path: archive, reason: "createdAt \"\(manifest.createdAt)\" is not an ISO 8601 UTC date")
             }
             createdAt = created
+            if let url = options.template {
+                let snapshot = try StoreSnapshot(storeAt: url)
+                template = try snapshot.read { db in
+                    (url.path, try StoreReader.metadata(db, path: url.path), try StoreReader.modelCache(db))
+                }
+            }
         }
 
         /// Decodes one record line and inserts it; what the target cannot store is reported
@@ -249,7 +250,7 @@ public enum Importer {
                 }
             }
             guard let entity = target.entity(named: member.name) else {
-                // Only with --allow-newer: an entity the target does not have is kept in the report.
+                // Only with allowNewer: an entity the target does not have is kept in the report.
                 try log.record(RepairEntry(
                     rule: .unknownProperty, kind: .unstorable, entity: member.name, primaryKey: primaryKey, cloudID: nil, field: nil,
                     old: .value(.string(String(decoding: line, as: UTF8.self))), new: nil))
@@ -308,9 +309,8 @@ public enum Importer {
         /// metadata but the archive's own comes with a note saying so.
         func metadata(archiveFiles: [String: Data]) throws -> (StoreMetadata, note: String?) {
             let uuid = manifest.source.storeUUID
-            if let template = options.template {
-                let snapshot = try StoreSnapshot(storeAt: template)
-                let metadata = try snapshot.read { try StoreReader.metadata($0, path: template.path) }
+            if let template {
+                let metadata = template.metadata
                 guard metadata.schemaMatchingHashes(in: [target]) != nil else {
                     throw ImportError.template(path: template.path, reason: "its model hashes are not those of schema \(target.versionIdentifier)")
                 }
@@ -345,9 +345,7 @@ public enum Importer {
 
         /// The compiled model travels only where it still describes the store.
         func modelCache(archiveFiles: [String: Data]) throws -> Data? {
-            if let template = options.template {
-                return try StoreSnapshot(storeAt: template).read { try StoreReader.modelCache($0) }
-            }
+            if let template { return template.modelCache }
             return source.versionIdentifier == target.versionIdentifier && !newerSource ? archiveFiles[ArchiveManifest.modelCachePath] : nil
         }
     }

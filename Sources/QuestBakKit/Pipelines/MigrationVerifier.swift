@@ -11,6 +11,9 @@ public struct MigrationVerifier {
         public var passed: Bool
         /// What was checked, or why it failed (a diff for golden dumps).
         public var detail: String
+        /// For a golden check that failed because the fixture has no golden dump yet: the file
+        /// name it looked for. How to record one is the caller's to say.
+        public var missingExpectation: String?
     }
 
     /// `Date.now` during verification, so dumps do not change with the day they are made.
@@ -96,7 +99,9 @@ public struct MigrationVerifier {
             return Check(fixture: label, name: "golden", passed: false, detail: "recorded \(expectation.lastPathComponent); rerun without record mode to verify")
         }
         guard let expected = try? String(contentsOf: expectation, encoding: .utf8) else {
-            return Check(fixture: label, name: "golden", passed: false, detail: "no expectation \(expectation.lastPathComponent); record one with --record (or QUESTBAK_RECORD=1) and review it")
+            return Check(
+                fixture: label, name: "golden", passed: false, detail: "no expectation \(expectation.lastPathComponent); record one and review it",
+                missingExpectation: expectation.lastPathComponent)
         }
         if expected == dump {
             return Check(fixture: label, name: "golden", passed: true, detail: expectation.lastPathComponent)
@@ -109,9 +114,7 @@ public struct MigrationVerifier {
     private func invariants(store: URL, migrated: URL, log: RepairLog, label: String) -> Check {
         var problems: [String] = []
         do {
-            // Fields a reported repair changed, and records a reported dedup removed.
-            let changed = try log.keys(rule: .merge).union(log.keys(rule: .repoint)).union(log.keys(rule: .orphan)).union(log.keys(rule: .defaultFill))
-            let removed = try log.keys(rule: .dedup)
+            let (changed, removed) = try Self.reportedEdits(in: log)
             let (sourceSchema, before) = try StoreSnapshot(storeAt: store).read { db -> (Schema, [String: [EntityRecord]]) in
                 let schema = try StoreReader.detectSchema(db, path: store.path, candidates: candidates)
                 return (schema, try Self.records(db, schema: schema, path: store.path))
@@ -179,6 +182,26 @@ public struct MigrationVerifier {
         return Check(
             fixture: label, name: "invariants", passed: problems.isEmpty,
             detail: problems.isEmpty ? "counts, values, cloudIDs, singleton, relationships, hashes" : problems.prefix(20).joined(separator: "\n"))
+    }
+
+    /// Fields a reported repair changed and records a reported repair removed (`field` ""), as the
+    /// repair rules declare their effects: a rule added to the pipeline is known here too.
+    static func reportedEdits(
+        in log: RepairLog, rules: [any RepairRule] = RepairPipeline.rules
+    ) throws -> (changed: Set<RecordField>, removed: Set<RecordField>) {
+        var changed: Set<RecordField> = []
+        var removed: Set<RecordField> = []
+        var read: Set<RepairRuleEffect> = []
+        for rule in rules {
+            for declared in rule.effects where read.insert(declared).inserted {
+                if declared.effect == .removesRecord {
+                    removed.formUnion(try log.keys(rule: declared.logged))
+                } else if declared.effect.changesReportedField {
+                    changed.formUnion(try log.keys(rule: declared.logged))
+                }
+            }
+        }
+        return (changed, removed)
     }
 
     /// Export → import → export: the members must be byte-identical and the stores dump alike.

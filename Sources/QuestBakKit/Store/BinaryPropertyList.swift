@@ -69,10 +69,10 @@ public enum BinaryPropertyList {
                 body.append(contentsOf: marker(0xA0, count: references.count))
                 for reference in references { body.append(bigEndian: UInt32(reference)) }
             case .dictionary(let entries):
-                let keys = entries.keys.sorted()
-                let keyReferences = keys.map { add(.string($0)) }
-                let valueReferences = keys.map { add(entries[$0]!) }
-                body.append(contentsOf: marker(0xD0, count: keys.count))
+                let sorted = entries.sorted { $0.key < $1.key }
+                let keyReferences = sorted.map { add(.string($0.key)) }
+                let valueReferences = sorted.map { add($0.value) }
+                body.append(contentsOf: marker(0xD0, count: sorted.count))
                 for reference in keyReferences + valueReferences { body.append(bigEndian: UInt32(reference)) }
             }
             objects[index] = body

@@ -22,7 +22,7 @@ public enum StorePlacement {
             throw OutputError.cannotCreate(path: target.path, reason: "\(directory.path) is not writable")
         }
         let exists = fileManager.fileExists(atPath: target.path)
-        if exists && !replace { throw OutputError.exists(path: target.path, flag: "--replace") }
+        if exists && !replace { throw OutputError.exists(path: target.path) }
         if !exists {
             for suffix in sidecars where fileManager.fileExists(atPath: target.path + suffix) {
                 throw OutputError.cannotCreate(
@@ -60,7 +60,7 @@ public enum StorePlacement {
             // link() refuses to replace an existing file, so a store created meanwhile is never clobbered.
             guard link(newStore.path, target.path) == 0 else {
                 throw errno == EEXIST
-                    ? OutputError.exists(path: target.path, flag: "--replace")
+                    ? OutputError.exists(path: target.path)
                     : OutputError.io(path: target.path, reason: "link: \(String(cString: strerror(errno)))")
             }
             unlink(newStore.path)

@@ -69,15 +69,15 @@ enum StoredValue: Sendable, Hashable {
         case .integer(let number): return sqlite3_bind_int64(statement, index, number)
         case .real(let number): return sqlite3_bind_double(statement, index, number)
         case .text(let bytes):
+            // Empty text needs a non-nil pointer (nil would bind NULL): "" gives one.
+            guard !bytes.isEmpty else { return sqlite3_bind_text(statement, index, "", 0, transient) }
             return bytes.withUnsafeBytes { raw in
-                // A non-nil pointer even for empty text: nil would bind NULL.
-                let base = raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-                return sqlite3_bind_text64(statement, index, base.assumingMemoryBound(to: CChar.self), UInt64(raw.count), transient, UInt8(SQLITE_UTF8))
+                sqlite3_bind_text64(statement, index, raw.bindMemory(to: CChar.self).baseAddress, UInt64(raw.count), transient, UInt8(SQLITE_UTF8))
             }
         case .blob(let bytes):
+            guard !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
             return bytes.withUnsafeBytes { raw in
-                let base = raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-                return sqlite3_bind_blob64(statement, index, base, UInt64(raw.count), transient)
+                sqlite3_bind_blob64(statement, index, raw.baseAddress, UInt64(raw.count), transient)
             }
         }
     }

@@ -13,7 +13,7 @@ public final class AtomicOutputFile {
         self.destination = destination
         let directory = destination.deletingLastPathComponent()
         if !overwrite && FileManager.default.fileExists(atPath: destination.path) {
-            throw OutputError.exists(path: destination.path, flag: "--force")
+            throw OutputError.exists(path: destination.path)
         }
         var template = Array(directory.appendingPathComponent(".\(destination.lastPathComponent).questbak-XXXXXX").path.utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -55,14 +55,14 @@ public final class AtomicOutputFile {
 }
 
 public enum OutputError: Error, Equatable, LocalizedError {
-    /// The output exists; `flag` is the option that allows replacing it.
-    case exists(path: String, flag: String)
+    /// The output exists, and replacing it was not asked for.
+    case exists(path: String)
     case cannotCreate(path: String, reason: String)
     case io(path: String, reason: String)
 
     public var errorDescription: String? {
         switch self {
-        case .exists(let path, let flag): return "\(path) already exists (use \(flag) to overwrite it)"
+        case .exists(let path): return "\(path) already exists"
         case .cannotCreate(let path, let reason): return "\(path): cannot create: \(reason)"
         case .io(let path, let reason): return "\(path): \(reason)"
         }

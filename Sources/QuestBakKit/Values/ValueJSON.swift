@@ -7,6 +7,9 @@ import Foundation
 /// round-trip form, dates as ISO 8601 text that round-trips the stored Double bit for bit, text
 /// byte for byte (docs/archive-format.md, "Entity members").
 package enum ValueJSON {
+    /// The one key of the object that stands for TEXT whose bytes are not valid UTF-8.
+    package static let textBytesKey = "textBytes"
+
     package static func append(_ value: Value, to output: inout [UInt8]) {
         switch value {
         case .null: output.append(contentsOf: "null".utf8)
@@ -17,7 +20,7 @@ package enum ValueJSON {
         case .textBytes(let bytes):
             // JSON text is UTF-8, so these bytes travel as base64 inside a one-key object.
             output.append(UInt8(ascii: "{"))
-            appendString(RecordJSON.textBytesKey, to: &output)
+            appendString(textBytesKey, to: &output)
             output.append(UInt8(ascii: ":"))
             appendString(bytes.base64EncodedString(), to: &output)
             output.append(UInt8(ascii: "}"))
@@ -218,9 +221,9 @@ extension ValueJSON {
         case (.date, .integer(let number)): return ValueCoding.dateValue(integer: number)
         case (.date, .number(let number)): return .date(number)
         case (.string, .string(let text)): return .string(text)
-        case (.string, .object(let members)) where members.count == 1 && members[RecordJSON.textBytesKey] != nil:
-            guard case .string(let encoded)? = members[RecordJSON.textBytesKey], let bytes = Data(base64Encoded: encoded) else {
-                throw TypeMismatch(expected: "{\"\(RecordJSON.textBytesKey)\": base64 text}", found: "another value in \(RecordJSON.textBytesKey)")
+        case (.string, .object(let members)) where members.count == 1 && members[textBytesKey] != nil:
+            guard case .string(let encoded)? = members[textBytesKey], let bytes = Data(base64Encoded: encoded) else {
+                throw TypeMismatch(expected: "{\"\(textBytesKey)\": base64 text}", found: "another value in \(textBytesKey)")
             }
             return ValueCoding.decode(text: bytes)
         case (.uuid, .string(let text)):
@@ -246,5 +249,19 @@ extension ValueJSON {
         case (.string, _), (.uuid, _), (.binary, _): throw mismatch("a string")
         case (.integerArray, _), (.stringArray, _): throw mismatch("an array")
         }
+    }
+}
+
+/// A value for `JSONEncoder` (reports, schema files), encoded through this codec's text so every
+/// JSON questbak writes spells a value the same way.
+package struct EncodableValue: Encodable {
+    package var value: Value
+
+    package init(_ value: Value) { self.value = value }
+
+    package func encode(to encoder: Encoder) throws {
+        let parsed = try JSONLine.parseObject(Data("{\"v\":\(ValueJSON.text(value))}".utf8))
+        var container = encoder.singleValueContainer()
+        try container.encode(parsed[0].value)
     }
 }

@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+
+/// Every record ends with its own well-formed cloudID: missing, empty, malformed and repeated
+/// ones (all but the lowest `Z_PK` keep theirs) are replaced by a UUIDv5 of the entity and the
+/// record's natural key, so restoring one backup on two devices gives the same IDs; a singleton
+/// gets its pinned sentinel. Entities are visited parents first, so a child's ID can name its
+/// parent's final one.
+struct CloudIDRule: RepairRule {
+    var effects: [RepairRuleEffect] { [RepairRuleEffect(.cloudID, .assignsCloudID)] }
+
+    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
+        entity.cloudID == nil ? [] : [Entity.cloudIDAttribute]
+    }
+
+    func apply(in context: RepairContext) throws {
+        for entity in context.entitiesParentsFirst where entity.cloudID != nil {
+            try assignCloudIDs(entity, in: context)
+            FaultPoint.reached("cloudIDs of \(entity.name) assigned")
+        }
+    }
+
+    func assignCloudIDs(_ entity: Entity, in context: RepairContext) throws {
+        let (db, log) = (context.db, context.log)
+        let layout = TableLayout(entity: entity)
+        guard let cloudColumn = layout.column(for: Entity.cloudIDAttribute)?.name else { return }
+        let table = layout.tableName
+        if let sentinel = entity.identity.singletonCloudID {
+            let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT ? ORDER BY Z_PK"
+            for row in try ExactSQL.fetchAll(db, sql: sql, [.text(Data(sentinel.utf8))]) {
+                guard case .integer(let primaryKey) = row[0] else { continue }
+                try log.record(RepairEntry(
+                    rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey,
+                    cloudID: sentinel, field: Entity.cloudIDAttribute, old: .value(row[1].reportable), new: .value(.string(sentinel))))
+            }
+            try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ?", arguments: [sentinel])
+            return
+        }
+        // Most stores need nothing: every cloudID well-formed and used once. One query says so.
+        let needy = try Int.fetchOne(db, sql: """
+            SELECT count(*) FROM \(table) WHERE \(cloudColumn) IS NULL OR NOT \(DeterministicID.wellFormedSQL(cloudColumn))
+               OR \(cloudColumn) IN (SELECT \(cloudColumn) FROM \(table) GROUP BY \(cloudColumn) HAVING count(*) > 1)
+            """) ?? 0
+        guard needy > 0 else { return }
+        try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_ids (id TEXT PRIMARY KEY)")
+        try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_new_ids (pk INTEGER PRIMARY KEY, id TEXT)")
+        try db.execute(sql: "DELETE FROM temp.questbak_ids")
+        try db.execute(sql: "DELETE FROM temp.questbak_new_ids")
+        // The IDs that stay: well-formed, first occurrence. Generated ones must avoid them.
+        let keep = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.questbak_ids (id) VALUES (?)")
+        let firstOccurrences = "SELECT \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT NULL GROUP BY \(cloudColumn)"
+        try ExactSQL.forEachRow(db, sql: firstOccurrences) { row in
+            if let id = row[0].validText, DeterministicID.isWellFormed(id) { try keep.execute(arguments: [id]) }
+        }
+        let key = entity.identity.naturalKey
+        let keyColumns = key.compactMap { layout.column(for: $0)?.name }
+        let selectedKey = keyColumns.isEmpty ? "" : ", " + keyColumns.map { "t.\($0)" }.joined(separator: ", ")
+        let sql = """
+            SELECT t.Z_PK, t.\(cloudColumn), m.first\(selectedKey) FROM \(table) t
+            LEFT JOIN (SELECT \(cloudColumn) AS id, min(Z_PK) AS first FROM \(table) GROUP BY \(cloudColumn)) m ON m.id = t.\(cloudColumn)
+            ORDER BY t.Z_PK
+            """
+        let claim = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.questbak_ids (id) VALUES (?)")
+        let assign = try db.makeStatement(sql: "INSERT INTO temp.questbak_new_ids (pk, id) VALUES (?, ?)")
+        try ExactSQL.forEachRow(db, sql: sql) { row in
+            let primaryKey = row.integer(0) ?? 0
+            let current = row[1]
+            if let id = current.validText, DeterministicID.isWellFormed(id), row.integer(2) == primaryKey { return }
+            var name = try identityName(entity, primaryKey: primaryKey, keyValues: (0..<keyColumns.count).map { row[3 + $0] }, in: context)
+            var candidate: String
+            var attempt = 0
+            repeat {
+                candidate = context.randomIDs ? UUID().uuidString : DeterministicID.uuid(name: name).uuidString
+                attempt += 1
+                name += "#\(attempt)"
+                try claim.execute(arguments: [candidate])
+            } while db.changesCount == 0
+            try assign.execute(arguments: [primaryKey, candidate])
+            try log.record(RepairEntry(
+                rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey, cloudID: candidate, field: Entity.cloudIDAttribute,
+                old: .value(current.reportable), new: .value(.string(candidate))))
+        }
+        try db.execute(sql: """
+            UPDATE \(table) SET \(cloudColumn) = (SELECT id FROM temp.questbak_new_ids n WHERE n.pk = \(table).Z_PK)
+            WHERE Z_PK IN (SELECT pk FROM temp.questbak_new_ids)
+            """)
+    }
+
+    /// The text a deterministic cloudID is derived from: the entity and its natural key, with a
+    /// parent named by its (already final) cloudID rather than its device-local `Z_PK`.
+    private func identityName(_ entity: Entity, primaryKey: Int64, keyValues: [StoredValue], in context: RepairContext) throws -> String {
+        guard !keyValues.isEmpty else { return "\(entity.name)|pk:\(primaryKey)" }
+        var parts = [entity.name]
+        for (property, stored) in zip(entity.identity.naturalKey, keyValues) {
+            if let relationship = entity.relationship(named: property), let parent = context.schema.entity(named: relationship.destination) {
+                let parentLayout = TableLayout(entity: parent)
+                let parentCloud = try parentLayout.column(for: Entity.cloudIDAttribute).flatMap { column in
+                    try ExactSQL.fetchAll(context.db, sql: "SELECT \(column.name) FROM \(parentLayout.tableName) WHERE Z_PK = ?", [stored]).first?.first?.validText
+                }
+                parts.append(parentCloud ?? "nil")
+            } else {
+                switch stored {
+                case .null: parts.append("nil")
+                case .integer(let number): parts.append(String(number))
+                case .real(let number): parts.append(String(number.bitPattern, radix: 16))
+                case .text(let bytes): parts.append(String(validating: bytes, as: UTF8.self) ?? "bytes:" + bytes.base64EncodedString())
+                case .blob(let bytes): parts.append(bytes.base64EncodedString())
+                }
+            }
+        }
+        return parts.joined(separator: "|")
+    }
+}

@@ -1,0 +1,61 @@
+import GRDB
+
+/// Records with the same natural key are one record stored twice (sync, reinstall), unless both
+/// carry well-formed cloudIDs that differ: then CloudKit knows them as two. The lowest `Z_PK` of
+/// each group is kept; children of the others are re-pointed to it; each dropped record is
+/// reported in full; a keeper without a cloudID takes its duplicate's. Entities are visited
+/// parents first, so a key that names a parent sees the parent's final `Z_PK`. Singletons have a
+/// rule of their own (`SingletonMergeRule`).
+struct DuplicateRule: RepairRule {
+    var effects: [RepairRuleEffect] {
+        [RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship), RepairRuleEffect(.merge, .changesField)]
+    }
+
+    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
+        var fields = Set(entity.toOneRelationships.filter { schema.entity(named: $0.destination).map(Self.appliesTo) ?? false }.map(\.name))
+        if Self.appliesTo(entity), entity.cloudID != nil { fields.insert(Entity.cloudIDAttribute) }
+        return fields
+    }
+
+    /// Entities with a natural key that are not singletons.
+    static func appliesTo(_ entity: Entity) -> Bool {
+        entity.identity.singletonCloudID == nil && !entity.identity.naturalKey.isEmpty
+    }
+
+    func apply(in context: RepairContext) throws {
+        for entity in context.entitiesParentsFirst where entity.identity.singletonCloudID == nil {
+            try removeDuplicates(of: entity, in: context)
+            FaultPoint.reached("duplicates of \(entity.name) removed")
+        }
+    }
+
+    func removeDuplicates(of entity: Entity, in context: RepairContext) throws {
+        let key = entity.identity.naturalKey
+        guard !key.isEmpty else { return }
+        let layout = TableLayout(entity: entity)
+        let keyColumns = key.compactMap { layout.column(for: $0)?.name }
+        guard keyColumns.count == key.count else { return }
+        let cloudColumn = layout.column(for: Entity.cloudIDAttribute)?.name
+        try context.resetPairs()
+        // A key with a missing part proves nothing about identity: such records are never merged.
+        let complete = keyColumns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+        let sql = """
+            SELECT Z_PK, \(cloudColumn ?? "NULL"), \(keyColumns.joined(separator: ", ")) FROM \(layout.tableName)
+            WHERE \(complete) ORDER BY \(keyColumns.joined(separator: ", ")), Z_PK
+            """
+        var group = DuplicateGroup()
+        let insert = try context.db.makeStatement(sql: "INSERT INTO temp.questbak_pairs (duplicate, keeper, carried) VALUES (?, ?, ?)")
+        try ExactSQL.forEachRow(context.db, sql: sql) { row in
+            let primaryKey = row.integer(0) ?? 0
+            let cloudID = row[1].validText.flatMap { DeterministicID.isWellFormed($0) ? $0 : nil }
+            let rowKey = (0..<keyColumns.count).map { row[2 + $0] }
+            // Rows arrive in SQLite's order of the key, so one key's rows are adjacent; they are
+            // one key when SQLite calls them equal: text and BLOBs byte for byte, numbers by value.
+            if !StoredValue.sameKey(rowKey, group.key) { group = DuplicateGroup(key: rowKey) }
+            if let match = group.keeper(for: primaryKey, cloudID: cloudID) {
+                try insert.execute(arguments: [primaryKey, match.keeper, match.carried])
+            }
+        }
+        try context.applyDuplicatePairs(of: entity)
+    }
+}
