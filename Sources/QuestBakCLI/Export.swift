@@ -51,7 +51,7 @@ extension Questbak {
         }
 
         func run() throws {
-            try reportingFailures(hint: Self.hint) {
+            try reportingFailures(json: json, hint: Self.hint) {
                 let progress = ProgressBar(enabled: !quiet && !json)
                 var options = Exporter.Options(
                     createdAt: try ISOTimestamp.creationTime(flag: createdAt), compression: compression,
@@ -71,8 +71,11 @@ extension Questbak {
         }
 
         static func hint(_ error: Error) -> String? {
-            if case OutputError.exists? = error as? OutputError { return "use --force to overwrite it" }
-            return nil
+            switch error {
+            case OutputError.exists: return "use --force to overwrite it"
+            case StoreError.notAStore(_, let reason) where reason.contains("tar archive"): return "to restore a backup, use questbak import"
+            default: return nil
+            }
         }
 
         static func text(_ summary: Exporter.Summary, store: String) -> String {

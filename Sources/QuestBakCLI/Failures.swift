@@ -46,7 +46,7 @@ enum ExitStatus: Int32 {
                 case 3, 8, 10, 13, 14: return .ioError
                 default: return .failure
                 }
-            case .notACoreDataStore, .unreadableMetadata, .schemaMismatch, .undecodableValue, .recordTooLarge, .unknownVersion:
+            case .notACoreDataStore, .notAStore, .unreadableMetadata, .schemaMismatch, .undecodableValue, .recordTooLarge, .unknownVersion:
                 return .invalidInput
             case .unsupportedVersion: return .unsupportedVersion
             case .sourceKeptChanging: return .busy
@@ -81,7 +81,7 @@ enum ExitStatus: Int32 {
 /// Runs a command body, turning a library error into its message on stderr and its exit status.
 /// The library's message states the facts; `hint` adds what to do about it in this command's
 /// words (its flags), which only the command line knows.
-func reportingFailures(hint: (Error) -> String? = { _ in nil }, _ body: () throws -> Void) throws {
+func reportingFailures(json: Bool = false, hint: (Error) -> String? = { _ in nil }, _ body: () throws -> Void) throws {
     do {
         try body()
     } catch let error as ExitCode {
@@ -92,9 +92,18 @@ func reportingFailures(hint: (Error) -> String? = { _ in nil }, _ body: () throw
         if InterruptCleanup.isInterrupted { InterruptCleanup.awaitTermination() }
         var message = (error as? LocalizedError)?.errorDescription ?? "\(error)"
         if let hint = hint(error) { message += " (\(hint))" }
+        let status = ExitStatus.of(error)
         FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
-        throw ExitCode(ExitStatus.of(error).rawValue)
+        // Under --json, standard output carries the failure as JSON too, for whoever parses it.
+        if json, let document = try? JSONOutput.render(ErrorDocument(error: message, exitStatus: status.rawValue)) { print(document) }
+        throw ExitCode(status.rawValue)
     }
+}
+
+/// What `--json` prints when a command fails.
+struct ErrorDocument: Encodable {
+    var error: String
+    var exitStatus: Int32
 }
 
 enum JSONOutput {
@@ -104,3 +113,15 @@ enum JSONOutput {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }
+
+/// Words for the shell, in commands questbak prints for the user to run.
+enum Shell {
+    /// `text` as one shell word: single-quoted unless it is plainly safe.
+    static func quoted(_ text: String) -> String {
+        let safe = text.utf8.allSatisfy { byte in
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || "-_./=:,+@%".utf8.contains(byte)
+        }
+        return safe && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+

@@ -63,8 +63,9 @@ extension Questbak {
             if into == nil && !validateAndRepair {
                 throw ValidationError("give --into STORE to restore, or --validate to check the archive only")
             }
-            if into == nil && (replace || dryRun || template != nil || toVersion != nil) {
-                throw ValidationError("--replace, --dry-run, --template and --to-version need --into STORE")
+            // --to-version and --template work without --into: a preview shows all a restore would do.
+            if into == nil && (replace || dryRun) {
+                throw ValidationError("--replace and --dry-run need --into STORE")
             }
             if let now, DateText.secondsSinceReferenceDate(iso8601: now) == nil {
                 throw ValidationError("--now must look like 2026-01-31T12:00:00Z")
@@ -73,7 +74,7 @@ extension Questbak {
 
         func run() throws {
             var status = ExitStatus.success
-            try reportingFailures(hint: Self.hint) {
+            try reportingFailures(json: json, hint: Self.hint) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
                 var options = Importer.Options()
@@ -98,8 +99,15 @@ extension Questbak {
                 } else if !quiet {
                     print(try Self.text(result))
                 }
+                // How to undo a replace is printed whatever else is asked: to standard error under
+                // --quiet and --json, where standard output is silent or a document.
+                if let undo = Self.undoText(result) {
+                    if quiet || json { FileHandle.standardError.write(Data((undo + "\n").utf8)) } else { print(undo) }
+                }
+                // One rule for every run that writes nothing (--validate alone, --dry-run): exit 2
+                // when the restore would repair data or leave some out.
                 let unclean = result.repairs + (result.counts.filter { $0.key.hasPrefix("unstorable.") }.values.reduce(0, +))
-                if into == nil && unclean > 0 { status = .repairsNeeded }
+                if result.dryRun && unclean > 0 { status = .repairsNeeded }
             }
             if status != .success { throw ExitCode(status.rawValue) }
         }
@@ -115,11 +123,25 @@ extension Questbak {
             return file
         }
 
+        /// The backup's files and the commands that put them back, for a replace that happened.
+        static func undoText(_ result: Importer.Result) -> String? {
+            guard let backup = result.backup, let target = result.target else { return nil }
+            var lines = ["previous store kept as " + result.backupFiles.joined(separator: ", "), "to undo: "]
+            var commands = ["rm -f " + CoreDataSQL.storeFileSuffixes.map { Shell.quoted(target + $0) }.joined(separator: " ")]
+            for file in result.backupFiles {
+                let suffix = String(file.dropFirst(backup.count))
+                commands.append("mv \(Shell.quoted(file)) \(Shell.quoted(target + suffix))")
+            }
+            lines[1] += commands.joined(separator: " && ")
+            return lines.joined(separator: "\n")
+        }
+
         static func hint(_ error: Error) -> String? {
             switch error {
             case OutputError.exists: return "use --replace to replace it; the old store is kept as a backup"
             case ImportError.repairsNeeded: return "rerun with --validate to make them, and --report FILE to see each"
             case ArchiveError.unsupportedSchemaVersion: return "upgrade questbak, or pass --allow-newer to import what this version can hold"
+            case ArchiveError.unreadable(_, let reason) where reason.contains("SQLite store"): return "to back up a store, use questbak export"
             default: return nil
             }
         }
@@ -137,7 +159,6 @@ extension Questbak {
                 action = "validated (nothing written)"
             }
             var lines = ["\(action) from \(result.archive), schema \(result.sourceSchemaVersion) → \(result.targetSchemaVersion)"]
-            if let backup = result.backup { lines.append("previous store kept as \(backup)") }
             lines += result.notes
             let width = result.entities.map(\.name.count).max() ?? 0
             for entity in result.entities {

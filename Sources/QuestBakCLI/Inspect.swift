@@ -20,8 +20,8 @@ extension Questbak {
         var json = false
 
         func run() throws {
-            try reportingFailures {
-                if store == "-" || !FileKind.isSQLite(store) {
+            try reportingFailures(json: json) {
+                if store == "-" || FileKind.of(store) == .archive || FileKind.of(store) == .other {
                     let reader = store == "-" ? ArchiveReader(fileDescriptor: STDIN_FILENO, displayPath: "standard input") : ArchiveReader(path: store)
                     let verification = try reader.read()
                     print(json ? try JSONOutput.render(verification) : Self.text(verification))
@@ -71,7 +71,7 @@ extension Questbak.Inspect {
             "schema version:      \(manifest.effectiveSchemaVersion) (\(manifest.source.schema))",
             "created:             \(manifest.createdAt) by \(manifest.tool.name) \(manifest.tool.version)",
             "source store:        \(manifest.source.storeUUID), version identifiers \(manifest.source.versionIdentifiers.joined(separator: ", "))",
-            "verified:            all \(verification.verifiedMembers + 1) members (sizes, SHA-256, record counts)",
+            "verified:            the manifest and all \(verification.verifiedMembers) members it lists (sizes, SHA-256, record counts)",
             "entities:",
         ]
         let width = max(6, manifest.entities.map(\.name.count).max() ?? 0)
@@ -80,15 +80,6 @@ extension Questbak.Inspect {
         }
         for file in manifest.files { lines.append("  \(file.path) (\(file.bytes) bytes)") }
         return lines.joined(separator: "\n")
-    }
-}
-
-enum FileKind {
-    /// Whether the file starts with SQLite's magic header; anything else is treated as an archive.
-    static func isSQLite(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 16) else { return false }
-        try? handle.close()
-        return head == Data("SQLite format 3\0".utf8)
     }
 }
 

@@ -7,6 +7,10 @@ import QuestBakKit
 public enum CommandLineTool {
     public static func main() {
         ProcessHooks.install()
+        if let message = Suggestions.message(for: Array(CommandLine.arguments.dropFirst())) {
+            FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
+            exit(ExitStatus.usage.rawValue)
+        }
         Questbak.main()
     }
 }

@@ -193,7 +193,7 @@ final class FaultTests: XCTestCase {
         try Data("hello".utf8).write(to: text)
         let notSQLite = try Questbak.run(["export", text.path, "-o", directory.path("t.qbak").path])
         XCTAssertEqual(notSQLite.status, 65, notSQLite.standardError)
-        XCTAssertTrue(notSQLite.standardError.contains("notes.store: SQLite error 26: file is not a database"), notSQLite.standardError)
+        XCTAssertTrue(notSQLite.standardError.contains("notes.store is not a store: it is not a SQLite file"), notSQLite.standardError)
 
         let plain = directory.path("plain.sqlite")
         try DatabaseQueue(path: plain.path).write { try $0.execute(sql: "CREATE TABLE notes (body TEXT)") }

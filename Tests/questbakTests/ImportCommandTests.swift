@@ -223,7 +223,7 @@ final class ImportCommandTests: XCTestCase {
         try attempt("checksum", { $0.damageMember = { _, data in data[data.count - 3] ^= 1 } }, status: 65, message: "has SHA-256")
         try attempt("count", { $0.editManifest = { m in var e = m["entities"] as! [[String: Any]]; e[0]["count"] = 2; m["entities"] = e } }, status: 65, message: "header has count 1, the manifest says 2")
         try attempt("format-version", { $0.formatVersion = 3 }, status: 69, message: "archive format version 3 is newer than this questbak reads (up to 2); upgrade questbak")
-        try attempt("schema-version", { $0.schemaVersion = "3.0.0" }, status: 69, message: "schema version 3.0.0 is not supported (supported: 1.0.0, 2.0.0)")
+        try attempt("schema-version", { $0.schemaVersion = "3.0.0" }, status: 69, message: "schema version 3.0.0 is newer than this questbak knows (supported: 1.0.0, 2.0.0); a newer questbak may read it (upgrade questbak, or pass --allow-newer")
         try attempt("type", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["isActive": "yes"])])] }, status: 65, message: "entities/Routine.jsonl line 2: isActive must be a boolean, found a string")
         try attempt("date", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["createdAt": "yesterday"])])] }, status: 65, message: "line 2: createdAt must be an ISO 8601 UTC date")
         try attempt("unknown", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["colour": "red"])])] }, status: 65, message: "unknown property colour for Routine in schema 1.0.0")
@@ -449,7 +449,7 @@ final class ImportCommandTests: XCTestCase {
         let result = try Questbak.run(["inspect", archive.path], prefix: Questbak.unprivileged)
         if !Questbak.unprivileged.isEmpty {
             XCTAssertEqual(result.status, 66, result.standardError)
-            XCTAssertTrue(result.standardError.contains("secret.qbak: cannot be read: Permission denied"), result.standardError)
+            XCTAssertTrue(result.standardError.lowercased().contains("secret.qbak: cannot be read: permission denied"), result.standardError)
         }
     }
 

@@ -80,6 +80,9 @@ public struct ArchiveReader {
             return try read(tar, onManifest: onManifest, onRecordLine: onRecordLine, onFile: onFile)
         } catch let error as LibArchiveError {
             if error.message.contains("Unrecognized archive format") {
+                if let url, FileKind.of(url.path) == .sqliteStore {
+                    throw ArchiveError.unreadable(path: path, reason: "it is a SQLite store, not a questbak archive")
+                }
                 throw ArchiveError.unreadable(path: path, reason: "neither a SQLite store nor a tar archive (plain, gzip or zstd)")
             }
             throw ArchiveError.unreadable(path: path, reason: error.location.map { "\(error.message) \($0)" } ?? error.message)

@@ -47,34 +47,56 @@ public enum Importer {
         /// Entries by `kind.rule`.
         public var counts: [String: Int]
         public var repairs: Int
+        /// Every change to the data, repairs and migration changes alike (`counts` summed).
+        public var changes: Int
         public var backup: String?
+        /// The backup's files: the store and the `-wal` and `-shm` it had.
+        public var backupFiles: [String]
         /// What the restore did to the store as a whole (metadata recomputed, and why).
         public var notes: [String]
         public let log: RepairLog
 
         enum CodingKeys: String, CodingKey {
-            case archive, target, dryRun, sourceSchemaVersion, targetSchemaVersion, entities, counts, repairs, backup, notes
+            // One vocabulary with migrate's result: what was read is the source, what was written the target.
+            case archive = "source", target, dryRun, sourceSchemaVersion, targetSchemaVersion, entities, counts, repairs, changes, backup, backupFiles
+            case notes
         }
     }
 
-    /// Runs an import. `target` nil validates only. The returned log lives in `workDirectory`.
-    /// Imports the archive file `file` (standard input is the caller's to save to a file first:
+    /// Runs an import; `target` nil validates only (and, like a dry run, does everything but put
+    /// a store in place). The returned log lives in `workDirectory`. Imports the archive file `file` (standard input is the caller's to save to a file first:
     /// it is read twice); `displayName` names it in messages and the result.
     public static func run(
         archive file: String, displayName: String? = nil, into target: URL?, options: Options, workDirectory: URL
     ) throws -> Result {
         let path = displayName ?? file
         if let target {
-            try StorePlacement.checkTarget(target, replace: options.replace)
+            try StorePlacement.checkTarget(target, replace: options.replace, creatingFolders: true)
             StorePlacement.removeStaleTemporaries(besides: target)
         }
         let reader = ArchiveReader(path: file, displayPath: path)
         let manifest = try reader.readManifest()
         let plan = try Plan(manifest: manifest, archive: path, options: options)
         let log = try RepairLog(directory: workDirectory)
+        var notes: [String] = []
 
-        let writeInPlace = target != nil && !options.dryRun
-        let storeURL = writeInPlace ? StorePlacement.temporaryStoreURL(besides: target!) : workDirectory.appendingPathComponent("validated.store")
+        // Where the store is built: beside the target (so the final rename stays on one file
+        // system), in folders made for it if need be and removed again if the import fails.
+        var storeURL = workDirectory.appendingPathComponent("validated.store")
+        var createdFolders: [URL] = []
+        var placed = false
+        if let target, !options.dryRun {
+            createdFolders = try StorePlacement.createFolders(for: target)
+            storeURL = StorePlacement.temporaryStoreURL(besides: target)
+        }
+        defer { if !placed { StorePlacement.removeFolders(createdFolders) } }
+        if let target, options.replace, FileManager.default.fileExists(atPath: target.path) {
+            let setAside = "\(target.path).questbak-backup-\(options.backupStamp)"
+            if options.dryRun { notes.append("would keep the existing store as \(setAside) (with its -wal and -shm, when it has them)") }
+        }
+        if let target, !createdFolders.isEmpty || (options.dryRun && !FileManager.default.fileExists(atPath: target.deletingLastPathComponent().path)) {
+            notes.append((options.dryRun ? "would create folder " : "created folder ") + target.deletingLastPathComponent().path)
+        }
         for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(storeURL.path + suffix) }
         defer {
             for suffix in CoreDataSQL.storeFileSuffixes {
@@ -85,7 +107,6 @@ public enum Importer {
 
         var readCounts: [String: Int] = [:]
         var digests: [String: EntityMemberEncoding.Digest] = [:]
-        var notes: [String] = []
         let summary = try StoreWriter.write(to: storeURL, schema: plan.target) { sink in
             var files: [String: Data] = [:]
             _ = try reader.read(
@@ -122,16 +143,18 @@ public enum Importer {
         FaultPoint.reached("read back and verified")
 
         var backup: URL?
-        if writeInPlace, let target {
+        if let target, !options.dryRun {
             backup = try StorePlacement.place(storeURL, at: target, replace: options.replace, backupStamp: options.backupStamp)
+            placed = true
         }
         return Result(
             archive: path, target: target?.path, dryRun: options.dryRun || target == nil,
-            sourceSchemaVersion: plan.source.versionIdentifier, targetSchemaVersion: plan.target.versionIdentifier,
+            sourceSchemaVersion: manifest.effectiveSchemaVersion, targetSchemaVersion: plan.target.versionIdentifier,
             entities: plan.target.entities.map { entity in
                 EntityResult(name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0, sha256: digests[entity.name]?.sha256 ?? "")
             },
-            counts: log.counts, repairs: log.repairs, backup: backup?.path, notes: notes, log: log)
+            counts: log.counts, repairs: log.repairs, changes: log.total, backup: backup?.path,
+            backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
     }
 
     /// Reads the closed store back through a fresh connection and compares every entity's

@@ -44,9 +44,14 @@ public enum Migrator {
         public var targetSchemaVersion: String
         public var counts: [String: Int]
         public var backup: String?
+        /// The backup's files: the store and the `-wal` and `-shm` it had.
+        public var backupFiles: [String]
         public let log: RepairLog
 
-        enum CodingKeys: String, CodingKey { case store, output, sourceSchemaVersion, targetSchemaVersion, counts, backup }
+        // One vocabulary with import's result: what was read is the source, what was written the target.
+        enum CodingKeys: String, CodingKey {
+            case store = "source", output = "target", sourceSchemaVersion, targetSchemaVersion, counts, backup, backupFiles
+        }
     }
 
     /// Migrates the store at `source` to `target`, writing `output` (or, in place, replacing the
@@ -124,7 +129,8 @@ public enum Migrator {
         let backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
         return Result(
             store: source.path, output: destination.path, sourceSchemaVersion: sourceSchema.versionIdentifier,
-            targetSchemaVersion: target.versionIdentifier, counts: log.counts, backup: backup?.path, log: log)
+            targetSchemaVersion: target.versionIdentifier, counts: log.counts, backup: backup?.path,
+            backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], log: log)
     }
 
     /// What Core Data's lightweight migration does in SQL: new tables for new entities, `ALTER

@@ -4,7 +4,7 @@ import GRDB
 /// Core Data's own SQL, in one place: the bookkeeping tables (`Z_PRIMARYKEY`, `Z_METADATA`,
 /// `Z_MODELCACHE`), the persistent-history tables, the entity-number ranges and the files beside a
 /// store (spec: store-format.md, "The file" and "Bookkeeping tables").
-enum CoreDataSQL {
+package enum CoreDataSQL {
     static let bookkeeping = [
         "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
         "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
@@ -35,9 +35,9 @@ enum CoreDataSQL {
 
     /// The files SQLite keeps beside a store: its write-ahead log, the WAL index, and a rollback
     /// journal (which a crash may leave hot).
-    static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
+    package static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
     /// The store file and every sidecar.
-    static let storeFileSuffixes = [""] + sidecarSuffixes
+    package static let storeFileSuffixes = [""] + sidecarSuffixes
 
     static func sidecar(of store: URL, _ suffix: String) -> URL { URL(fileURLWithPath: store.path + suffix) }
 

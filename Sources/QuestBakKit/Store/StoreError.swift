@@ -11,6 +11,8 @@ public enum StoreError: Error, Equatable {
     /// SQLite refused the file or a statement; `code` is SQLite's primary result code.
     case sqlite(path: String, code: Int32, message: String)
     case notACoreDataStore(path: String, missingTables: [String])
+    /// The path holds something other than a SQLite store (a folder, an archive, another file).
+    case notAStore(path: String, reason: String)
     case unreadableMetadata(path: String, reason: String)
     /// The metadata names a version we know, but the tables do not have its shape.
     case schemaMismatch(path: String, versionIdentifier: String?, differences: [String])
@@ -44,6 +46,8 @@ extension StoreError: LocalizedError {
             return "\(path): SQLite error \(code): \(message)"
         case .notACoreDataStore(let path, let missing):
             return "\(path): not a Core Data / SwiftData store (missing table\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", ")))"
+        case .notAStore(let path, let reason):
+            return "\(path) is not a store: \(reason)"
         case .unreadableMetadata(let path, let reason):
             return "\(path): cannot read Z_METADATA: \(reason)"
         case .schemaMismatch(let path, let version, let differences):

@@ -10,13 +10,24 @@ public enum StorePlacement {
     /// file, and a hot `-journal` rolled back onto it.
     static let sidecars = CoreDataSQL.sidecarSuffixes
 
-    /// Fails early, before any work, when the target cannot be written as asked.
-    public static func checkTarget(_ target: URL, replace: Bool) throws {
+    /// Fails early, before any work, when the target cannot be written as asked. Folders that do
+    /// not exist yet are fine when `creatingFolders` (`createFolders` makes them later); the
+    /// nearest one that exists must be a writable folder.
+    public static func checkTarget(_ target: URL, replace: Bool, creatingFolders: Bool = false) throws {
         let fileManager = FileManager.default
-        let directory = target.deletingLastPathComponent()
         var isDirectory: ObjCBool = false
-        guard fileManager.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw OutputError.cannotCreate(path: target.path, reason: "\(directory.path) is not a directory")
+        if fileManager.fileExists(atPath: target.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw OutputError.cannotCreate(path: target.path, reason: "it is a folder; name the store file in it (such as \(target.appendingPathComponent("default.store").path))")
+        }
+        var directory = target.deletingLastPathComponent()
+        while creatingFolders, !fileManager.fileExists(atPath: directory.path), directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        guard fileManager.fileExists(atPath: directory.path, isDirectory: &isDirectory) else {
+            throw OutputError.cannotCreate(path: target.path, reason: "\(directory.path) does not exist")
+        }
+        guard isDirectory.boolValue else {
+            throw OutputError.cannotCreate(path: target.path, reason: "\(directory.path) is not a folder")
         }
         guard access(directory.path, W_OK) == 0 else {
             throw OutputError.cannotCreate(path: target.path, reason: "\(directory.path) is not writable")
@@ -30,6 +41,36 @@ public enum StorePlacement {
                     reason: "\(target.lastPathComponent)\(suffix) exists without its store; SQLite would replay it onto a new store. Move it away first")
             }
         }
+    }
+
+    /// Creates the folders missing above `target`, outermost first, and returns them, so a failed
+    /// run can remove them again (`removeFolders`).
+    public static func createFolders(for target: URL) throws -> [URL] {
+        var missing: [URL] = []
+        var directory = target.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.path), directory.path != "/" {
+            missing.insert(directory, at: 0)
+            directory = directory.deletingLastPathComponent()
+        }
+        for folder in missing {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+            } catch {
+                removeFolders(missing)
+                throw OutputError.cannotCreate(path: folder.path, reason: error.localizedDescription)
+            }
+        }
+        return missing
+    }
+
+    /// Removes folders `createFolders` made, innermost first, as long as they are empty.
+    public static func removeFolders(_ folders: [URL]) {
+        for folder in folders.reversed() { rmdir(folder.path) }
+    }
+
+    /// The files of a backup `place` made: the store and whichever of its sidecars it had.
+    public static func backupFiles(_ backup: URL) -> [URL] {
+        CoreDataSQL.storeFileSuffixes.map { CoreDataSQL.sidecar(of: backup, $0) }.filter { FileManager.default.fileExists(atPath: $0.path) }
     }
 
     /// Moves `newStore` (a closed store with no `-wal`) to `target`. With `replace`, the old store
@@ -50,7 +91,13 @@ public enum StorePlacement {
             try copyStore(target, to: backupURL)
             backup = backupURL
             FaultPoint.reached("backup complete")
-            try settle(target)
+            do {
+                try settle(target)
+            } catch {
+                // Refused (the store is in use): the replace will not happen, so neither does its backup.
+                for file in backupFiles(backupURL) { unlink(file.path) }
+                throw error
+            }
             FaultPoint.reached("old store checkpointed")
             guard rename(newStore.path, target.path) == 0 else {
                 throw OutputError.io(path: target.path, reason: "rename: \(String(cString: strerror(errno)))")

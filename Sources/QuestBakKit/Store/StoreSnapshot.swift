@@ -19,7 +19,14 @@ public final class StoreSnapshot {
     public init(storeAt url: URL, maximumAttempts: Int = 5) throws {
         sourceURL = url
         let fileManager = FileManager.default
-        guard fileManager.fileExists(atPath: url.path) else { throw StoreError.notFound(path: url.path) }
+        switch FileKind.of(url.path) {
+        case .missing: throw StoreError.notFound(path: url.path)
+        case .folder: throw StoreError.notAStore(path: url.path, reason: "it is a folder; name the store file in it (such as default.store)")
+        case .unreadable: throw StoreError.unreadable(path: url.path, reason: "permission denied")
+        case .archive: throw StoreError.notAStore(path: url.path, reason: "it is a tar archive (a questbak backup?), not a SQLite store")
+        case .other: throw StoreError.notAStore(path: url.path, reason: "it is not a SQLite file")
+        case .sqliteStore: break
+        }
         directory = try TemporaryDirectory.create(prefix: "questbak-snapshot")
         let copy = directory.appendingPathComponent("snapshot.store")
         let walURL = CoreDataSQL.sidecar(of: url, "-wal")
@@ -57,6 +64,12 @@ public final class StoreSnapshot {
             TemporaryDirectory.remove(directory)
             if error.code == .fileReadNoPermission {
                 throw StoreError.unreadable(path: url.path, reason: "permission denied")
+            }
+            // Reading the source worked: the copy into the temporary folder did not (a full disk,
+            // a file-size limit). That is the temporary folder's fault, not the store's.
+            if error.code.rawValue >= CocoaError.fileWriteUnknown.rawValue, error.code.rawValue <= CocoaError.fileWriteVolumeReadOnly.rawValue {
+                let reason = (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
+                throw StoreError.io(path: directory.path, reason: "cannot copy the store into the temporary folder: \(reason)")
             }
             throw StoreError.io(path: url.path, reason: error.localizedDescription)
         } catch {

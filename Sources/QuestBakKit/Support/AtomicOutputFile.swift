@@ -12,16 +12,19 @@ public final class AtomicOutputFile {
     public init(destination: URL, overwrite: Bool) throws {
         self.destination = destination
         let directory = destination.deletingLastPathComponent()
+        if FileKind.of(destination.path) == .folder {
+            throw OutputError.cannotCreate(path: destination.path, reason: "it is a folder; name the file to write in it")
+        }
         if !overwrite && FileManager.default.fileExists(atPath: destination.path) {
             throw OutputError.exists(path: destination.path)
         }
         var template = Array(directory.appendingPathComponent(".\(destination.lastPathComponent).questbak-XXXXXX").path.utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
         guard descriptor >= 0 else {
             throw OutputError.cannotCreate(path: destination.path, reason: String(cString: strerror(errno)))
         }
         fileDescriptor = descriptor
-        temporaryURL = URL(fileURLWithPath: template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        temporaryURL = URL(fileURLWithPath: String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         fchmod(descriptor, 0o644)
         TemporaryFiles.created(temporaryURL.path)
     }

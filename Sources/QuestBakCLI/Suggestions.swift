@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+
+/// "Did you mean …?" for a mistyped subcommand or option, checked before argument-parser sees
+/// the arguments: it reports `--ouput` as a missing `--output` and `expor` as two unexpected
+/// arguments, neither of which points at the typo.
+enum Suggestions {
+    /// The message for the first mistyped word in `arguments` (without the program name), if any.
+    static func message(for arguments: [String], root: ParsableCommand.Type = Questbak.self) -> String? {
+        let subcommands = root.configuration.subcommands
+        guard let first = arguments.first, !first.hasPrefix("-"), first != "help" else { return nil }
+        guard let command = subcommands.first(where: { $0._commandName == first }) else {
+            let names = subcommands.map { $0._commandName }
+            let close = closest(to: first, in: names)
+            return "unknown command '\(first)'" + (close.map { "; did you mean '\($0)'?" } ?? "; the commands are \(names.joined(separator: ", "))")
+        }
+        // The command's long options, as its own help lists them, and the ones every command has.
+        let help = command.helpMessage(columns: 10_000)
+        var known: Set<String> = ["--help", "--version", "--generate-completion-script"]
+        var index = help.startIndex
+        while let range = help.range(of: #"--[a-z][a-z0-9-]*"#, options: .regularExpression, range: index..<help.endIndex) {
+            known.insert(String(help[range]))
+            index = range.upperBound
+        }
+        for argument in arguments.dropFirst() {
+            if argument == "--" { break }
+            guard argument.hasPrefix("--"), let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init),
+                name.count > 2, !known.contains(name)
+            else { continue }
+            guard let close = closest(to: name, in: known.sorted()) else { return nil }
+            return "unknown option '\(name)'; did you mean '\(close)'?"
+        }
+        return nil
+    }
+
+    /// The nearest name within a few edits, if one is near enough to be what was meant.
+    static func closest(to word: String, in names: [String]) -> String? {
+        let scored = names.map { (name: $0, distance: distance(word, $0)) }.min { $0.distance < $1.distance }
+        guard let scored, scored.distance <= max(2, word.count / 3) else { return nil }
+        return scored.name
+    }
+
+    /// Levenshtein distance.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return b.isEmpty ? a.count : row[b.count]
+    }
+}
