@@ -58,7 +58,7 @@ fixtures: deps
 golden: build
 	-.build/debug/questbak verify-migration --fixtures Fixtures --record
 
-# The archive reader's fuzz campaign (docs/reliability.md): 2,500 mutants of each corpus seed.
+# The fuzz campaign (docs/reliability.md): 2,500 byte mutants and 2,500 value mutants of each corpus seed.
 fuzz: deps
 	swift run -c release questbak-fuzz --iterations 2500
 
