@@ -43,7 +43,7 @@ public struct MigrationVerifier {
         for name in try fileManager.contentsOfDirectory(atPath: fixtures.path).sorted() {
             let url = fixtures.appendingPathComponent(name)
             var isDirectory: ObjCBool = false
-            fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory)
+            _ = fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory)
             if isDirectory.boolValue {
                 for inner in try fileManager.contentsOfDirectory(atPath: url.path).sorted() where inner.hasSuffix(".store") {
                     stores.append(url.appendingPathComponent(inner))
