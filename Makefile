@@ -7,7 +7,7 @@ MAN_DATE := 2026-11-22
 MAN_OUTPUT := .build/plugins/GenerateManual/outputs/questbak/questbak.1
 DEMO := .build/demo
 
-.PHONY: deps build demo test man man-check fixtures golden fuzz bench clean
+.PHONY: deps build demo test man man-check fixtures golden fuzz bench clean install
 
 deps:
 	@missing=""; for package in $(APT_PACKAGES); do \
@@ -40,15 +40,26 @@ test: deps
 	$(MAKE) man-check
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
 
-# Regenerates man/questbak.1 from the command definitions (argument-parser's generate-manual).
+# Regenerates man/questbak.1 from the command definitions (argument-parser's generate-manual),
+# with the EXIT STATUS section made from questbak's own table (`questbak exit-statuses`).
 man: deps
 	swift package plugin generate-manual --configuration debug --date $(MAN_DATE)
-	cp $(MAN_OUTPUT) man/questbak.1
+	$(MAKE) --no-print-directory .build/questbak.1
+	cp .build/questbak.1 man/questbak.1
 
 # Fails when man/questbak.1 is not what the command definitions generate.
 man-check: deps
 	swift package plugin generate-manual --configuration debug --date $(MAN_DATE) >/dev/null
-	diff -u man/questbak.1 $(MAN_OUTPUT) && echo "man page: up to date"
+	$(MAKE) --no-print-directory .build/questbak.1
+	diff -u man/questbak.1 .build/questbak.1 && echo "man page: up to date"
+
+.PHONY: .build/questbak.1
+.build/questbak.1:
+	swift build --product questbak
+	.build/debug/questbak exit-statuses --format mdoc > .build/exit-statuses.mdoc
+	python3 -c 'import sys; page = open(sys.argv[1]).read(); table = open(sys.argv[2]).read().rstrip("\n"); \
+	assert page.count(".Ex -std") == 1, "generate-manual wrote no single .Ex -std"; \
+	open(sys.argv[3], "w").write(page.replace(".Ex -std", table))' $(MAN_OUTPUT) .build/exit-statuses.mdoc .build/questbak.1
 
 # Regenerates the golden fixture stores; only on purpose (see Fixtures/README.md).
 fixtures: deps
@@ -65,6 +76,20 @@ fuzz: deps
 # The performance benchmark (docs/performance.md); SIZES="10000 100000" picks the store sizes.
 bench: deps
 	Benchmarks/run $(SIZES)
+
+# Installs the release binary, its man page and bash, zsh and fish completions under PREFIX.
+PREFIX ?= /usr/local
+install: deps
+	swift build -c release --product questbak
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 .build/release/questbak $(DESTDIR)$(PREFIX)/bin/questbak
+	install -m 644 man/questbak.1 $(DESTDIR)$(PREFIX)/share/man/man1/questbak.1
+	.build/release/questbak --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/questbak
+	.build/release/questbak --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_questbak
+	.build/release/questbak --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/questbak.fish
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/questbak"
 
 clean:
 	rm -rf .build

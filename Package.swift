@@ -58,7 +58,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuestBakKitTests",
-            dependencies: ["QuestBakKit", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["QuestBakKit", "QuestBakCLI", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(

@@ -4,7 +4,7 @@ import QuestBakKit
 
 /// The exit statuses of questbak, documented in questbak(1) under EXIT STATUS. Chosen here, in
 /// the CLI layer only; the library throws typed errors and knows nothing of processes.
-enum ExitStatus: Int32 {
+enum ExitStatus: Int32, CaseIterable {
     case success = 0
     /// An unexpected failure with no more specific status.
     case failure = 1
@@ -125,3 +125,13 @@ enum Shell {
     }
 }
 
+/// How to put back a store that a replace set aside: every file of the backup, and the commands.
+enum Undo {
+    static func text(backup: String, files: [String], target: String) -> String {
+        var commands = ["rm -f " + CoreDataSQL.storeFileSuffixes.map { Shell.quoted(target + $0) }.joined(separator: " ")]
+        for file in files {
+            commands.append("mv \(Shell.quoted(file)) \(Shell.quoted(target + file.dropFirst(backup.count)))")
+        }
+        return "previous store kept as " + files.joined(separator: ", ") + "\nto undo: " + commands.joined(separator: " && ")
+    }
+}

@@ -123,17 +123,9 @@ extension Questbak {
             return file
         }
 
-        /// The backup's files and the commands that put them back, for a replace that happened.
         static func undoText(_ result: Importer.Result) -> String? {
             guard let backup = result.backup, let target = result.target else { return nil }
-            var lines = ["previous store kept as " + result.backupFiles.joined(separator: ", "), "to undo: "]
-            var commands = ["rm -f " + CoreDataSQL.storeFileSuffixes.map { Shell.quoted(target + $0) }.joined(separator: " ")]
-            for file in result.backupFiles {
-                let suffix = String(file.dropFirst(backup.count))
-                commands.append("mv \(Shell.quoted(file)) \(Shell.quoted(target + suffix))")
-            }
-            lines[1] += commands.joined(separator: " && ")
-            return lines.joined(separator: "\n")
+            return Undo.text(backup: backup, files: result.backupFiles, target: target)
         }
 
         static func hint(_ error: Error) -> String? {
@@ -168,7 +160,7 @@ extension Questbak {
                 lines.append("no repairs needed")
             } else {
                 lines.append("changes: " + result.counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
-                let shown = try result.log.firstEntriesAsText(20)
+                let shown = ReportText.lines(try result.log.firstEntries(20))
                 lines += shown.map { "  " + $0 }
                 let total = result.counts.values.reduce(0, +)
                 if total > shown.count { lines.append("  … \(total - shown.count) more (--report FILE or --json lists all)") }

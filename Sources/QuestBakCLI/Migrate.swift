@@ -10,7 +10,7 @@ struct SchemaOptions: ParsableArguments {
 
     func schemas() throws -> (target: Schema, candidates: [Schema]) {
         guard let schemaFile else { return (TimeQuestSchemas.newest, TimeQuestSchemas.all) }
-        let custom = try Schema.load(from: URL(fileURLWithPath: schemaFile))
+        let custom = try Schema.load(from: try InputPath.schemaFile(schemaFile))
         return (custom, TimeQuestSchemas.all.filter { $0.versionIdentifier != custom.versionIdentifier } + [custom])
     }
 }
@@ -90,19 +90,33 @@ extension Questbak {
                 options.backupStamp = Import.stamp(Date())
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
-                let result = try Migrator.migrate(
-                    storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) }, options: options,
-                    workDirectory: work, candidates: candidates)
+                let result: Migrator.Result
+                do {
+                    result = try Migrator.migrate(
+                        storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) }, options: options,
+                        workDirectory: work, candidates: candidates)
+                } catch MigrationError.alreadyAtVersion(let path, let version) {
+                    // A no-op, not a failure: nothing is written (no -o, no backup, no --report).
+                    if json {
+                        print(try JSONOutput.render(NothingToDo(source: path, sourceSchemaVersion: version, targetSchemaVersion: version)))
+                    } else if !quiet {
+                        print("\(path): already at schema \(version); nothing to do")
+                    }
+                    return
+                }
                 let document = try ReportDocument.json(summary: result, log: result.log)
                 if let report { try ReportDocument.write(document, to: URL(fileURLWithPath: report)) }
+                let undo = result.backup.map { Undo.text(backup: $0, files: result.backupFiles, target: result.output) }
                 if json {
                     FileHandle.standardOutput.write(document)
                 } else if !quiet {
                     var lines = ["migrated \(result.store) from schema \(result.sourceSchemaVersion) to \(result.targetSchemaVersion) into \(result.output)"]
-                    if let backup = result.backup { lines.append("previous store kept as \(backup)") }
+                    if let undo { lines.append(undo) }
                     lines.append("changes: " + (result.counts.isEmpty ? "none" : result.counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")))
                     print(lines.joined(separator: "\n"))
                 }
+                // How to undo is printed whatever else is asked (standard error under -q and --json).
+                if let undo, quiet || json { FileHandle.standardError.write(Data((undo + "\n").utf8)) }
             }
         }
     }
@@ -123,8 +137,9 @@ extension Questbak {
                 """
         )
 
+        // Required: a gate that quietly read ./Fixtures could check the wrong folder, or none.
         @Option(help: "The folder of fixture stores.", completion: .directory)
-        var fixtures = "Fixtures"
+        var fixtures: String
 
         @OptionGroup var schemaOptions: SchemaOptions
 
@@ -137,16 +152,21 @@ extension Questbak {
         func run() throws {
             var failed = 0
             try reportingFailures {
+                let folder = try InputPath.fixturesFolder(fixtures)
                 let (target, candidates) = try schemaOptions.schemas()
-                var verifier = MigrationVerifier(fixtures: URL(fileURLWithPath: fixtures, isDirectory: true), target: target, candidates: candidates)
+                var verifier = MigrationVerifier(fixtures: folder, target: target, candidates: candidates)
                 verifier.record = record || ProcessInfo.processInfo.environment["QUESTBAK_RECORD"] == "1"
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
                 let checks = try verifier.run(workDirectory: work) { check in
                     guard !json else { return }
-                    print("\(check.passed ? "ok  " : "FAIL") \(check.fixture): \(check.name)" + (check.passed ? " (\(check.detail))" : ""))
-                    if !check.passed { print(check.detail.split(separator: "\n", omittingEmptySubsequences: false).map { "     " + $0 }.joined(separator: "\n")) }
+                    // The library states the fact; the flag that records an expectation is ours to name.
+                    let detail = check.missingExpectation.map { "no expectation \($0); record one with --record (or QUESTBAK_RECORD=1) and review it" } ?? check.detail
+                    print("\(check.passed ? "ok  " : "FAIL") \(check.fixture): \(check.name)" + (check.passed ? " (\(detail))" : ""))
+                    if !check.passed { print(detail.split(separator: "\n", omittingEmptySubsequences: false).map { "     " + $0 }.joined(separator: "\n")) }
                 }
+                // A gate that checked nothing must not pass.
+                if checks.isEmpty { throw InputPath.fail(.verificationFailed, try Self.nothingToVerify(verifier)) }
                 failed = checks.filter { !$0.passed }.count
                 if json {
                     print(try JSONOutput.render(checks))
@@ -155,6 +175,36 @@ extension Questbak {
                 }
             }
             if failed > 0 { throw ExitCode(ExitStatus.verificationFailed.rawValue) }
+        }
+
+        /// Why a run made no check, in terms of what MigrationVerifier searches: files named
+        /// *.store directly in the folder or in its subfolders, of a schema older than the target.
+        static func nothingToVerify(_ verifier: MigrationVerifier) throws -> String {
+            let folder = verifier.fixtures.path
+            let target = verifier.target.versionIdentifier
+            func label(_ url: URL) -> String { url.path.hasPrefix(folder + "/") ? String(url.path.dropFirst(folder.count + 1)) : url.path }
+            var message = "nothing to verify in \(folder): verify-migration migrates stores of a schema older than \(target), "
+                + "files named *.store directly in that folder or in its subfolders one level down (<folder>/*.store, <folder>/<name>/*.store)"
+            let stores = try verifier.fixtureStores()
+            if stores.isEmpty {
+                message += ", and found none"
+            } else {
+                let shown = stores.prefix(5).map(label).joined(separator: ", ")
+                message += "; the \(stores.count == 1 ? "one store" : "\(stores.count) stores") found (\(shown)\(stores.count > 5 ? ", …" : "")) "
+                    + "\(stores.count == 1 ? "is" : "are") already at schema \(target)"
+            }
+            // Stores deeper down are not searched: name a few, the likeliest mistake.
+            var deeper: [String] = []
+            if let walk = FileManager.default.enumerator(atPath: folder) {
+                for case let path as String in walk where path.hasSuffix(".store") && path.split(separator: "/").count > 2 {
+                    deeper.append(path)
+                    if deeper.count == 3 { break }
+                }
+            }
+            if !deeper.isEmpty {
+                message += "; stores deeper down are not searched: " + deeper.joined(separator: ", ")
+            }
+            return message
         }
     }
 
@@ -173,7 +223,7 @@ extension Questbak {
 
         func run() throws {
             try reportingFailures {
-                let proposed = try Schema.load(from: URL(fileURLWithPath: schemaFile))
+                let proposed = try Schema.load(from: try InputPath.schemaFile(schemaFile))
                 let old = try from.map { version in
                     guard let schema = TimeQuestSchemas.schema(forVersion: version) else { throw ValidationError("--from \(version) is not a built-in schema") }
                     return schema
@@ -205,6 +255,54 @@ extension Questbak {
                 FileHandle.standardOutput.write(try schema.jsonData())
             }
         }
+    }
+}
+
+/// What `migrate --json` prints for a store already at the target version.
+private struct NothingToDo: Encodable {
+    /// The same key as a migration's result: what was read is the source.
+    var source: String
+    var sourceSchemaVersion: String
+    var targetSchemaVersion: String
+    var counts: [String: Int] = [:]
+    var entries: [String] = []
+}
+
+/// Paths from the command line checked before a command starts, so a missing or wrong kind of
+/// input is one sentence and exit 66 rather than a Foundation error.
+private enum InputPath {
+    /// Writes `message` as `reportingFailures` does and returns the exit to throw; used for
+    /// failures with no library error type of their own.
+    static func fail(_ status: ExitStatus, _ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
+        return ExitCode(status.rawValue)
+    }
+
+    static func schemaFile(_ path: String) throws -> URL {
+        let url = URL(fileURLWithPath: path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw fail(.noInput, "\(url.path): no such schema file")
+        }
+        if isDirectory.boolValue { throw fail(.noInput, "\(url.path): is a folder; a schema file (JSON, see `questbak schema`) is expected") }
+        guard FileManager.default.isReadableFile(atPath: url.path) else { throw fail(.noInput, "\(url.path): the schema file cannot be read") }
+        return url
+    }
+
+    static func fixturesFolder(_ path: String) throws -> URL {
+        let url = URL(fileURLWithPath: path, isDirectory: true)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw fail(.noInput, "\(url.path): no such folder (--fixtures names the folder of fixture stores)")
+        }
+        guard isDirectory.boolValue else {
+            throw fail(
+                .noInput,
+                "\(url.path): is a file, not a folder; --fixtures expects a folder of fixture stores (files named *.store directly "
+                    + "in it or in its subfolders one level down), such as \(url.deletingLastPathComponent().path)")
+        }
+        guard FileManager.default.isReadableFile(atPath: url.path) else { throw fail(.noInput, "\(url.path): the fixtures folder cannot be read") }
+        return url
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 @testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
+@testable import QuestBakCLI
 import XCTest
 @testable import QuestBakKit
 
@@ -69,7 +70,7 @@ struct RuleRun {
 
     /// The log as the text report writes it, one entry a line, in the order recorded.
     func entries() throws -> [String] {
-        try log.firstEntriesAsText(10_000)
+        ReportText.lines(try log.firstEntries(10_000))
     }
 
     /// The log as JSON objects, in the order recorded.

@@ -171,8 +171,119 @@ final class MigrationCommandTests: XCTestCase {
         XCTAssertTrue(inspection.standardOutput.contains("\"hashesMatchVersion\" : \"2.0.0\""), inspection.standardOutput)
 
         let again = try Questbak.run(["migrate", output.path, "-o", directory.path("v2b.store").path])
-        XCTAssertEqual(again.status, 65)
-        XCTAssertTrue(again.standardError.contains("already schema 2.0.0"), again.standardError)
+        XCTAssertEqual(again.status, 0, "already at the target version is a no-op: \(again.standardError)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path("v2b.store").path))
+    }
+
+    func testMigratingAStoreAlreadyAtTheTargetVersionIsANoOp() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        let folder = store.deletingLastPathComponent()
+        let before = try DirectoryState(of: folder)
+        let output = directory.path("out.store")
+        let report = directory.path("report.json")
+        let result = try Questbak.run(["migrate", store.path, "-o", output.path, "--report", report.path])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(result.standardOutput, "\(store.path): already at schema 2.0.0; nothing to do\n")
+        XCTAssertEqual(result.standardError, "")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), "nothing is written, not even -o")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: report.path), "nor the report")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted(), ["v2-typical"])
+
+        let inPlace = try Questbak.run(["migrate", store.path, "--in-place", "--to-version", "2.0.0"])
+        XCTAssertEqual(inPlace.status, 0, inPlace.standardError)
+        XCTAssertTrue(inPlace.standardOutput.contains("already at schema 2.0.0; nothing to do"), inPlace.standardOutput)
+        XCTAssertEqual(try DirectoryState(of: folder), before, "no backup, no change")
+
+        let json = try Questbak.run(["migrate", store.path, "-o", output.path, "--json"])
+        XCTAssertEqual(json.status, 0, json.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: json.outputData) as? [String: Any])
+        XCTAssertEqual(document["sourceSchemaVersion"] as? String, "2.0.0")
+        XCTAssertEqual(document["targetSchemaVersion"] as? String, "2.0.0")
+        XCTAssertEqual(document["counts"] as? [String: Int], [:])
+        XCTAssertEqual(try Questbak.run(["migrate", store.path, "-o", output.path, "--quiet"]).standardOutput, "")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
+    }
+
+    func testMigrateOntoAnExistingOutputSaysWhatToDoInstead() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        let existing = directory.path("existing.store")
+        try Data("keep me".utf8).write(to: existing)
+        let result = try Questbak.run(["migrate", store.path, "-o", existing.path])
+        XCTAssertEqual(result.status, 73, result.standardError)
+        XCTAssertTrue(result.standardError.contains("(choose another -o, or use --in-place to migrate STORE itself)"), result.standardError)
+        XCTAssertEqual(try Data(contentsOf: existing), Data("keep me".utf8))
+    }
+
+    // MARK: - verify-migration: a gate that checks nothing fails
+
+    func testTheGateFailsOnAnEmptyFixturesFolder() throws {
+        let directory = try TemporaryTestDirectory()
+        let empty = directory.path("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let result = try Questbak.run(["verify-migration", "--fixtures", empty.path])
+        XCTAssertEqual(result.status, 3, result.standardOutput + result.standardError)
+        XCTAssertFalse(result.standardOutput.contains("0 passed"), result.standardOutput)
+        XCTAssertTrue(result.standardError.contains("questbak: error: nothing to verify in \(empty.path)"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("stores of a schema older than 2.0.0"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("files named *.store directly in that folder or in its subfolders one level down"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("and found none"), result.standardError)
+        // --json and record mode too: nothing checked is never a pass.
+        XCTAssertEqual(try Questbak.run(["verify-migration", "--fixtures", empty.path, "--json"]).status, 3)
+    }
+
+    func testTheGateFailsWhenEveryStoreIsAlreadyAtTheTargetVersion() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = directory.path("team")
+        try FileManager.default.createDirectory(at: fixtures.appendingPathComponent("device-a"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent("v2-typical/default.store"),
+                                         to: fixtures.appendingPathComponent("device-a/default.store"))
+        let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path])
+        XCTAssertEqual(result.status, 3, result.standardOutput + result.standardError)
+        XCTAssertTrue(result.standardError.contains("nothing to verify in \(fixtures.path)"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("the one store found (device-a/default.store) is already at schema 2.0.0"), result.standardError)
+    }
+
+    func testTheGateFailsWhenStoresAreNestedTooDeep() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = directory.path("team")
+        let deep = fixtures.appendingPathComponent("ios17/iphone")
+        try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent("v1-typical/default.store"),
+                                         to: deep.appendingPathComponent("default.store"))
+        let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path])
+        XCTAssertEqual(result.status, 3, result.standardOutput + result.standardError)
+        XCTAssertTrue(result.standardError.contains("and found none"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("stores deeper down are not searched: ios17/iphone/default.store"), result.standardError)
+    }
+
+    // MARK: - verify-migration: the fixtures folder is checked before anything runs
+
+    func testTheGateNeedsAnExistingFixturesFolder() throws {
+        let directory = try TemporaryTestDirectory()
+        let missing = directory.path("nope")
+        let result = try Questbak.run(["verify-migration", "--fixtures", missing.path])
+        XCTAssertEqual(result.status, 66, result.standardError)
+        XCTAssertEqual(result.standardError, "questbak: error: \(missing.path): no such folder (--fixtures names the folder of fixture stores)\n")
+        XCTAssertEqual(result.standardOutput, "")
+    }
+
+    func testTheGateRefusesAFileAsItsFixturesFolder() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        let result = try Questbak.run(["verify-migration", "--fixtures", store.path])
+        XCTAssertEqual(result.status, 66, result.standardError)
+        XCTAssertFalse(result.standardError.contains("NSCocoaErrorDomain"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("\(store.path): is a file, not a folder; --fixtures expects a folder of fixture stores"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("such as \(store.deletingLastPathComponent().path)"), result.standardError)
+    }
+
+    func testTheGateRequiresFixtures() throws {
+        // No silent ./Fixtures: the folder a gate checks is always named.
+        let result = try Questbak.run(["verify-migration"])
+        XCTAssertEqual(result.status, 64, result.standardOutput + result.standardError)
+        XCTAssertTrue(result.standardError.contains("--fixtures"), result.standardError)
     }
 
     func testMigrateInPlaceKeepsABackup() throws {

@@ -14,7 +14,9 @@ public enum LightweightCheck {
                 let successor = newEntity.attributes.first { $0.renamedFrom == attribute.name }
                     ?? newEntity.attribute(named: attribute.name).flatMap { renamedSources.contains(attribute.name) ? nil : $0 }
                 guard let successor else {
-                    problems.append("\(oldEntity.name).\(attribute.name): removed, or renamed without @Attribute(originalName: \"\(attribute.name)\")")
+                    problems.append(
+                        "\(oldEntity.name).\(attribute.name): removed, or renamed without @Attribute(originalName: \"\(attribute.name)\")"
+                            + " (in a schema file: \"originalName\": \"\(attribute.name)\" on the renamed attribute)")
                     continue
                 }
                 let label = "\(oldEntity.name).\(successor.name)"

@@ -2,25 +2,34 @@ import Foundation
 
 /// Schemas as JSON, so an app team can describe a proposed next version in a file and check it
 /// (`questbak check-migration`, `verify-migration --schema`) before shipping it.
-/// `questbak schema 2.0.0` prints a built-in schema in this form to start from.
+/// `questbak schema 2.0.0` prints a built-in schema in this form to start from; the format is
+/// described key by key in docs/schema-format.md.
 ///
 /// ```json
 /// {"versionIdentifier": "3.0.0", "entities": [{"name": "Routine",
 ///   "attributes": [{"name": "name", "type": "string", "default": {"value": ""}},
 ///                  {"name": "createdAt", "type": "date", "default": "now"},
 ///                  {"name": "cloudID", "type": "string", "default": "uuidString"},
-///                  {"name": "title", "type": "string", "renamedFrom": "name"}],
+///                  {"name": "title", "type": "string", "originalName": "displayName"}],
 ///   "relationships": [{"name": "tasks", "destination": "RoutineTask", "inverse": "routine", "toMany": true, "deleteRule": "cascade"}],
 ///   "naturalKey": ["name", "createdAt"]}]}
 /// ```
+///
+/// Reading is strict: a key the format does not have is refused by name, and every problem is
+/// located by entity and property name ("entity Routine, attribute createdAt: …"), not by array
+/// position. A rename is `originalName`, SwiftData's `@Attribute(originalName:)` and Core Data's
+/// renaming identifier; `renamedFrom`, its earlier spelling, is still read.
 extension Schema: Codable {
-    enum CodingKeys: String, CodingKey { case versionIdentifier, entities }
+    enum CodingKeys: String, CodingKey, CaseIterable { case versionIdentifier, entities }
 
     public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            versionIdentifier: try container.decode(String.self, forKey: .versionIdentifier),
-            entities: try container.decode([Entity].self, forKey: .entities))
+        self = try SchemaJSONProblem.locating(nil, decoder: decoder) {
+            try SchemaJSONProblem.refuseUnknownKeys(in: decoder, known: CodingKeys.allCases.map(\.stringValue), of: "a schema")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            return Schema(
+                versionIdentifier: try container.decode(String.self, forKey: .versionIdentifier),
+                entities: try container.decode([Entity].self, forKey: .entities))
+        }
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -36,6 +45,8 @@ extension Schema: Codable {
             return schema
         } catch let error as SchemaFileError {
             throw error
+        } catch let problem as SchemaJSONProblem {
+            throw SchemaFileError(path: url.path, reason: problem.description)
         } catch let error as DecodingError {
             throw SchemaFileError(path: url.path, reason: DecodingErrorText.describe(error))
         } catch {
@@ -56,19 +67,108 @@ public struct SchemaFileError: Error, LocalizedError, Equatable {
     public var errorDescription: String? { "\(path): not a schema: \(reason)" }
 }
 
+/// A problem in a schema file, located the way a person finds it in the file: by entity and
+/// property name ("entity Routine, attribute createdAt"), or by position where the name itself
+/// is missing.
+struct SchemaJSONProblem: Error, CustomStringConvertible {
+    /// Outermost first, e.g. `["entity Routine", "attribute createdAt"]`; empty: the top level.
+    var location: [String]
+    var message: String
+
+    var description: String { (location.isEmpty ? "top level" : location.joined(separator: ", ")) + ": " + message }
+
+    /// Runs the decoding of one object, turning any problem inside it into one located at
+    /// `place` (nil: the top level) followed by the places of the objects it is nested in.
+    static func locating<T>(_ place: String?, decoder: Decoder, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var problem as SchemaJSONProblem {
+            if let place { problem.location.insert(place, at: 0) }
+            throw problem
+        } catch let error as DecodingError {
+            throw SchemaJSONProblem(location: place.map { [$0] } ?? [], message: describe(error, below: decoder.codingPath.count))
+        }
+    }
+
+    /// Refuses the first key of the object that is not one of `known`.
+    static func refuseUnknownKeys(in decoder: Decoder, known: [String], of kind: String) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        let listed = known.filter { $0 != "renamedFrom" }.joined(separator: ", ")
+        for key in container.allKeys.map(\.stringValue).sorted() where !known.contains(key) {
+            throw SchemaJSONProblem(location: [], message: "unknown key \"\(key)\" (\(kind) has \(listed))")
+        }
+    }
+
+    /// A `DecodingError` inside an object, its key path relative to that object.
+    static func describe(_ error: DecodingError, below depth: Int) -> String {
+        func path(_ keys: [CodingKey]) -> String { DecodingErrorText.path(Array(keys.dropFirst(depth))) }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "missing key \"\(path(context.codingPath + [key]))\""
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            let place = path(context.codingPath)
+            return (place.isEmpty ? "must be " : "\"\(place)\" must be ") + expectation(type)
+        case .dataCorrupted(let context):
+            let place = path(context.codingPath)
+            return (place.isEmpty ? "" : "\"\(place)\": ") + context.debugDescription
+        @unknown default:
+            return DecodingErrorText.describe(error)
+        }
+    }
+
+    private static func expectation(_ type: Any.Type) -> String {
+        let name = String(describing: type)
+        if type == Bool.self { return "true or false" }
+        if type == String.self { return "a string" }
+        if name.hasPrefix("Dictionary") || name.hasPrefix("KeyedDecodingContainer") { return "an object" }
+        if name.hasPrefix("Array") || name.hasPrefix("UnkeyedDecodingContainer") { return "an array" }
+        if type == Int.self || type == Int64.self || type == Double.self { return "a number" }
+        return name
+    }
+
+    /// The one of `choices` that `text` names, or a problem listing them.
+    static func choice<T: RawRepresentable>(_ text: String, of key: String, among choices: [T]) throws -> T where T.RawValue == String {
+        guard let value = T(rawValue: text) else {
+            throw SchemaJSONProblem(
+                location: [], message: "\(key) \"\(text.prefix(40))\" is not one of \(choices.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+}
+
+/// Any key of a JSON object, to list the keys a file actually has.
+struct AnyCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) {
+        self.stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}
+
 extension Entity: Codable {
-    enum CodingKeys: String, CodingKey { case name, attributes, relationships, naturalKey, singletonCloudID, merge }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, attributes, relationships, naturalKey, singletonCloudID, merge }
 
     public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            name: try container.decode(String.self, forKey: .name),
-            attributes: try container.decode([Attribute].self, forKey: .attributes),
-            relationships: try container.decodeIfPresent([Relationship].self, forKey: .relationships) ?? [],
-            identity: Identity(
-                naturalKey: try container.decodeIfPresent([String].self, forKey: .naturalKey) ?? [],
-                singletonCloudID: try container.decodeIfPresent(String.self, forKey: .singletonCloudID),
-                merge: try container.decodeIfPresent([String: MergeRule].self, forKey: .merge) ?? [:]))
+        let name = try? decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+        let place = name.map { "entity \($0.prefix(80))" } ?? "entities[\(decoder.codingPath.last?.intValue ?? 0)]"
+        self = try SchemaJSONProblem.locating(place, decoder: decoder) {
+            try SchemaJSONProblem.refuseUnknownKeys(in: decoder, known: CodingKeys.allCases.map(\.stringValue), of: "an entity")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            var merge: [String: MergeRule] = [:]
+            for (property, rule) in (try container.decodeIfPresent([String: String].self, forKey: .merge) ?? [:]).sorted(by: { $0.key < $1.key }) {
+                merge[property] = try SchemaJSONProblem.choice(rule, of: "merge rule of \(property)", among: [MergeRule.maximum, .minimum])
+            }
+            return Entity(
+                name: try container.decode(String.self, forKey: .name),
+                attributes: try container.decode([Attribute].self, forKey: .attributes),
+                relationships: try container.decodeIfPresent([Relationship].self, forKey: .relationships) ?? [],
+                identity: Identity(
+                    naturalKey: try container.decodeIfPresent([String].self, forKey: .naturalKey) ?? [],
+                    singletonCloudID: try container.decodeIfPresent(String.self, forKey: .singletonCloudID),
+                    merge: merge))
+        }
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -87,29 +187,59 @@ extension DeleteRule: Codable {}
 extension AttributeKind: Codable {}
 
 extension Attribute: Codable {
-    enum CodingKeys: String, CodingKey { case name, type, optional, `default`, renamedFrom }
+    /// `renamedFrom` is the deprecated spelling of `originalName`, read but never written.
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, type, optional, `default`, originalName, renamedFrom }
 
     public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let kind = try container.decode(AttributeKind.self, forKey: .type)
-        var defaultValue: DefaultValue?
-        if let symbol = try? container.decode(String.self, forKey: .default) {
-            switch symbol {
-            case "now": defaultValue = .now
-            case "uuidString": defaultValue = .newUUIDString
-            default:
-                throw DecodingError.dataCorruptedError(forKey: .default, in: container, debugDescription: "a default is \"now\", \"uuidString\" or {\"value\": …}")
+        let name = try? decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+        let place = name.map { "attribute \($0.prefix(80))" } ?? "attributes[\(decoder.codingPath.last?.intValue ?? 0)]"
+        self = try SchemaJSONProblem.locating(place, decoder: decoder) {
+            try SchemaJSONProblem.refuseUnknownKeys(in: decoder, known: CodingKeys.allCases.map(\.stringValue), of: "an attribute")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let name = try container.decode(String.self, forKey: .name)
+            let kind = try SchemaJSONProblem.choice(try container.decode(String.self, forKey: .type), of: "type", among: AttributeKind.allCases)
+            let defaultValue = try Self.defaultValue(try container.decodeIfPresent(JSONValue.self, forKey: .default), kind: kind)
+            let originalName = try container.decodeIfPresent(String.self, forKey: .originalName)
+            let renamedFrom = try container.decodeIfPresent(String.self, forKey: .renamedFrom)
+            if originalName != nil, renamedFrom != nil {
+                throw SchemaJSONProblem(location: [], message: "give \"originalName\" only (\"renamedFrom\" is its deprecated spelling)")
             }
-        } else if let literal = try container.decodeIfPresent([String: JSONValue].self, forKey: .default) {
-            guard let json = literal["value"], let value = try? ValueJSON.value(json, as: kind) else {
-                throw DecodingError.dataCorruptedError(forKey: .default, in: container, debugDescription: "{\"value\": …} must hold a \(kind.rawValue)")
-            }
-            defaultValue = .value(value)
+            return Attribute(
+                name, kind, optional: try container.decodeIfPresent(Bool.self, forKey: .optional) ?? false,
+                default: defaultValue, renamedFrom: originalName ?? renamedFrom)
         }
-        self.init(
-            try container.decode(String.self, forKey: .name), kind,
-            optional: try container.decodeIfPresent(Bool.self, forKey: .optional) ?? false,
-            default: defaultValue, renamedFrom: try container.decodeIfPresent(String.self, forKey: .renamedFrom))
+    }
+
+    /// `"now"` (a date), `"uuidString"` (a string) or `{"value": …}` holding a value of the
+    /// attribute's type, spelled as in archives.
+    private static func defaultValue(_ json: JSONValue?, kind: AttributeKind) throws -> DefaultValue? {
+        let forms = "\"now\", \"uuidString\" or {\"value\": …}"
+        switch json {
+        case nil, .null?:
+            return nil
+        case .string("now")?:
+            guard kind == .date else { throw SchemaJSONProblem(location: [], message: "default \"now\" is for date attributes, not \(kind.rawValue)") }
+            return .now
+        case .string("uuidString")?:
+            guard kind == .string else { throw SchemaJSONProblem(location: [], message: "default \"uuidString\" is for string attributes, not \(kind.rawValue)") }
+            return .newUUIDString
+        case .string(let text)?:
+            throw SchemaJSONProblem(location: [], message: "default \"\(text.prefix(40))\" is not \(forms)")
+        case .object(let members)?:
+            if let key = members.keys.sorted().first(where: { $0 != "value" }) {
+                throw SchemaJSONProblem(location: [], message: "default: unknown key \"\(key)\" (a default is \(forms))")
+            }
+            guard let literal = members["value"] else {
+                throw SchemaJSONProblem(location: [], message: "default {} has no \"value\" (a default is \(forms))")
+            }
+            do {
+                return .value(try ValueJSON.value(literal, as: kind))
+            } catch let mismatch as ValueJSON.TypeMismatch {
+                throw SchemaJSONProblem(location: [], message: "default {\"value\": …} must hold \(mismatch.expected) for a \(kind.rawValue) attribute, not \(mismatch.found)")
+            }
+        case let other?:
+            throw SchemaJSONProblem(location: [], message: "default must be \(forms), not \(other.typeName)")
+        }
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -123,20 +253,27 @@ extension Attribute: Codable {
         case .value(let value)?: try container.encode(["value": EncodableValue(value)], forKey: .default)
         case nil: break
         }
-        try container.encodeIfPresent(renamedFrom, forKey: .renamedFrom)
+        try container.encodeIfPresent(renamedFrom, forKey: .originalName)
     }
 }
 
 extension Relationship: Codable {
-    enum CodingKeys: String, CodingKey { case name, destination, inverse, toMany, deleteRule }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, destination, inverse, toMany, deleteRule }
 
     public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            try container.decode(String.self, forKey: .name), to: try container.decode(String.self, forKey: .destination),
-            inverse: try container.decodeIfPresent(String.self, forKey: .inverse),
-            toMany: try container.decodeIfPresent(Bool.self, forKey: .toMany) ?? false,
-            deleteRule: try container.decodeIfPresent(DeleteRule.self, forKey: .deleteRule) ?? .nullify)
+        let name = try? decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+        let place = name.map { "relationship \($0.prefix(80))" } ?? "relationships[\(decoder.codingPath.last?.intValue ?? 0)]"
+        self = try SchemaJSONProblem.locating(place, decoder: decoder) {
+            try SchemaJSONProblem.refuseUnknownKeys(in: decoder, known: CodingKeys.allCases.map(\.stringValue), of: "a relationship")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let deleteRule = try container.decodeIfPresent(String.self, forKey: .deleteRule)
+                .map { try SchemaJSONProblem.choice($0, of: "deleteRule", among: [DeleteRule.nullify, .cascade, .deny, .noAction]) }
+            return Relationship(
+                try container.decode(String.self, forKey: .name), to: try container.decode(String.self, forKey: .destination),
+                inverse: try container.decodeIfPresent(String.self, forKey: .inverse),
+                toMany: try container.decodeIfPresent(Bool.self, forKey: .toMany) ?? false,
+                deleteRule: deleteRule ?? .nullify)
+        }
     }
 
     public func encode(to encoder: Encoder) throws {

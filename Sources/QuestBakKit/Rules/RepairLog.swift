@@ -152,23 +152,24 @@ public final class RepairLog {
         }
     }
 
-    /// The first `limit` entries as one readable line each, for text output.
-    public func firstEntriesAsText(_ limit: Int) throws -> [String] {
+    /// An entry as the log keeps it, its values already in the codec's JSON text.
+    public struct LoggedEntry: Sendable, Equatable {
+        public var rule: String
+        public var kind: String
+        public var entity: String
+        public var primaryKey: Int64
+        public var cloudID: String?
+        public var field: String?
+        public var old: String?
+        public var new: String?
+    }
+
+    /// The first `limit` entries, in the order recorded.
+    public func firstEntries(_ limit: Int) throws -> [LoggedEntry] {
         try flush()
         return try queue.read { db in
             try Row.fetchAll(db, sql: "SELECT rule, kind, entity, pk, cloud, field, old, new FROM entry ORDER BY seq LIMIT ?", arguments: [limit]).map { row in
-                let rule: String = row[0]
-                let kind: String = row[1]
-                let record = "\(row[2] as String) _pk \(row[3] as Int64)" + ((row[4] as String?).map { " (\($0))" } ?? "")
-                let old: String = row[6] ?? "null"
-                let new: String = row[7] ?? "null"
-                let change: String
-                switch rule {
-                case RepairEntry.Rule.dedup.rawValue: change = "dropped as a duplicate of _pk \(new)"
-                case RepairEntry.Rule.unknownProperty.rawValue: change = "\((row[5] as String?) ?? "record") not storable: \(old.prefix(120))"
-                default: change = "\((row[5] as String?) ?? ""): \(old.prefix(60)) → \(new.prefix(60))"
-                }
-                return "\(kind) \(rule): \(record) \(change)"
+                LoggedEntry(rule: row[0], kind: row[1], entity: row[2], primaryKey: row[3], cloudID: row[4], field: row[5], old: row[6], new: row[7])
             }
         }
     }

@@ -1,0 +1,91 @@
+import Foundation
+import QuestBakTestSupport
+import XCTest
+
+/// The README's promises, checked: its exit-status table is questbak's own, every status in it
+/// has a case that produces it, and every shell example runs as written.
+final class DocumentationTests: XCTestCase {
+    func readme() throws -> String {
+        try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
+    }
+
+    func testTheReadmesExitStatusTableIsTheOneQuestbakPrints() throws {
+        let table = try Questbak.run(["exit-statuses"]).standardOutput.trimmingCharacters(in: .newlines)
+        XCTAssertTrue(try readme().contains(table), "README.md's table differs from `questbak exit-statuses`:\n\(table)")
+        let manual = try String(contentsOf: Repository.root.appendingPathComponent("man/questbak.1"), encoding: .utf8)
+        XCTAssertTrue(manual.contains(try Questbak.run(["exit-statuses", "--format", "mdoc"]).standardOutput.trimmingCharacters(in: .newlines)))
+    }
+
+    /// One case per documented status, run for real; 1 has none (it would be a bug).
+    func testEveryDocumentedExitStatusHasACaseThatProducesIt() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        let archive = directory.path("b.qbak")
+        XCTAssertEqual(try Questbak.run(["export", store.path, "-o", archive.path, "-q"]).status, 0)
+        let damaged = directory.path("damaged.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-anomalies").path, "-o", damaged.path, "-q"]).status, 0)
+        var newer = ArchiveBuilder(schemaVersion: "3.0.0")
+        newer.members = [.init("Routine", records: [])]
+        let v3 = directory.path("v3.qbak")
+        try newer.write(to: v3)
+        let empty = directory.path("empty-folder")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        var checked: Set<Int32> = []
+        func expect(_ status: Int32, _ arguments: [String], prefix: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+            let result = try Questbak.run(arguments, prefix: prefix)
+            XCTAssertEqual(result.status, status, "\(arguments): \(result.standardError)", file: file, line: line)
+            checked.insert(status)
+        }
+        try expect(0, ["inspect", store.path])
+        try expect(2, ["import", damaged.path, "--validate"])
+        try expect(3, ["verify-migration", "--fixtures", empty.path])
+        try expect(64, ["expor", store.path])
+        try expect(65, ["export", archive.path, "-o", directory.path("x.qbak").path])
+        try expect(66, ["inspect", directory.path("missing.store").path])
+        try expect(69, ["import", v3.path, "--validate"])
+        try expect(73, ["export", store.path, "-o", archive.path])
+        try expect(74, ["export", store.path, "-o", directory.path("big.qbak").path], prefix: ["prlimit", "--fsize=20000"])
+        // 75: the app has the store open (an idle connection keeps its -wal and -shm).
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", "import sqlite3, time\ndb = sqlite3.connect('\(store.path)')\ndb.execute('SELECT count(*) FROM ZROUTINE').fetchall()\nprint('open', flush=True)\ntime.sleep(6)"]
+        let ready = Pipe()
+        holder.standardOutput = ready
+        try holder.run()
+        _ = ready.fileHandleForReading.availableData
+        try expect(75, ["import", archive.path, "--into", store.path, "--replace"])
+        holder.terminate()
+        holder.waitUntilExit()
+
+        let documented = Set(try readme().split(separator: "\n").compactMap { line -> Int32? in
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            return cells.count == 3 ? Int32(cells[0]) : nil
+        })
+        XCTAssertEqual(documented.subtracting(checked), [1], "every documented status but 1 (none known) has its case")
+    }
+
+    /// The README's ```sh examples, run as written in an empty folder (HOME too), with questbak
+    /// on PATH and the stores they name in place.
+    func testEveryShellExampleInTheReadmeRunsAsWritten() throws {
+        let directory = try TemporaryTestDirectory()
+        let home = directory.url
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("Backups"), withIntermediateDirectories: true)
+        let fixture = Repository.fixtures.appendingPathComponent("v1-typical/default.store")
+        try FileManager.default.copyItem(at: fixture, to: home.appendingPathComponent("Backups/default.store"))
+        try FileManager.default.copyItem(at: fixture, to: home.appendingPathComponent("default.store"))
+        var blocks: [[String]] = []
+        var current: [String]?
+        for line in try readme().split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line == "```sh" { current = [] } else if line == "```", let lines = current { blocks.append(lines); current = nil } else { current?.append(line) }
+        }
+        // The first block is `make demo` / `make test`: the whole build, run by CI itself.
+        let commands = blocks.dropFirst().flatMap { $0 }.filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") && !$0.isEmpty }
+        XCTAssertGreaterThanOrEqual(commands.count, 6, "the README's examples were found")
+        let bin = Questbak.executable.deletingLastPathComponent().path
+        for command in commands {
+            let script = "cd '\(home.path)' && export HOME='\(home.path)' PATH='\(bin):'\"$PATH\" && \(command)"
+            let result = try Questbak.runTool(["sh", "-c", script])
+            XCTAssertEqual(result.status, 0, "\(command)\n\(result.standardError)")
+        }
+    }
+}
