@@ -39,6 +39,10 @@ final class ManPageTests: XCTestCase {
             }
         }
         check(root)
-        XCTAssertTrue(page.contains("65 invalid input"), "exit statuses are documented")
+        // Under EXIT STATUS, not in DESCRIPTION: one item per status (DocumentationTests checks the words).
+        let exitStatus = try XCTUnwrap(page.range(of: ".Sh \"EXIT STATUS\"")).upperBound
+        for status in [0, 1, 2, 3, 64, 65, 66, 69, 73, 74, 75] {
+            XCTAssertTrue(page[exitStatus...].contains(".It \(status)\n"), "EXIT STATUS lists \(status)")
+        }
     }
 }
