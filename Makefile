@@ -7,7 +7,7 @@ MAN_DATE := 2026-11-22
 MAN_OUTPUT := .build/plugins/GenerateManual/outputs/questbak/questbak.1
 DEMO := .build/demo
 
-.PHONY: deps build demo test man man-check fixtures golden fuzz bench clean install
+.PHONY: deps build demo test lint format man man-check fixtures golden fuzz bench clean install
 
 deps:
 	@missing=""; for package in $(APT_PACKAGES); do \
@@ -34,11 +34,18 @@ demo: build
 	@echo "demo output in $(DEMO): backup.qbak, restored.store, report.json, migrated.store"
 
 # Every test, the man-page check and the migration gate; record mode is never on here.
-test: deps
+test: deps lint
 	swift build --build-tests
 	swift test
 	$(MAKE) man-check
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
+
+# The code style (.swift-format, with swift format from the toolchain): `make format` applies it.
+lint:
+	swift format lint --strict --recursive Sources Tests Package.swift
+
+format:
+	swift format format --in-place --recursive Sources Tests Package.swift
 
 # Regenerates man/questbak.1 from the command definitions (argument-parser's generate-manual),
 # with the EXIT STATUS section made from questbak's own table (`questbak exit-statuses`).

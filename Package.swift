@@ -43,7 +43,9 @@ let package = Package(
         // Test tooling: fixture and bulk-store generators, the fuzzer. Only tools and tests use it.
         .target(
             name: "QuestBakFixtures",
-            dependencies: ["QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .executableTarget(name: "questbak-fixtures", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v5)]),
@@ -52,19 +54,23 @@ let package = Package(
         .target(
             name: "QuestBakTestSupport",
             dependencies: [
-                "QuestBakKit", "QuestBakFixtures", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "QuestBakKit", "QuestBakFixtures", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "QuestBakKitTests",
-            dependencies: ["QuestBakKit", "QuestBakCLI", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "QuestBakKit", "QuestBakCLI", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "questbakTests",
             dependencies: [
-                "questbak", "QuestBakCLI", "QuestBakFixtures", "questbak-fixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "questbak", "QuestBakCLI", "QuestBakFixtures", "questbak-fixtures", "QuestBakTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

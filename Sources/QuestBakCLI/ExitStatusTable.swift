@@ -6,10 +6,14 @@ extension ExitStatus {
         switch self {
         case .success: return "success: the command did what was asked"
         case .failure: return "an unexpected failure that has no status of its own (a bug: please report it)"
-        case .repairsNeeded: return "the archive needs repairs: `import --validate` or `--dry-run` found some, or `import` without `--validate` refused to make them"
+        case .repairsNeeded:
+            return
+                "the archive needs repairs: `import --validate` or `--dry-run` found some, or `import` without `--validate` refused to make them"
         case .verificationFailed: return "`verify-migration` found a failing check, or nothing to check"
         case .usage: return "usage error: an unknown command or option, a missing or invalid argument"
-        case .invalidInput: return "invalid input: a damaged archive or store, a checksum mismatch, tables that do not match their schema, a file of the wrong kind"
+        case .invalidInput:
+            return
+                "invalid input: a damaged archive or store, a checksum mismatch, tables that do not match their schema, a file of the wrong kind"
         case .noInput: return "an input (store, archive, schema file, fixtures folder) is missing or cannot be read"
         case .unsupportedVersion: return "the archive's format or schema version is newer than this questbak reads"
         case .cannotCreateOutput: return "the output exists (without `--force` or `--replace`), or cannot be created there"

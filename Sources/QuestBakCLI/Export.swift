@@ -18,7 +18,8 @@ extension Questbak {
         @Argument(help: "The store file (its -wal and -shm are read from beside it).", completion: .file())
         var store: String
 
-        @Option(name: .shortAndLong, help: "The archive to write (suggested extension .qbak), or - for standard output.", completion: .file())
+        @Option(
+            name: .shortAndLong, help: "The archive to write (suggested extension .qbak), or - for standard output.", completion: .file())
         var output: String
 
         @Option(help: "zstd, gzip or none.")
@@ -79,13 +80,17 @@ extension Questbak {
         }
 
         static func text(_ summary: Exporter.Summary, store: String) -> String {
-            let kind = summary.schema == ArchiveManifest.Source.timeQuestSchema ? "TimeQuest \(summary.schemaVersion)" : "generic (\(summary.schemaVersion))"
+            let kind =
+                summary.schema == ArchiveManifest.Source.timeQuestSchema
+                ? "TimeQuest \(summary.schemaVersion)" : "generic (\(summary.schemaVersion))"
             var lines = ["exported \(kind) store \(store)"]
             lines.append("  to \(summary.archive) (\(summary.compression)" + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
             if summary.walFrames > 0 { lines.append("  including \(summary.walFrames) WAL frames not yet in the main file") }
             let width = summary.entities.map(\.name.count).max() ?? 0
             for entity in summary.entities {
-                lines.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8) + " records  sha256 " + entity.sha256.prefix(16) + "…")
+                lines.append(
+                    "  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8)
+                        + " records  sha256 " + entity.sha256.prefix(16) + "…")
             }
             return lines.joined(separator: "\n")
         }

@@ -115,7 +115,8 @@ extension Questbak {
         /// Standard input is read twice (the manifest, then everything), so it is saved first.
         static func spool(standardInputTo directory: URL) throws -> URL {
             let file = directory.appendingPathComponent("stdin.qbak")
-            guard FileManager.default.createFile(atPath: file.path, contents: nil), let output = FileHandle(forWritingAtPath: file.path) else {
+            guard FileManager.default.createFile(atPath: file.path, contents: nil), let output = FileHandle(forWritingAtPath: file.path)
+            else {
                 throw OutputError.cannotCreate(path: file.path, reason: "cannot save standard input")
             }
             defer { try? output.close() }
@@ -132,8 +133,10 @@ extension Questbak {
             switch error {
             case OutputError.exists: return "use --replace to replace it; the old store is kept as a backup"
             case ImportError.repairsNeeded: return "rerun with --validate to make them, and --report FILE to see each"
-            case ArchiveError.unsupportedSchemaVersion: return "upgrade questbak, or pass --allow-newer to import what this version can hold"
-            case ArchiveError.unreadable(_, let reason) where reason.contains("SQLite store"): return "to back up a store, use questbak export"
+            case ArchiveError.unsupportedSchemaVersion:
+                return "upgrade questbak, or pass --allow-newer to import what this version can hold"
+            case ArchiveError.unreadable(_, let reason) where reason.contains("SQLite store"):
+                return "to back up a store, use questbak export"
             default: return nil
             }
         }
@@ -154,7 +157,9 @@ extension Questbak {
             lines += result.notes
             let width = result.entities.map(\.name.count).max() ?? 0
             for entity in result.entities {
-                lines.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  read " + String(entity.read).leftPadded(8) + (result.dryRun ? "  would write " : "  written ") + String(entity.written).leftPadded(8))
+                lines.append(
+                    "  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  read " + String(entity.read).leftPadded(8)
+                        + (result.dryRun ? "  would write " : "  written ") + String(entity.written).leftPadded(8))
             }
             if result.counts.isEmpty {
                 lines.append("no repairs needed")

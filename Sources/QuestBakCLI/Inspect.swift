@@ -22,7 +22,9 @@ extension Questbak {
         func run() throws {
             try reportingFailures(json: json) {
                 if store == "-" || FileKind.of(store) == .archive || FileKind.of(store) == .other {
-                    let reader = store == "-" ? ArchiveReader(fileDescriptor: STDIN_FILENO, displayPath: "standard input") : ArchiveReader(path: store)
+                    let reader =
+                        store == "-"
+                        ? ArchiveReader(fileDescriptor: STDIN_FILENO, displayPath: "standard input") : ArchiveReader(path: store)
                     let verification = try reader.read()
                     print(json ? try JSONOutput.render(verification) : Self.text(verification))
                     return
@@ -39,9 +41,12 @@ extension Questbak {
                 "uuid:                \(inspection.uuid)",
                 "version identifiers: \(inspection.versionIdentifiers.joined(separator: ", "))",
                 "framework version:   \(inspection.frameworkVersion.map(String.init) ?? "unknown")",
-                "model hashes:        " + (inspection.hashesMatchVersion.map { "match TimeQuest \($0)" } ?? "match no known TimeQuest schema"),
+                "model hashes:        "
+                    + (inspection.hashesMatchVersion.map { "match TimeQuest \($0)" } ?? "match no known TimeQuest schema"),
                 "schema:              " + (inspection.schemaVersion.map { "TimeQuest \($0)" } ?? "not a known TimeQuest schema"),
-                "WAL:                 " + (inspection.walFrames == 0 ? "no unmerged frames" : "\(inspection.walFrames) committed frames not yet in the main file"),
+                "WAL:                 "
+                    + (inspection.walFrames == 0
+                        ? "no unmerged frames" : "\(inspection.walFrames) committed frames not yet in the main file"),
                 "entities:",
             ]
             let width = max(6, inspection.entities.map(\.name.count).max() ?? 0)
@@ -52,7 +57,9 @@ extension Questbak {
                         + "  " + String(entity.rows).leftPadded(8) + "  " + String(entity.maximumPrimaryKey).leftPadded(8))
             }
             if !inspection.bookkeepingRows.isEmpty {
-                lines.append("bookkeeping rows:    " + inspection.bookkeepingRows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                lines.append(
+                    "bookkeeping rows:    "
+                        + inspection.bookkeepingRows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             }
             if let problem = inspection.schemaProblem {
                 lines.append("note: " + problem)
@@ -76,7 +83,9 @@ extension Questbak.Inspect {
         ]
         let width = max(6, manifest.entities.map(\.name.count).max() ?? 0)
         for entity in manifest.entities {
-            lines.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8) + " records  Z_MAX " + String(entity.maximumPrimaryKey))
+            lines.append(
+                "  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8)
+                    + " records  Z_MAX " + String(entity.maximumPrimaryKey))
         }
         for file in manifest.files { lines.append("  \(file.path) (\(file.bytes) bytes)") }
         return lines.joined(separator: "\n")

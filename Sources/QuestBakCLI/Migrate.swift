@@ -5,7 +5,9 @@ import QuestBakKit
 /// Where a command gets its target schema: a built-in version, or a schema file (a proposed
 /// next version) added to the built-in ones.
 struct SchemaOptions: ParsableArguments {
-    @Option(name: .customLong("schema"), help: "A schema file (JSON, see `questbak schema`) to use as the target, e.g. a proposed next version.", completion: .file())
+    @Option(
+        name: .customLong("schema"),
+        help: "A schema file (JSON, see `questbak schema`) to use as the target, e.g. a proposed next version.", completion: .file())
     var schemaFile: String?
 
     func schemas() throws -> (target: Schema, candidates: [Schema]) {
@@ -80,11 +82,14 @@ extension Questbak {
                 var target = newest
                 if let toVersion {
                     guard let named = candidates.first(where: { $0.versionIdentifier == toVersion }) else {
-                        throw ValidationError("--to-version \(toVersion) is not a known schema (known: \(candidates.map(\.versionIdentifier).joined(separator: ", ")))")
+                        throw ValidationError(
+                            "--to-version \(toVersion) is not a known schema (known: \(candidates.map(\.versionIdentifier).joined(separator: ", ")))"
+                        )
                     }
                     target = named
                 }
-                var options = Migrator.Options(now: now.flatMap { DateText.secondsSinceReferenceDate(iso8601: $0) } ?? Date().timeIntervalSinceReferenceDate)
+                var options = Migrator.Options(
+                    now: now.flatMap { DateText.secondsSinceReferenceDate(iso8601: $0) } ?? Date().timeIntervalSinceReferenceDate)
                 options.randomIDs = randomIds
                 options.inPlace = inPlace
                 options.backupStamp = Import.stamp(Date())
@@ -110,9 +115,15 @@ extension Questbak {
                 if json {
                     FileHandle.standardOutput.write(document)
                 } else if !quiet {
-                    var lines = ["migrated \(result.store) from schema \(result.sourceSchemaVersion) to \(result.targetSchemaVersion) into \(result.output)"]
+                    var lines = [
+                        "migrated \(result.store) from schema \(result.sourceSchemaVersion) to \(result.targetSchemaVersion) into \(result.output)"
+                    ]
                     if let undo { lines.append(undo) }
-                    lines.append("changes: " + (result.counts.isEmpty ? "none" : result.counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")))
+                    lines.append(
+                        "changes: "
+                            + (result.counts.isEmpty
+                                ? "none" : result.counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+                    )
                     print(lines.joined(separator: "\n"))
                 }
                 // How to undo is printed whatever else is asked (standard error under -q and --json).
@@ -161,9 +172,14 @@ extension Questbak {
                 let checks = try verifier.run(workDirectory: work) { check in
                     guard !json else { return }
                     // The library states the fact; the flag that records an expectation is ours to name.
-                    let detail = check.missingExpectation.map { "no expectation \($0); record one with --record (or QUESTBAK_RECORD=1) and review it" } ?? check.detail
+                    let detail =
+                        check.missingExpectation.map {
+                            "no expectation \($0); record one with --record (or QUESTBAK_RECORD=1) and review it"
+                        } ?? check.detail
                     print("\(check.passed ? "ok  " : "FAIL") \(check.fixture): \(check.name)" + (check.passed ? " (\(detail))" : ""))
-                    if !check.passed { print(detail.split(separator: "\n", omittingEmptySubsequences: false).map { "     " + $0 }.joined(separator: "\n")) }
+                    if !check.passed {
+                        print(detail.split(separator: "\n", omittingEmptySubsequences: false).map { "     " + $0 }.joined(separator: "\n"))
+                    }
                 }
                 // A gate that checked nothing must not pass.
                 if checks.isEmpty { throw InputPath.fail(.verificationFailed, try Self.nothingToVerify(verifier)) }
@@ -183,14 +199,16 @@ extension Questbak {
             let folder = verifier.fixtures.path
             let target = verifier.target.versionIdentifier
             func label(_ url: URL) -> String { url.path.hasPrefix(folder + "/") ? String(url.path.dropFirst(folder.count + 1)) : url.path }
-            var message = "nothing to verify in \(folder): verify-migration migrates stores of a schema older than \(target), "
+            var message =
+                "nothing to verify in \(folder): verify-migration migrates stores of a schema older than \(target), "
                 + "files named *.store directly in that folder or in its subfolders one level down (<folder>/*.store, <folder>/<name>/*.store)"
             let stores = try verifier.fixtureStores()
             if stores.isEmpty {
                 message += ", and found none"
             } else {
                 let shown = stores.prefix(5).map(label).joined(separator: ", ")
-                message += "; the \(stores.count == 1 ? "one store" : "\(stores.count) stores") found (\(shown)\(stores.count > 5 ? ", …" : "")) "
+                message +=
+                    "; the \(stores.count == 1 ? "one store" : "\(stores.count) stores") found (\(shown)\(stores.count > 5 ? ", …" : "")) "
                     + "\(stores.count == 1 ? "is" : "are") already at schema \(target)"
             }
             // Stores deeper down are not searched: name a few, the likeliest mistake.
@@ -224,10 +242,13 @@ extension Questbak {
         func run() throws {
             try reportingFailures {
                 let proposed = try Schema.load(from: try InputPath.schemaFile(schemaFile))
-                let old = try from.map { version in
-                    guard let schema = TimeQuestSchemas.schema(forVersion: version) else { throw ValidationError("--from \(version) is not a built-in schema") }
-                    return schema
-                } ?? TimeQuestSchemas.newest
+                let old =
+                    try from.map { version in
+                        guard let schema = TimeQuestSchemas.schema(forVersion: version) else {
+                            throw ValidationError("--from \(version) is not a built-in schema")
+                        }
+                        return schema
+                    } ?? TimeQuestSchemas.newest
                 let problems = LightweightCheck.problems(from: old, to: proposed)
                 guard problems.isEmpty else {
                     throw MigrationError.notLightweight(from: old.versionIdentifier, to: proposed.versionIdentifier, problems: problems)
@@ -250,7 +271,9 @@ extension Questbak {
             try reportingFailures {
                 let wanted = version ?? TimeQuestSchemas.newest.versionIdentifier
                 guard let schema = TimeQuestSchemas.schema(forVersion: wanted) else {
-                    throw ValidationError("\(wanted) is not a built-in schema (known: \(TimeQuestSchemas.all.map(\.versionIdentifier).joined(separator: ", ")))")
+                    throw ValidationError(
+                        "\(wanted) is not a built-in schema (known: \(TimeQuestSchemas.all.map(\.versionIdentifier).joined(separator: ", ")))"
+                    )
                 }
                 FileHandle.standardOutput.write(try schema.jsonData())
             }
@@ -284,8 +307,12 @@ private enum InputPath {
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw fail(.noInput, "\(url.path): no such schema file")
         }
-        if isDirectory.boolValue { throw fail(.noInput, "\(url.path): is a folder; a schema file (JSON, see `questbak schema`) is expected") }
-        guard FileManager.default.isReadableFile(atPath: url.path) else { throw fail(.noInput, "\(url.path): the schema file cannot be read") }
+        if isDirectory.boolValue {
+            throw fail(.noInput, "\(url.path): is a folder; a schema file (JSON, see `questbak schema`) is expected")
+        }
+        guard FileManager.default.isReadableFile(atPath: url.path) else {
+            throw fail(.noInput, "\(url.path): the schema file cannot be read")
+        }
         return url
     }
 
@@ -301,7 +328,9 @@ private enum InputPath {
                 "\(url.path): is a file, not a folder; --fixtures expects a folder of fixture stores (files named *.store directly "
                     + "in it or in its subfolders one level down), such as \(url.deletingLastPathComponent().path)")
         }
-        guard FileManager.default.isReadableFile(atPath: url.path) else { throw fail(.noInput, "\(url.path): the fixtures folder cannot be read") }
+        guard FileManager.default.isReadableFile(atPath: url.path) else {
+            throw fail(.noInput, "\(url.path): the fixtures folder cannot be read")
+        }
         return url
     }
 }

@@ -27,7 +27,8 @@ struct Questbak: ParsableCommand {
             """,
         version: QuestBak.version,
         subcommands: [
-            Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self, ExitStatuses.self,
+            Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self,
+            ExitStatuses.self,
         ]
     )
 }

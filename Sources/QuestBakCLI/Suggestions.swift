@@ -12,7 +12,8 @@ enum Suggestions {
         guard let command = subcommands.first(where: { $0._commandName == first }) else {
             let names = subcommands.map { $0._commandName }
             let close = closest(to: first, in: names)
-            return "unknown command '\(first)'" + (close.map { "; did you mean '\($0)'?" } ?? "; the commands are \(names.joined(separator: ", "))")
+            return "unknown command '\(first)'"
+                + (close.map { "; did you mean '\($0)'?" } ?? "; the commands are \(names.joined(separator: ", "))")
         }
         // The command's long options, as its own help lists them, and the ones every command has.
         let help = command.helpMessage(columns: 10_000)
@@ -42,7 +43,8 @@ enum Suggestions {
 
     /// Levenshtein distance.
     static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         var row = Array(0...b.count)
         for i in 1...max(a.count, 1) where !a.isEmpty {
             var previous = row[0]

@@ -145,7 +145,8 @@ public enum ArchiveFuzzer {
                 let running = current
                 lock.unlock()
                 if let running, Date().timeIntervalSince(running.start) > limit {
-                    FileHandle.standardError.write(Data("questbak-fuzz: HANG over \(limit) s: \(running.label); input kept at \(input.path)\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("questbak-fuzz: HANG over \(limit) s: \(running.label); input kept at \(input.path)\n".utf8))
                     abort()
                 }
             }
@@ -194,7 +195,9 @@ public enum ArchiveFuzzer {
 
     // MARK: Mutations
 
-    private static func mutate(original: Data, tar: Data, compression: ArchiveCompression, using random: inout SeededGenerator) throws -> (Data, String) {
+    private static func mutate(
+        original: Data, tar: Data, compression: ArchiveCompression, using random: inout SeededGenerator
+    ) throws -> (Data, String) {
         // Half the mutants damage the compressed bytes, half the tar inside (re-compressed).
         if compression != .none && Bool.random(using: &random) {
             var bytes = [UInt8](original)
@@ -258,7 +261,10 @@ public enum ArchiveFuzzer {
         default:
             // Swap two 512-byte blocks: members out of order, headers in data.
             let blocks = bytes.count / 512
-            guard blocks >= 2 else { bytes[offset] ^= 0xFF; return "invert \(offset)" }
+            guard blocks >= 2 else {
+                bytes[offset] ^= 0xFF
+                return "invert \(offset)"
+            }
             let first = Int.random(in: 0..<blocks, using: &random) * 512
             let second = Int.random(in: 0..<blocks, using: &random) * 512
             for index in 0..<512 { bytes.swapAt(first + index, second + index) }
@@ -274,8 +280,10 @@ public enum ArchiveFuzzer {
         var description: String
         switch Int.random(in: 0..<5, using: &random) {
         case 0:
-            let names = ["../evil", "/etc/passwd", "entities/../../x", "manifest.json", "entities/ROUTINE.jsonl", "MANIFEST.JSON",
-                         "entities/Routine.jsonl", "store/metadata.plist", "", "entities/\u{1B}[31mred.jsonl", "./manifest.json"]
+            let names = [
+                "../evil", "/etc/passwd", "entities/../../x", "manifest.json", "entities/ROUTINE.jsonl", "MANIFEST.JSON",
+                "entities/Routine.jsonl", "store/metadata.plist", "", "entities/\u{1B}[31mred.jsonl", "./manifest.json",
+            ]
             let name = names.randomElement(using: &random)!
             writeField(&bytes, at: header, offset: 0, length: 100, value: Array(name.utf8))
             description = "name \(name.debugDescription)"
@@ -439,7 +447,8 @@ extension ArchiveFuzzer {
         var options = Importer.Options()
         options.now = 0
         do {
-            _ = try Importer.run(archive: input.path, into: target, options: options, workDirectory: scratch.appendingPathComponent("import"))
+            _ = try Importer.run(
+                archive: input.path, into: target, options: options, workDirectory: scratch.appendingPathComponent("import"))
         } catch {
             let (name, problem) = classify(error, stage: "import", archive: input.path)
             if report.examples[name] == nil { report.examples[name] = "\(label)\n    → \(error.localizedDescription.prefix(300))" }
@@ -452,7 +461,8 @@ extension ArchiveFuzzer {
                 options.validate = true
                 let repaired = scratch.appendingPathComponent("repaired.store")
                 do {
-                    _ = try Importer.run(archive: input.path, into: repaired, options: options, workDirectory: scratch.appendingPathComponent("repair"))
+                    _ = try Importer.run(
+                        archive: input.path, into: repaired, options: options, workDirectory: scratch.appendingPathComponent("repair"))
                     return "\(name), repaired: accepted"
                 } catch {
                     let (repairName, repairProblem) = classify(error, stage: "import --validate", archive: input.path)
@@ -473,9 +483,11 @@ extension ArchiveFuzzer {
         // 4. Accepted without repairs: export the new store, and compare.
         let exported = scratch.appendingPathComponent("exported.qbak")
         do {
-            _ = try Exporter.export(storeAt: target, to: .file(exported, overwrite: true), options: .init(createdAt: 1_700_000_000, compression: .none))
+            _ = try Exporter.export(
+                storeAt: target, to: .file(exported, overwrite: true), options: .init(createdAt: 1_700_000_000, compression: .none))
         } catch {
-            report.badErrors.append("\(label): the store an accepted import wrote does not export: \(String(describing: error).prefix(400))")
+            report.badErrors.append(
+                "\(label): the store an accepted import wrote does not export: \(String(describing: error).prefix(400))")
             failed = true
             return "import accepted, export failed"
         }
@@ -507,7 +519,10 @@ extension ArchiveFuzzer {
             if message.utf8.count > 4096 { problem = "\(stage): message is \(message.utf8.count) bytes long" }
             return ("\(stage) \(type(of: error)).\(caseText(error))", problem)
         default:
-            return ("\(stage) untyped \(type(of: error))", "\(stage): not a typed questbak error: \(type(of: error)): \(String(describing: error).prefix(400))")
+            return (
+                "\(stage) untyped \(type(of: error))",
+                "\(stage): not a typed questbak error: \(type(of: error)): \(String(describing: error).prefix(400))"
+            )
         }
     }
 
@@ -518,7 +533,9 @@ extension ArchiveFuzzer {
         var changes: [String] = []
         let uuid = { (parts: Unpacked) in (parts.manifest["source"] as? [String: Any])?["storeUUID"] as? String }
         if uuid(before) != uuid(after) {
-            changes.append("storeUUID \(uuid(before)?.debugDescription.prefix(80) ?? "nil") came back as \(uuid(after)?.debugDescription.prefix(80) ?? "nil")")
+            changes.append(
+                "storeUUID \(uuid(before)?.debugDescription.prefix(80) ?? "nil") came back as \(uuid(after)?.debugDescription.prefix(80) ?? "nil")"
+            )
         }
         let counts = { (parts: Unpacked) -> [String: Int] in
             var counts: [String: Int] = [:]
@@ -528,12 +545,16 @@ extension ArchiveFuzzer {
             return counts
         }
         if counts(before) != counts(after) {
-            changes.append("record counts \(counts(before).sorted { $0.key < $1.key }) came back as \(counts(after).sorted { $0.key < $1.key })")
+            changes.append(
+                "record counts \(counts(before).sorted { $0.key < $1.key }) came back as \(counts(after).sorted { $0.key < $1.key })")
         }
         // The new store's metadata plist must name the store by the UUID its Z_METADATA row has.
         if let plist = after.member(ArchiveManifest.metadataPath).flatMap({ try? BinaryPropertyList.decode(after.members[$0].data) }),
-            case .string(let plistUUID)? = plist["NSStoreUUID"], plistUUID != uuid(after) {
-            notes.append("the restored store's metadata plist has NSStoreUUID \(plistUUID.debugDescription.prefix(80)), its Z_UUID is \(uuid(after)?.debugDescription.prefix(80) ?? "nil")")
+            case .string(let plistUUID)? = plist["NSStoreUUID"], plistUUID != uuid(after)
+        {
+            notes.append(
+                "the restored store's metadata plist has NSStoreUUID \(plistUUID.debugDescription.prefix(80)), its Z_UUID is \(uuid(after)?.debugDescription.prefix(80) ?? "nil")"
+            )
         }
         guard let probe else { return changes }
         guard let index = after.member(ArchiveManifest.entityPath(probe.entity)) else {
@@ -541,7 +562,9 @@ extension ArchiveFuzzer {
         }
         let lines = splitLines(after.members[index].data).dropFirst()
         let found = lines.lazy.compactMap { FuzzJSON.members($0) }.first { members in
-            members.contains { FuzzJSON.decodeKey($0.key) == RecordJSON.primaryKeyKey && FuzzJSON.decode($0.value) == .integer(probe.primaryKey) }
+            members.contains {
+                FuzzJSON.decodeKey($0.key) == RecordJSON.primaryKeyKey && FuzzJSON.decode($0.value) == .integer(probe.primaryKey)
+            }
         }
         guard let record = found else { return changes + ["\(probe.entity) _pk \(probe.primaryKey) is missing from the export"] }
         guard let written = record.first(where: { FuzzJSON.decodeKey($0.key) == probe.key })?.value else {
@@ -551,7 +574,9 @@ extension ArchiveFuzzer {
         if FuzzJSON.sameValue(original, restored) {
             return changes
         } else if FuzzJSON.differOnlyInZeroSign(original, restored) {
-            notes.append("\(probe.entity) _pk \(probe.primaryKey) \(probe.key): \(show(probe.value)) (negative zero) came back as \(show(written)) (SQLite stores -0.0 in a REAL column as 0)")
+            notes.append(
+                "\(probe.entity) _pk \(probe.primaryKey) \(probe.key): \(show(probe.value)) (negative zero) came back as \(show(written)) (SQLite stores -0.0 in a REAL column as 0)"
+            )
         } else {
             changes.append("\(probe.entity) _pk \(probe.primaryKey) \(probe.key): \(show(probe.value)) came back as \(show(written))")
         }
@@ -666,7 +691,9 @@ extension ArchiveFuzzer {
 
     /// Applies one to three mutations; returns their description, the value to check after a
     /// round trip (single value replacements only), and a last edit of the manifest.
-    private static func mutateValues(_ parts: inout Unpacked, using random: inout SeededGenerator) -> (String, Probe?, (inout [String: Any]) -> Void) {
+    private static func mutateValues(
+        _ parts: inout Unpacked, using random: inout SeededGenerator
+    ) -> (String, Probe?, (inout [String: Any]) -> Void) {
         var steps: [String] = []
         var probe: Probe?
         var manifestEdits: [(inout [String: Any]) -> Void] = []
@@ -692,9 +719,12 @@ extension ArchiveFuzzer {
         }
         // Compressions vary, as in the byte mode: all three are read.
         if Int.random(in: 0..<5, using: &random) == 0 { parts.compression = ArchiveCompression.allCases.randomElement(using: &random)! }
-        return ("values (\(parts.compression.rawValue)): " + steps.joined(separator: ", "), probe, { manifest in
-            for edit in manifestEdits { edit(&manifest) }
-        })
+        return (
+            "values (\(parts.compression.rawValue)): " + steps.joined(separator: ", "), probe,
+            { manifest in
+                for edit in manifestEdits { edit(&manifest) }
+            }
+        )
     }
 
     /// The schema of the archive's records, to pick hostile values of the right kind.
@@ -704,7 +734,9 @@ extension ArchiveFuzzer {
 
     /// A random record line: (member index, line index), never the header.
     private static func randomRecord(_ parts: Unpacked, using random: inout SeededGenerator) -> (Int, Int, [[UInt8]])? {
-        let candidates = parts.members.indices.filter { parts.members[$0].path.hasPrefix("entities/") && splitLines(parts.members[$0].data).count > 1 }
+        let candidates = parts.members.indices.filter {
+            parts.members[$0].path.hasPrefix("entities/") && splitLines(parts.members[$0].data).count > 1
+        }
         guard let member = candidates.randomElement(using: &random) else { return nil }
         let lines = splitLines(parts.members[member].data)
         return (member, Int.random(in: 1..<lines.count, using: &random), lines)
@@ -716,7 +748,9 @@ extension ArchiveFuzzer {
 
     /// Replaces one property's value with a hostile one chosen for its kind.
     private static func mutateRecordValue(_ parts: inout Unpacked, using random: inout SeededGenerator) -> (String, Probe?) {
-        guard let (member, lineIndex, lines) = randomRecord(parts, using: &random), var members = FuzzJSON.members(lines[lineIndex]), !members.isEmpty else {
+        guard let (member, lineIndex, lines) = randomRecord(parts, using: &random), var members = FuzzJSON.members(lines[lineIndex]),
+            !members.isEmpty
+        else {
             return ("no record to change", nil)
         }
         let entity = entityName(parts.members[member].path)
@@ -749,7 +783,9 @@ extension ArchiveFuzzer {
         parts.members[member].data = joinLines(updated)
         let description = "\(entity) line \(lineIndex + 1) \(key) = \(show(value, limit: 80))"
         guard key != RecordJSON.primaryKeyKey,
-            let primaryKey = members.first(where: { FuzzJSON.decodeKey($0.key) == RecordJSON.primaryKeyKey }).flatMap({ FuzzJSON.decode($0.value) }),
+            let primaryKey = members.first(where: { FuzzJSON.decodeKey($0.key) == RecordJSON.primaryKeyKey }).flatMap({
+                FuzzJSON.decode($0.value)
+            }),
             case .integer(let number) = primaryKey
         else { return (description, nil) }
         return (description, Probe(entity: entity, primaryKey: number, key: key, value: value))
@@ -777,7 +813,8 @@ extension ArchiveFuzzer {
             description = "remove key \(show(removed.key))"
         case 1:
             let extra = HostileValues.extraKeys.randomElement(using: &random)!
-            members.insert((extra, HostileValues.integers.randomElement(using: &random)!), at: Int.random(in: 0...members.count, using: &random))
+            members.insert(
+                (extra, HostileValues.integers.randomElement(using: &random)!), at: Int.random(in: 0...members.count, using: &random))
             updated[lineIndex] = object(members)
             description = "add key \(show(extra))"
         case 2 where !members.isEmpty:
@@ -829,7 +866,9 @@ extension ArchiveFuzzer {
             description = "line \(lineIndex + 1) replaced by \(show(replacement, limit: 60))"
         case 9:
             // A record of another entity in this member.
-            let others = parts.members.indices.filter { $0 != member && parts.members[$0].path.hasPrefix("entities/") && splitLines(parts.members[$0].data).count > 1 }
+            let others = parts.members.indices.filter {
+                $0 != member && parts.members[$0].path.hasPrefix("entities/") && splitLines(parts.members[$0].data).count > 1
+            }
             guard let other = others.randomElement(using: &random) else { return "no other entity" }
             let otherLines = splitLines(parts.members[other].data)
             updated[lineIndex] = otherLines[Int.random(in: 1..<otherLines.count, using: &random)]
@@ -839,7 +878,11 @@ extension ArchiveFuzzer {
             let depth = [62, 63, 64, 65, 1000, 100_000].randomElement(using: &random)!
             let key = members.isEmpty ? quoted("x") : members[Int.random(in: 0..<members.count, using: &random)].key
             let nested = [UInt8](repeating: UInt8(ascii: "["), count: depth) + [UInt8](repeating: UInt8(ascii: "]"), count: depth)
-            if let index = members.firstIndex(where: { $0.key == key }) { members[index].value = nested } else { members.append((key, nested)) }
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                members[index].value = nested
+            } else {
+                members.append((key, nested))
+            }
             updated[lineIndex] = object(members)
             description = "\(show(key)) = arrays nested \(depth) deep"
         case 11:
@@ -866,7 +909,8 @@ extension ArchiveFuzzer {
     }
 
     private static func withHeaderCount(_ header: [UInt8], _ count: Int) -> [UInt8] {
-        guard var members = FuzzJSON.members(header), let index = members.firstIndex(where: { FuzzJSON.decodeKey($0.key) == "count" }) else { return header }
+        guard var members = FuzzJSON.members(header), let index = members.firstIndex(where: { FuzzJSON.decodeKey($0.key) == "count" })
+        else { return header }
         members[index].value = Array(String(count).utf8)
         return object(members)
     }
@@ -880,9 +924,12 @@ extension ArchiveFuzzer {
         let entity = entityName(parts.members[member].path)
         let edits: [(String, [UInt8])] = [
             ("count", Array("\(lines.count)".utf8)), ("count", Array("\(lines.count - 2)".utf8)), ("count", Array("-1".utf8)),
-            ("count", Array("9223372036854775807".utf8)), ("count", Array("1.0".utf8)), ("count", Array("\"1\"".utf8)), ("count", Array("null".utf8)),
-            ("entity", quoted(entity.uppercased())), ("entity", quoted(entity + "\u{0}")), ("entity", quoted("")), ("entity", Array("null".utf8)),
-            ("schemaVersion", quoted("9.0.0")), ("schemaVersion", quoted("1.0.0")), ("schemaVersion", quoted("2.0.0")), ("schemaVersion", Array("2".utf8)),
+            ("count", Array("9223372036854775807".utf8)), ("count", Array("1.0".utf8)), ("count", Array("\"1\"".utf8)),
+            ("count", Array("null".utf8)),
+            ("entity", quoted(entity.uppercased())), ("entity", quoted(entity + "\u{0}")), ("entity", quoted("")),
+            ("entity", Array("null".utf8)),
+            ("schemaVersion", quoted("9.0.0")), ("schemaVersion", quoted("1.0.0")), ("schemaVersion", quoted("2.0.0")),
+            ("schemaVersion", Array("2".utf8)),
             ("extra", Array("1".utf8)),
         ]
         let (key, value) = edits.randomElement(using: &random)!
@@ -897,7 +944,9 @@ extension ArchiveFuzzer {
     }
 
     /// Manifest values that are odd but well-formed JSON; the sizes and checksums stay right.
-    private static func mutateManifest(_ parts: inout Unpacked, using random: inout SeededGenerator) -> (String, (inout [String: Any]) -> Void) {
+    private static func mutateManifest(
+        _ parts: inout Unpacked, using random: inout SeededGenerator
+    ) -> (String, (inout [String: Any]) -> Void) {
         let entityIndex = Int.random(in: 0..<8, using: &random)
         let choice = Int.random(in: 0..<11, using: &random)
         switch choice {
@@ -907,61 +956,91 @@ extension ArchiveFuzzer {
         case 1:
             let values: [Int64] = [Int64.min, -1, 0, 1, Int64.max, (1 << 53) + 1, Int64(Int32.max) + 1]
             let value: Int64 = values.randomElement(using: &random)!
-            return ("manifest entities[\(entityIndex)].maximumPrimaryKey = \(value)", { manifest in
-                guard var entities = manifest["entities"] as? [[String: Any]], !entities.isEmpty else { return }
-                entities[entityIndex % entities.count]["maximumPrimaryKey"] = NSNumber(value: value)
-                manifest["entities"] = entities
-            })
+            return (
+                "manifest entities[\(entityIndex)].maximumPrimaryKey = \(value)",
+                { manifest in
+                    guard var entities = manifest["entities"] as? [[String: Any]], !entities.isEmpty else { return }
+                    entities[entityIndex % entities.count]["maximumPrimaryKey"] = NSNumber(value: value)
+                    manifest["entities"] = entities
+                }
+            )
         case 2:
-            let values: [Any] = [NSNumber(value: Int64.min), NSNumber(value: -1), NSNumber(value: 0), NSNumber(value: Int64.max), NSNull(), "1526"]
+            let values: [Any] = [
+                NSNumber(value: Int64.min), NSNumber(value: -1), NSNumber(value: 0), NSNumber(value: Int64.max), NSNull(), "1526",
+            ]
             let value = values.randomElement(using: &random)!
-            return ("manifest source.frameworkVersion = \(value)", { manifest in
-                var source = manifest["source"] as? [String: Any] ?? [:]
-                source["frameworkVersion"] = value
-                manifest["source"] = source
-            })
+            return (
+                "manifest source.frameworkVersion = \(value)",
+                { manifest in
+                    var source = manifest["source"] as? [String: Any] ?? [:]
+                    source["frameworkVersion"] = value
+                    manifest["source"] = source
+                }
+            )
         case 3:
-            let value = ["", "not-a-uuid", "00000000-0000-0000-0000-000000000000", String(repeating: "A", count: 100_000), "\u{0}", "../../etc",
-                         "3c0a9e61-0d4e-4c5b-9b53-6e1f0f1a0002", "\u{202E}evil", "e\u{301}"].randomElement(using: &random)!
-            return ("manifest source.storeUUID = \(show(Array(value.utf8), limit: 40))", { manifest in
-                var source = manifest["source"] as? [String: Any] ?? [:]
-                source["storeUUID"] = value
-                manifest["source"] = source
-            })
+            let value = [
+                "", "not-a-uuid", "00000000-0000-0000-0000-000000000000", String(repeating: "A", count: 100_000), "\u{0}", "../../etc",
+                "3c0a9e61-0d4e-4c5b-9b53-6e1f0f1a0002", "\u{202E}evil", "e\u{301}",
+            ].randomElement(using: &random)!
+            return (
+                "manifest source.storeUUID = \(show(Array(value.utf8), limit: 40))",
+                { manifest in
+                    var source = manifest["source"] as? [String: Any] ?? [:]
+                    source["storeUUID"] = value
+                    manifest["source"] = source
+                }
+            )
         case 4:
-            let value = ["1.0.0", "2.0.0", "3.0.0", "1.0", "01.0.0", "1.0.0.0", "2.0.0-beta", "", " 1.0.0", "18446744073709551616.0.0", "1.0.0\u{0}"].randomElement(using: &random)!
-            return ("manifest schemaVersion = \(value.debugDescription)", { manifest in
-                manifest["schemaVersion"] = value
-            })
+            let value = [
+                "1.0.0", "2.0.0", "3.0.0", "1.0", "01.0.0", "1.0.0.0", "2.0.0-beta", "", " 1.0.0", "18446744073709551616.0.0", "1.0.0\u{0}",
+            ].randomElement(using: &random)!
+            return (
+                "manifest schemaVersion = \(value.debugDescription)",
+                { manifest in
+                    manifest["schemaVersion"] = value
+                }
+            )
         case 5:
             let value = [Int.min, -1, 0, Int.max].randomElement(using: &random)!
-            return ("manifest source.walFrames = \(value)", { manifest in
-                var source = manifest["source"] as? [String: Any] ?? [:]
-                source["walFrames"] = value
-                manifest["source"] = source
-            })
+            return (
+                "manifest source.walFrames = \(value)",
+                { manifest in
+                    var source = manifest["source"] as? [String: Any] ?? [:]
+                    source["walFrames"] = value
+                    manifest["source"] = source
+                }
+            )
         case 6:
             let value = [Int.min, -1, Int.max].randomElement(using: &random)!
-            return ("manifest bookkeepingRows.ACHANGE = \(value)", { manifest in
-                var rows = manifest["bookkeepingRows"] as? [String: Any] ?? [:]
-                rows["ACHANGE"] = value
-                manifest["bookkeepingRows"] = rows
-            })
+            return (
+                "manifest bookkeepingRows.ACHANGE = \(value)",
+                { manifest in
+                    var rows = manifest["bookkeepingRows"] as? [String: Any] ?? [:]
+                    rows["ACHANGE"] = value
+                    manifest["bookkeepingRows"] = rows
+                }
+            )
         case 7:
             let values: [[Any]] = [[], ["9.9.9"], [""], [1], ["1.0.0", "2.0.0"]]
             let value = values.randomElement(using: &random)!
-            return ("manifest source.versionIdentifiers = \(value)", { manifest in
-                var source = manifest["source"] as? [String: Any] ?? [:]
-                source["versionIdentifiers"] = value
-                manifest["source"] = source
-            })
+            return (
+                "manifest source.versionIdentifiers = \(value)",
+                { manifest in
+                    var source = manifest["source"] as? [String: Any] ?? [:]
+                    source["versionIdentifiers"] = value
+                    manifest["source"] = source
+                }
+            )
         case 8:
             let value = ["generic", "TimeQuest", "", "timequest\u{0}"].randomElement(using: &random)!
-            return ("manifest source.schema = \(value.debugDescription)", { manifest in
-                var source = manifest["source"] as? [String: Any] ?? [:]
-                source["schema"] = value
-                manifest["source"] = source
-            })
+            return (
+                "manifest source.schema = \(value.debugDescription)",
+                { manifest in
+                    var source = manifest["source"] as? [String: Any] ?? [:]
+                    source["schema"] = value
+                    manifest["source"] = source
+                }
+            )
         case 9:
             // A model cache member: copied into the new store as it is.
             let bytes = Data((0..<Int.random(in: 0..<4096, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
@@ -987,15 +1066,21 @@ extension ArchiveFuzzer {
         let choice = bytes.count >= 40 ? Int.random(in: 0..<7, using: &random) : 6
         switch choice {
         case 0, 1:
-            guard case .dictionary(var entries)? = try? BinaryPropertyList.decode(Data(bytes)) else { return "metadata.plist does not decode" }
-            let keys = ["NSStoreUUID", "NSStoreModelVersionHashes", "NSStoreModelVersionIdentifiers", "NSPersistenceFrameworkVersion",
-                        "NSStoreType", "NSStoreModelVersionHashesVersion", "_NSAutoVacuumLevel", "extra", "e\u{301}", "\u{E9}"]
+            guard case .dictionary(var entries)? = try? BinaryPropertyList.decode(Data(bytes)) else {
+                return "metadata.plist does not decode"
+            }
+            let keys = [
+                "NSStoreUUID", "NSStoreModelVersionHashes", "NSStoreModelVersionIdentifiers", "NSPersistenceFrameworkVersion",
+                "NSStoreType", "NSStoreModelVersionHashesVersion", "_NSAutoVacuumLevel", "extra", "e\u{301}", "\u{E9}",
+            ]
             let key = keys.randomElement(using: &random)!
             let value = HostileValues.plistValues.randomElement(using: &random)!
             if Int.random(in: 0..<6, using: &random) == 0 {
                 entries[key] = nil
                 description = "metadata.plist without \(key)"
-            } else if key == "NSStoreModelVersionHashes", case .dictionary(var hashes)? = entries[key], let entity = hashes.keys.sorted().randomElement(using: &random) {
+            } else if key == "NSStoreModelVersionHashes", case .dictionary(var hashes)? = entries[key],
+                let entity = hashes.keys.sorted().randomElement(using: &random)
+            {
                 hashes[entity] = value
                 entries[key] = .dictionary(hashes)
                 description = "metadata.plist hash of \(entity) = \(String(describing: value).prefix(60))"
@@ -1024,7 +1109,8 @@ extension ArchiveFuzzer {
             let entries = (bytes.count - 32 - table) / max(width, 1)
             guard width > 0, entries > 0 else { return "metadata.plist has no offset table" }
             let entry = Int.random(in: 0..<entries, using: &random)
-            let value = (HostileValues.limits + [UInt64(table), UInt64(bytes.count - 32), UInt64(bytes.count)]).randomElement(using: &random)!
+            let value = (HostileValues.limits + [UInt64(table), UInt64(bytes.count - 32), UInt64(bytes.count)]).randomElement(
+                using: &random)!
             write(value, width: width, into: &bytes, at: table + entry * width)
             description = "metadata.plist offset \(entry) = \(value) (\(width) bytes)"
         case 5:
@@ -1032,7 +1118,8 @@ extension ArchiveFuzzer {
             let table = Int(truncatingIfNeeded: bytes[(bytes.count - 8)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
             guard table > 8, table < bytes.count else { return "metadata.plist has no objects" }
             let position = Int.random(in: 8..<table, using: &random)
-            let marker = [0x1F, 0x13, 0x14, 0x21, 0x23, 0x33, 0x4F, 0x5F, 0x6F, 0x61, 0x8F, 0x88, 0xAF, 0xDF, 0x00, 0x0F, 0x70, 0xC1, 0xFF].randomElement(using: &random)!
+            let marker = [0x1F, 0x13, 0x14, 0x21, 0x23, 0x33, 0x4F, 0x5F, 0x6F, 0x61, 0x8F, 0x88, 0xAF, 0xDF, 0x00, 0x0F, 0x70, 0xC1, 0xFF]
+                .randomElement(using: &random)!
             bytes[position] = UInt8(marker)
             description = "metadata.plist byte \(position) = 0x\(String(marker, radix: 16))"
         default:
@@ -1084,40 +1171,45 @@ enum HostileValues {
         "1582-10-10T00:00:00Z", "2025-03-01T07:00:00\u{0}Z", "",
     ]
 
-    static let dates = dateTexts.map { ArchiveFuzzer.quoted($0) } + texts([
-        "0", "-0", "-0.0", "1e300", "-1e300", "9007199254740993", "9223372036854775807", "-9223372036854775808", "\"Infinity\"",
-        "\"-Infinity\"", "\"NaN\"", "1e-320", "3.5e15", "-63114076800", "252423993600", "0.1", "2251799813685249", "-2251799813685249",
-        "4503599627370497",
-    ])
+    static let dates =
+        dateTexts.map { ArchiveFuzzer.quoted($0) }
+        + texts([
+            "0", "-0", "-0.0", "1e300", "-1e300", "9007199254740993", "9223372036854775807", "-9223372036854775808", "\"Infinity\"",
+            "\"-Infinity\"", "\"NaN\"", "1e-320", "3.5e15", "-63114076800", "252423993600", "0.1", "2251799813685249", "-2251799813685249",
+            "4503599627370497",
+        ])
 
-    static let strings: [[UInt8]] = texts([
-        "\"a\\u0000b\"", "\"\\u0000\"", "\"\\u0000\\u0000\"", "\"\\ud800\"", "\"\\udfff\"", "\"\\ud800\\u0041\"", "\"\\udc00\\ud800\"",
-        "\"\\udbff\\udfff\"", "\"\\ud83d\\ude00\"", "\"e\\u0301\"", "\"\\u00e9\"", "\"\\u202e\\u2066abc\"", "\"\\u001b[31mred\"",
-        "\"\\ufeff\"", "\"\\uffff\"", "\"\\ufffd\"", "\"\\/\"", "\"\"", "\" \"", "\"\\t\\r\\n\\b\\f\"", "\"\\u0085\\u2028\\u2029\"",
-        "\"\\x41\"", "\"\\u00\"", "\"\\U0041\"", "\"'\"", "\"Infinity\"", "\"NaN\"", "\"null\"", "\"00000000-0000-0000-0000-000000000000\"",
-        "\"singleton-player-profile\"", "\"\\u0130\\u0131\"", "\"\\u1e9e\\u00df\"",
-    ]) + [
-        [0x22, 0x00, 0x22], [0x22, 0x61, 0x00, 0x62, 0x22], [0x22, 0x1F, 0x22], [0x22, 0x7F, 0x22], [0x22, 0xC3, 0x28, 0x22],
-        [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0x80, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], [0x22, 0xFF, 0x22],
-        [0x22, 0xE2, 0x82, 0x22], [0x22, 0xF0, 0x9F, 0x98, 0x80, 0x22], [0x22, 0xEF, 0xBF, 0xBE, 0x22],
-        [0x22] + [UInt8](repeating: 0x78, count: 1 << 10) + [0x22],
-        [0x22] + [UInt8](repeating: 0x78, count: 64 << 10) + [0x22],
-        [0x22] + [UInt8](repeating: 0x78, count: 1 << 20) + [0x22],
-        [0x22] + Array(String(repeating: "\\u0000", count: 100_000).utf8) + [0x22],
-        [0x22] + Array(String(repeating: "e\u{301}", count: 50_000).utf8) + [0x22],
-        [0x22] + Array((0..<32).map { String(format: "\\u%04x", $0) }.joined().utf8) + [0x22],
-    ]
+    static let strings: [[UInt8]] =
+        texts([
+            "\"a\\u0000b\"", "\"\\u0000\"", "\"\\u0000\\u0000\"", "\"\\ud800\"", "\"\\udfff\"", "\"\\ud800\\u0041\"", "\"\\udc00\\ud800\"",
+            "\"\\udbff\\udfff\"", "\"\\ud83d\\ude00\"", "\"e\\u0301\"", "\"\\u00e9\"", "\"\\u202e\\u2066abc\"", "\"\\u001b[31mred\"",
+            "\"\\ufeff\"", "\"\\uffff\"", "\"\\ufffd\"", "\"\\/\"", "\"\"", "\" \"", "\"\\t\\r\\n\\b\\f\"", "\"\\u0085\\u2028\\u2029\"",
+            "\"\\x41\"", "\"\\u00\"", "\"\\U0041\"", "\"'\"", "\"Infinity\"", "\"NaN\"", "\"null\"",
+            "\"00000000-0000-0000-0000-000000000000\"",
+            "\"singleton-player-profile\"", "\"\\u0130\\u0131\"", "\"\\u1e9e\\u00df\"",
+        ]) + [
+            [0x22, 0x00, 0x22], [0x22, 0x61, 0x00, 0x62, 0x22], [0x22, 0x1F, 0x22], [0x22, 0x7F, 0x22], [0x22, 0xC3, 0x28, 0x22],
+            [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0x80, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], [0x22, 0xFF, 0x22],
+            [0x22, 0xE2, 0x82, 0x22], [0x22, 0xF0, 0x9F, 0x98, 0x80, 0x22], [0x22, 0xEF, 0xBF, 0xBE, 0x22],
+            [0x22] + [UInt8](repeating: 0x78, count: 1 << 10) + [0x22],
+            [0x22] + [UInt8](repeating: 0x78, count: 64 << 10) + [0x22],
+            [0x22] + [UInt8](repeating: 0x78, count: 1 << 20) + [0x22],
+            [0x22] + Array(String(repeating: "\\u0000", count: 100_000).utf8) + [0x22],
+            [0x22] + Array(String(repeating: "e\u{301}", count: 50_000).utf8) + [0x22],
+            [0x22] + Array((0..<32).map { String(format: "\\u%04x", $0) }.joined().utf8) + [0x22],
+        ]
 
     static let booleans = texts(["true", "false", "0", "1", "\"true\"", "null", "True", "tru"])
 
-    static let arrays: [[UInt8]] = texts([
-        "[]", "[0]", "[-9223372036854775808,9223372036854775807]", "[1.5]", "[1.0]", "[-0]", "[\"1\"]", "[null]", "[[1]]", "[true]",
-        "{\"a\":[1]}", "[1,]", "[,1]", "[9223372036854775808]", "[1e2]", "{}", "\"[1,2]\"", "[\"\\ud800\"]", "[\"a\\u0000b\"]",
-    ]) + [
-        Array(("[" + Array(repeating: "7", count: 100_000).joined(separator: ",") + "]").utf8),
-        Array(("[" + (0..<100_000).map(String.init).joined(separator: ",") + "]").utf8),
-        Array(("[" + (0..<10_000).map { _ in "-9223372036854775808" }.joined(separator: ",") + "]").utf8),
-    ]
+    static let arrays: [[UInt8]] =
+        texts([
+            "[]", "[0]", "[-9223372036854775808,9223372036854775807]", "[1.5]", "[1.0]", "[-0]", "[\"1\"]", "[null]", "[[1]]", "[true]",
+            "{\"a\":[1]}", "[1,]", "[,1]", "[9223372036854775808]", "[1e2]", "{}", "\"[1,2]\"", "[\"\\ud800\"]", "[\"a\\u0000b\"]",
+        ]) + [
+            Array(("[" + Array(repeating: "7", count: 100_000).joined(separator: ",") + "]").utf8),
+            Array(("[" + (0..<100_000).map(String.init).joined(separator: ",") + "]").utf8),
+            Array(("[" + (0..<10_000).map { _ in "-9223372036854775808" }.joined(separator: ",") + "]").utf8),
+        ]
 
     static let primaryKeys = texts([
         "0", "-1", "9223372036854775807", "-9223372036854775808", "2147483648", "4294967296", "9007199254740993", "1.0", "1e2",
@@ -1129,20 +1221,27 @@ enum HostileValues {
         "-0",
     ])
 
-    static let wrongTypes = texts(["null", "true", "false", "0", "-1", "1.5", "\"x\"", "[]", "[1]", "{}", "{\"a\":1}", "\"\"", "[null]", "{\"textBytes\":\"/w==\"}",
-                                   "{\"textBytes\":\"not base64\"}", "{\"textBytes\":1}", "{\"textBytes\":\"\"}"])
+    static let wrongTypes = texts([
+        "null", "true", "false", "0", "-1", "1.5", "\"x\"", "[]", "[1]", "{}", "{\"a\":1}", "\"\"", "[null]", "{\"textBytes\":\"/w==\"}",
+        "{\"textBytes\":\"not base64\"}", "{\"textBytes\":1}", "{\"textBytes\":\"\"}",
+    ])
 
-    static let extraKeys: [[UInt8]] = texts([
-        "\"extra\"", "\"_opt\"", "\"\"", "\"\\u0000\"", "\"_PK\"", "\"_pk \"", "\"\\ud800\"", "\"__proto__\"", "\"Z_PK\"", "\"Z_ENT\"",
-        "\"textBytes\"",
-    ]) + [[0x22, 0xC3, 0x28, 0x22]]
+    static let extraKeys: [[UInt8]] =
+        texts([
+            "\"extra\"", "\"_opt\"", "\"\"", "\"\\u0000\"", "\"_PK\"", "\"_pk \"", "\"\\ud800\"", "\"__proto__\"", "\"Z_PK\"", "\"Z_ENT\"",
+            "\"textBytes\"",
+        ]) + [[0x22, 0xC3, 0x28, 0x22]]
 
-    static let wholeLines: [[UInt8]] = texts([
-        "", " ", "{}", "null", "[]", "{\"_pk\":1}", "{\"_pk\":null}", "\"x\"", "1", "{", "}", "{\"_pk\":1,}", "{\"_pk\":1}{\"_pk\":2}",
-        "{\"_pk\":1 \"a\":2}", "\u{FEFF}{}", "{\"_pk\":1}\r",
-    ]) + [[0x00], [0xFF, 0xFE], Array(String(repeating: "[", count: 100_000).utf8)]
+    static let wholeLines: [[UInt8]] =
+        texts([
+            "", " ", "{}", "null", "[]", "{\"_pk\":1}", "{\"_pk\":null}", "\"x\"", "1", "{", "}", "{\"_pk\":1,}", "{\"_pk\":1}{\"_pk\":2}",
+            "{\"_pk\":1 \"a\":2}", "\u{FEFF}{}", "{\"_pk\":1}\r",
+        ]) + [[0x00], [0xFF, 0xFE], Array(String(repeating: "[", count: 100_000).utf8)]
 
-    static let limits: [UInt64] = [0, 1, 7, 8, 0xFF, 0x100, 0xFFFF, 0xFFFF_FFFF, 1 << 32, 1 << 61, 1 << 62, UInt64(Int64.max), 1 << 63, UInt64.max - 15, UInt64.max - 1, UInt64.max]
+    static let limits: [UInt64] = [
+        0, 1, 7, 8, 0xFF, 0x100, 0xFFFF, 0xFFFF_FFFF, 1 << 32, 1 << 61, 1 << 62, UInt64(Int64.max), 1 << 63, UInt64.max - 15,
+        UInt64.max - 1, UInt64.max,
+    ]
 
     static let plistValues: [PropertyListValue] = [
         .string("a\u{0}b"), .string(""), .string(String(repeating: "x", count: 100_000)), .string("e\u{301}"), .string("\u{202E}"),
@@ -1155,7 +1254,9 @@ enum HostileValues {
 
     /// Whole hostile plists: each of these once crashed, bloated or confused a reader.
     static let plists: [(Data, String)] = {
-        func bigEndian(_ value: UInt64, width: Int) -> [UInt8] { (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) } }
+        func bigEndian(_ value: UInt64, width: Int) -> [UInt8] {
+            (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+        }
         func withField(_ data: Data, _ field: Int, _ value: UInt64) -> Data {
             var bytes = [UInt8](data)
             bytes.replaceSubrange((bytes.count - 32 + field)..<(bytes.count - 24 + field), with: bigEndian(value, width: 8))
@@ -1171,7 +1272,9 @@ enum HostileValues {
             let table = UInt64(bytes.count)
             let entries = offsets ?? positions
             for offset in entries { bytes += bigEndian(offset, width: offsetWidth) }
-            bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetWidth), 1] + bigEndian(UInt64(entries.count), width: 8) + bigEndian(0, width: 8) + bigEndian(table, width: 8)
+            bytes +=
+                [0, 0, 0, 0, 0, 0, UInt8(offsetWidth), 1] + bigEndian(UInt64(entries.count), width: 8) + bigEndian(0, width: 8)
+                + bigEndian(table, width: 8)
             return Data(bytes)
         }
         let forty = BinaryPropertyList.encode(.array((0..<40).map { .integer($0) }))
@@ -1186,7 +1289,10 @@ enum HostileValues {
             (withField(forty, 24, UInt64.max - 15), "the trailer overflow (offset table at 2^64 - 16)"),
             (withField(forty, 8, 1 << 61), "an object count of 2^61"),
             (withField(forty, 16, UInt64.max), "a top object of 2^64 - 1"),
-            (assemble([array, blob], offsetWidth: 4, offsets: [8, blobOffset] + [UInt64](repeating: blobOffset, count: 15_000)), "60,000 references to one 64 KiB data object"),
+            (
+                assemble([array, blob], offsetWidth: 4, offsets: [8, blobOffset] + [UInt64](repeating: blobOffset, count: 15_000)),
+                "60,000 references to one 64 KiB data object"
+            ),
             (assemble(doubling), "arrays that each hold the next twice"),
             (assemble([[0xA1, 0]]), "an array that holds itself"),
             (assemble([[0x53, 0x61, 0xE9, 0x62]]), "an ASCII string with a byte 0xE9"),
@@ -1230,7 +1336,9 @@ enum FuzzJSON {
         } else {
             while true {
                 skip()
-                guard position < line.count, line[position] == UInt8(ascii: "\""), let keyEnd = endOfString(line, position) else { return nil }
+                guard position < line.count, line[position] == UInt8(ascii: "\""), let keyEnd = endOfString(line, position) else {
+                    return nil
+                }
                 let key = Array(line[position..<keyEnd])
                 position = keyEnd
                 skip()
@@ -1242,7 +1350,10 @@ enum FuzzJSON {
                 position = valueEnd
                 skip()
                 guard position < line.count else { return nil }
-                if line[position] == UInt8(ascii: ",") { position += 1; continue }
+                if line[position] == UInt8(ascii: ",") {
+                    position += 1
+                    continue
+                }
                 guard line[position] == UInt8(ascii: "}") else { return nil }
                 position += 1
                 break
@@ -1309,7 +1420,9 @@ enum FuzzJSON {
         guard position < bytes.count else { return nil }
         func literal(_ text: String, _ value: Value) -> Value? {
             let expected = Array(text.utf8)
-            guard bytes.count - position >= expected.count, Array(bytes[position..<position + expected.count]) == expected else { return nil }
+            guard bytes.count - position >= expected.count, Array(bytes[position..<position + expected.count]) == expected else {
+                return nil
+            }
             position += expected.count
             return value
         }
@@ -1327,7 +1440,10 @@ enum FuzzJSON {
             while true {
                 while position < bytes.count, isSpace(bytes[position]) { position += 1 }
                 guard position < bytes.count else { return nil }
-                if bytes[position] == UInt8(ascii: "]") { position += 1; return .array(elements) }
+                if bytes[position] == UInt8(ascii: "]") {
+                    position += 1
+                    return .array(elements)
+                }
                 if !elements.isEmpty {
                     guard bytes[position] == UInt8(ascii: ",") else { return nil }
                     position += 1
@@ -1341,7 +1457,10 @@ enum FuzzJSON {
             while true {
                 while position < bytes.count, isSpace(bytes[position]) { position += 1 }
                 guard position < bytes.count else { return nil }
-                if bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
+                if bytes[position] == UInt8(ascii: "}") {
+                    position += 1
+                    return .object(members)
+                }
                 if !members.isEmpty {
                     guard bytes[position] == UInt8(ascii: ",") else { return nil }
                     position += 1
@@ -1367,14 +1486,19 @@ enum FuzzJSON {
         var output: [UInt8] = []
         var position = 0
         func hex() -> UInt32? {
-            guard position + 4 <= bytes.count, let value = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16) else { return nil }
+            guard position + 4 <= bytes.count,
+                let value = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
+            else { return nil }
             position += 4
             return value
         }
         while position < bytes.count {
             let byte = bytes[position]
             position += 1
-            guard byte == UInt8(ascii: "\\") else { output.append(byte); continue }
+            guard byte == UInt8(ascii: "\\") else {
+                output.append(byte)
+                continue
+            }
             guard position < bytes.count else { return nil }
             let escape = bytes[position]
             position += 1
@@ -1387,7 +1511,9 @@ enum FuzzJSON {
             case UInt8(ascii: "u"):
                 guard var scalar = hex() else { return nil }
                 if (0xD800...0xDBFF).contains(scalar) {
-                    guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else { return nil }
+                    guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                        return nil
+                    }
                     position += 2
                     guard let low = hex(), (0xDC00...0xDFFF).contains(low) else { return nil }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
@@ -1402,7 +1528,8 @@ enum FuzzJSON {
 
     private static func textBytes(_ members: [[UInt8]: Value]) -> [UInt8]? {
         guard members.count == 1, case .string(let encoded)? = members[Array("textBytes".utf8)],
-            let bytes = Data(base64Encoded: String(decoding: encoded, as: UTF8.self)) else { return nil }
+            let bytes = Data(base64Encoded: String(decoding: encoded, as: UTF8.self))
+        else { return nil }
         return [UInt8](bytes)
     }
 

@@ -24,7 +24,8 @@ public struct Dataset: Sendable, Equatable {
             for entity in schema.entities {
                 for record in records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
             }
-            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: uuid), maximumPrimaryKeyFloor: maximumPrimaryKeyFloor)
+            return StoreWriter.Bookkeeping(
+                metadata: StoreMetadata(schema: schema, uuid: uuid), maximumPrimaryKeyFloor: maximumPrimaryKeyFloor)
         }
     }
 }
@@ -52,7 +53,11 @@ public struct SeededGenerator: RandomNumberGenerator {
         }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])).uuidString
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        ).uuidString
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import QuestBakKit
 import GRDB
+import QuestBakKit
 
 /// The golden fixture stores in `Fixtures/`, generated deterministically: the same bytes on
 /// every run, so a regenerated fixture that differs is a real change.
@@ -26,7 +26,8 @@ public enum FixtureGenerator {
         data.setMaximumPrimaryKeyFloor("GameSession", 12)
         return Fixture(
             name: "v1-typical",
-            summary: "V1 store as the app leaves it: 3 routines with 12 ordered tasks, 9 sessions with 36 estimations, one profile; GameSession Z_MAX 12 above its largest key 9 (deleted rows).",
+            summary:
+                "V1 store as the app leaves it: 3 routines with 12 ordered tasks, 9 sessions with 36 estimations, one profile; GameSession Z_MAX 12 above its largest key 9 (deleted rows).",
             uuid: "3C0A9E61-0D4E-4C5B-9B53-6E1F0F1A0001", dataset: data.dataset)
     }
 
@@ -34,21 +35,33 @@ public enum FixtureGenerator {
         var data = TimeQuestData(schema: TimeQuestSchemas.v1, seed: 2)
         let base = TimeQuestData.march2025
         data.routine(1, name: "emoji_☀️", displayName: "Morning ☀️🪥 — café «naïve» 日本語", activeDays: [], createdAt: base + 0.000_001)
-        data.routine(2, name: "quotes", displayName: "She said \"hi\"\nthen 'bye'\t\\ done", activeDays: Array(1...7) + Array(1...7) + [0, -1, Int64.max, Int64.min], isActive: false, createdAt: -31_536_000.25, updatedAt: -978_307_200)
+        data.routine(
+            2, name: "quotes", displayName: "She said \"hi\"\nthen 'bye'\t\\ done",
+            activeDays: Array(1...7) + Array(1...7) + [0, -1, Int64.max, Int64.min], isActive: false, createdAt: -31_536_000.25,
+            updatedAt: -978_307_200)
         data.routine(3, name: "", displayName: "", activeDays: [5], createdAt: 0, updatedAt: 1e9 + 0.123_456_789)
-        data.task(1, routine: 1, name: "long", displayName: String(repeating: "Long name ", count: 200), referenceSeconds: Int64.max, orderIndex: 0)
+        data.task(
+            1, routine: 1, name: "long", displayName: String(repeating: "Long name ", count: 200), referenceSeconds: Int64.max,
+            orderIndex: 0)
         data.task(2, routine: 1, name: "negative", displayName: "Negative", referenceSeconds: -42, orderIndex: -1)
         data.task(3, routine: 2, name: "nil_reference", displayName: "No reference", referenceSeconds: nil, orderIndex: Int64.max)
         data.task(4, routine: 3, name: "zero", displayName: "", referenceSeconds: 0, orderIndex: 0)
         data.session(1, routine: 1, startedAt: -1.5, completedAt: nil, isCalibration: true, xpEarned: Int64.min)
         data.session(2, routine: 2, startedAt: 1e10, completedAt: 1e10 + 0.5, isCalibration: false, xpEarned: 0)
-        data.estimation(1, session: 1, taskDisplayName: "Tab\there\r\nCRLF", estimatedSeconds: 1e-7, actualSeconds: 1e300, orderIndex: 0, recordedAt: -0.1)
+        data.estimation(
+            1, session: 1, taskDisplayName: "Tab\there\r\nCRLF", estimatedSeconds: 1e-7, actualSeconds: 1e300, orderIndex: 0,
+            recordedAt: -0.1)
         data.estimation(2, session: 1, taskDisplayName: "Zero", estimatedSeconds: 0, actualSeconds: 0, orderIndex: 1, recordedAt: 0.1)
-        data.estimation(3, session: 2, taskDisplayName: "Negative times", estimatedSeconds: -5.5, actualSeconds: 0.1 + 0.2, orderIndex: 2, recordedAt: 123_456_789.987_654)
-        data.profile(1, totalXP: Int64.max, currentStreak: -3, lastPlayedDate: nil, createdAt: -1e9, notificationsEnabled: false, notificationHour: 23, notificationMinute: 59, soundEnabled: false)
+        data.estimation(
+            3, session: 2, taskDisplayName: "Negative times", estimatedSeconds: -5.5, actualSeconds: 0.1 + 0.2, orderIndex: 2,
+            recordedAt: 123_456_789.987_654)
+        data.profile(
+            1, totalXP: Int64.max, currentStreak: -3, lastPlayedDate: nil, createdAt: -1e9, notificationsEnabled: false,
+            notificationHour: 23, notificationMinute: 59, soundEnabled: false)
         return Fixture(
             name: "v1-edge-cases",
-            summary: "V1 values at the edges: Unicode, emoji, quotes, tabs and newlines in names, empty strings, nil optionals, dates before 2001 and far ahead, Int64 extremes, negative and tiny Doubles, empty and long activeDays.",
+            summary:
+                "V1 values at the edges: Unicode, emoji, quotes, tabs and newlines in names, empty strings, nil optionals, dates before 2001 and far ahead, Int64 extremes, negative and tiny Doubles, empty and long activeDays.",
             uuid: "3C0A9E61-0D4E-4C5B-9B53-6E1F0F1A0002", dataset: data.dataset)
     }
 
@@ -57,7 +70,8 @@ public enum FixtureGenerator {
         data.addTypicalContent(routines: Array(TimeQuestData.typicalRoutines.prefix(2)), sessionsPerRoutine: 2)
         let base = TimeQuestData.march2025
         // A second profile, as a reinstall or a CloudKit sync of another device creates.
-        data.profile(2, totalXP: 950, currentStreak: 9, lastPlayedDate: base + 30 * 86_400, createdAt: base - 86_400 * 30, soundEnabled: false)
+        data.profile(
+            2, totalXP: 950, currentStreak: 9, lastPlayedDate: base + 30 * 86_400, createdAt: base - 86_400 * 30, soundEnabled: false)
         // Estimations duplicated by sync: same session, task name and recordedAt as 1 and 2.
         for original in (data.dataset.records["TaskEstimation"] ?? []).prefix(2) {
             let next = Int64((data.dataset.records["TaskEstimation"] ?? []).count + 1)
@@ -74,7 +88,8 @@ public enum FixtureGenerator {
         data.setMaximumPrimaryKeyFloor("Routine", 9)
         return Fixture(
             name: "v1-anomalies",
-            summary: "V1 with what sync and reinstalls leave behind: two PlayerProfiles, two duplicated estimations, a task whose routine (Z_PK 9) no longer exists.",
+            summary:
+                "V1 with what sync and reinstalls leave behind: two PlayerProfiles, two duplicated estimations, a task whose routine (Z_PK 9) no longer exists.",
             uuid: "3C0A9E61-0D4E-4C5B-9B53-6E1F0F1A0003", dataset: data.dataset)
     }
 
@@ -87,11 +102,14 @@ public enum FixtureGenerator {
         tail.task(5, routine: 2, name: "open_book", displayName: "Open Book", referenceSeconds: 30, orderIndex: 0)
         tail.session(2, routine: 1, startedAt: later + 60, completedAt: later + 600, isCalibration: false, xpEarned: 40)
         for order in 0..<4 {
-            tail.estimation(Int64(5 + order), session: 2, taskDisplayName: "Task \(order)", estimatedSeconds: 60, actualSeconds: 75.5, orderIndex: Int64(order), recordedAt: later + 120 * Double(order + 1))
+            tail.estimation(
+                Int64(5 + order), session: 2, taskDisplayName: "Task \(order)", estimatedSeconds: 60, actualSeconds: 75.5,
+                orderIndex: Int64(order), recordedAt: later + 120 * Double(order + 1))
         }
         return Fixture(
             name: "v1-wal",
-            summary: "V1 store copied while the app had it open: the main file holds 1 routine, 1 session, 4 estimations; its -wal adds 1 routine, 1 task, 1 session and 4 estimations that only a WAL-aware reader sees.",
+            summary:
+                "V1 store copied while the app had it open: the main file holds 1 routine, 1 session, 4 estimations; its -wal adds 1 routine, 1 task, 1 session and 4 estimations that only a WAL-aware reader sees.",
             uuid: "3C0A9E61-0D4E-4C5B-9B53-6E1F0F1A0004", dataset: base.dataset, walTail: tail.dataset)
     }
 
@@ -100,7 +118,8 @@ public enum FixtureGenerator {
         data.addTypicalContent(routines: TimeQuestData.typicalRoutines, sessionsPerRoutine: 2)
         return Fixture(
             name: "v2-typical",
-            summary: "V2 store as the CloudKit-enabled app writes it: cloudID on every row (the profile's is the sentinel), 3 routines, 12 tasks, 6 sessions, 24 estimations, one profile.",
+            summary:
+                "V2 store as the CloudKit-enabled app writes it: cloudID on every row (the profile's is the sentinel), 3 routines, 12 tasks, 6 sessions, 24 estimations, one profile.",
             uuid: "3C0A9E61-0D4E-4C5B-9B53-6E1F0F1A0005", dataset: data.dataset)
     }
 
@@ -155,7 +174,8 @@ public enum FixtureGenerator {
                 for entity in tail.schema.entities {
                     for record in tail.records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
                     if let highest = sink.maximumPrimaryKeys[entity.name] {
-                        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_NAME = ?", arguments: [highest, entity.name])
+                        try db.execute(
+                            sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_NAME = ?", arguments: [highest, entity.name])
                     }
                 }
                 // The profile was saved again by the app: a changed row, and its Z_OPT counts the save.

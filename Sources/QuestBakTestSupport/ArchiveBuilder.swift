@@ -63,10 +63,12 @@ public struct ArchiveBuilder {
     }
 
     public func memberBytes(_ member: Member) -> Data {
-        let header = member.header ?? {
-            let version = schemaVersion.map { "\"schemaVersion\":\"\($0)\"," } ?? ""
-            return "{\(version)\"entity\":\"\(member.name)\",\"count\":\(member.records.count)}"
-        }()
+        let header =
+            member.header
+            ?? {
+                let version = schemaVersion.map { "\"schemaVersion\":\"\($0)\"," } ?? ""
+                return "{\(version)\"entity\":\"\(member.name)\",\"count\":\(member.records.count)}"
+            }()
         return Data(([header] + member.records.map { completed($0, entity: member.name) }).map { $0 + "\n" }.joined().utf8)
     }
 
@@ -75,7 +77,8 @@ public struct ArchiveBuilder {
     var completedMembers: [Member] {
         guard let schema else { return members }
         let given = Set(members.map(\.name))
-        return members + schema.entities.filter { !given.contains($0.name) && !omittedEntities.contains($0.name) }.map { Member($0.name, records: []) }
+        return members
+            + schema.entities.filter { !given.contains($0.name) && !omittedEntities.contains($0.name) }.map { Member($0.name, records: []) }
     }
 
     public func write(to archive: URL) throws {
@@ -97,14 +100,19 @@ public struct ArchiveBuilder {
         var manifest: [String: Any] = [
             "format": "questbak-archive", "formatVersion": formatVersion, "createdAt": createdAt,
             "tool": ["name": "test", "version": "0"],
-            "source": ["storeUUID": "00000000-0000-4000-8000-000000000001", "versionIdentifiers": [schemaVersion ?? "1.0.0"], "walFrames": 0, "schema": schemaKind],
+            "source": [
+                "storeUUID": "00000000-0000-4000-8000-000000000001", "versionIdentifiers": [schemaVersion ?? "1.0.0"], "walFrames": 0,
+                "schema": schemaKind,
+            ],
             "entities": entities, "files": [], "bookkeepingRows": [:],
         ]
         if let schemaVersion { manifest["schemaVersion"] = schemaVersion }
         editManifest(&manifest)
-        try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: staging.appendingPathComponent("manifest.json"))
+        try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(
+            to: staging.appendingPathComponent("manifest.json"))
         let names = ["manifest.json"] + members.map { "entities/\($0.name).jsonl" }
-        let status = try Questbak.runProcess("/usr/bin/env", ["tar", "--zstd", "--format=ustar", "-cf", archive.path, "-C", staging.path] + names)
+        let status = try Questbak.runProcess(
+            "/usr/bin/env", ["tar", "--zstd", "--format=ustar", "-cf", archive.path, "-C", staging.path] + names)
         guard status == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 }
@@ -113,29 +121,49 @@ public struct ArchiveBuilder {
 /// overridden; `nil` in `overrides` removes the key.
 public enum RecordLines {
     public static func routine(_ pk: Int, _ overrides: [String: Any?] = [:]) -> String {
-        line(pk, ["name": "r\(pk)", "displayName": "Routine \(pk)", "activeDays": [2, 3], "isActive": true,
-                  "createdAt": "2025-01-0\(pk % 9 + 1)T08:00:00Z", "updatedAt": "2025-02-01T08:00:00Z"], overrides)
+        line(
+            pk,
+            [
+                "name": "r\(pk)", "displayName": "Routine \(pk)", "activeDays": [2, 3], "isActive": true,
+                "createdAt": "2025-01-0\(pk % 9 + 1)T08:00:00Z", "updatedAt": "2025-02-01T08:00:00Z",
+            ], overrides)
     }
 
     public static func task(_ pk: Int, routine: Int?, _ overrides: [String: Any?] = [:]) -> String {
-        line(pk, ["name": "t\(pk)", "displayName": "Task \(pk)", "referenceDurationSeconds": NSNull(), "orderIndex": pk,
-                  "routine": routine.map { $0 as Any } ?? NSNull()], overrides)
+        line(
+            pk,
+            [
+                "name": "t\(pk)", "displayName": "Task \(pk)", "referenceDurationSeconds": NSNull(), "orderIndex": pk,
+                "routine": routine.map { $0 as Any } ?? NSNull(),
+            ], overrides)
     }
 
     public static func session(_ pk: Int, routine: Int?, _ overrides: [String: Any?] = [:]) -> String {
-        line(pk, ["startedAt": "2025-03-0\(pk % 9 + 1)T07:00:00Z", "completedAt": NSNull(), "isCalibration": false, "xpEarned": 10,
-                  "routine": routine.map { $0 as Any } ?? NSNull()], overrides)
+        line(
+            pk,
+            [
+                "startedAt": "2025-03-0\(pk % 9 + 1)T07:00:00Z", "completedAt": NSNull(), "isCalibration": false, "xpEarned": 10,
+                "routine": routine.map { $0 as Any } ?? NSNull(),
+            ], overrides)
     }
 
     public static func estimation(_ pk: Int, session: Int?, _ overrides: [String: Any?] = [:]) -> String {
-        line(pk, ["taskDisplayName": "Task \(pk)", "estimatedSeconds": 60.5, "actualSeconds": 70.25, "differenceSeconds": 9.75,
-                  "accuracyPercent": 86.1, "ratingRawValue": "close", "orderIndex": pk, "recordedAt": "2025-03-01T07:0\(pk % 10):00Z",
-                  "session": session.map { $0 as Any } ?? NSNull()], overrides)
+        line(
+            pk,
+            [
+                "taskDisplayName": "Task \(pk)", "estimatedSeconds": 60.5, "actualSeconds": 70.25, "differenceSeconds": 9.75,
+                "accuracyPercent": 86.1, "ratingRawValue": "close", "orderIndex": pk, "recordedAt": "2025-03-01T07:0\(pk % 10):00Z",
+                "session": session.map { $0 as Any } ?? NSNull(),
+            ], overrides)
     }
 
     public static func profile(_ pk: Int, _ overrides: [String: Any?] = [:]) -> String {
-        line(pk, ["totalXP": 100, "currentStreak": 3, "lastPlayedDate": "2025-03-01T07:00:00Z", "notificationsEnabled": true,
-                  "notificationHour": 7, "notificationMinute": 30, "soundEnabled": true, "createdAt": "2025-01-01T00:00:00Z"], overrides)
+        line(
+            pk,
+            [
+                "totalXP": 100, "currentStreak": 3, "lastPlayedDate": "2025-03-01T07:00:00Z", "notificationsEnabled": true,
+                "notificationHour": 7, "notificationMinute": 30, "soundEnabled": true, "createdAt": "2025-01-01T00:00:00Z",
+            ], overrides)
     }
 
     public static func line(_ pk: Int, _ base: [String: Any], _ overrides: [String: Any?]) -> String {

@@ -92,7 +92,9 @@ public enum Questbak {
 
     /// Runs questbak with `arguments`; `prefix` wraps it (e.g. `setpriv …` to drop privileges).
     @discardableResult
-    public static func run(_ arguments: [String], prefix: [String] = [], environment: [String: String]? = nil, input: Data? = nil) throws -> CommandResult {
+    public static func run(
+        _ arguments: [String], prefix: [String] = [], environment: [String: String]? = nil, input: Data? = nil
+    ) throws -> CommandResult {
         try execute(["/usr/bin/env"] + prefix + [executable.path] + arguments, environment: environment, input: input)
     }
 

@@ -21,7 +21,8 @@ do {
         guard arguments.count == 3, let count = Int(arguments[1]) else {
             fail("usage: questbak-fixtures --bulk N [--v1] STORE", status: 64)
         }
-        try BulkStore.write(to: URL(fileURLWithPath: arguments[2]), schema: v1 ? TimeQuestSchemas.v1 : TimeQuestSchemas.v2, estimations: count)
+        try BulkStore.write(
+            to: URL(fileURLWithPath: arguments[2]), schema: v1 ? TimeQuestSchemas.v1 : TimeQuestSchemas.v2, estimations: count)
         print("wrote \(arguments[2]) with \(count) estimations")
     } else {
         // An option it does not know is not a folder name: `--hlep` must not become a folder.

@@ -53,7 +53,9 @@ while let argument = arguments.popFirst() {
             exit(64)
         }
     case "-h", "--help":
-        print("usage: questbak-fuzz [--mode bytes|values|both] [--iterations N] [--seed S] [--time-limit SECONDS] [--work DIR] [--verbose] [SEED.qbak …]")
+        print(
+            "usage: questbak-fuzz [--mode bytes|values|both] [--iterations N] [--seed S] [--time-limit SECONDS] [--work DIR] [--verbose] [SEED.qbak …]"
+        )
         exit(0)
     default: seeds.append(URL(fileURLWithPath: argument))
     }
@@ -67,7 +69,8 @@ guard !seeds.isEmpty else {
     FileHandle.standardError.write(Data("questbak-fuzz: no seed archives (run from the package root, or name some)\n".utf8))
     exit(66)
 }
-let directory = work ?? FileManager.default.temporaryDirectory.appendingPathComponent("questbak-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
+let directory =
+    work ?? FileManager.default.temporaryDirectory.appendingPathComponent("questbak-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
 do {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     print("work directory: \(directory.path)")
@@ -90,14 +93,17 @@ do {
                     continue
                 }
             }
-            print("[\(mode.rawValue)] \(archive.lastPathComponent): \(report.inputs) inputs, slowest \(String(format: "%.3f", report.slowestSeconds)) s\(report.passed ? "" : ", FAILED")")
+            print(
+                "[\(mode.rawValue)] \(archive.lastPathComponent): \(report.inputs) inputs, slowest \(String(format: "%.3f", report.slowestSeconds)) s\(report.passed ? "" : ", FAILED")"
+            )
             total.merge(report)
         }
         print("== mode \(mode.rawValue) ==")
         print(total)
         // Every problem, not only the first 20 the summary shows.
         let listing = directory.appendingPathComponent("problems-\(mode.rawValue).txt")
-        let lines = total.badErrors.map { "BAD: \($0)" } + total.silentChanges.map { "CHANGED: \($0)" }
+        let lines =
+            total.badErrors.map { "BAD: \($0)" } + total.silentChanges.map { "CHANGED: \($0)" }
             + total.slowInputs.map { "SLOW: \($0)" } + total.questionable.map { "QUESTIONABLE: \($0)" }
         if !lines.isEmpty {
             try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: listing)
@@ -112,7 +118,9 @@ do {
     if totals.count > 1 {
         print("== summary ==")
         for (mode, report) in totals {
-            print("\(mode.rawValue): \(report.inputs) inputs in \(String(format: "%.1f", report.totalSeconds)) s, slowest \(String(format: "%.3f", report.slowestSeconds)) s, bad errors \(report.badErrors.count), silent changes \(report.silentChanges.count), slow \(report.slowInputs.count): \(report.passed ? "PASS" : "FAIL")")
+            print(
+                "\(mode.rawValue): \(report.inputs) inputs in \(String(format: "%.1f", report.totalSeconds)) s, slowest \(String(format: "%.3f", report.slowestSeconds)) s, bad errors \(report.badErrors.count), silent changes \(report.silentChanges.count), slow \(report.slowInputs.count): \(report.passed ? "PASS" : "FAIL")"
+            )
         }
     }
     exit(totals.allSatisfy { $0.report.passed } ? 0 : 1)

@@ -1,9 +1,10 @@
 import CArchive
 import Crypto
 import Foundation
-@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 // A hostile-input campaign against ArchiveReader.read, the one door every archive comes in by.
@@ -250,8 +251,10 @@ final class ArchiveReaderTests: XCTestCase {
     }
 
     /// Reads `url` on another thread, so that a hang fails the test instead of stopping it.
-    func read(_ url: URL, limits: ArchiveReader.Limits = .init(), timeout: Double = 20,
-              file: StaticString = #filePath, line: UInt = #line) -> (Result<ArchiveReader.Verification, Error>?, Double) {
+    func read(
+        _ url: URL, limits: ArchiveReader.Limits = .init(), timeout: Double = 20,
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> (Result<ArchiveReader.Verification, Error>?, Double) {
         let box = Box()
         let done = DispatchSemaphore(value: 0)
         let start = Date()
@@ -472,7 +475,8 @@ final class ArchiveReaderTests: XCTestCase {
                 let url = try bench.write(bytes: Data(bytes), "flip-header-\(offset)")
                 if index == 0 {
                     // libarchive then cannot even tell a tar.
-                    assertRefused(url, .unreadable(path: url.path, reason: "neither a SQLite store nor a tar archive (plain, gzip or zstd)"))
+                    assertRefused(
+                        url, .unreadable(path: url.path, reason: "neither a SQLite store nor a tar archive (plain, gzip or zstd)"))
                 } else {
                     assertRefused(url, .unreadable(path: url.path, reason: "Damaged tar archive after member \(members[index - 1].path)"))
                 }
@@ -576,15 +580,20 @@ final class ArchiveReaderTests: XCTestCase {
         let routine = manifest.entities.first { $0.name == "Routine" }!
 
         var url = try bench.write(try Self.withManifest(members) { $0.entities[2].count += 1 }, "count")
-        assertRefused(url, kind: "invalidLine", mentions: ["entities/Routine.jsonl line 1", "count \(routine.count), the manifest says \(routine.count + 1)"])
+        assertRefused(
+            url, kind: "invalidLine",
+            mentions: ["entities/Routine.jsonl line 1", "count \(routine.count), the manifest says \(routine.count + 1)"])
 
         url = try bench.write(try Self.withManifest(members) { $0.entities[2].sha256 = String(repeating: "0", count: 64) }, "sha")
         assertRefused(
-            url, .checksumMismatch(path: url.path, member: routine.path, expected: String(repeating: "0", count: 64), found: routine.sha256),
+            url,
+            .checksumMismatch(path: url.path, member: routine.path, expected: String(repeating: "0", count: 64), found: routine.sha256),
             mentions: [routine.path])
 
         url = try bench.write(try Self.withManifest(members) { $0.entities[2].bytes += 1 }, "bytes")
-        assertRefused(url, .sizeMismatch(path: url.path, member: routine.path, declared: routine.bytes + 1, found: routine.bytes), mentions: [routine.path])
+        assertRefused(
+            url, .sizeMismatch(path: url.path, member: routine.path, declared: routine.bytes + 1, found: routine.bytes),
+            mentions: [routine.path])
 
         url = try bench.write(try Self.withManifest(members) { $0.files[0].bytes -= 1 }, "file-bytes")
         assertRefused(url, kind: "sizeMismatch", mentions: ["store/metadata.plist"])
@@ -647,19 +656,21 @@ final class ArchiveReaderTests: XCTestCase {
         lines = Self.lines(members.first { $0.path == routine.path }!.data)
         lines.append(lines.last!)
         url = try bench.write(try Self.replacing(routine.path, in: members, with: Self.joinLines(lines)), "more")
-        assertRefused(url, kind: "invalidLine", mentions: ["entities/Routine.jsonl line \(routine.count + 2)", "beyond the \(routine.count)"])
+        assertRefused(
+            url, kind: "invalidLine", mentions: ["entities/Routine.jsonl line \(routine.count + 2)", "beyond the \(routine.count)"])
 
         // Listed twice: used to trap in Dictionary(uniqueKeysWithValues:).
         url = try bench.write(try Self.withManifest(members) { $0.files.append($0.files[0]) }, "file-twice")
         assertRefused(url, .notAQuestbakArchive(path: url.path, reason: "file store/metadata.plist is listed twice"))
         url = try bench.write(try Self.withManifest(members) { $0.entities.append($0.entities[2]) }, "entity-twice")
         assertRefused(url, kind: "notAQuestbakArchive", mentions: ["entity Routine is listed twice"])
-        url = try bench.write(try Self.withManifest(members) { manifest in
-            var clash = manifest.entities[2]
-            clash.name = "ROUTINE"
-            clash.path = "entities/ROUTINE.jsonl"
-            manifest.entities.append(clash)
-        }, "entity-case")
+        url = try bench.write(
+            try Self.withManifest(members) { manifest in
+                var clash = manifest.entities[2]
+                clash.name = "ROUTINE"
+                clash.path = "entities/ROUTINE.jsonl"
+                manifest.entities.append(clash)
+            }, "entity-case")
         assertRefused(url, kind: "notAQuestbakArchive", mentions: ["entity ROUTINE is listed twice"])
 
         url = try bench.write(try Self.withManifest(members) { $0.files[0].path = "store/../../etc/passwd" }, "file-path")
@@ -751,7 +762,9 @@ final class ArchiveReaderTests: XCTestCase {
         XCTAssertLessThan(assertRefused(url, kind: "unexpectedMember", mentions: ["(100009 bytes)"])?.errorDescription?.count ?? 0, 1000)
 
         // Reading extracts nothing, anywhere.
-        XCTAssertEqual(try DirectoryState(of: bench.directory.url).files.keys.filter { !$0.hasSuffix(".qbak") }.sorted(), before.files.keys.filter { !$0.hasSuffix(".qbak") }.sorted())
+        XCTAssertEqual(
+            try DirectoryState(of: bench.directory.url).files.keys.filter { !$0.hasSuffix(".qbak") }.sorted(),
+            before.files.keys.filter { !$0.hasSuffix(".qbak") }.sorted())
         XCTAssertFalse(FileManager.default.fileExists(atPath: outside.appendingPathComponent("evil").path))
         for name in ["evil", "x", "etc", "entities", "store", "manifest.json"] {
             XCTAssertFalse(FileManager.default.fileExists(atPath: bench.directory.path(name).path), name)
@@ -815,7 +828,10 @@ final class ArchiveReaderTests: XCTestCase {
         let header = "{\"schemaVersion\":\"1.0.0\",\"entity\":\"GameSession\",\"count\":0}"
         let url = try writeBomb(bench, size: 300 << 20, byte: 0x0A, header: header, count: 0, label: "bomb-lines")
         assertRefused(
-            url, .invalidLine(path: url.path, member: "entities/GameSession.jsonl", line: 2, reason: "a record beyond the 0 the manifest and header declare"),
+            url,
+            .invalidLine(
+                path: url.path, member: "entities/GameSession.jsonl", line: 2,
+                reason: "a record beyond the 0 the manifest and header declare"),
             within: 5)
     }
 
@@ -835,7 +851,9 @@ final class ArchiveReaderTests: XCTestCase {
             try writer.finish()
         }
         assertRefused(
-            url, .unexpectedMember(path: url.path, member: "manifest.json", reason: "104857600 bytes, more than the 16777216 a manifest may have"),
+            url,
+            .unexpectedMember(
+                path: url.path, member: "manifest.json", reason: "104857600 bytes, more than the 16777216 a manifest may have"),
             within: 1)
 
         let fileSize: Int64 = 300 << 20
@@ -853,7 +871,8 @@ final class ArchiveReaderTests: XCTestCase {
             try writer.finish()
         }
         assertRefused(
-            url, .unexpectedMember(path: url.path, member: "store/metadata.plist", reason: "314572800 bytes, more than the 268435456 allowed"),
+            url,
+            .unexpectedMember(path: url.path, member: "store/metadata.plist", reason: "314572800 bytes, more than the 268435456 allowed"),
             within: 1)
     }
 
@@ -900,7 +919,9 @@ final class ArchiveReaderTests: XCTestCase {
         let fileManager = FileManager.default
         try fileManager.createDirectory(at: Self.corpus, withIntermediateDirectories: true)
         let directory = try TemporaryTestDirectory()
-        for (fixture, compression) in [("v1-typical", ArchiveCompression.zstd), ("v1-typical", .gzip), ("v1-edge-cases", .none), ("v2-typical", .zstd)] {
+        for (fixture, compression) in [
+            ("v1-typical", ArchiveCompression.zstd), ("v1-typical", .gzip), ("v1-edge-cases", .none), ("v2-typical", .zstd),
+        ] {
             let store = directory.path("\(fixture)-\(compression)")
             try fileManager.copyItem(at: Repository.fixtures.appendingPathComponent(fixture), to: store)
             let url = Self.corpus.appendingPathComponent("accepted-\(fixture).\(compression.rawValue).qbak")
@@ -918,10 +939,12 @@ final class ArchiveReaderTests: XCTestCase {
         try Self.writeArchive(clash, to: Self.corpus.appendingPathComponent("refused-unexpectedMember-case-clash.qbak"), compression: .zstd)
         var escape = members
         escape.insert(Member(path: "entities/\u{1B}[2J.jsonl", data: Data("x\n".utf8)), at: 1)
-        try Self.writeArchive(escape, to: Self.corpus.appendingPathComponent("refused-unexpectedMember-escape-name.qbak"), compression: .gzip)
+        try Self.writeArchive(
+            escape, to: Self.corpus.appendingPathComponent("refused-unexpectedMember-escape-name.qbak"), compression: .gzip)
         var tar = [UInt8](try Data(contentsOf: try bench.export(.none)))
         let (headers, _) = Self.layout(Data(tar))
         tar[headers[2] + 10] ^= 0x01
-        try RawCompression.compress(Data(tar), with: .zstd).write(to: Self.corpus.appendingPathComponent("refused-unreadable-damaged-header.qbak"))
+        try RawCompression.compress(Data(tar), with: .zstd).write(
+            to: Self.corpus.appendingPathComponent("refused-unreadable-damaged-header.qbak"))
     }
 }

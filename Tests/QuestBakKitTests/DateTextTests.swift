@@ -1,5 +1,6 @@
-@testable import QuestBakFixtures
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 final class DateTextTests: XCTestCase {
@@ -16,7 +17,9 @@ final class DateTextTests: XCTestCase {
 
     func testRoundTripsTheExactBitPattern() {
         var random = SeededGenerator(seed: 42)
-        var values: [Double] = [0, -0.1, 1e-7, -1e-7, 0.000_001, 1e10 + 0.5, -1e9, 123_456_789.987_654, -31_536_000.25, 762_505_200.000_001]
+        var values: [Double] = [
+            0, -0.1, 1e-7, -1e-7, 0.000_001, 1e10 + 0.5, -1e9, 123_456_789.987_654, -31_536_000.25, 762_505_200.000_001,
+        ]
         for _ in 0..<5000 {
             values.append(Double.random(in: -2e9...2e9, using: &random))
             values.append(Double(Int.random(in: -1_000_000...1_000_000, using: &random)) / 1000)
@@ -42,8 +45,10 @@ final class DateTextTests: XCTestCase {
     }
 
     func testMalformedTextIsRejected() {
-        for text in ["", "2001-01-01", "2001-13-01T00:00:00Z", "2001-02-30T00:00:00Z", "2001-01-01T24:00:00Z", "2001-01-01T00:00:00.Z",
-                     "2001-01-01T00:00:00+01:00", "2001-01-01T00:00:00.1aZ", "x001-01-01T00:00:00Z"] {
+        for text in [
+            "", "2001-01-01", "2001-13-01T00:00:00Z", "2001-02-30T00:00:00Z", "2001-01-01T24:00:00Z", "2001-01-01T00:00:00.Z",
+            "2001-01-01T00:00:00+01:00", "2001-01-01T00:00:00.1aZ", "x001-01-01T00:00:00Z",
+        ] {
             XCTAssertNil(DateText.secondsSinceReferenceDate(iso8601: text), text)
         }
     }

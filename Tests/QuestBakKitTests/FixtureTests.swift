@@ -1,7 +1,8 @@
-@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 /// Opens every committed fixture through the store layer and checks it against the generator's
@@ -75,14 +76,17 @@ final class FixtureTests: XCTestCase {
         let url = try directory.copyFixture("v1-edge-cases")
         let queue = try DatabaseQueue(path: url.path)
         try queue.read { db in
-            let row = try XCTUnwrap(Row.fetchOne(db, sql: "SELECT ZDISPLAYNAME, ZCREATEDAT, ZUPDATEDAT, ZISACTIVE FROM ZROUTINE WHERE Z_PK = 2"))
+            let row = try XCTUnwrap(
+                Row.fetchOne(db, sql: "SELECT ZDISPLAYNAME, ZCREATEDAT, ZUPDATEDAT, ZISACTIVE FROM ZROUTINE WHERE Z_PK = 2"))
             XCTAssertEqual(row[0] as String, "She said \"hi\"\nthen 'bye'\t\\ done")
             XCTAssertEqual((row[1] as Double).bitPattern, (-31_536_000.25).bitPattern)
             XCTAssertEqual(row[2] as Double, -978_307_200)
             XCTAssertEqual(row[3] as Int64, 0)
-            XCTAssertEqual(try String.fetchOne(db, sql: "SELECT ZDISPLAYNAME FROM ZROUTINE WHERE Z_PK = 1"), "Morning ☀️🪥 — café «naïve» 日本語")
+            XCTAssertEqual(
+                try String.fetchOne(db, sql: "SELECT ZDISPLAYNAME FROM ZROUTINE WHERE Z_PK = 1"), "Morning ☀️🪥 — café «naïve» 日本語")
             XCTAssertEqual(try Int64.fetchOne(db, sql: "SELECT ZREFERENCEDURATIONSECONDS FROM ZROUTINETASK WHERE Z_PK = 1"), Int64.max)
-            XCTAssertTrue(try Row.fetchOne(db, sql: "SELECT ZREFERENCEDURATIONSECONDS FROM ZROUTINETASK WHERE Z_PK = 3")![0] == nil as Int64?)
+            XCTAssertTrue(
+                try Row.fetchOne(db, sql: "SELECT ZREFERENCEDURATIONSECONDS FROM ZROUTINETASK WHERE Z_PK = 3")![0] == nil as Int64?)
             XCTAssertEqual(try Int64.fetchOne(db, sql: "SELECT ZXPEARNED FROM ZGAMESESSION WHERE Z_PK = 1"), Int64.min)
             XCTAssertEqual(try Double.fetchOne(db, sql: "SELECT ZACTUALSECONDS FROM ZTASKESTIMATION WHERE Z_PK = 1"), 1e300)
         }
@@ -129,12 +133,18 @@ final class FixtureTests: XCTestCase {
             for suffix in ["", "-wal", "-shm"] {
                 let committed = Repository.fixtures.appendingPathComponent("\(fixture.name)/default.store\(suffix)")
                 let generated = directory.path("\(fixture.name)/default.store\(suffix)")
-                XCTAssertEqual(FileManager.default.fileExists(atPath: committed.path), FileManager.default.fileExists(atPath: generated.path), committed.path)
+                XCTAssertEqual(
+                    FileManager.default.fileExists(atPath: committed.path), FileManager.default.fileExists(atPath: generated.path),
+                    committed.path)
                 if FileManager.default.fileExists(atPath: generated.path) {
-                    XCTAssertEqual(try Data(contentsOf: committed), try Data(contentsOf: generated), "\(committed.path) differs; run `make fixtures` if the generator changed on purpose")
+                    XCTAssertEqual(
+                        try Data(contentsOf: committed), try Data(contentsOf: generated),
+                        "\(committed.path) differs; run `make fixtures` if the generator changed on purpose")
                 }
             }
         }
-        XCTAssertEqual(try Data(contentsOf: Repository.fixtures.appendingPathComponent("README.md")), try Data(contentsOf: directory.path("README.md")))
+        XCTAssertEqual(
+            try Data(contentsOf: Repository.fixtures.appendingPathComponent("README.md")), try Data(contentsOf: directory.path("README.md"))
+        )
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import QuestBakFixtures
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 /// Binary property lists built to break the reader: trailer fields, offsets, counts and widths
@@ -36,7 +37,11 @@ final class HostilePlistTests: XCTestCase {
         return Data(bytes)
     }
 
-    enum TrailerField: Int { case objectCount = 8, topObject = 16, offsetTable = 24 }
+    enum TrailerField: Int {
+        case objectCount = 8
+        case topObject = 16
+        case offsetTable = 24
+    }
 
     /// `data` with one 8-byte trailer field replaced.
     static func replacing(_ field: TrailerField, in data: Data, with value: UInt64) -> Data {
@@ -50,7 +55,8 @@ final class HostilePlistTests: XCTestCase {
     let forty = BinaryPropertyList.encode(.array((0..<40).map { .integer($0) }))
 
     /// Decoding must throw a FormatError whose reason contains `expected` (when given).
-    func assertRefused(_ data: Data, _ expected: String? = nil, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
+    func assertRefused(_ data: Data, _ expected: String? = nil, _ message: String = "", file: StaticString = #filePath, line: UInt = #line)
+    {
         XCTAssertThrowsError(try BinaryPropertyList.decode(data), message, file: file, line: line) { error in
             guard let error = error as? BinaryPropertyList.FormatError else {
                 return XCTFail("\(message): not a FormatError: \(error)", file: file, line: line)
@@ -96,7 +102,9 @@ final class HostilePlistTests: XCTestCase {
 
     func testBadTrailerWidthsThrow() {
         for (offsetWidth, referenceWidth) in [(0, 1), (3, 1), (16, 1), (255, 1), (1, 0), (1, 3), (1, 16), (1, 255)] {
-            assertRefused(Self.assemble([[0x10, 1]], offsetWidth: offsetWidth, referenceWidth: referenceWidth), "widths", "\(offsetWidth)/\(referenceWidth)")
+            assertRefused(
+                Self.assemble([[0x10, 1]], offsetWidth: offsetWidth, referenceWidth: referenceWidth), "widths",
+                "\(offsetWidth)/\(referenceWidth)")
         }
     }
 
@@ -104,8 +112,10 @@ final class HostilePlistTests: XCTestCase {
 
     func testObjectOffsetsAtIntegerLimitsThrow() {
         for offset in [UInt64.max, UInt64(Int64.max), UInt64(Int64.max) + 1, 0, 7] {
-            assertRefused(Self.assemble([[0xA1, 1], [0x10, 5]], offsetWidth: 8, offsets: [8, offset]), "offset", "element offset \(offset)")
-            assertRefused(Self.assemble([[0xA1, 1], [0x10, 5]], offsetWidth: 8, offsets: [offset, 10]), "offset", "top offset \(offset)")
+            assertRefused(
+                Self.assemble([[0xA1, 1], [0x10, 5]], offsetWidth: 8, offsets: [8, offset]), "offset", "element offset \(offset)")
+            assertRefused(
+                Self.assemble([[0xA1, 1], [0x10, 5]], offsetWidth: 8, offsets: [offset, 10]), "offset", "top offset \(offset)")
         }
         // An offset that points into the offset table itself.
         assertRefused(Self.assemble([[0xA1, 1], [0x10, 5]], offsets: [8, 12]), "offset")
@@ -197,7 +207,8 @@ final class HostilePlistTests: XCTestCase {
         // Before: the second value replaced the first, silently.
         assertRefused(Self.assemble([[0xD2, 1, 2, 3, 4], [0x51, 0x61], [0x51, 0x61], [0x10, 1], [0x10, 2]]), "twice")
         // "é" as U+00E9 and as e + U+0301: different bytes, one Swift String key.
-        assertRefused(Self.assemble([[0xD2, 1, 2, 3, 4], [0x61, 0x00, 0xE9], [0x62, 0x00, 0x65, 0x03, 0x01], [0x10, 1], [0x10, 2]]), "twice")
+        assertRefused(
+            Self.assemble([[0xD2, 1, 2, 3, 4], [0x61, 0x00, 0xE9], [0x62, 0x00, 0x65, 0x03, 0x01], [0x10, 1], [0x10, 2]]), "twice")
         assertRefused(Self.assemble([[0xD1, 1, 2], [0x10, 1], [0x10, 2]]), "not a string")
     }
 
@@ -229,11 +240,14 @@ final class HostilePlistTests: XCTestCase {
 
     /// Every 8-byte trailer field and every offset-table entry set to values at integer limits.
     func testTrailerAndOffsetFieldsAtLimitsNeverTrap() {
-        let sample = BinaryPropertyList.encode(.dictionary([
-            "text": .string("plain"), "unicode": .string("café ☀️"), "numbers": .array([.integer(-1), .integer(Int64.max)]),
-            "blob": .data(Data(count: 300)), "uid": .uid(300), "real": .real(-0.0),
-        ]))
-        let limits: [UInt64] = [0, 1, 7, 8, 0xFF, 0x100, 0xFFFF, 0xFFFF_FFFF, 1 << 32, UInt64(Int64.max), 1 << 63, UInt64.max - 1, UInt64.max]
+        let sample = BinaryPropertyList.encode(
+            .dictionary([
+                "text": .string("plain"), "unicode": .string("café ☀️"), "numbers": .array([.integer(-1), .integer(Int64.max)]),
+                "blob": .data(Data(count: 300)), "uid": .uid(300), "real": .real(-0.0),
+            ]))
+        let limits: [UInt64] = [
+            0, 1, 7, 8, 0xFF, 0x100, 0xFFFF, 0xFFFF_FFFF, 1 << 32, UInt64(Int64.max), 1 << 63, UInt64.max - 1, UInt64.max,
+        ]
         for field in [TrailerField.objectCount, .topObject, .offsetTable] {
             for value in limits {
                 _ = try? BinaryPropertyList.decode(Self.replacing(field, in: sample, with: value))
@@ -265,24 +279,33 @@ final class HostilePlistTests: XCTestCase {
 
     /// Fixtures are compared byte for byte: these are the writer's bytes from before the reader's fix.
     func testWriterOutputIsByteIdentical() {
-        XCTAssertEqual(forty.base64EncodedString(), "YnBsaXN0MDCvECgBAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICEiIyQlJicoEAAQARACEAMQBBAFEAYQBxAIEAkQChALEAwQDRAOEA8QEBAREBIQExAUEBUQFhAXEBgQGRAaEBsQHBAdEB4QHxAgECEQIhAjECQQJRAmECcIMzU3OTs9P0FDRUdJS01PUVNVV1lbXV9hY2VnaWttb3FzdXd5e31/gQAAAAAAAAEBAAAAAAAAACkAAAAAAAAAAAAAAAAAAACD")
+        XCTAssertEqual(
+            forty.base64EncodedString(),
+            "YnBsaXN0MDCvECgBAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICEiIyQlJicoEAAQARACEAMQBBAFEAYQBxAIEAkQChALEAwQDRAOEA8QEBAREBIQExAUEBUQFhAXEBgQGRAaEBsQHBAdEB4QHxAgECEQIhAjECQQJRAmECcIMzU3OTs9P0FDRUdJS01PUVNVV1lbXV9hY2VnaWttb3FzdXd5e31/gQAAAAAAAAEBAAAAAAAAACkAAAAAAAAAAAAAAAAAAACD"
+        )
         XCTAssertEqual(
             TransformableArray.archive([.integer(2), .integer(3), .integer(2)]).base64EncodedString(),
-            "YnBsaXN0MDDUAQIDBAUGGRxZJGFyY2hpdmVyWCRvYmplY3RzVCR0b3BYJHZlcnNpb25fEA9OU0tleWVkQXJjaGl2ZXKlBwgQERJVJG51bGzSCQoLDFYkY2xhc3NaTlMub2JqZWN0c4AEow0OD4ACgAOAAhACEAPSExQVGFgkY2xhc3Nlc1okY2xhc3NuYW1lohYXV05TQXJyYXlYTlNPYmplY3RXTlNBcnJhedEaG1Ryb290gAESAAGGoAgRGyQpMkRKUFVcZ2ltb3FzdXd8hZCTm6Ssr7S2AAAAAAAAAQEAAAAAAAAAHQAAAAAAAAAAAAAAAAAAALs=")
+            "YnBsaXN0MDDUAQIDBAUGGRxZJGFyY2hpdmVyWCRvYmplY3RzVCR0b3BYJHZlcnNpb25fEA9OU0tleWVkQXJjaGl2ZXKlBwgQERJVJG51bGzSCQoLDFYkY2xhc3NaTlMub2JqZWN0c4AEow0OD4ACgAOAAhACEAPSExQVGFgkY2xhc3Nlc1okY2xhc3NuYW1lohYXV05TQXJyYXlYTlNPYmplY3RXTlNBcnJhedEaG1Ryb290gAESAAGGoAgRGyQpMkRKUFVcZ2ltb3FzdXd8hZCTm6Ssr7S2AAAAAAAAAQEAAAAAAAAAHQAAAAAAAAAAAAAAAAAAALs="
+        )
     }
 
     // MARK: Keyed archives (TransformableArray)
 
     func keyedArchive(_ objects: [PropertyListValue], root: UInt64 = 1) -> Data {
-        BinaryPropertyList.encode(.dictionary([
-            "$archiver": .string("NSKeyedArchiver"), "$version": .integer(100_000),
-            "$top": .dictionary(["root": .uid(root)]), "$objects": .array(objects),
-        ]))
+        BinaryPropertyList.encode(
+            .dictionary([
+                "$archiver": .string("NSKeyedArchiver"), "$version": .integer(100_000),
+                "$top": .dictionary(["root": .uid(root)]), "$objects": .array(objects),
+            ]))
     }
 
-    let arrayClass: PropertyListValue = .dictionary(["$classname": .string("NSArray"), "$classes": .array([.string("NSArray"), .string("NSObject")])])
+    let arrayClass: PropertyListValue = .dictionary([
+        "$classname": .string("NSArray"), "$classes": .array([.string("NSArray"), .string("NSObject")]),
+    ])
 
-    func assertUnarchiveRefused(_ data: Data, _ expected: String, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
+    func assertUnarchiveRefused(
+        _ data: Data, _ expected: String, _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try TransformableArray.unarchive(data), message, file: file, line: line) { error in
             let reason: String
             switch error {
@@ -305,7 +328,9 @@ final class HostilePlistTests: XCTestCase {
 
     func testUnarchiveOfHostileUIDsThrows() {
         for uid in [UInt64.max, UInt64(Int64.max) + 1, UInt64(Int64.max), 3] {
-            let objects: [PropertyListValue] = [.string("$null"), .dictionary(["NS.objects": .array([.uid(uid)]), "$class": .uid(2)]), arrayClass]
+            let objects: [PropertyListValue] = [
+                .string("$null"), .dictionary(["NS.objects": .array([.uid(uid)]), "$class": .uid(2)]), arrayClass,
+            ]
             assertUnarchiveRefused(keyedArchive(objects), "out of range", "element UID \(uid)")
             assertUnarchiveRefused(keyedArchive(objects, root: uid), "out of range", "root UID \(uid)")
         }
@@ -328,7 +353,10 @@ final class HostilePlistTests: XCTestCase {
         assertUnarchiveRefused(keyedArchive(classless), "no class")
         let mutable: [PropertyListValue] = [
             .string("$null"), .dictionary(["NS.objects": .array([.uid(3)]), "$class": .uid(2)]),
-            .dictionary(["$classname": .string("NSMutableArray"), "$classes": .array([.string("NSMutableArray"), .string("NSArray"), .string("NSObject")])]),
+            .dictionary([
+                "$classname": .string("NSMutableArray"),
+                "$classes": .array([.string("NSMutableArray"), .string("NSArray"), .string("NSObject")]),
+            ]),
             .integer(4),
         ]
         XCTAssertEqual(try TransformableArray.unarchive(keyedArchive(mutable)), [.integer(4)])
@@ -337,7 +365,9 @@ final class HostilePlistTests: XCTestCase {
     /// Strings that Swift calls equal (canonically equivalent) but whose bytes differ were
     /// shared as one object by the writer, so the second came back as the first.
     func testCanonicallyEquivalentStringsRoundTripExactly() throws {
-        let elements: [PropertyListValue] = [.string("e\u{301}"), .string("\u{E9}"), .string("x"), .string("x"), .string("\u{212B}"), .string("\u{C5}")]
+        let elements: [PropertyListValue] = [
+            .string("e\u{301}"), .string("\u{E9}"), .string("x"), .string("x"), .string("\u{212B}"), .string("\u{C5}"),
+        ]
         let decoded = try TransformableArray.unarchive(TransformableArray.archive(elements))
         XCTAssertEqual(decoded.count, elements.count)
         for (found, expected) in zip(decoded, elements) {
@@ -348,15 +378,19 @@ final class HostilePlistTests: XCTestCase {
 
     /// JSON arrays are read strictly: JSONDecoder turned 1.00000000000000001 into 1 and accepted `[1,]`.
     func testJSONArraysAreReadStrictly() throws {
-        for text in ["[1.00000000000000001]", "[1.0]", "[1e2]", "[1,]", "[01]", "[9223372036854775808]", "[-9223372036854775809]",
-                     #"["\ud800"]"#, #"["\udc00\ud800"]"#, #"["a\x"]"#, "[\"a\u{1}\"]", "[1,\"a\"]", "[true]", "[null]", "[1] 2", "[[1]]", "{}", ""] {
+        for text in [
+            "[1.00000000000000001]", "[1.0]", "[1e2]", "[1,]", "[01]", "[9223372036854775808]", "[-9223372036854775809]",
+            #"["\ud800"]"#, #"["\udc00\ud800"]"#, #"["a\x"]"#, "[\"a\u{1}\"]", "[1,\"a\"]", "[true]", "[null]", "[1] 2", "[[1]]", "{}", "",
+        ] {
             assertUnarchiveRefused(Data(text.utf8), "neither a keyed archive nor a JSON array", text)
         }
         assertUnarchiveRefused(Data([0x5B, 0x22, 0xC3, 0x28, 0x22, 0x5D]), "invalid UTF-8")
-        XCTAssertEqual(try TransformableArray.unarchive(Data(" [ -9223372036854775808 , 0, 9007199254740993 ] ".utf8)),
-                       [.integer(Int64.min), .integer(0), .integer(9_007_199_254_740_993)])
-        XCTAssertEqual(try TransformableArray.unarchive(Data(#"["a\u0000b","\ud83d\ude00","\u00e9\/"]"#.utf8)),
-                       [.string("a\u{0}b"), .string("😀"), .string("é/")])
+        XCTAssertEqual(
+            try TransformableArray.unarchive(Data(" [ -9223372036854775808 , 0, 9007199254740993 ] ".utf8)),
+            [.integer(Int64.min), .integer(0), .integer(9_007_199_254_740_993)])
+        XCTAssertEqual(
+            try TransformableArray.unarchive(Data(#"["a\u0000b","\ud83d\ude00","\u00e9\/"]"#.utf8)),
+            [.string("a\u{0}b"), .string("😀"), .string("é/")])
         XCTAssertEqual(try TransformableArray.unarchive(Data("[]".utf8)), [])
     }
 }

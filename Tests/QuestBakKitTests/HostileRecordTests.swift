@@ -1,7 +1,8 @@
 import Foundation
-@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 /// JSON attacks inside entity members, through the import that parses them: each must end in
@@ -83,14 +84,19 @@ final class HostileRecordTests: XCTestCase {
         assertInvalidLine(try importing(["[1,2,3]"]), line: 2, contains: "not a JSON object")
         assertInvalidLine(try importing([#"{"name":"no key"}"#]), line: 2, contains: "_pk must be an integer")
         assertInvalidLine(try importing([#"{"_pk":"4"}"#]), line: 2, contains: "_pk must be an integer")
-        assertInvalidLine(try importing([#"{"_pk":1,"orderIndex":99999999999999999999999}"#], entity: "Routine"), line: 2, contains: "unknown property orderIndex")
+        assertInvalidLine(
+            try importing([#"{"_pk":1,"orderIndex":99999999999999999999999}"#], entity: "Routine"), line: 2,
+            contains: "unknown property orderIndex")
         assertInvalidLine(try importing([#"{"_pk":1,"isActive":1e999999}"#]), line: 2, contains: "")
-        assertInvalidLine(try importing([#"{"_pk":1,"colour":"red"}"#]), line: 2, contains: "unknown property colour for Routine in schema 2.0.0")
+        assertInvalidLine(
+            try importing([#"{"_pk":1,"colour":"red"}"#]), line: 2, contains: "unknown property colour for Routine in schema 2.0.0")
     }
 
     func testHugeNumbersDoNotBecomeOtherNumbers() throws {
         // An Int64 property given a number past Int64's range must be refused, not rounded.
-        let error = try importing([RecordLines.line(1, [:], [:]).replacingOccurrences(of: "\"_pk\":1", with: "\"_pk\":1,\"xpEarned\":99999999999999999999")], entity: "GameSession")
+        let error = try importing(
+            [RecordLines.line(1, [:], [:]).replacingOccurrences(of: "\"_pk\":1", with: "\"_pk\":1,\"xpEarned\":99999999999999999999")],
+            entity: "GameSession")
         guard case ArchiveError.invalidLine(_, _, 2, let reason)? = error else { return XCTFail("\(String(describing: error))") }
         XCTAssertTrue(reason.contains("xpEarned must be an integer"), reason)
     }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import QuestBakFixtures
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 final class JSONLineTests: XCTestCase {
@@ -9,13 +10,18 @@ final class JSONLineTests: XCTestCase {
     }
 
     func testValues() throws {
-        let members = try parse(#" {"a":null,"b":true,"c":false,"d":-0,"e":9223372036854775807,"f":9223372036854775808,"g":1.5e-7,"h":"x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00","i":[1,[2,[]],{}],"j":{"k":"l"}} "#)
+        let members = try parse(
+            #" {"a":null,"b":true,"c":false,"d":-0,"e":9223372036854775807,"f":9223372036854775808,"g":1.5e-7,"h":"x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00","i":[1,[2,[]],{}],"j":{"k":"l"}} "#
+        )
         XCTAssertEqual(members.map(\.key), ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"])
-        XCTAssertEqual(members.map(\.value), [
-            .null, .boolean(true), .boolean(false), .integer(0), .integer(Int64.max), .number(9_223_372_036_854_775_808),
-            .number(1.5e-7), .string("x\"\\/\u{8}\u{C}\n\r\té😀"), .array([.integer(1), .array([.integer(2), .array([])]), .object([:])]),
-            .object(["k": .string("l")]),
-        ])
+        XCTAssertEqual(
+            members.map(\.value),
+            [
+                .null, .boolean(true), .boolean(false), .integer(0), .integer(Int64.max), .number(9_223_372_036_854_775_808),
+                .number(1.5e-7), .string("x\"\\/\u{8}\u{C}\n\r\té😀"),
+                .array([.integer(1), .array([.integer(2), .array([])]), .object([:])]),
+                .object(["k": .string("l")]),
+            ])
     }
 
     func testRefusals() {
@@ -36,7 +42,8 @@ final class JSONLineTests: XCTestCase {
             #"{a:1}"#: "expected a key",
             #"{"a":tru}"#: "invalid literal",
             #"{"a":"open}"#: "unterminated",
-            String(repeating: "[", count: 70).replacingOccurrences(of: "[", with: "[", options: [], range: nil).isEmpty ? "" : "{\"a\":" + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + "}": "nested deeper than 64",
+            String(repeating: "[", count: 70).replacingOccurrences(of: "[", with: "[", options: [], range: nil).isEmpty
+                ? "" : "{\"a\":" + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + "}": "nested deeper than 64",
         ]
         for (text, reason) in refused {
             XCTAssertThrowsError(try parse(text), text) { error in
@@ -59,7 +66,8 @@ final class JSONLineTests: XCTestCase {
             case 3: return Double.random(in: -1e12...1e12, using: &random)
             case 4: return String((0..<Int.random(in: 0..<12, using: &random)).map { _ in "aé😀\"\\\n\t/€x".randomElement(using: &random)! })
             case 5: return (0..<Int.random(in: 0..<4, using: &random)).map { _ in value(depth + 1) }
-            default: return Dictionary(uniqueKeysWithValues: (0..<Int.random(in: 0..<3, using: &random)).map { ("k\($0)", value(depth + 1)) })
+            default:
+                return Dictionary(uniqueKeysWithValues: (0..<Int.random(in: 0..<3, using: &random)).map { ("k\($0)", value(depth + 1)) })
             }
         }
         // The generated values are Swift values; Foundation writes them, this parser reads them back.
@@ -88,10 +96,11 @@ final class JSONLineTests: XCTestCase {
     /// Equal values; a Double Foundation wrote without a fraction ("5") may come back an integer.
     static func equivalent(_ expected: JSONValue, _ found: JSONValue) -> Bool {
         switch (expected, found) {
-        case let (.number(a), .number(b)): return a.bitPattern == b.bitPattern
-        case let (.number(a), .integer(b)): return a == Double(b)
-        case let (.array(a), .array(b)): return a.count == b.count && zip(a, b).allSatisfy { equivalent($0, $1) }
-        case let (.object(a), .object(b)): return a.keys.sorted() == b.keys.sorted() && a.allSatisfy { equivalent($0.value, b[$0.key]!) }
+        case (.number(let a), .number(let b)): return a.bitPattern == b.bitPattern
+        case (.number(let a), .integer(let b)): return a == Double(b)
+        case (.array(let a), .array(let b)): return a.count == b.count && zip(a, b).allSatisfy { equivalent($0, $1) }
+        case (.object(let a), .object(let b)):
+            return a.keys.sorted() == b.keys.sorted() && a.allSatisfy { equivalent($0.value, b[$0.key]!) }
         default: return expected == found
         }
     }

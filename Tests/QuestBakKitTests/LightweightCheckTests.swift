@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import QuestBakKit
 
 /// `LightweightCheck`: every kind of change Core Data cannot migrate without custom code is named,
@@ -9,11 +10,13 @@ final class LightweightCheckTests: XCTestCase {
 
     /// V2 with `edit` applied to the entity `name`.
     func next(_ name: String, _ edit: (inout Entity) -> Void) -> Schema {
-        Schema(versionIdentifier: "3.0.0", entities: v2.entities.map { entity in
-            var entity = entity
-            if entity.name == name { edit(&entity) }
-            return entity
-        })
+        Schema(
+            versionIdentifier: "3.0.0",
+            entities: v2.entities.map { entity in
+                var entity = entity
+                if entity.name == name { edit(&entity) }
+                return entity
+            })
     }
 
     func problems(_ new: Schema) -> [String] { LightweightCheck.problems(from: v2, to: new) }
@@ -40,7 +43,8 @@ final class LightweightCheckTests: XCTestCase {
                 return attribute
             }
         }
-        let withEntity = Schema(versionIdentifier: "3.0.0", entities: additive.entities + [Entity(name: "Badge", attributes: [Attribute("title", .string)])])
+        let withEntity = Schema(
+            versionIdentifier: "3.0.0", entities: additive.entities + [Entity(name: "Badge", attributes: [Attribute("title", .string)])])
         XCTAssertEqual(problems(withEntity), [])
     }
 
@@ -76,7 +80,8 @@ final class LightweightCheckTests: XCTestCase {
         let withoutProfile = Schema(versionIdentifier: "3.0.0", entities: v2.entities.filter { $0.name != "PlayerProfile" })
         XCTAssertEqual(problems(withoutProfile), ["PlayerProfile: entity removed (a lightweight migration cannot delete an entity's data)"])
         let withoutSound = next("PlayerProfile") { $0.attributes.removeAll { $0.name == "soundEnabled" } }
-        assertProblems(withoutSound, start: [#"PlayerProfile.soundEnabled: removed, or renamed without @Attribute(originalName: "soundEnabled")"#])
+        assertProblems(
+            withoutSound, start: [#"PlayerProfile.soundEnabled: removed, or renamed without @Attribute(originalName: "soundEnabled")"#])
     }
 
     func testATypeChangeIsNamed() {
@@ -103,9 +108,11 @@ final class LightweightCheckTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(problems(required(default: nil)), [
-            "RoutineTask.referenceDurationSeconds: becomes required without a default, so existing nil values have nothing to become"
-        ])
+        XCTAssertEqual(
+            problems(required(default: nil)),
+            [
+                "RoutineTask.referenceDurationSeconds: becomes required without a default, so existing nil values have nothing to become"
+            ])
         XCTAssertEqual(problems(required(default: .value(.integer(60)))), [])
     }
 
@@ -137,10 +144,12 @@ final class LightweightCheckTests: XCTestCase {
             entity.attributes.append(Attribute("level", .integer))
             entity.relationships.removeAll { $0.name == "tasks" }
         }
-        assertProblems(many, start: [
-            #"Routine.isActive: removed, or renamed without @Attribute(originalName: "isActive")"#,
-            "Routine.level: new required attribute without a default value",
-            "Routine.tasks: relationship removed",
-        ])
+        assertProblems(
+            many,
+            start: [
+                #"Routine.isActive: removed, or renamed without @Attribute(originalName: "isActive")"#,
+                "Routine.level: new required attribute without a default value",
+                "Routine.tasks: relationship removed",
+            ])
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 final class RepairRuleCloudIDTests: XCTestCase {
@@ -14,7 +15,8 @@ final class RepairRuleCloudIDTests: XCTestCase {
         dataset.append("Routine", 3, D.routine(["name": .string("c"), "cloudID": .string(D.cloudA)]))
         dataset.append("Routine", 4, D.routine(["name": .string("d"), "cloudID": .string(D.cloudA)]))
         dataset.append("Routine", 5, D.routine(["name": .string("e"), "cloudID": .string("")]))
-        dataset.append("RoutineTask", 1, ["name": .string("t"), "displayName": .string("T"), "orderIndex": .integer(0), "routine": .integer(1)])
+        dataset.append(
+            "RoutineTask", 1, ["name": .string("t"), "displayName": .string("T"), "orderIndex": .integer(0), "routine": .integer(1)])
         dataset.append("PlayerProfile", 1, ["totalXP": .integer(1), "cloudID": .string(D.cloudB)])
         return dataset
     }
@@ -28,23 +30,28 @@ final class RepairRuleCloudIDTests: XCTestCase {
         let run = try RuleRun.apply([CloudIDRule()], to: needy(), in: try TemporaryTestDirectory(), cloudIDKind: .migration)
         XCTAssertNil(run.failure)
         let ids = try run.values("Routine", "cloudID")
-        XCTAssertEqual(ids, [
-            1: .string(routineID("a")), 2: .string(routineID("b")), 3: .string(D.cloudA), 4: .string(routineID("d")), 5: .string(routineID("e")),
-        ])
+        XCTAssertEqual(
+            ids,
+            [
+                1: .string(routineID("a")), 2: .string(routineID("b")), 3: .string(D.cloudA), 4: .string(routineID("d")),
+                5: .string(routineID("e")),
+            ])
         // A child's ID names its parent by the parent's final cloudID, not its device-local key.
         let taskID = DeterministicID.uuid(name: "RoutineTask|\(routineID("a"))|t|0").uuidString
         XCTAssertEqual(try run.values("RoutineTask", "cloudID"), [1: .string(taskID)])
         XCTAssertEqual(try run.values("PlayerProfile", "cloudID"), [1: .string(TimeQuestSchemas.playerProfileCloudID)])
         let sentinel = TimeQuestSchemas.playerProfileCloudID
         // Parents first: PlayerProfile, Routine, RoutineTask; the kind is the context's.
-        XCTAssertEqual(try run.entries(), [
-            "migration cloudID: PlayerProfile _pk 1 (\(sentinel)) cloudID: \(reportJSON(.string(D.cloudB))) → \(reportJSON(.string(sentinel)))",
-            "migration cloudID: Routine _pk 1 (\(routineID("a"))) cloudID: null → \(reportJSON(.string(routineID("a"))))",
-            "migration cloudID: Routine _pk 2 (\(routineID("b"))) cloudID: \"not-a-uuid\" → \(reportJSON(.string(routineID("b"))))",
-            "migration cloudID: Routine _pk 4 (\(routineID("d"))) cloudID: \(reportJSON(.string(D.cloudA))) → \(reportJSON(.string(routineID("d"))))",
-            "migration cloudID: Routine _pk 5 (\(routineID("e"))) cloudID: \"\" → \(reportJSON(.string(routineID("e"))))",
-            "migration cloudID: RoutineTask _pk 1 (\(taskID)) cloudID: null → \(reportJSON(.string(taskID)))",
-        ])
+        XCTAssertEqual(
+            try run.entries(),
+            [
+                "migration cloudID: PlayerProfile _pk 1 (\(sentinel)) cloudID: \(reportJSON(.string(D.cloudB))) → \(reportJSON(.string(sentinel)))",
+                "migration cloudID: Routine _pk 1 (\(routineID("a"))) cloudID: null → \(reportJSON(.string(routineID("a"))))",
+                "migration cloudID: Routine _pk 2 (\(routineID("b"))) cloudID: \"not-a-uuid\" → \(reportJSON(.string(routineID("b"))))",
+                "migration cloudID: Routine _pk 4 (\(routineID("d"))) cloudID: \(reportJSON(.string(D.cloudA))) → \(reportJSON(.string(routineID("d"))))",
+                "migration cloudID: Routine _pk 5 (\(routineID("e"))) cloudID: \"\" → \(reportJSON(.string(routineID("e"))))",
+                "migration cloudID: RoutineTask _pk 1 (\(taskID)) cloudID: null → \(reportJSON(.string(taskID)))",
+            ])
     }
 
     func testAStoreWhoseCloudIDsAreFineIsNotTouched() throws {

@@ -1,13 +1,15 @@
 import Foundation
-@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 final class RepairRuleDefaultFillTests: XCTestCase {
     func testMissingRequiredValuesGetTheTargetsOrTheDefaultsSchemasDefault() throws {
         var dataset = Dataset(schema: TimeQuestSchemas.v1)
-        dataset.append("Routine", 1, RuleDatasets.routine(["displayName": .null, "activeDays": .null, "isActive": .null, "updatedAt": .null]))
+        dataset.append(
+            "Routine", 1, RuleDatasets.routine(["displayName": .null, "activeDays": .null, "isActive": .null, "updatedAt": .null]))
         dataset.append("Routine", 2, RuleDatasets.routine(["name": .string("evening"), "isActive": .null]))
         dataset.append("GameSession", 1, ["startedAt": .date(1), "isCalibration": .boolean(true)])
         // V1 knows activeDays' and xpEarned's defaults; V2 knows the others.
@@ -23,14 +25,16 @@ final class RepairRuleDefaultFillTests: XCTestCase {
         XCTAssertEqual(try run.values("GameSession", "xpEarned"), [1: .integer(0)])
         XCTAssertEqual(try run.values("GameSession", "completedAt"), [1: .null], "optional values stay nil")
         // Entities alphabetically, attributes in the schema's order, records by key.
-        XCTAssertEqual(try run.entries(), [
-            "repair default: GameSession _pk 1 xpEarned: null → 0",
-            "repair default: Routine _pk 1 displayName: null → \"\"",
-            "repair default: Routine _pk 1 activeDays: null → \(reportJSON(.integerArray([])))",
-            "repair default: Routine _pk 1 isActive: null → true",
-            "repair default: Routine _pk 2 isActive: null → true",
-            "repair default: Routine _pk 1 updatedAt: null → \(reportJSON(.date(788_918_400.5)))",
-        ])
+        XCTAssertEqual(
+            try run.entries(),
+            [
+                "repair default: GameSession _pk 1 xpEarned: null → 0",
+                "repair default: Routine _pk 1 displayName: null → \"\"",
+                "repair default: Routine _pk 1 activeDays: null → \(reportJSON(.integerArray([])))",
+                "repair default: Routine _pk 1 isActive: null → true",
+                "repair default: Routine _pk 2 isActive: null → true",
+                "repair default: Routine _pk 1 updatedAt: null → \(reportJSON(.date(788_918_400.5)))",
+            ])
     }
 
     func testAMissingValueWithoutAnyDefaultIsAnErrorNotAGuess() throws {
@@ -46,7 +50,8 @@ final class RepairRuleDefaultFillTests: XCTestCase {
         let run = try RuleRun.apply([DefaultFillRule()], to: dataset, in: try TemporaryTestDirectory())
         XCTAssertEqual(try run.values("Routine", "cloudID"), [1: .null])
         XCTAssertEqual(try run.entries(), [])
-        XCTAssertFalse(DefaultFillRule().fields(of: TimeQuestSchemas.v2.entity(named: "Routine")!, in: TimeQuestSchemas.v2).contains("cloudID"))
+        XCTAssertFalse(
+            DefaultFillRule().fields(of: TimeQuestSchemas.v2.entity(named: "Routine")!, in: TimeQuestSchemas.v2).contains("cloudID"))
     }
 
     func testItDeclaresTheRequiredAttributes() {

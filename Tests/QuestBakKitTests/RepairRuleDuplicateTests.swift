@@ -1,7 +1,8 @@
 import Foundation
-@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 final class RepairRuleDuplicateTests: XCTestCase {
@@ -18,9 +19,15 @@ final class RepairRuleDuplicateTests: XCTestCase {
         dataset.append("Routine", 3, D.routine(["cloudID": .string(D.cloudB)]))
         dataset.append("Routine", 4, D.routine(["name": .null]))
         dataset.append("Routine", 5, D.routine(["name": .null]))
-        dataset.append("RoutineTask", 10, ["name": .string("brush"), "displayName": .string("Brush"), "orderIndex": .integer(0), "routine": .integer(2)])
-        dataset.append("RoutineTask", 11, ["name": .string("brush"), "displayName": .string("Brush 2"), "orderIndex": .integer(0), "routine": .integer(1)])
-        dataset.append("RoutineTask", 12, ["name": .string("floss"), "displayName": .string("Floss"), "orderIndex": .integer(1), "routine": .integer(3)])
+        dataset.append(
+            "RoutineTask", 10,
+            ["name": .string("brush"), "displayName": .string("Brush"), "orderIndex": .integer(0), "routine": .integer(2)])
+        dataset.append(
+            "RoutineTask", 11,
+            ["name": .string("brush"), "displayName": .string("Brush 2"), "orderIndex": .integer(0), "routine": .integer(1)])
+        dataset.append(
+            "RoutineTask", 12,
+            ["name": .string("floss"), "displayName": .string("Floss"), "orderIndex": .integer(1), "routine": .integer(3)])
         return dataset
     }
 
@@ -31,12 +38,14 @@ final class RepairRuleDuplicateTests: XCTestCase {
         XCTAssertEqual(try run.values("Routine", "cloudID"), [1: .string(D.cloudA), 3: .string(D.cloudB), 4: .null, 5: .null])
         XCTAssertEqual(try run.values("Routine", "displayName")[1], .string("Morning"), "the keeper's values stay")
         XCTAssertEqual(try run.values("RoutineTask", "routine"), [10: .integer(1), 12: .integer(3)])
-        XCTAssertEqual(try run.entries(), [
-            "repair dedup: Routine _pk 2 (\(D.cloudA)) dropped as a duplicate of _pk 1",
-            "repair repoint: RoutineTask _pk 10 routine: 2 → 1",
-            "repair merge: Routine _pk 1 (\(D.cloudA)) cloudID: null → \(reportJSON(.string(D.cloudA)))",
-            "repair dedup: RoutineTask _pk 11 dropped as a duplicate of _pk 10",
-        ])
+        XCTAssertEqual(
+            try run.entries(),
+            [
+                "repair dedup: Routine _pk 2 (\(D.cloudA)) dropped as a duplicate of _pk 1",
+                "repair repoint: RoutineTask _pk 10 routine: 2 → 1",
+                "repair merge: Routine _pk 1 (\(D.cloudA)) cloudID: null → \(reportJSON(.string(D.cloudA)))",
+                "repair dedup: RoutineTask _pk 11 dropped as a duplicate of _pk 10",
+            ])
     }
 
     func testADroppedRecordIsReportedInFull() throws {
@@ -62,9 +71,12 @@ final class RepairRuleDuplicateTests: XCTestCase {
 
     func testItDeclaresRemovalsRepointsAndTheCarriedCloudID() {
         let rule = DuplicateRule()
-        XCTAssertEqual(Set(rule.effects), [
-            RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship), RepairRuleEffect(.merge, .changesField),
-        ])
+        XCTAssertEqual(
+            Set(rule.effects),
+            [
+                RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship),
+                RepairRuleEffect(.merge, .changesField),
+            ])
         let v2 = TimeQuestSchemas.v2
         XCTAssertEqual(rule.fields(of: v2.entity(named: "RoutineTask")!, in: v2), ["routine", "cloudID"])
         XCTAssertEqual(rule.fields(of: v2.entity(named: "PlayerProfile")!, in: v2), [])

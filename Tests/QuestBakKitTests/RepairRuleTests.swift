@@ -1,9 +1,10 @@
 import Foundation
-@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
-@testable import QuestBakCLI
 import XCTest
+
+@testable import QuestBakCLI
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 /// Runs repair rules directly on a small store: the dataset is written with `StoreWriter` and
@@ -46,10 +47,12 @@ struct RuleRun {
 
     /// Applies `rules` one after the other, without the pipeline's final cloudID pass over the log.
     static func apply(
-        _ rules: [any RepairRule], to dataset: Dataset, in directory: TemporaryTestDirectory, defaultsSchema: Schema? = nil, now: Double = 0,
+        _ rules: [any RepairRule], to dataset: Dataset, in directory: TemporaryTestDirectory, defaultsSchema: Schema? = nil,
+        now: Double = 0,
         randomIDs: Bool = false, cloudIDKind: RepairEntry.Kind = .repair
     ) throws -> RuleRun {
-        try run(dataset, in: directory, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs, cloudIDKind: cloudIDKind) { context in
+        try run(dataset, in: directory, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs, cloudIDKind: cloudIDKind) {
+            context in
             for rule in rules { try rule.apply(in: context) }
         }
     }
@@ -109,14 +112,20 @@ enum RuleDatasets {
         dataset.append("Routine", 1, routine(["displayName": .null]))
         dataset.append("Routine", 2, routine(["cloudID": .string(cloudA)]))
         dataset.append("Routine", 3, routine(["name": .string("evening"), "cloudID": .string("not-a-uuid")]))
-        dataset.append("RoutineTask", 1, ["name": .string("brush"), "displayName": .string("Brush"), "orderIndex": .integer(0), "routine": .integer(2)])
-        dataset.append("RoutineTask", 2, ["name": .string("floss"), "displayName": .null, "orderIndex": .integer(1), "routine": .integer(99)])
+        dataset.append(
+            "RoutineTask", 1,
+            ["name": .string("brush"), "displayName": .string("Brush"), "orderIndex": .integer(0), "routine": .integer(2)])
+        dataset.append(
+            "RoutineTask", 2, ["name": .string("floss"), "displayName": .null, "orderIndex": .integer(1), "routine": .integer(99)])
         dataset.append("GameSession", 1, ["startedAt": .date(20), "xpEarned": .integer(3), "routine": .integer(1)])
-        dataset.append("TaskEstimation", 1, [
-            "taskDisplayName": .string("Brush"), "estimatedSeconds": .double(60), "actualSeconds": .double(70), "differenceSeconds": .double(10),
-            "accuracyPercent": .double(85), "ratingRawValue": .string("close"), "orderIndex": .integer(0), "recordedAt": .date(21),
-            "session": .integer(7),
-        ])
+        dataset.append(
+            "TaskEstimation", 1,
+            [
+                "taskDisplayName": .string("Brush"), "estimatedSeconds": .double(60), "actualSeconds": .double(70),
+                "differenceSeconds": .double(10),
+                "accuracyPercent": .double(85), "ratingRawValue": .string("close"), "orderIndex": .integer(0), "recordedAt": .date(21),
+                "session": .integer(7),
+            ])
         dataset.append("PlayerProfile", 1, ["totalXP": .integer(5), "currentStreak": .integer(1), "createdAt": .date(30)])
         dataset.append("PlayerProfile", 2, ["totalXP": .integer(9), "currentStreak": .integer(0), "createdAt": .date(40)])
         return dataset
@@ -145,17 +154,22 @@ final class RepairRuleTests: XCTestCase {
         // Every name in the log comes from a rule, except the importer's own bookkeeping.
         let importerOnly: Set<RepairEntry.Rule> = [.unknownProperty, .maximumPrimaryKey]
         XCTAssertEqual(Set(meaning.keys), Set(RepairEntry.Rule.allCases).subtracting(importerOnly))
-        XCTAssertEqual(meaning, [.orphan: .changesField, .dedup: .removesRecord, .repoint: .repointsRelationship, .merge: .changesField,
-                                 .defaultFill: .changesField, .cloudID: .assignsCloudID])
+        XCTAssertEqual(
+            meaning,
+            [
+                .orphan: .changesField, .dedup: .removesRecord, .repoint: .repointsRelationship, .merge: .changesField,
+                .defaultFill: .changesField, .cloudID: .assignsCloudID,
+            ])
     }
 
     /// One entry of every kind, so the verifier's sets can be compared with the log's keys.
     func logWithOneEntryOfEachRule(in directory: TemporaryTestDirectory) throws -> RepairLog {
         let log = try RepairLog(directory: directory.url)
         for (offset, rule) in RepairEntry.Rule.allCases.enumerated() {
-            try log.record(RepairEntry(
-                rule: rule, kind: .repair, entity: "Routine", primaryKey: Int64(offset + 1), cloudID: nil,
-                field: rule == .dedup ? nil : "field\(offset)", old: .value(.null), new: .value(.null)))
+            try log.record(
+                RepairEntry(
+                    rule: rule, kind: .repair, entity: "Routine", primaryKey: Int64(offset + 1), cloudID: nil,
+                    field: rule == .dedup ? nil : "field\(offset)", old: .value(.null), new: .value(.null)))
         }
         return log
     }
@@ -165,10 +179,13 @@ final class RepairRuleTests: XCTestCase {
         let log = try logWithOneEntryOfEachRule(in: directory)
         let (changed, removed) = try MigrationVerifier.reportedEdits(in: log)
         // What the hand-written union said before the registry existed.
-        XCTAssertEqual(changed, try log.keys(rule: .merge).union(log.keys(rule: .repoint)).union(log.keys(rule: .orphan)).union(log.keys(rule: .defaultFill)))
+        XCTAssertEqual(
+            changed,
+            try log.keys(rule: .merge).union(log.keys(rule: .repoint)).union(log.keys(rule: .orphan)).union(log.keys(rule: .defaultFill)))
         XCTAssertEqual(removed, try log.keys(rule: .dedup))
         XCTAssertEqual(changed.count, 4)
-        XCTAssertEqual(removed, [RecordField(entity: "Routine", primaryKey: Int64(RepairEntry.Rule.allCases.firstIndex(of: .dedup)! + 1), field: "")])
+        XCTAssertEqual(
+            removed, [RecordField(entity: "Routine", primaryKey: Int64(RepairEntry.Rule.allCases.firstIndex(of: .dedup)! + 1), field: "")])
         // And what the list says, rule by rule.
         var expectedChanged: Set<RecordField> = []
         var expectedRemoved: Set<RecordField> = []
@@ -190,9 +207,10 @@ final class RepairRuleTests: XCTestCase {
         var effects: [RepairRuleEffect] { [RepairRuleEffect(.cloudID, .changesField), RepairRuleEffect(.unknownProperty, .removesRecord)] }
         func fields(of entity: Entity, in schema: Schema) -> Set<String> { [Entity.cloudIDAttribute] }
         func apply(in context: RepairContext) throws {
-            try context.log.record(RepairEntry(
-                rule: .cloudID, kind: .repair, entity: "Routine", primaryKey: 1, cloudID: nil, field: Entity.cloudIDAttribute,
-                old: .value(.null), new: .value(.null)))
+            try context.log.record(
+                RepairEntry(
+                    rule: .cloudID, kind: .repair, entity: "Routine", primaryKey: 1, cloudID: nil, field: Entity.cloudIDAttribute,
+                    old: .value(.null), new: .value(.null)))
         }
     }
 
@@ -228,7 +246,8 @@ final class RepairRuleTests: XCTestCase {
         let run = try RuleRun.run(RuleDatasets.messy(), in: try TemporaryTestDirectory()) { try RepairPipeline.run(in: $0) }
         XCTAssertNil(run.failure)
         let entries = try run.entryObjects()
-        XCTAssertEqual(Set(entries.compactMap { $0["rule"] as? String }), Set(["orphan", "dedup", "repoint", "merge", "default", "cloudID"]))
+        XCTAssertEqual(
+            Set(entries.compactMap { $0["rule"] as? String }), Set(["orphan", "dedup", "repoint", "merge", "default", "cloudID"]))
         for entry in entries {
             let logged = try XCTUnwrap(RepairEntry.Rule(rawValue: try XCTUnwrap(entry["rule"] as? String)))
             let entity = try XCTUnwrap(TimeQuestSchemas.v2.entity(named: try XCTUnwrap(entry["entity"] as? String)))
@@ -239,7 +258,9 @@ final class RepairRuleTests: XCTestCase {
                 XCTAssertNil(field, "\(entry)")
             } else {
                 let allowed = declaring.reduce(into: Set<String>()) { $0.formUnion($1.fields(of: entity, in: TimeQuestSchemas.v2)) }
-                XCTAssertTrue(field.map(allowed.contains) ?? false, "\(entry) names a field none of \(declaring.map { type(of: $0) }) declares: \(allowed)")
+                XCTAssertTrue(
+                    field.map(allowed.contains) ?? false,
+                    "\(entry) names a field none of \(declaring.map { type(of: $0) }) declares: \(allowed)")
             }
         }
     }
@@ -249,12 +270,16 @@ final class RepairRuleTests: XCTestCase {
         XCTAssertNil(run.failure)
         let log = run.log
         let (changed, removed) = try MigrationVerifier.reportedEdits(in: log)
-        XCTAssertEqual(changed, try log.keys(rule: .merge).union(log.keys(rule: .repoint)).union(log.keys(rule: .orphan)).union(log.keys(rule: .defaultFill)))
+        XCTAssertEqual(
+            changed,
+            try log.keys(rule: .merge).union(log.keys(rule: .repoint)).union(log.keys(rule: .orphan)).union(log.keys(rule: .defaultFill)))
         XCTAssertEqual(removed, try log.keys(rule: .dedup))
         XCTAssertTrue(changed.contains(RecordField(entity: "RoutineTask", primaryKey: 1, field: "routine")))
         XCTAssertTrue(changed.contains(RecordField(entity: "RoutineTask", primaryKey: 2, field: "routine")))
         XCTAssertTrue(changed.contains(RecordField(entity: "Routine", primaryKey: 1, field: "cloudID")))
-        XCTAssertEqual(removed, [RecordField(entity: "Routine", primaryKey: 2, field: ""), RecordField(entity: "PlayerProfile", primaryKey: 2, field: "")])
+        XCTAssertEqual(
+            removed,
+            [RecordField(entity: "Routine", primaryKey: 2, field: ""), RecordField(entity: "PlayerProfile", primaryKey: 2, field: "")])
     }
 
     /// The library states the fact; how to record an expectation (a flag, a variable) is the CLI's.
@@ -262,7 +287,8 @@ final class RepairRuleTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let fixtures = directory.path("fixtures")
         try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent("v1-edge-cases"), to: fixtures.appendingPathComponent("v1-edge-cases"))
+        try FileManager.default.copyItem(
+            at: Repository.fixtures.appendingPathComponent("v1-edge-cases"), to: fixtures.appendingPathComponent("v1-edge-cases"))
         let verifier = MigrationVerifier(fixtures: fixtures)
         let store = fixtures.appendingPathComponent("v1-edge-cases/default.store")
         try FileManager.default.removeItem(at: verifier.expectationURL(for: store))

@@ -1,10 +1,12 @@
-@testable import QuestBakFixtures
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 final class SchemaTests: XCTestCase {
     func testEntitiesAreNumberedAlphabetically() {
-        XCTAssertEqual(TimeQuestSchemas.v1.entities.map(\.name), ["GameSession", "PlayerProfile", "Routine", "RoutineTask", "TaskEstimation"])
+        XCTAssertEqual(
+            TimeQuestSchemas.v1.entities.map(\.name), ["GameSession", "PlayerProfile", "Routine", "RoutineTask", "TaskEstimation"])
         XCTAssertEqual(TimeQuestSchemas.v2.entityNumber(of: "Routine"), 3)
         XCTAssertEqual(TimeQuestSchemas.v2.entityNumber(of: "TaskEstimation"), 5)
     }
@@ -18,7 +20,9 @@ final class SchemaTests: XCTestCase {
         }
         XCTAssertNil(TimeQuestSchemas.v1.entity(named: "Routine")?.attribute(named: "cloudID"))
         XCTAssertNil(TimeQuestSchemas.v1.entity(named: "TaskEstimation")?.attribute(named: "estimatedSeconds")?.defaultValue)
-        XCTAssertEqual(TimeQuestSchemas.v2.entity(named: "TaskEstimation")?.attribute(named: "ratingRawValue")?.defaultValue, .value(.string("way_off")))
+        XCTAssertEqual(
+            TimeQuestSchemas.v2.entity(named: "TaskEstimation")?.attribute(named: "ratingRawValue")?.defaultValue,
+            .value(.string("way_off")))
         XCTAssertEqual(TimeQuestSchemas.v2.entity(named: "Routine")?.attribute(named: "createdAt")?.defaultValue, .now)
         XCTAssertEqual(TimeQuestSchemas.v2.entity(named: "Routine")?.attribute(named: "isActive")?.defaultValue, .value(.boolean(true)))
     }
@@ -38,10 +42,13 @@ final class SchemaTests: XCTestCase {
         let routine = TableLayout(entity: TimeQuestSchemas.v2.entity(named: "Routine")!)
         XCTAssertEqual(
             routine.createTableSQL,
-            "CREATE TABLE ZROUTINE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZISACTIVE INTEGER, ZCREATEDAT TIMESTAMP, ZUPDATEDAT TIMESTAMP, ZCLOUDID VARCHAR, ZDISPLAYNAME VARCHAR, ZNAME VARCHAR, ZACTIVEDAYS BLOB )")
+            "CREATE TABLE ZROUTINE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZISACTIVE INTEGER, ZCREATEDAT TIMESTAMP, ZUPDATEDAT TIMESTAMP, ZCLOUDID VARCHAR, ZDISPLAYNAME VARCHAR, ZNAME VARCHAR, ZACTIVEDAYS BLOB )"
+        )
         let task = TableLayout(entity: TimeQuestSchemas.v1.entity(named: "RoutineTask")!)
         XCTAssertEqual(task.columns.map(\.name), ["ZORDERINDEX", "ZREFERENCEDURATIONSECONDS", "ZROUTINE", "ZDISPLAYNAME", "ZNAME"])
-        XCTAssertEqual(task.createIndexSQL(for: TimeQuestSchemas.v1.entity(named: "RoutineTask")!), ["CREATE INDEX ZROUTINETASK_ZROUTINE_INDEX ON ZROUTINETASK (ZROUTINE)"])
+        XCTAssertEqual(
+            task.createIndexSQL(for: TimeQuestSchemas.v1.entity(named: "RoutineTask")!),
+            ["CREATE INDEX ZROUTINETASK_ZROUTINE_INDEX ON ZROUTINETASK (ZROUTINE)"])
     }
 
     func testClashingColumnNamesGetANumericSuffix() {
@@ -55,24 +62,28 @@ final class ModelVersionHashesTests: XCTestCase {
     /// scheme in the spec. A change here means the app would no longer recognise our stores.
     func testHashesArePinnedToTheIndependentImplementation() {
         let v1 = ModelVersionHashes(schema: TimeQuestSchemas.v1)
-        XCTAssertEqual(v1.entityHashes.mapValues { $0.base64EncodedString() }, [
-            "GameSession": "qei037UZa3VVzWFBZd4bPPvoBSH/Xzhz/gND7dGjqeA=",
-            "PlayerProfile": "UzmjgyGIN10fG9VTNnAGbhsZaBFcwy5ZStOyURl3ASI=",
-            "Routine": "m122CuoXMpizvcHFaOijGqXbGpTgYEuAApVT//KvfDo=",
-            "RoutineTask": "IrNaP3PawdbTHfJsiZZuTNUWF9ZRjuXWqwTBMYenTY8=",
-            "TaskEstimation": "BLbk9U4UjZPMaJaZ22GpsMKT8MJ9FN0fyxQUZYgQwvE=",
-        ])
+        XCTAssertEqual(
+            v1.entityHashes.mapValues { $0.base64EncodedString() },
+            [
+                "GameSession": "qei037UZa3VVzWFBZd4bPPvoBSH/Xzhz/gND7dGjqeA=",
+                "PlayerProfile": "UzmjgyGIN10fG9VTNnAGbhsZaBFcwy5ZStOyURl3ASI=",
+                "Routine": "m122CuoXMpizvcHFaOijGqXbGpTgYEuAApVT//KvfDo=",
+                "RoutineTask": "IrNaP3PawdbTHfJsiZZuTNUWF9ZRjuXWqwTBMYenTY8=",
+                "TaskEstimation": "BLbk9U4UjZPMaJaZ22GpsMKT8MJ9FN0fyxQUZYgQwvE=",
+            ])
         XCTAssertEqual(v1.checksum, "5QlFFcEg+NhXs5k1pbSAoFSMiSKkrzhPVmesoQveuIo=")
         XCTAssertEqual(v1.digest, "1j3L0ZdkR+cVJyFgAUAHnm7UQwr8v8w48O/wzNKEiHRZs38dd/LXV9iWgYJeIt/6pZP5HhMmKs4b49yiOz/k1A==")
 
         let v2 = ModelVersionHashes(schema: TimeQuestSchemas.v2)
-        XCTAssertEqual(v2.entityHashes.mapValues { $0.base64EncodedString() }, [
-            "GameSession": "4saUzGqk3LNjWvRzBoaL4BQ4TvGsSCCNjA4s+hWwbao=",
-            "PlayerProfile": "wSoFVPyrzQuThHd9MdkqR2qSGExMxNld7E71gPZtXdc=",
-            "Routine": "4j3YGtQMamaqpRjQS/TFsdxoAAbqHGb2F7JA+N0recc=",
-            "RoutineTask": "CjgElEr46rsDrk6E27zHUu/fe0LIqZF7l/n3NMawry0=",
-            "TaskEstimation": "Jire66IuGIooDvw2rMUFrXHwbsUu8r5+DOEDXtA0m/E=",
-        ])
+        XCTAssertEqual(
+            v2.entityHashes.mapValues { $0.base64EncodedString() },
+            [
+                "GameSession": "4saUzGqk3LNjWvRzBoaL4BQ4TvGsSCCNjA4s+hWwbao=",
+                "PlayerProfile": "wSoFVPyrzQuThHd9MdkqR2qSGExMxNld7E71gPZtXdc=",
+                "Routine": "4j3YGtQMamaqpRjQS/TFsdxoAAbqHGb2F7JA+N0recc=",
+                "RoutineTask": "CjgElEr46rsDrk6E27zHUu/fe0LIqZF7l/n3NMawry0=",
+                "TaskEstimation": "Jire66IuGIooDvw2rMUFrXHwbsUu8r5+DOEDXtA0m/E=",
+            ])
         XCTAssertEqual(v2.checksum, "h5Ol2aG9104nGTiXHs+Ozk1qZNULS1lDHJysxEZ6UeQ=")
         XCTAssertEqual(v2.digest, "RqOzQRE7HyfUl9oaZ1vI7ZyJNypxAXPdN5Tn/Foa8jgdKInawDExv8VT+jbp+WSSnBTjn7Ru1z/a6/JsqaC9sw==")
     }
@@ -87,7 +98,9 @@ final class ModelVersionHashesTests: XCTestCase {
     func testOptionalityAndTypeDoEnterTheHash() {
         var optional = TimeQuestSchemas.v1
         optional.entities[2].attributes[0].isOptional = true
-        XCTAssertNotEqual(ModelVersionHashes(schema: optional).entityHashes["Routine"], ModelVersionHashes(schema: TimeQuestSchemas.v1).entityHashes["Routine"])
+        XCTAssertNotEqual(
+            ModelVersionHashes(schema: optional).entityHashes["Routine"],
+            ModelVersionHashes(schema: TimeQuestSchemas.v1).entityHashes["Routine"])
         var retyped = TimeQuestSchemas.v1
         retyped.entities[2].attributes[0].kind = .binary
         XCTAssertNotEqual(ModelVersionHashes(schema: retyped).checksum, ModelVersionHashes(schema: TimeQuestSchemas.v1).checksum)

@@ -1,11 +1,14 @@
 import Foundation
 import XCTest
+
 @testable import QuestBakKit
 
 /// `StoreDump.diff(expected:found:)`: the line diff golden dumps are compared with.
 final class StoreDumpDiffTests: XCTestCase {
     /// Lines "l1" … "l<count>", each followed by a newline, as a dump ends.
-    func text(_ count: Int, replacing replacements: [Int: String] = [:], removing removed: Set<Int> = [], inserting inserted: [Int: String] = [:]) -> String {
+    func text(
+        _ count: Int, replacing replacements: [Int: String] = [:], removing removed: Set<Int> = [], inserting inserted: [Int: String] = [:]
+    ) -> String {
         var lines: [String] = []
         for number in 1...count where !removed.contains(number) {
             lines.append(replacements[number] ?? "l\(number)")
@@ -19,7 +22,9 @@ final class StoreDumpDiffTests: XCTestCase {
     }
 
     func testAChangedLineIsRemovedThenAddedWithTwoLinesOfContext() {
-        XCTAssertEqual(StoreDump.diff(expected: text(9), found: text(9, replacing: [5: "L5"])), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: text(9), found: text(9, replacing: [5: "L5"])),
+            """
               l3
               l4
             - l5
@@ -30,7 +35,9 @@ final class StoreDumpDiffTests: XCTestCase {
     }
 
     func testAnAddedLine() {
-        XCTAssertEqual(StoreDump.diff(expected: text(9), found: text(9, inserting: [4: "new"])), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: text(9), found: text(9, inserting: [4: "new"])),
+            """
               l3
               l4
             + new
@@ -40,7 +47,9 @@ final class StoreDumpDiffTests: XCTestCase {
     }
 
     func testARemovedLine() {
-        XCTAssertEqual(StoreDump.diff(expected: text(9), found: text(9, removing: [5])), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: text(9), found: text(9, removing: [5])),
+            """
               l3
               l4
             - l5
@@ -50,14 +59,18 @@ final class StoreDumpDiffTests: XCTestCase {
     }
 
     func testChangesAtTheEdgesHaveOnlyTheContextThereIs() {
-        XCTAssertEqual(StoreDump.diff(expected: text(6), found: text(6, replacing: [1: "first"])), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: text(6), found: text(6, replacing: [1: "first"])),
+            """
             - l1
             + first
               l2
               l3
             """)
         // The line after the last newline is empty in both, so it is context too.
-        XCTAssertEqual(StoreDump.diff(expected: text(6), found: text(7)), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: text(6), found: text(7)),
+            """
               l5
               l6
             + l7
@@ -66,7 +79,9 @@ final class StoreDumpDiffTests: XCTestCase {
     }
 
     func testDistantChangesAreSeparateHunksAndNearOnesShareOne() {
-        XCTAssertEqual(StoreDump.diff(expected: text(20), found: text(20, replacing: [3: "A", 15: "B"])), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: text(20), found: text(20, replacing: [3: "A", 15: "B"])),
+            """
               l1
               l2
             - l3
@@ -82,7 +97,9 @@ final class StoreDumpDiffTests: XCTestCase {
               l17
             """)
         // Three unchanged lines between two changes: one hunk, each line printed once.
-        XCTAssertEqual(StoreDump.diff(expected: text(12), found: text(12, replacing: [4: "A", 8: "B"])), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: text(12), found: text(12, replacing: [4: "A", 8: "B"])),
+            """
               l2
               l3
             - l4
@@ -106,19 +123,24 @@ final class StoreDumpDiffTests: XCTestCase {
         // 5,001 × 5,001 lines is past the 25,000,000-cell limit of the table.
         let expected = text(5_000)
         let started = Date()
-        XCTAssertEqual(StoreDump.diff(expected: expected, found: text(5_000, replacing: [4_321: "changed"])), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: expected, found: text(5_000, replacing: [4_321: "changed"])),
+            """
             first difference at line 4321:
             - l4321
             + changed
             """)
         // A found text that stops early: the missing side is empty.
-        XCTAssertEqual(StoreDump.diff(expected: expected, found: text(4_999) + "\n"), """
+        XCTAssertEqual(
+            StoreDump.diff(expected: expected, found: text(4_999) + "\n"),
+            """
             first difference at line 5000:
             - l5000
             + \("")
             """)
         XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the fallback must not build the quadratic table")
         // Below the limit the full diff is used: a hunk with context, not the first difference.
-        XCTAssertEqual(StoreDump.diff(expected: text(1_000), found: text(1_000, replacing: [10: "x"])), "  l8\n  l9\n- l10\n+ x\n  l11\n  l12")
+        XCTAssertEqual(
+            StoreDump.diff(expected: text(1_000), found: text(1_000, replacing: [10: "x"])), "  l8\n  l9\n- l10\n+ x\n  l11\n  l12")
     }
 }

@@ -1,7 +1,8 @@
-@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 final class StoreWriterTests: XCTestCase {
@@ -22,24 +23,28 @@ final class StoreWriterTests: XCTestCase {
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA page_size"), 4096)
             XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA auto_vacuum"), 2)
             XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA journal_mode"), "wal")
-            XCTAssertEqual(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master ORDER BY rowid"), [
-                "ZGAMESESSION", "ZPLAYERPROFILE", "ZROUTINE", "ZROUTINETASK", "ZTASKESTIMATION",
-                "ZGAMESESSION_ZROUTINE_INDEX", "ZROUTINETASK_ZROUTINE_INDEX", "ZTASKESTIMATION_ZSESSION_INDEX",
-                "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE",
-                "ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING",
-                "ACHANGE_ZTRANSACTIONID_INDEX", "ATRANSACTION_ZAUTHORTS_INDEX", "ATRANSACTION_ZBUNDLEIDTS_INDEX",
-                "ATRANSACTION_ZCONTEXTNAMETS_INDEX", "ATRANSACTION_ZPROCESSIDTS_INDEX", "Z_TRANSACTION_TransactionAuthorIndex",
-                "Z_TRANSACTION_TransactionTimestampIndex", "Z_TRANSACTIONSTRING_UNIQUE_NAME",
-            ])
+            XCTAssertEqual(
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master ORDER BY rowid"),
+                [
+                    "ZGAMESESSION", "ZPLAYERPROFILE", "ZROUTINE", "ZROUTINETASK", "ZTASKESTIMATION",
+                    "ZGAMESESSION_ZROUTINE_INDEX", "ZROUTINETASK_ZROUTINE_INDEX", "ZTASKESTIMATION_ZSESSION_INDEX",
+                    "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE",
+                    "ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING",
+                    "ACHANGE_ZTRANSACTIONID_INDEX", "ATRANSACTION_ZAUTHORTS_INDEX", "ATRANSACTION_ZBUNDLEIDTS_INDEX",
+                    "ATRANSACTION_ZCONTEXTNAMETS_INDEX", "ATRANSACTION_ZPROCESSIDTS_INDEX", "Z_TRANSACTION_TransactionAuthorIndex",
+                    "Z_TRANSACTION_TransactionTimestampIndex", "Z_TRANSACTIONSTRING_UNIQUE_NAME",
+                ])
             let keys = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map {
                 "\($0[0] as Int64) \($0[1] as String) \($0[2] as Int64) \($0[3] as Int64)"
             }
-            XCTAssertEqual(keys, [
-                "1 GameSession 0 6", "2 PlayerProfile 0 1", "3 Routine 0 3", "4 RoutineTask 0 12", "5 TaskEstimation 0 24",
-                "16001 CHANGE 0 0", "16002 TRANSACTION 0 0", "16003 TRANSACTIONSTRING 0 0",
-            ])
+            XCTAssertEqual(
+                keys,
+                [
+                    "1 GameSession 0 6", "2 PlayerProfile 0 1", "3 Routine 0 3", "4 RoutineTask 0 12", "5 TaskEstimation 0 24",
+                    "16001 CHANGE 0 0", "16002 TRANSACTION 0 0", "16003 TRANSACTIONSTRING 0 0",
+                ])
             XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM ZROUTINE WHERE Z_ENT <> 3 OR Z_OPT < 1"), 0)
-            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM ACHANGE") , 0)
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM ACHANGE"), 0)
             let metadata = try StoreReader.metadata(db, path: url.path)
             XCTAssertEqual(metadata.uuid, "UUID-1")
             XCTAssertEqual(metadata.versionIdentifiers, ["2.0.0"])
@@ -67,10 +72,20 @@ final class StoreWriterTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let url = directory.path("default.store")
         var dataset = Dataset(schema: TimeQuestSchemas.v1)
-        dataset.append("Routine", 4, ["name": .string("a"), "displayName": .string("A"), "activeDays": .integerArray([]), "isActive": .boolean(true), "createdAt": .date(0), "updatedAt": .date(0)])
+        dataset.append(
+            "Routine", 4,
+            [
+                "name": .string("a"), "displayName": .string("A"), "activeDays": .integerArray([]), "isActive": .boolean(true),
+                "createdAt": .date(0), "updatedAt": .date(0),
+            ])
         dataset.maximumPrimaryKeyFloor = ["Routine": 10, "GameSession": 3]
         try dataset.write(to: url, uuid: "U")
-        let maxima = try DatabaseQueue(path: url.path).read { try Dictionary(uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY").map { ($0[0] as String, $0[1] as Int64) }) }
+        let maxima = try DatabaseQueue(path: url.path).read {
+            try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll($0, sql: "SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY").map {
+                    ($0[0] as String, $0[1] as Int64)
+                })
+        }
         XCTAssertEqual(maxima["Routine"], 10)
         XCTAssertEqual(maxima["GameSession"], 3)
         XCTAssertEqual(maxima["RoutineTask"], 0)
@@ -85,7 +100,10 @@ final class StoreWriterTests: XCTestCase {
 
         let failing = directory.path("failing.store")
         var dataset = Dataset(schema: TimeQuestSchemas.v1)
-        let routine: [String: Value] = ["name": .string("a"), "displayName": .string("A"), "activeDays": .integerArray([]), "isActive": .boolean(true), "createdAt": .date(0), "updatedAt": .date(0)]
+        let routine: [String: Value] = [
+            "name": .string("a"), "displayName": .string("A"), "activeDays": .integerArray([]), "isActive": .boolean(true),
+            "createdAt": .date(0), "updatedAt": .date(0),
+        ]
         dataset.append("Routine", 1, routine)
         dataset.append("Routine", 1, routine)  // duplicate Z_PK: the insert fails
         XCTAssertThrowsError(try dataset.write(to: failing, uuid: "U")) { error in
@@ -128,11 +146,13 @@ final class SchemaDetectionTests: XCTestCase {
         }
         XCTAssertThrowsError(try detect(url)) { error in
             guard case StoreError.schemaMismatch(_, "2.0.0", let differences) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(Set(differences), [
-                "missing table ZPLAYERPROFILE (entity PlayerProfile)",
-                "ZROUTINE.ZNAME: type BLOB, expected VARCHAR",
-                "ZROUTINE: unexpected column ZOLDNAME",
-            ])
+            XCTAssertEqual(
+                Set(differences),
+                [
+                    "missing table ZPLAYERPROFILE (entity PlayerProfile)",
+                    "ZROUTINE.ZNAME: type BLOB, expected VARCHAR",
+                    "ZROUTINE: unexpected column ZOLDNAME",
+                ])
         }
     }
 
@@ -141,7 +161,8 @@ final class SchemaDetectionTests: XCTestCase {
         let url = try directory.copyFixture("v2-typical")
         try rewriteMetadata(url) { _ in ["3.0.0"] }
         XCTAssertThrowsError(try detect(url)) { error in
-            XCTAssertEqual(error as? StoreError, .unsupportedVersion(path: url.path, versionIdentifiers: ["3.0.0"], supported: ["1.0.0", "2.0.0"]))
+            XCTAssertEqual(
+                error as? StoreError, .unsupportedVersion(path: url.path, versionIdentifiers: ["3.0.0"], supported: ["1.0.0", "2.0.0"]))
         }
     }
 

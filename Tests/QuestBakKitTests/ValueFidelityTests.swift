@@ -1,8 +1,9 @@
 import Foundation
-@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 /// Hostile values inside well-formed stores and archives (issue: data fidelity). Each value is
@@ -83,7 +84,8 @@ final class ValueFidelityTests: XCTestCase {
 
     func exportedLine(_ store: URL, entity: String = "Routine", in directory: TemporaryTestDirectory) throws -> String {
         let archive = directory.path("line-\(UUID().uuidString).qbak")
-        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 1_767_225_600, compression: .none))
+        _ = try Exporter.export(
+            storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 1_767_225_600, compression: .none))
         let listing = try Questbak.runTool(["tar", "-xOf", archive.path, "entities/\(entity).jsonl"])
         return String(listing.standardOutput.split(separator: "\n")[1])
     }
@@ -110,19 +112,27 @@ final class ValueFidelityTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         var dataset = Dataset(schema: TimeQuestSchemas.v1)
         for (pk, name) in [(1, "Brush\u{0}teeth"), (2, "Brush\u{0}hair")] {
-            dataset.append("Routine", Int64(pk), [
-                "name": .string(name), "displayName": .string("x"), "activeDays": .integerArray([]), "isActive": .boolean(true),
+            dataset.append(
+                "Routine", Int64(pk),
+                [
+                    "name": .string(name), "displayName": .string("x"), "activeDays": .integerArray([]), "isActive": .boolean(true),
+                    "createdAt": .date(1), "updatedAt": .date(1),
+                ])
+        }
+        dataset.append(
+            "Routine", 3,
+            [
+                "name": .textBytes(Data([0x42, 0xFF])), "displayName": .string("x"), "activeDays": .integerArray([]),
+                "isActive": .boolean(true),
                 "createdAt": .date(1), "updatedAt": .date(1),
             ])
-        }
-        dataset.append("Routine", 3, [
-            "name": .textBytes(Data([0x42, 0xFF])), "displayName": .string("x"), "activeDays": .integerArray([]), "isActive": .boolean(true),
-            "createdAt": .date(1), "updatedAt": .date(1),
-        ])
-        dataset.append("Routine", 4, [
-            "name": .textBytes(Data([0x42, 0xFE])), "displayName": .string("x"), "activeDays": .integerArray([]), "isActive": .boolean(true),
-            "createdAt": .date(1), "updatedAt": .date(1),
-        ])
+        dataset.append(
+            "Routine", 4,
+            [
+                "name": .textBytes(Data([0x42, 0xFE])), "displayName": .string("x"), "activeDays": .integerArray([]),
+                "isActive": .boolean(true),
+                "createdAt": .date(1), "updatedAt": .date(1),
+            ])
         let store = directory.path("nul.store")
         try dataset.write(to: store, uuid: "6D1B2C3A-0000-4000-8000-000000000002")
         let (_, restored) = try roundTrip(store, in: directory)
@@ -158,24 +168,31 @@ final class ValueFidelityTests: XCTestCase {
     func testAnIntegerInAFloatColumnBeyondADoubleIsRefusedByName() throws {
         let directory = try TemporaryTestDirectory()
         var dataset = Dataset(schema: TimeQuestSchemas.v1)
-        dataset.append("TaskEstimation", 1, [
-            "taskDisplayName": .string("t"), "estimatedSeconds": .double(1), "actualSeconds": .double(1), "differenceSeconds": .double(0),
-            "accuracyPercent": .double(100), "ratingRawValue": .string("spot_on"), "orderIndex": .integer(0), "recordedAt": .date(5),
-        ])
+        dataset.append(
+            "TaskEstimation", 1,
+            [
+                "taskDisplayName": .string("t"), "estimatedSeconds": .double(1), "actualSeconds": .double(1),
+                "differenceSeconds": .double(0),
+                "accuracyPercent": .double(100), "ratingRawValue": .string("spot_on"), "orderIndex": .integer(0), "recordedAt": .date(5),
+            ])
         let store = directory.path("float.store")
         try dataset.write(to: store, uuid: "6D1B2C3A-0000-4000-8000-000000000003")
         // A FLOAT column keeps REAL; only a table declared otherwise holds an INTEGER there.
         let queue = try DatabaseQueue(path: store.path)
         try queue.write { db in
             try db.execute(sql: "PRAGMA writable_schema = ON")
-            try db.execute(sql: "UPDATE sqlite_master SET sql = replace(sql, 'ZESTIMATEDSECONDS FLOAT', 'ZESTIMATEDSECONDS') WHERE name = 'ZTASKESTIMATION'")
+            try db.execute(
+                sql:
+                    "UPDATE sqlite_master SET sql = replace(sql, 'ZESTIMATEDSECONDS FLOAT', 'ZESTIMATEDSECONDS') WHERE name = 'ZTASKESTIMATION'"
+            )
         }
         try queue.close()
         let queue2 = try DatabaseQueue(path: store.path)
         try queue2.write { try $0.execute(sql: "UPDATE ZTASKESTIMATION SET ZESTIMATEDSECONDS = 9007199254740993") }
         try queue2.close()
         let archive = directory.path("float.qbak")
-        XCTAssertThrowsError(try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))) { error in
+        XCTAssertThrowsError(try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))) {
+            error in
             let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
             XCTAssertTrue(text.contains("TaskEstimation Z_PK 1") || text.contains("ZESTIMATEDSECONDS"), text)
         }
@@ -188,13 +205,17 @@ final class ValueFidelityTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         var dataset = Dataset(schema: TimeQuestSchemas.v1)
         for pk in [-5, 0, 3] as [Int64] {
-            dataset.append("Routine", pk, [
-                "name": .string("r\(pk)"), "displayName": .string("x"), "activeDays": .integerArray([]), "isActive": .boolean(true),
-                "createdAt": .date(1), "updatedAt": .date(1),
-            ])
+            dataset.append(
+                "Routine", pk,
+                [
+                    "name": .string("r\(pk)"), "displayName": .string("x"), "activeDays": .integerArray([]), "isActive": .boolean(true),
+                    "createdAt": .date(1), "updatedAt": .date(1),
+                ])
         }
-        dataset.append("RoutineTask", 1, ["name": .string("t"), "displayName": .string("t"), "orderIndex": .integer(0), "routine": .integer(-5)])
-        dataset.append("RoutineTask", 2, ["name": .string("u"), "displayName": .string("u"), "orderIndex": .integer(1), "routine": .integer(0)])
+        dataset.append(
+            "RoutineTask", 1, ["name": .string("t"), "displayName": .string("t"), "orderIndex": .integer(0), "routine": .integer(-5)])
+        dataset.append(
+            "RoutineTask", 2, ["name": .string("u"), "displayName": .string("u"), "orderIndex": .integer(1), "routine": .integer(0)])
         let store = directory.path("keys.store")
         try dataset.write(to: store, uuid: "6D1B2C3A-0000-4000-8000-000000000004")
         let (_, restored) = try roundTrip(store, in: directory)
@@ -206,7 +227,9 @@ final class ValueFidelityTests: XCTestCase {
         var builder = ArchiveBuilder(schemaVersion: "1.0.0")
         builder.members = [
             .init("Routine", records: [RecordLines.routine(1)]),
-            .init("RoutineTask", records: [RecordLines.task(1, routine: 0), RecordLines.task(2, routine: -1), RecordLines.task(3, routine: 999)]),
+            .init(
+                "RoutineTask",
+                records: [RecordLines.task(1, routine: 0), RecordLines.task(2, routine: -1), RecordLines.task(3, routine: 999)]),
         ]
         let archive = directory.path("orphans.qbak")
         try builder.write(to: archive)
@@ -221,7 +244,8 @@ final class ValueFidelityTests: XCTestCase {
         // Control characters are escaped six times longer: 12 MB of them is a 72 MB line.
         let store = try routineStore(["displayName": .string(String(repeating: "\u{1}", count: 12 << 20))], in: directory)
         let archive = directory.path("long.qbak")
-        XCTAssertThrowsError(try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))) { error in
+        XCTAssertThrowsError(try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))) {
+            error in
             guard case StoreError.recordTooLarge(_, "Routine", 1, let bytes, ArchiveManifest.maximumLineBytes) = error else {
                 return XCTFail("\(error)")
             }
@@ -243,9 +267,13 @@ final class ValueFidelityTests: XCTestCase {
         for names in [["Caf\u{E9}", "Cafe\u{301}"], ["Caf\u{E9}", "Cafe\u{301}", "Cafg"]] {
             let directory = try TemporaryTestDirectory()
             var builder = ArchiveBuilder(schemaVersion: "1.0.0")
-            builder.members = [.init("Routine", records: names.enumerated().map { index, name in
-                RecordLines.routine(index + 1, ["name": name, "createdAt": "2025-01-01T08:00:00Z"])
-            })]
+            builder.members = [
+                .init(
+                    "Routine",
+                    records: names.enumerated().map { index, name in
+                        RecordLines.routine(index + 1, ["name": name, "createdAt": "2025-01-01T08:00:00Z"])
+                    })
+            ]
             let archive = directory.path("cafe.qbak")
             try builder.write(to: archive)
             var options = Importer.Options()
@@ -402,7 +430,9 @@ final class ValueFidelityTests: XCTestCase {
         let queue = try DatabaseQueue(path: store.path)
         try queue.write { db in
             let plist = try XCTUnwrap(Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
-            guard case .dictionary(var entries) = try BinaryPropertyList.decode(plist) else { return XCTFail("metadata is not a dictionary") }
+            guard case .dictionary(var entries) = try BinaryPropertyList.decode(plist) else {
+                return XCTFail("metadata is not a dictionary")
+            }
             entries["NSStoreModelVersionIdentifiers"] = .array([.string("2.0.0 ")])
             try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [BinaryPropertyList.encode(.dictionary(entries))])
         }
@@ -418,7 +448,9 @@ final class ValueFidelityTests: XCTestCase {
         for seconds in [Int64.min, Int64.max, 253_402_300_800, -62_135_596_801] {
             let archive = directory.path("t.qbak")
             XCTAssertThrowsError(
-                try Exporter.export(storeAt: directory.path("does-not-exist.store"), to: .file(archive, overwrite: false), options: .init(createdAt: seconds))
+                try Exporter.export(
+                    storeAt: directory.path("does-not-exist.store"), to: .file(archive, overwrite: false),
+                    options: .init(createdAt: seconds))
             ) { error in
                 XCTAssertEqual(error as? ArchiveError, .invalidCreationTime(unixSeconds: seconds))
             }
@@ -460,7 +492,8 @@ final class ValueFidelityTests: XCTestCase {
         _ = try importing(archive, into: restored, options: .init())
         let queue = try DatabaseQueue(path: restored.path)
         defer { try? queue.close() }
-        XCTAssertEqual(try queue.read { try ExactSQL.fetchAll($0, sql: "SELECT Z_UUID FROM Z_METADATA") }, [[.text(Data("AB\u{0}CD".utf8))]])
+        XCTAssertEqual(
+            try queue.read { try ExactSQL.fetchAll($0, sql: "SELECT Z_UUID FROM Z_METADATA") }, [[.text(Data("AB\u{0}CD".utf8))]])
     }
 
     func testAStoreUUIDThatDisagreesWithTheMetadataIsKeptAndSaid() throws {
@@ -490,8 +523,10 @@ final class ValueFidelityTests: XCTestCase {
         _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))
         let restored = directory.path("ids.store")
         let result = try importing(archive, into: restored, options: .init())
-        XCTAssertEqual(result.notes, ["metadata computed for schema 2.0.0: the archive's metadata names version identifiers other than 2.0.0"])
-        XCTAssertNoThrow(try Exporter.export(storeAt: restored, to: .file(directory.path("again.qbak"), overwrite: false), options: .init(createdAt: 0)))
+        XCTAssertEqual(
+            result.notes, ["metadata computed for schema 2.0.0: the archive's metadata names version identifiers other than 2.0.0"])
+        XCTAssertNoThrow(
+            try Exporter.export(storeAt: restored, to: .file(directory.path("again.qbak"), overwrite: false), options: .init(createdAt: 0)))
     }
 
     func testNegativeZeroIsRefusedNotTurnedIntoZero() throws {
@@ -499,7 +534,9 @@ final class ValueFidelityTests: XCTestCase {
         for spelling in ["-0.0", "-1e-400"] {
             var builder = ArchiveBuilder(schemaVersion: "1.0.0")
             builder.fillMissingKeys = false  // every key is there, and re-serializing would rewrite the number
-            builder.members = [.init("TaskEstimation", records: [RecordLines.estimation(1, session: nil).replacingOccurrences(of: "60.5", with: spelling)])]
+            builder.members = [
+                .init("TaskEstimation", records: [RecordLines.estimation(1, session: nil).replacingOccurrences(of: "60.5", with: spelling)])
+            ]
             let archive = directory.path("zero.qbak")
             try? FileManager.default.removeItem(at: archive)
             try builder.write(to: archive)
@@ -544,13 +581,23 @@ final class ValueFidelityTests: XCTestCase {
         case .integer: return [.integer(0), .integer(-1), .integer(.max), .integer(.min), .integer(1 << 53 + 1)]
         case .boolean: return [.boolean(true), .boolean(false)]
         case .double:
-            return [.double(-0.0), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude), .double(.infinity), .double(-.infinity), .double(0.1 + 0.2), .double(1e-300)]
+            return [
+                .double(-0.0), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude), .double(.infinity), .double(-.infinity),
+                .double(0.1 + 0.2), .double(1e-300),
+            ]
         case .date:
-            return [.date(-0.0), .date(-63_113_904_000), .date(252_423_993_599.999), .date(1e300), .date(-1e-300), .date(.infinity), .date(0.123456789012345678),
-                    .date(-978_307_200.5), .integerDate(.max), .integerDate(.min), .integerDate(1 << 53 + 1), .date(Double(1 << 52))]
+            return [
+                .date(-0.0), .date(-63_113_904_000), .date(252_423_993_599.999), .date(1e300), .date(-1e-300), .date(.infinity),
+                .date(0.123456789012345678),
+                .date(-978_307_200.5), .integerDate(.max), .integerDate(.min), .integerDate(1 << 53 + 1), .date(Double(1 << 52)),
+            ]
         case .string:
-            return [.string(""), .string("\u{0}"), .string("a\u{0}b\u{0}"), .string("\u{1}\u{1F}\u{7F}\"\\"), .string("e\u{301} \u{E9} \u{202E}rtl\u{200F} 👩‍👩‍👧"),
-                    .string("\u{FFFF}\u{10FFFF}"), .textBytes(Data([0xFF])), .textBytes(Data([0xC3, 0x28, 0x00, 0xED, 0xA0, 0x80])), .string(String(repeating: "x", count: 100_000))]
+            return [
+                .string(""), .string("\u{0}"), .string("a\u{0}b\u{0}"), .string("\u{1}\u{1F}\u{7F}\"\\"),
+                .string("e\u{301} \u{E9} \u{202E}rtl\u{200F} 👩‍👩‍👧"),
+                .string("\u{FFFF}\u{10FFFF}"), .textBytes(Data([0xFF])), .textBytes(Data([0xC3, 0x28, 0x00, 0xED, 0xA0, 0x80])),
+                .string(String(repeating: "x", count: 100_000)),
+            ]
         case .uuid: return [.uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))]
         case .binary: return [.binary(Data()), .binary(Data([0, 0xFF, 0]))]
         case .integerArray: return [.integerArray([]), .integerArray([.min, .max, 0])]
@@ -583,7 +630,9 @@ final class ValueFidelityTests: XCTestCase {
                             switch pool[index % pool.count] {
                             case .string(let text): values[attribute.name] = .string(text + "#\(index)")
                             case .textBytes(let bytes): values[attribute.name] = .textBytes(bytes + Data("#\(index)".utf8))
-                            default: values[attribute.name] = attribute.kind == .date ? .date(Double(index) * 1_000.5 - 3e9) : .integer(Int64(index))
+                            default:
+                                values[attribute.name] =
+                                    attribute.kind == .date ? .date(Double(index) * 1_000.5 - 3e9) : .integer(Int64(index))
                             }
                         } else {
                             values[attribute.name] = Self.hostileValues(attribute.kind).randomElement(using: &random)!

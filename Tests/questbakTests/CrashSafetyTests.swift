@@ -1,7 +1,8 @@
 import Foundation
-@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 
 /// SIGKILL at every fault point of `import --replace` and `migrate --in-place`
 /// (QUESTBAK_KILL_AT, see FaultInjection.swift): afterwards the target must be the old store,
@@ -22,7 +23,10 @@ final class CrashSafetyTests: XCTestCase {
         }
         let integrity = try Questbak.runTool(["sqlite3", copy.appendingPathComponent("s.store").path, "PRAGMA integrity_check"])
         XCTAssertEqual(integrity.standardOutput, "ok\n", "integrity_check of \(store.path)")
-        let result = try Questbak.run(["export", copy.appendingPathComponent("s.store").path, "-o", copy.appendingPathComponent("c.qbak").path, "--json", "--compression", "none", "--created-at", "2026-01-01T00:00:00Z"])
+        let result = try Questbak.run([
+            "export", copy.appendingPathComponent("s.store").path, "-o", copy.appendingPathComponent("c.qbak").path, "--json",
+            "--compression", "none", "--created-at", "2026-01-01T00:00:00Z",
+        ])
         XCTAssertEqual(result.status, 0, result.standardError)
         let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
         return ((summary["entities"] as? [[String: Any]]) ?? []).map { "\($0["name"] ?? "")=\($0["sha256"] ?? "")" }
@@ -56,7 +60,9 @@ final class CrashSafetyTests: XCTestCase {
             try restore()
             let run = try Questbak.run(arguments, environment: ["QUESTBAK_KILL_AT": String(point)])
             if run.status == 0 && !run.killedBySignal { break }
-            XCTAssertTrue(run.killedBySignal && run.status == SIGKILL, "point \(point) ended with \(run.status) instead of SIGKILL: \(run.standardError)")
+            XCTAssertTrue(
+                run.killedBySignal && run.status == SIGKILL,
+                "point \(point) ended with \(run.status) instead of SIGKILL: \(run.standardError)")
             let state: String
             if files(target) == oldFiles {
                 state = "old, byte for byte"
@@ -76,7 +82,9 @@ final class CrashSafetyTests: XCTestCase {
             let again = try Questbak.run(arguments)
             let alreadyMigrated = state == "new" && again.standardError.contains("is already schema")
             XCTAssertTrue(again.status == 0 || alreadyMigrated, "point \(point): the run after a kill failed: \(again.standardError)")
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".questbak-") && !$0.contains("questbak-backup") }
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+                $0.contains(".questbak-") && !$0.contains("questbak-backup")
+            }
             XCTAssertEqual(leftovers, [], "point \(point): temporary files survived the next run")
             point += 1
         }
@@ -87,9 +95,13 @@ final class CrashSafetyTests: XCTestCase {
     func testKillingImportReplaceLeavesTheOldOrTheNewStore() throws {
         let directory = try TemporaryTestDirectory()
         let archive = directory.path("typical.qbak")
-        XCTAssertEqual(try Questbak.run(["export", Repository.fixtures.appendingPathComponent("v1-typical/default.store").path, "-o", archive.path, "-q"]).status, 0)
+        XCTAssertEqual(
+            try Questbak.run([
+                "export", Repository.fixtures.appendingPathComponent("v1-typical/default.store").path, "-o", archive.path, "-q",
+            ]).status, 0)
         let target = directory.path("app/default.store")
-        let outcomes = try killAtEveryPoint(["import", archive.path, "--into", target.path, "--replace", "-q"], target: target, fixture: "v1-wal", directory: directory)
+        let outcomes = try killAtEveryPoint(
+            ["import", archive.path, "--into", target.path, "--replace", "-q"], target: target, fixture: "v1-wal", directory: directory)
         let total = outcomes.values.reduce(0, +)
         XCTAssertGreaterThanOrEqual(total, 75, "\(outcomes)")
         XCTAssertEqual(outcomes[Outcome(state: "broken")], nil)
@@ -101,7 +113,9 @@ final class CrashSafetyTests: XCTestCase {
     func testKillingMigrateInPlaceLeavesTheOldOrTheNewStore() throws {
         let directory = try TemporaryTestDirectory()
         let target = directory.path("app/default.store")
-        let outcomes = try killAtEveryPoint(["migrate", target.path, "--in-place", "-q", "--now", "2026-01-01T00:00:00Z"], target: target, fixture: "v1-wal", directory: directory)
+        let outcomes = try killAtEveryPoint(
+            ["migrate", target.path, "--in-place", "-q", "--now", "2026-01-01T00:00:00Z"], target: target, fixture: "v1-wal",
+            directory: directory)
         let total = outcomes.values.reduce(0, +)
         XCTAssertGreaterThanOrEqual(total, 25, "\(outcomes)")
         XCTAssertEqual(outcomes[Outcome(state: "broken")], nil)

@@ -13,7 +13,8 @@ final class DocumentationTests: XCTestCase {
         let table = try Questbak.run(["exit-statuses"]).standardOutput.trimmingCharacters(in: .newlines)
         XCTAssertTrue(try readme().contains(table), "README.md's table differs from `questbak exit-statuses`:\n\(table)")
         let manual = try String(contentsOf: Repository.root.appendingPathComponent("man/questbak.1"), encoding: .utf8)
-        XCTAssertTrue(manual.contains(try Questbak.run(["exit-statuses", "--format", "mdoc"]).standardOutput.trimmingCharacters(in: .newlines)))
+        XCTAssertTrue(
+            manual.contains(try Questbak.run(["exit-statuses", "--format", "mdoc"]).standardOutput.trimmingCharacters(in: .newlines)))
     }
 
     /// One case per documented status, run for real; 1 has none (it would be a bug).
@@ -31,7 +32,9 @@ final class DocumentationTests: XCTestCase {
         let empty = directory.path("empty-folder")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         var checked: Set<Int32> = []
-        func expect(_ status: Int32, _ arguments: [String], prefix: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+        func expect(
+            _ status: Int32, _ arguments: [String], prefix: [String] = [], file: StaticString = #filePath, line: UInt = #line
+        ) throws {
             let result = try Questbak.run(arguments, prefix: prefix)
             XCTAssertEqual(result.status, status, "\(arguments): \(result.standardError)", file: file, line: line)
             checked.insert(status)
@@ -48,7 +51,10 @@ final class DocumentationTests: XCTestCase {
         // 75: the app has the store open (an idle connection keeps its -wal and -shm).
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", "import sqlite3, time\ndb = sqlite3.connect('\(store.path)')\ndb.execute('SELECT count(*) FROM ZROUTINE').fetchall()\nprint('open', flush=True)\ntime.sleep(6)"]
+        holder.arguments = [
+            "python3", "-c",
+            "import sqlite3, time\ndb = sqlite3.connect('\(store.path)')\ndb.execute('SELECT count(*) FROM ZROUTINE').fetchall()\nprint('open', flush=True)\ntime.sleep(6)",
+        ]
         let ready = Pipe()
         holder.standardOutput = ready
         try holder.run()
@@ -57,10 +63,11 @@ final class DocumentationTests: XCTestCase {
         holder.terminate()
         holder.waitUntilExit()
 
-        let documented = Set(try readme().split(separator: "\n").compactMap { line -> Int32? in
-            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            return cells.count == 3 ? Int32(cells[0]) : nil
-        })
+        let documented = Set(
+            try readme().split(separator: "\n").compactMap { line -> Int32? in
+                let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+                return cells.count == 3 ? Int32(cells[0]) : nil
+            })
         XCTAssertEqual(documented.subtracting(checked), [1], "every documented status but 1 (none known) has its case")
     }
 
@@ -76,7 +83,14 @@ final class DocumentationTests: XCTestCase {
         var blocks: [[String]] = []
         var current: [String]?
         for line in try readme().split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line == "```sh" { current = [] } else if line == "```", let lines = current { blocks.append(lines); current = nil } else { current?.append(line) }
+            if line == "```sh" {
+                current = []
+            } else if line == "```", let lines = current {
+                blocks.append(lines)
+                current = nil
+            } else {
+                current?.append(line)
+            }
         }
         // The first block is `make demo` / `make test`: the whole build, run by CI itself.
         let commands = blocks.dropFirst().flatMap { $0 }.filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") && !$0.isEmpty }

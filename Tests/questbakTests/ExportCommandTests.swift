@@ -1,8 +1,9 @@
 import Foundation
-@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 
 final class ExportCommandTests: XCTestCase {
     let fixtures = ["v1-typical", "v1-edge-cases", "v1-anomalies", "v1-wal", "v2-typical"]
@@ -11,7 +12,9 @@ final class ExportCommandTests: XCTestCase {
     func extract(_ archive: URL, into directory: URL, compression: String = "zstd") throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let flag = ["zstd": ["--zstd"], "gzip": ["-z"], "none": []][compression]!
-        XCTAssertEqual(try Questbak.runProcess("/usr/bin/env", ["tar"] + flag + ["-xf", archive.path, "-C", directory.path]), 0, "tar -xf \(archive.path)")
+        XCTAssertEqual(
+            try Questbak.runProcess("/usr/bin/env", ["tar"] + flag + ["-xf", archive.path, "-C", directory.path]), 0,
+            "tar -xf \(archive.path)")
     }
 
     /// Every record of every fixture, compared field by field with the store by
@@ -27,9 +30,13 @@ final class ExportCommandTests: XCTestCase {
             try extract(archive, into: extracted)
             let storeCopy = directory.path("copy")
             try FileManager.default.copyItem(at: store.deletingLastPathComponent(), to: storeCopy)
-            let check = try Questbak.runTool(["python3", Repository.root.appendingPathComponent("Scripts/check-archive.py").path, extracted.path, storeCopy.appendingPathComponent("default.store").path])
+            let check = try Questbak.runTool([
+                "python3", Repository.root.appendingPathComponent("Scripts/check-archive.py").path, extracted.path,
+                storeCopy.appendingPathComponent("default.store").path,
+            ])
             XCTAssertEqual(check.status, 0, "\(name): \(check.standardOutput)\(check.standardError)")
-            XCTAssertEqual(check.standardOutput.components(separatedBy: " passed, 0 failed").count - 1, 5, "\(name): \(check.standardOutput)")
+            XCTAssertEqual(
+                check.standardOutput.components(separatedBy: " passed, 0 failed").count - 1, 5, "\(name): \(check.standardOutput)")
         }
     }
 
@@ -40,14 +47,17 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertEqual(try Questbak.run(["export", store.path, "-o", archive.path, "--created-at", "2026-01-31T12:00:00Z"]).status, 0)
         let listing = try Questbak.runTool(["tar", "--zstd", "-tvf", archive.path])
         let names = listing.standardOutput.split(separator: "\n").map { String($0.split(separator: " ").last!) }
-        XCTAssertEqual(names, [
-            "manifest.json", "entities/GameSession.jsonl", "entities/PlayerProfile.jsonl", "entities/Routine.jsonl",
-            "entities/RoutineTask.jsonl", "entities/TaskEstimation.jsonl", "store/metadata.plist",
-        ])
+        XCTAssertEqual(
+            names,
+            [
+                "manifest.json", "entities/GameSession.jsonl", "entities/PlayerProfile.jsonl", "entities/Routine.jsonl",
+                "entities/RoutineTask.jsonl", "entities/TaskEstimation.jsonl", "store/metadata.plist",
+            ])
         XCTAssertTrue(listing.standardOutput.contains("2026-01-31 12:00"), listing.standardOutput)
         let extracted = directory.path("x")
         try extract(archive, into: extracted)
-        let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: extracted.appendingPathComponent("manifest.json"))) as? [String: Any])
+        let manifest = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(contentsOf: extracted.appendingPathComponent("manifest.json"))) as? [String: Any])
         XCTAssertEqual(manifest["format"] as? String, "questbak-archive")
         XCTAssertEqual(manifest["formatVersion"] as? Int, 2)
         XCTAssertEqual(manifest["schemaVersion"] as? String, "1.0.0")
@@ -61,7 +71,8 @@ final class ExportCommandTests: XCTestCase {
         let estimations = try XCTUnwrap(entities.first { $0["name"] as? String == "TaskEstimation" })
         XCTAssertEqual(estimations["count"] as? Int, 8, "the WAL's rows are in the archive")
         XCTAssertEqual(estimations["maximumPrimaryKey"] as? Int, 8)
-        let lines = try String(contentsOf: extracted.appendingPathComponent("entities/TaskEstimation.jsonl"), encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOf: extracted.appendingPathComponent("entities/TaskEstimation.jsonl"), encoding: .utf8).split(
+            separator: "\n")
         XCTAssertEqual(lines.first, #"{"schemaVersion":"1.0.0","entity":"TaskEstimation","count":8}"#)
         XCTAssertEqual(lines.count, 9)
         // The metadata travels byte for byte, so a restore gives the app the same model hashes.
@@ -76,7 +87,9 @@ final class ExportCommandTests: XCTestCase {
             var archives: [Data] = []
             for run in 0..<2 {
                 let archive = directory.path("\(compression)-\(run).qbak")
-                let result = try Questbak.run(["export", store.path, "-o", archive.path, "--compression", compression, "-q"], environment: ["SOURCE_DATE_EPOCH": "1767225600"])
+                let result = try Questbak.run(
+                    ["export", store.path, "-o", archive.path, "--compression", compression, "-q"],
+                    environment: ["SOURCE_DATE_EPOCH": "1767225600"])
                 XCTAssertEqual(result.status, 0, result.standardError)
                 XCTAssertEqual(result.standardOutput, "", "--quiet prints nothing")
                 archives.append(try Data(contentsOf: archive))
@@ -112,7 +125,8 @@ final class ExportCommandTests: XCTestCase {
         let output = directory.path("out")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
         let before = try DirectoryState(of: folder)
-        let result = try Questbak.run(["export", store.path, "-o", output.appendingPathComponent("b.qbak").path, "--json"], prefix: Questbak.unprivileged)
+        let result = try Questbak.run(
+            ["export", store.path, "-o", output.appendingPathComponent("b.qbak").path, "--json"], prefix: Questbak.unprivileged)
         XCTAssertEqual(result.status, 0, result.standardError)
         let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
         XCTAssertEqual(summary["walFrames"] as? Int, 9)
@@ -128,7 +142,8 @@ final class ExportCommandTests: XCTestCase {
         let command = "\(Questbak.executable.path) export \(store.path) -o \(directory.path("tty.qbak").path) 2>&1 >/dev/null"
         let onTerminal = try Questbak.runTool(["script", "-qec", command, "/dev/null"])
         XCTAssertEqual(onTerminal.status, 0, onTerminal.standardOutput)
-        XCTAssertTrue(onTerminal.standardOutput.contains("TaskEstimation [##############################] 36/36"), onTerminal.standardOutput)
+        XCTAssertTrue(
+            onTerminal.standardOutput.contains("TaskEstimation [##############################] 36/36"), onTerminal.standardOutput)
         let redirected = try Questbak.run(["export", store.path, "-o", directory.path("plain.qbak").path])
         XCTAssertEqual(redirected.standardError, "")
     }
@@ -149,7 +164,10 @@ final class ExportCommandTests: XCTestCase {
     func testAnInterruptedExportLeavesNoPartialFile() throws {
         let directory = try TemporaryTestDirectory()
         let store = directory.path("big.store")
-        XCTAssertEqual(try Questbak.runProcess(Questbak.executable.deletingLastPathComponent().appendingPathComponent("questbak-fixtures").path, ["--bulk", "60000", store.path]), 0)
+        XCTAssertEqual(
+            try Questbak.runProcess(
+                Questbak.executable.deletingLastPathComponent().appendingPathComponent("questbak-fixtures").path,
+                ["--bulk", "60000", store.path]), 0)
         for delay in [0.3, 0.8] {
             let output = directory.path("out-\(delay)")
             try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
@@ -184,11 +202,13 @@ final class ExportCommandTests: XCTestCase {
         let extracted = directory.path("x")
         try extract(archive, into: extracted)
         let lines = try String(contentsOf: extracted.appendingPathComponent("entities/Item.jsonl"), encoding: .utf8).split(separator: "\n")
-        XCTAssertEqual(lines, [
-            #"{"schemaVersion":"7.1","entity":"Item","count":2}"#,
-            #"{"_pk":1,"_opt":1,"ZCRAFTINGRECIPE":3,"ZNAME":"Anise","Z_ENT":1}"#,
-            #"{"_pk":2,"_opt":2,"ZCRAFTINGRECIPE":null,"ZNAME":"Grapefruit","Z_ENT":1}"#,
-        ])
+        XCTAssertEqual(
+            lines,
+            [
+                #"{"schemaVersion":"7.1","entity":"Item","count":2}"#,
+                #"{"_pk":1,"_opt":1,"ZCRAFTINGRECIPE":3,"ZNAME":"Anise","Z_ENT":1}"#,
+                #"{"_pk":2,"_opt":2,"ZCRAFTINGRECIPE":null,"ZNAME":"Grapefruit","Z_ENT":1}"#,
+            ])
     }
 
     /// A row whose Z_ENT is not its entity's would be left out by an entity-filtered read.
@@ -233,7 +253,9 @@ final class ExportCommandTests: XCTestCase {
             let archive = directory.path("epoch.qbak")
             let result = try Questbak.run(["export", store.path, "-o", archive.path], environment: ["SOURCE_DATE_EPOCH": epoch])
             XCTAssertEqual(result.status, 64, "\(epoch): \(result.standardError)")
-            XCTAssertTrue(result.standardError.contains("SOURCE_DATE_EPOCH must be whole seconds since 1970 within years 0001–9999"), result.standardError)
+            XCTAssertTrue(
+                result.standardError.contains("SOURCE_DATE_EPOCH must be whole seconds since 1970 within years 0001–9999"),
+                result.standardError)
             XCTAssertFalse(FileManager.default.fileExists(atPath: archive.path), epoch)
         }
     }
@@ -244,15 +266,19 @@ extension Questbak {
     static func makeForeignStore(at url: URL) throws {
         let queue = try DatabaseQueue(path: url.path)
         try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE ZITEM ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCRAFTINGRECIPE INTEGER, ZNAME VARCHAR );
-                CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
-                CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
-                INSERT INTO ZITEM VALUES (1, 1, 1, 3, 'Anise'), (2, 1, 2, NULL, 'Grapefruit');
-                INSERT INTO Z_PRIMARYKEY VALUES (1, 'Item', 0, 2);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE ZITEM ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCRAFTINGRECIPE INTEGER, ZNAME VARCHAR );
+                    CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+                    CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+                    INSERT INTO ZITEM VALUES (1, 1, 1, 3, 'Anise'), (2, 1, 2, NULL, 'Grapefruit');
+                    INSERT INTO Z_PRIMARYKEY VALUES (1, 'Item', 0, 2);
+                    """)
             // A binary plist: {NSStoreModelVersionIdentifiers: ["7.1"], NSStoreType: "SQLite"}, made with Python's plistlib.
-            let plist = Data(base64Encoded: "YnBsaXN0MDDSAQIDBV8QHk5TU3RvcmVNb2RlbFZlcnNpb25JZGVudGlmaWVyc1tOU1N0b3JlVHlwZaEEUzcuMVZTUUxpdGUIDS46PEAAAAAAAAABAQAAAAAAAAAGAAAAAAAAAAAAAAAAAAAARw==")!
+            let plist = Data(
+                base64Encoded:
+                    "YnBsaXN0MDDSAQIDBV8QHk5TU3RvcmVNb2RlbFZlcnNpb25JZGVudGlmaWVyc1tOU1N0b3JlVHlwZaEEUzcuMVZTUUxpdGUIDS46PEAAAAAAAAABAQAAAAAAAAAGAAAAAAAAAAAAAAAAAAAARw=="
+            )!
             try db.execute(sql: "INSERT INTO Z_METADATA VALUES (1, 'FOREIGN-UUID', ?)", arguments: [plist])
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
-@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 
 /// Faults from outside while questbak works: a full disk, a store another process writes to or
 /// holds locked, files of the wrong kind. Each ends in a clean error and a documented status,
@@ -18,7 +19,9 @@ final class FaultTests: XCTestCase {
         init(in directory: TemporaryTestDirectory) throws {
             url = directory.path("small-disk")
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            mounted = getuid() == 0 && (try? Questbak.runProcess("/usr/bin/env", ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", url.path])) == 0
+            mounted =
+                getuid() == 0
+                && (try? Questbak.runProcess("/usr/bin/env", ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", url.path])) == 0
         }
 
         func unmount() {
@@ -41,9 +44,11 @@ final class FaultTests: XCTestCase {
         defer { disk.unmount() }
         let sourceBefore = try DirectoryState(of: store.deletingLastPathComponent())
 
-        let export = try Questbak.run(["export", store.path, "-o", disk.url.appendingPathComponent("b.qbak").path, "--compression", "none"], prefix: disk.limit)
+        let export = try Questbak.run(
+            ["export", store.path, "-o", disk.url.appendingPathComponent("b.qbak").path, "--compression", "none"], prefix: disk.limit)
         XCTAssertEqual(export.status, 74, export.standardError)
-        XCTAssertTrue(export.standardError.contains("No space left on device") || export.standardError.contains("too large"), export.standardError)
+        XCTAssertTrue(
+            export.standardError.contains("No space left on device") || export.standardError.contains("too large"), export.standardError)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: disk.url.path), [], "no partial archive, no temporary file")
 
         let archive = directory.path("b.qbak")
@@ -65,7 +70,9 @@ final class FaultTests: XCTestCase {
         let store = try bulkStore(directory, estimations: 60_000)
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        writer.arguments = ["python3", "-c", """
+        writer.arguments = [
+            "python3", "-c",
+            """
             import sqlite3, time
             db = sqlite3.connect('\(store.path)', isolation_level=None)
             db.execute('PRAGMA journal_mode=WAL')
@@ -78,7 +85,8 @@ final class FaultTests: XCTestCase {
                 db.execute("INSERT INTO ZROUTINETASK (Z_PK, Z_ENT, Z_OPT, ZNAME, ZDISPLAYNAME, ZORDERINDEX, ZROUTINE, ZCLOUDID) VALUES (?, 4, 1, ?, 't', 0, ?, ?)", (100000 + n, 'writer_%d' % n, 100000 + n, '00000000-0000-4000-9000-%012d' % n))
                 db.execute('COMMIT')
                 time.sleep(0.002)
-            """]
+            """,
+        ]
         try writer.run()
         Thread.sleep(forTimeInterval: 0.5)
         let archive = directory.path("during.qbak")
@@ -104,7 +112,9 @@ final class FaultTests: XCTestCase {
         // Another process keeps a write transaction open on the store, as a running app could.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", """
+        holder.arguments = [
+            "python3", "-c",
+            """
             import sqlite3, sys, time
             db = sqlite3.connect('\(target.path)', isolation_level=None)
             db.execute('PRAGMA journal_mode=WAL')
@@ -113,7 +123,8 @@ final class FaultTests: XCTestCase {
             print('locked', flush=True)
             time.sleep(6)
             db.execute('ROLLBACK')
-            """]
+            """,
+        ]
         let ready = Pipe()
         holder.standardOutput = ready
         try holder.run()
@@ -121,7 +132,8 @@ final class FaultTests: XCTestCase {
         let before = files(target)
         let result = try Questbak.run(["import", archive.path, "--into", target.path, "--replace"])
         XCTAssertEqual(result.status, 75, result.standardError)
-        XCTAssertTrue(result.standardError.contains("in use by another process") || result.standardError.contains("locked"), result.standardError)
+        XCTAssertTrue(
+            result.standardError.contains("in use by another process") || result.standardError.contains("locked"), result.standardError)
         XCTAssertEqual(files(target).first, before.first, "the main file is untouched")
         // Export needs no lock: it reads a copy.
         XCTAssertEqual(try Questbak.run(["export", target.path, "-o", directory.path("b.qbak").path, "-q"]).status, 0)
@@ -138,13 +150,16 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", archive.path, "-q"]).status, 0)
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", """
+        holder.arguments = [
+            "python3", "-c",
+            """
             import sqlite3, time
             db = sqlite3.connect('\(target.path)')
             db.execute('SELECT count(*) FROM ZROUTINE').fetchall()
             print('open', flush=True)
             time.sleep(6)
-            """]
+            """,
+        ]
         let ready = Pipe()
         holder.standardOutput = ready
         try holder.run()
@@ -152,7 +167,8 @@ final class FaultTests: XCTestCase {
         let result = try Questbak.run(["import", archive.path, "--into", target.path, "--replace"])
         XCTAssertEqual(result.status, 75, result.standardError)
         XCTAssertTrue(result.standardError.contains("in use by another process"), result.standardError)
-        XCTAssertEqual(try Questbak.runTool(["sqlite3", "file:\(target.path)?mode=ro", "SELECT count(*) FROM ZTASKESTIMATION"]).standardOutput, "8\n")
+        XCTAssertEqual(
+            try Questbak.runTool(["sqlite3", "file:\(target.path)?mode=ro", "SELECT count(*) FROM ZTASKESTIMATION"]).standardOutput, "8\n")
         holder.terminate()
         holder.waitUntilExit()
     }
@@ -165,7 +181,8 @@ final class FaultTests: XCTestCase {
         try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o555])
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: archive.path)
-        let result = try Questbak.run(["import", archive.path, "--into", locked.appendingPathComponent("new.store").path], prefix: Questbak.unprivileged)
+        let result = try Questbak.run(
+            ["import", archive.path, "--into", locked.appendingPathComponent("new.store").path], prefix: Questbak.unprivileged)
         XCTAssertEqual(result.status, 73, result.standardError)
         XCTAssertTrue(result.standardError.contains("is not writable"), result.standardError)
     }
@@ -185,7 +202,9 @@ final class FaultTests: XCTestCase {
         }
         let newer = try Questbak.run(["export", v3.path, "-o", directory.path("v3.qbak").path])
         XCTAssertEqual(newer.status, 69, newer.standardError)
-        XCTAssertTrue(newer.standardError.contains("schema version 3.0.0 is not supported by this questbak (supported: 1.0.0, 2.0.0); upgrade questbak"), newer.standardError)
+        XCTAssertTrue(
+            newer.standardError.contains(
+                "schema version 3.0.0 is not supported by this questbak (supported: 1.0.0, 2.0.0); upgrade questbak"), newer.standardError)
         let migrate = try Questbak.run(["migrate", v3.path, "-o", directory.path("m.store").path])
         XCTAssertEqual(migrate.status, 69, migrate.standardError)
 
@@ -199,7 +218,9 @@ final class FaultTests: XCTestCase {
         try DatabaseQueue(path: plain.path).write { try $0.execute(sql: "CREATE TABLE notes (body TEXT)") }
         let notCoreData = try Questbak.run(["export", plain.path, "-o", directory.path("p.qbak").path])
         XCTAssertEqual(notCoreData.status, 65, notCoreData.standardError)
-        XCTAssertTrue(notCoreData.standardError.contains("not a Core Data / SwiftData store (missing tables Z_PRIMARYKEY, Z_METADATA)"), notCoreData.standardError)
+        XCTAssertTrue(
+            notCoreData.standardError.contains("not a Core Data / SwiftData store (missing tables Z_PRIMARYKEY, Z_METADATA)"),
+            notCoreData.standardError)
         for name in ["v3.qbak", "t.qbak", "p.qbak", "m.store"] {
             XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path(name).path), name)
         }

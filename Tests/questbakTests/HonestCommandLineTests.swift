@@ -68,7 +68,10 @@ final class HonestCommandLineTests: XCTestCase {
         let before = try files(in: target.deletingLastPathComponent())
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", "import sqlite3, time\ndb = sqlite3.connect('\(target.path)')\ndb.execute('SELECT count(*) FROM ZROUTINE').fetchall()\nprint('open', flush=True)\ntime.sleep(6)"]
+        holder.arguments = [
+            "python3", "-c",
+            "import sqlite3, time\ndb = sqlite3.connect('\(target.path)')\ndb.execute('SELECT count(*) FROM ZROUTINE').fetchall()\nprint('open', flush=True)\ntime.sleep(6)",
+        ]
         let ready = Pipe()
         holder.standardOutput = ready
         try holder.run()
@@ -124,7 +127,9 @@ final class HonestCommandLineTests: XCTestCase {
         let archive = try archive(of: "v1-anomalies", in: directory)
         let preview = try Questbak.run(["import", archive.path, "--validate", "--to-version", "2.0.0", "--json"])
         XCTAssertEqual(preview.status, 2, preview.standardError)  // it needs repairs
-        let restore = try Questbak.run(["import", archive.path, "--validate", "--to-version", "2.0.0", "--into", directory.path("r.store").path, "--json"])
+        let restore = try Questbak.run([
+            "import", archive.path, "--validate", "--to-version", "2.0.0", "--into", directory.path("r.store").path, "--json",
+        ])
         XCTAssertEqual(restore.status, 0, restore.standardError)
         let previewed = try XCTUnwrap(JSONSerialization.jsonObject(with: preview.outputData) as? [String: Any])
         let restored = try XCTUnwrap(JSONSerialization.jsonObject(with: restore.outputData) as? [String: Any])
@@ -152,7 +157,8 @@ final class HonestCommandLineTests: XCTestCase {
         let target = try directory.copyFixture("v1-wal")
         let result = try Questbak.run(["import", archive.path, "--into", target.path, "--replace", "--dry-run"])
         XCTAssertEqual(result.status, 0, result.standardError)
-        XCTAssertTrue(result.standardOutput.contains("would keep the existing store as \(target.path).questbak-backup-"), result.standardOutput)
+        XCTAssertTrue(
+            result.standardOutput.contains("would keep the existing store as \(target.path).questbak-backup-"), result.standardOutput)
         XCTAssertFalse(try files(in: target.deletingLastPathComponent()).contains { $0.contains("questbak-backup") })
     }
 
@@ -166,9 +172,11 @@ final class HonestCommandLineTests: XCTestCase {
         XCTAssertEqual(result.standardOutput, "")
         XCTAssertTrue(result.standardError.contains("previous store kept as \(target.path).questbak-backup-"), result.standardError)
         XCTAssertTrue(result.standardError.contains("-wal"), "the backup's -wal is listed: \(result.standardError)")
-        let undo = try XCTUnwrap(result.standardError.split(separator: "\n").first { $0.hasPrefix("to undo: ") }).dropFirst("to undo: ".count)
+        let undo = try XCTUnwrap(result.standardError.split(separator: "\n").first { $0.hasPrefix("to undo: ") }).dropFirst(
+            "to undo: ".count)
         XCTAssertEqual(try Questbak.runTool(["sh", "-c", String(undo)]).status, 0)
-        XCTAssertEqual(try ["", "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: target.path + $0)) }, original, "undo put the old files back")
+        XCTAssertEqual(
+            try ["", "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: target.path + $0)) }, original, "undo put the old files back")
     }
 
     func testAllowNewerReportsTheArchivesOwnVersion() throws {
@@ -187,7 +195,8 @@ final class HonestCommandLineTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let archive = try archive(of: "v1-typical", in: directory)
         let text = try Questbak.run(["inspect", archive.path]).standardOutput
-        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: try Questbak.run(["inspect", archive.path, "--json"]).outputData) as? [String: Any])
+        let json = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: try Questbak.run(["inspect", archive.path, "--json"]).outputData) as? [String: Any])
         let count = try XCTUnwrap(json["verifiedMembers"] as? Int)
         XCTAssertTrue(text.contains("the manifest and all \(count) members it lists"), text)
     }
@@ -207,7 +216,10 @@ final class HonestCommandLineTests: XCTestCase {
         let archive = try archive(of: "v1-typical", in: directory)
         let store = try directory.copyFixture("v1-edge-cases")
         let cases: [(arguments: [String], status: Int32, says: [String])] = [
-            (["export", archive.path, "-o", directory.path("x.qbak").path], 65, ["is not a store: it is a tar archive", "use questbak import"]),
+            (
+                ["export", archive.path, "-o", directory.path("x.qbak").path], 65,
+                ["is not a store: it is a tar archive", "use questbak import"]
+            ),
             (["export", directory.url.path, "-o", directory.path("x.qbak").path], 65, ["is not a store: it is a folder"]),
             (["import", store.path, "--validate"], 65, ["it is a SQLite store, not a questbak archive", "use questbak export"]),
             (["export", store.path, "-o", directory.url.path], 73, ["it is a folder; name the file to write in it"]),

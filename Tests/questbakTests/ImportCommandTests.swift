@@ -1,8 +1,9 @@
 import Foundation
-@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 
 final class ImportCommandTests: XCTestCase {
     // MARK: Helpers
@@ -58,39 +59,61 @@ final class ImportCommandTests: XCTestCase {
 
     func testOrphansAreKeptWithANilRelationship() throws {
         let directory = try TemporaryTestDirectory()
-        let archive = try v1Archive([
-            .init("Routine", records: [RecordLines.routine(1)]),
-            .init("RoutineTask", records: [RecordLines.task(1, routine: 1), RecordLines.task(2, routine: 7)]),
-            .init("GameSession", records: [RecordLines.session(1, routine: 1)]),
-            .init("TaskEstimation", records: [RecordLines.estimation(1, session: 4)]),
-        ], in: directory)
+        let archive = try v1Archive(
+            [
+                .init("Routine", records: [RecordLines.routine(1)]),
+                .init("RoutineTask", records: [RecordLines.task(1, routine: 1), RecordLines.task(2, routine: 7)]),
+                .init("GameSession", records: [RecordLines.session(1, routine: 1)]),
+                .init("TaskEstimation", records: [RecordLines.estimation(1, session: 4)]),
+            ], in: directory)
         let store = directory.path("restored.store")
         let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json"])
         XCTAssertEqual(result.status, 0, result.standardError)
-        XCTAssertEqual(entries(try report(result)), [
-            ["_pk": "2", "entity": "RoutineTask", "field": "routine", "kind": "repair", "old": "7", "new": "null", "rule": "orphan"],
-            ["_pk": "1", "entity": "TaskEstimation", "field": "session", "kind": "repair", "old": "4", "new": "null", "rule": "orphan"],
-        ])
+        XCTAssertEqual(
+            entries(try report(result)),
+            [
+                ["_pk": "2", "entity": "RoutineTask", "field": "routine", "kind": "repair", "old": "7", "new": "null", "rule": "orphan"],
+                [
+                    "_pk": "1", "entity": "TaskEstimation", "field": "session", "kind": "repair", "old": "4", "new": "null",
+                    "rule": "orphan",
+                ],
+            ])
         XCTAssertEqual(try rows(store, "SELECT Z_PK, ZROUTINE FROM ZROUTINETASK ORDER BY Z_PK"), [["1", "1"], ["2", "NULL"]])
         XCTAssertEqual(try rows(store, "SELECT count(*) FROM ZTASKESTIMATION WHERE ZSESSION IS NULL"), [["1"]])
     }
 
     func testMissingValuesGetTheV2DefaultAndDatesTheArchiveTime() throws {
         let directory = try TemporaryTestDirectory()
-        let archive = try v1Archive([
-            .init("Routine", records: [RecordLines.routine(1, ["name": nil, "isActive": NSNull()])]),
-            .init("TaskEstimation", records: [RecordLines.estimation(1, session: nil, ["ratingRawValue": nil, "recordedAt": NSNull(), "estimatedSeconds": nil])]),
-        ], in: directory)
+        let archive = try v1Archive(
+            [
+                .init("Routine", records: [RecordLines.routine(1, ["name": nil, "isActive": NSNull()])]),
+                .init(
+                    "TaskEstimation",
+                    records: [
+                        RecordLines.estimation(1, session: nil, ["ratingRawValue": nil, "recordedAt": NSNull(), "estimatedSeconds": nil])
+                    ]),
+            ], in: directory)
         let store = directory.path("restored.store")
         let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json"])
         XCTAssertEqual(result.status, 0, result.standardError)
-        XCTAssertEqual(entries(try report(result)), [
-            ["_pk": "1", "entity": "Routine", "field": "name", "kind": "repair", "old": "null", "new": "", "rule": "default"],
-            ["_pk": "1", "entity": "Routine", "field": "isActive", "kind": "repair", "old": "null", "new": "true", "rule": "default"],
-            ["_pk": "1", "entity": "TaskEstimation", "field": "estimatedSeconds", "kind": "repair", "old": "null", "new": "0", "rule": "default"],
-            ["_pk": "1", "entity": "TaskEstimation", "field": "ratingRawValue", "kind": "repair", "old": "null", "new": "way_off", "rule": "default"],
-            ["_pk": "1", "entity": "TaskEstimation", "field": "recordedAt", "kind": "repair", "old": "null", "new": "2026-01-01T00:00:00Z", "rule": "default"],
-        ])
+        XCTAssertEqual(
+            entries(try report(result)),
+            [
+                ["_pk": "1", "entity": "Routine", "field": "name", "kind": "repair", "old": "null", "new": "", "rule": "default"],
+                ["_pk": "1", "entity": "Routine", "field": "isActive", "kind": "repair", "old": "null", "new": "true", "rule": "default"],
+                [
+                    "_pk": "1", "entity": "TaskEstimation", "field": "estimatedSeconds", "kind": "repair", "old": "null", "new": "0",
+                    "rule": "default",
+                ],
+                [
+                    "_pk": "1", "entity": "TaskEstimation", "field": "ratingRawValue", "kind": "repair", "old": "null", "new": "way_off",
+                    "rule": "default",
+                ],
+                [
+                    "_pk": "1", "entity": "TaskEstimation", "field": "recordedAt", "kind": "repair", "old": "null",
+                    "new": "2026-01-01T00:00:00Z", "rule": "default",
+                ],
+            ])
         // --now decides what Date.now becomes.
         let withNow = try Questbak.run(["import", archive.path, "--validate", "--json", "--now", "2030-05-06T07:08:09Z"])
         XCTAssertEqual(withNow.status, 2)
@@ -101,24 +124,34 @@ final class ImportCommandTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         // Session 11 is session 1 synced twice (the fixture's startedAt for pk 11 equals pk 1's);
         // each copy has estimations, and estimations 1 and 3 are also one estimation.
-        let duplicateSessions = try v1Archive([
-            .init("Routine", records: [RecordLines.routine(1)]),
-            .init("GameSession", records: [RecordLines.session(1, routine: 1), RecordLines.session(11, routine: 1, ["startedAt": "2025-03-02T07:00:00Z"])]),
-            .init("TaskEstimation", records: [
-                RecordLines.estimation(1, session: 1), RecordLines.estimation(2, session: 11, ["taskDisplayName": "Other"]),
-                RecordLines.estimation(3, session: 11, ["taskDisplayName": "Task 1", "recordedAt": "2025-03-01T07:01:00Z", "actualSeconds": 99.5]),
-            ]),
-        ], in: directory, name: "dups.qbak")
+        let duplicateSessions = try v1Archive(
+            [
+                .init("Routine", records: [RecordLines.routine(1)]),
+                .init(
+                    "GameSession",
+                    records: [
+                        RecordLines.session(1, routine: 1), RecordLines.session(11, routine: 1, ["startedAt": "2025-03-02T07:00:00Z"]),
+                    ]),
+                .init(
+                    "TaskEstimation",
+                    records: [
+                        RecordLines.estimation(1, session: 1), RecordLines.estimation(2, session: 11, ["taskDisplayName": "Other"]),
+                        RecordLines.estimation(
+                            3, session: 11, ["taskDisplayName": "Task 1", "recordedAt": "2025-03-01T07:01:00Z", "actualSeconds": 99.5]),
+                    ]),
+            ], in: directory, name: "dups.qbak")
         let store = directory.path("restored.store")
         let result = try Questbak.run(["import", duplicateSessions.path, "--into", store.path, "--validate", "--json"])
         XCTAssertEqual(result.status, 0, result.standardError)
         let found = entries(try report(result), dropping: ["old"])
-        XCTAssertEqual(found, [
-            ["_pk": "11", "entity": "GameSession", "kind": "repair", "new": "1", "rule": "dedup"],
-            ["_pk": "2", "entity": "TaskEstimation", "field": "session", "kind": "repair", "new": "1", "rule": "repoint"],
-            ["_pk": "3", "entity": "TaskEstimation", "field": "session", "kind": "repair", "new": "1", "rule": "repoint"],
-            ["_pk": "3", "entity": "TaskEstimation", "kind": "repair", "new": "1", "rule": "dedup"],
-        ])
+        XCTAssertEqual(
+            found,
+            [
+                ["_pk": "11", "entity": "GameSession", "kind": "repair", "new": "1", "rule": "dedup"],
+                ["_pk": "2", "entity": "TaskEstimation", "field": "session", "kind": "repair", "new": "1", "rule": "repoint"],
+                ["_pk": "3", "entity": "TaskEstimation", "field": "session", "kind": "repair", "new": "1", "rule": "repoint"],
+                ["_pk": "3", "entity": "TaskEstimation", "kind": "repair", "new": "1", "rule": "dedup"],
+            ])
         // The dropped duplicate is reported in full, so nothing it held is lost silently.
         let dropped = try XCTUnwrap((try report(result)["entries"] as? [[String: Any]])?.last?["old"] as? [String: Any])
         XCTAssertEqual(dropped["actualSeconds"] as? Double, 99.5)
@@ -128,23 +161,49 @@ final class ImportCommandTests: XCTestCase {
 
     func testProfilesMergeIntoOne() throws {
         let directory = try TemporaryTestDirectory()
-        let archive = try v1Archive([
-            .init("PlayerProfile", records: [
-                RecordLines.profile(3, ["totalXP": 100, "currentStreak": 8, "lastPlayedDate": "2025-03-01T07:00:00Z", "createdAt": "2025-01-05T00:00:00Z"]),
-                RecordLines.profile(5, ["totalXP": 900, "currentStreak": 2, "lastPlayedDate": "2025-04-01T07:00:00Z", "createdAt": "2025-01-01T00:00:00Z", "soundEnabled": false]),
-            ]),
-        ], in: directory)
+        let archive = try v1Archive(
+            [
+                .init(
+                    "PlayerProfile",
+                    records: [
+                        RecordLines.profile(
+                            3,
+                            [
+                                "totalXP": 100, "currentStreak": 8, "lastPlayedDate": "2025-03-01T07:00:00Z",
+                                "createdAt": "2025-01-05T00:00:00Z",
+                            ]),
+                        RecordLines.profile(
+                            5,
+                            [
+                                "totalXP": 900, "currentStreak": 2, "lastPlayedDate": "2025-04-01T07:00:00Z",
+                                "createdAt": "2025-01-01T00:00:00Z", "soundEnabled": false,
+                            ]),
+                    ])
+            ], in: directory)
         let store = directory.path("restored.store")
         let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json", "--to-version", "2.0.0"])
         XCTAssertEqual(result.status, 0, result.standardError)
-        XCTAssertEqual(entries(try report(result), dropping: ["old", "cloudID"]), [
-            ["_pk": "3", "entity": "PlayerProfile", "field": "createdAt", "kind": "repair", "new": "2025-01-01T00:00:00Z", "rule": "merge"],
-            ["_pk": "3", "entity": "PlayerProfile", "field": "lastPlayedDate", "kind": "repair", "new": "2025-04-01T07:00:00Z", "rule": "merge"],
-            ["_pk": "3", "entity": "PlayerProfile", "field": "totalXP", "kind": "repair", "new": "900", "rule": "merge"],
-            ["_pk": "5", "entity": "PlayerProfile", "kind": "repair", "new": "3", "rule": "dedup"],
-            ["_pk": "3", "entity": "PlayerProfile", "field": "cloudID", "kind": "migration", "new": "singleton-player-profile", "rule": "cloudID"],
-        ])
-        XCTAssertEqual(try rows(store, "SELECT Z_PK, ZTOTALXP, ZCURRENTSTREAK, ZSOUNDENABLED, ZCLOUDID FROM ZPLAYERPROFILE"), [["3", "900", "8", "1", "singleton-player-profile"]])
+        XCTAssertEqual(
+            entries(try report(result), dropping: ["old", "cloudID"]),
+            [
+                [
+                    "_pk": "3", "entity": "PlayerProfile", "field": "createdAt", "kind": "repair", "new": "2025-01-01T00:00:00Z",
+                    "rule": "merge",
+                ],
+                [
+                    "_pk": "3", "entity": "PlayerProfile", "field": "lastPlayedDate", "kind": "repair", "new": "2025-04-01T07:00:00Z",
+                    "rule": "merge",
+                ],
+                ["_pk": "3", "entity": "PlayerProfile", "field": "totalXP", "kind": "repair", "new": "900", "rule": "merge"],
+                ["_pk": "5", "entity": "PlayerProfile", "kind": "repair", "new": "3", "rule": "dedup"],
+                [
+                    "_pk": "3", "entity": "PlayerProfile", "field": "cloudID", "kind": "migration", "new": "singleton-player-profile",
+                    "rule": "cloudID",
+                ],
+            ])
+        XCTAssertEqual(
+            try rows(store, "SELECT Z_PK, ZTOTALXP, ZCURRENTSTREAK, ZSOUNDENABLED, ZCLOUDID FROM ZPLAYERPROFILE"),
+            [["3", "900", "8", "1", "singleton-player-profile"]])
     }
 
     func testCloudIDsAreRegeneratedDeterministically() throws {
@@ -152,13 +211,15 @@ final class ImportCommandTests: XCTestCase {
         let good = "6F9619FF-8B86-4011-B42D-00C04FC964FF"
         var builder = ArchiveBuilder(schemaVersion: "2.0.0")
         builder.members = [
-            .init("Routine", records: [
-                RecordLines.routine(1, ["cloudID": good]),
-                RecordLines.routine(2, ["cloudID": good, "name": "other"]),  // same ID, another record: the migration bug
-                RecordLines.routine(3, ["cloudID": ""]),
-                RecordLines.routine(4, ["cloudID": "not-a-uuid"]),
-                RecordLines.routine(5, ["cloudID": nil]),
-            ]),
+            .init(
+                "Routine",
+                records: [
+                    RecordLines.routine(1, ["cloudID": good]),
+                    RecordLines.routine(2, ["cloudID": good, "name": "other"]),  // same ID, another record: the migration bug
+                    RecordLines.routine(3, ["cloudID": ""]),
+                    RecordLines.routine(4, ["cloudID": "not-a-uuid"]),
+                    RecordLines.routine(5, ["cloudID": nil]),
+                ]),
             .init("PlayerProfile", records: [RecordLines.profile(1, ["cloudID": good])]),
         ]
         let archive = directory.path("v2.qbak")
@@ -166,10 +227,13 @@ final class ImportCommandTests: XCTestCase {
         let first = try Questbak.run(["import", archive.path, "--validate", "--json"])
         XCTAssertEqual(first.status, 2, first.standardError)
         let changes = entries(try report(first), dropping: ["cloudID"])
-        XCTAssertEqual(changes.map { [$0["entity"], $0["_pk"], $0["old"], $0["kind"]] }, [
-            ["PlayerProfile", "1", good, "repair"],
-            ["Routine", "2", good, "repair"], ["Routine", "3", "", "repair"], ["Routine", "4", "not-a-uuid", "repair"], ["Routine", "5", "null", "repair"],
-        ])
+        XCTAssertEqual(
+            changes.map { [$0["entity"], $0["_pk"], $0["old"], $0["kind"]] },
+            [
+                ["PlayerProfile", "1", good, "repair"],
+                ["Routine", "2", good, "repair"], ["Routine", "3", "", "repair"], ["Routine", "4", "not-a-uuid", "repair"],
+                ["Routine", "5", "null", "repair"],
+            ])
         let generated = changes.dropFirst().compactMap { $0["new"] }
         XCTAssertEqual(Set(generated).count, 4)
         XCTAssertFalse(generated.contains(good))
@@ -188,18 +252,30 @@ final class ImportCommandTests: XCTestCase {
         var builder = ArchiveBuilder(schemaVersion: "2.0.0")
         let x = "6F9619FF-8B86-4011-B42D-00C04FC964FF"
         let y = "0E984725-C51C-4BF4-9960-E1C80E27ABA0"
-        builder.members = [.init("Routine", records: [
-            RecordLines.routine(1, ["cloudID": nil]), RecordLines.routine(2, ["cloudID": x]), RecordLines.routine(3, ["cloudID": y]),
-        ].map { $0.replacingOccurrences(of: "\"name\":\"r2\"", with: "\"name\":\"r1\"").replacingOccurrences(of: "\"name\":\"r3\"", with: "\"name\":\"r1\"")
-              .replacingOccurrences(of: "2025-01-03T08:00:00Z", with: "2025-01-02T08:00:00Z").replacingOccurrences(of: "2025-01-04T08:00:00Z", with: "2025-01-02T08:00:00Z") })]
+        builder.members = [
+            .init(
+                "Routine",
+                records: [
+                    RecordLines.routine(1, ["cloudID": nil]), RecordLines.routine(2, ["cloudID": x]),
+                    RecordLines.routine(3, ["cloudID": y]),
+                ].map {
+                    $0.replacingOccurrences(of: "\"name\":\"r2\"", with: "\"name\":\"r1\"").replacingOccurrences(
+                        of: "\"name\":\"r3\"", with: "\"name\":\"r1\""
+                    )
+                    .replacingOccurrences(of: "2025-01-03T08:00:00Z", with: "2025-01-02T08:00:00Z").replacingOccurrences(
+                        of: "2025-01-04T08:00:00Z", with: "2025-01-02T08:00:00Z")
+                })
+        ]
         let archive = directory.path("v2.qbak")
         try builder.write(to: archive)
         let store = directory.path("restored.store")
         let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json"])
         XCTAssertEqual(result.status, 0, result.standardError)
-        XCTAssertEqual(entries(try report(result), dropping: ["old"]).map { [$0["rule"], $0["_pk"], $0["field"], $0["new"]] }, [
-            ["dedup", "2", nil, "1"], ["merge", "1", "cloudID", x],
-        ])
+        XCTAssertEqual(
+            entries(try report(result), dropping: ["old"]).map { [$0["rule"], $0["_pk"], $0["field"], $0["new"]] },
+            [
+                ["dedup", "2", nil, "1"], ["merge", "1", "cloudID", x],
+            ])
         XCTAssertEqual(try rows(store, "SELECT Z_PK, ZCLOUDID FROM ZROUTINE ORDER BY Z_PK"), [["1", x], ["3", y]])
     }
 
@@ -221,16 +297,41 @@ final class ImportCommandTests: XCTestCase {
             XCTAssertFalse(FileManager.default.fileExists(atPath: store.path), name)
         }
         try attempt("checksum", { $0.damageMember = { _, data in data[data.count - 3] ^= 1 } }, status: 65, message: "has SHA-256")
-        try attempt("count", { $0.editManifest = { m in var e = m["entities"] as! [[String: Any]]; e[0]["count"] = 2; m["entities"] = e } }, status: 65, message: "header has count 1, the manifest says 2")
-        try attempt("format-version", { $0.formatVersion = 3 }, status: 69, message: "archive format version 3 is newer than this questbak reads (up to 2); upgrade questbak")
-        try attempt("schema-version", { $0.schemaVersion = "3.0.0" }, status: 69, message: "schema version 3.0.0 is newer than this questbak knows (supported: 1.0.0, 2.0.0); a newer questbak may read it (upgrade questbak, or pass --allow-newer")
-        try attempt("type", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["isActive": "yes"])])] }, status: 65, message: "entities/Routine.jsonl line 2: isActive must be a boolean, found a string")
-        try attempt("date", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["createdAt": "yesterday"])])] }, status: 65, message: "line 2: createdAt must be an ISO 8601 UTC date")
-        try attempt("unknown", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["colour": "red"])])] }, status: 65, message: "unknown property colour for Routine in schema 1.0.0")
-        try attempt("duplicate-pk", { $0.members = [.init("Routine", records: [RecordLines.routine(1), RecordLines.routine(1)])] }, status: 65, message: "line 3: _pk 1 appears more than once")
-        try attempt("not-json", { $0.members = [.init("Routine", records: ["{\"_pk\": 1,"])] }, status: 65, message: "line 2: not a JSON object")
+        try attempt(
+            "count",
+            {
+                $0.editManifest = { m in
+                    var e = m["entities"] as! [[String: Any]]
+                    e[0]["count"] = 2
+                    m["entities"] = e
+                }
+            }, status: 65, message: "header has count 1, the manifest says 2")
+        try attempt(
+            "format-version", { $0.formatVersion = 3 }, status: 69,
+            message: "archive format version 3 is newer than this questbak reads (up to 2); upgrade questbak")
+        try attempt(
+            "schema-version", { $0.schemaVersion = "3.0.0" }, status: 69,
+            message:
+                "schema version 3.0.0 is newer than this questbak knows (supported: 1.0.0, 2.0.0); a newer questbak may read it (upgrade questbak, or pass --allow-newer"
+        )
+        try attempt(
+            "type", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["isActive": "yes"])])] }, status: 65,
+            message: "entities/Routine.jsonl line 2: isActive must be a boolean, found a string")
+        try attempt(
+            "date", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["createdAt": "yesterday"])])] }, status: 65,
+            message: "line 2: createdAt must be an ISO 8601 UTC date")
+        try attempt(
+            "unknown", { $0.members = [.init("Routine", records: [RecordLines.routine(1, ["colour": "red"])])] }, status: 65,
+            message: "unknown property colour for Routine in schema 1.0.0")
+        try attempt(
+            "duplicate-pk", { $0.members = [.init("Routine", records: [RecordLines.routine(1), RecordLines.routine(1)])] }, status: 65,
+            message: "line 3: _pk 1 appears more than once")
+        try attempt(
+            "not-json", { $0.members = [.init("Routine", records: ["{\"_pk\": 1,"])] }, status: 65, message: "line 2: not a JSON object")
         try attempt("generic", { $0.schemaKind = "generic" }, status: 65, message: "generic archive of another app's store")
-        try attempt("unknown-entity", { $0.members = [.init("Spaceship", records: [])] }, status: 65, message: "entity Spaceship is not part of schema 1.0.0")
+        try attempt(
+            "unknown-entity", { $0.members = [.init("Spaceship", records: [])] }, status: 65,
+            message: "entity Spaceship is not part of schema 1.0.0")
     }
 
     func testAMissingSchemaVersionReadsAsV1() throws {
@@ -258,8 +359,14 @@ final class ImportCommandTests: XCTestCase {
         let result = try Questbak.run(["import", archive.path, "--into", store.path, "--allow-newer", "--json"])
         XCTAssertEqual(result.status, 0, result.standardError)
         let found = entries(try report(result), dropping: ["cloudID"])
-        XCTAssertTrue(found.contains(["_pk": "1", "entity": "Routine", "field": "colour", "kind": "unstorable", "old": "red", "rule": "unknown-property"]), "\(found)")
-        XCTAssertTrue(found.contains(["_pk": "1", "entity": "Badge", "kind": "unstorable", "old": #"{"_pk":1,"title":"Early bird"}"#, "rule": "unknown-property"]), "\(found)")
+        XCTAssertTrue(
+            found.contains([
+                "_pk": "1", "entity": "Routine", "field": "colour", "kind": "unstorable", "old": "red", "rule": "unknown-property",
+            ]), "\(found)")
+        XCTAssertTrue(
+            found.contains([
+                "_pk": "1", "entity": "Badge", "kind": "unstorable", "old": #"{"_pk":1,"title":"Early bird"}"#, "rule": "unknown-property",
+            ]), "\(found)")
         XCTAssertEqual(try rows(store, "SELECT ZNAME FROM ZROUTINE"), [["r1"]])
     }
 
@@ -272,7 +379,9 @@ final class ImportCommandTests: XCTestCase {
         let store = directory.path("restored.store")
         let refused = try Questbak.run(["import", archive.path, "--into", store.path])
         XCTAssertEqual(refused.status, 2)
-        XCTAssertTrue(refused.standardError.contains("needs repairs (3 repair.dedup, 4 repair.merge, 1 repair.orphan); nothing was written"), refused.standardError)
+        XCTAssertTrue(
+            refused.standardError.contains("needs repairs (3 repair.dedup, 4 repair.merge, 1 repair.orphan); nothing was written"),
+            refused.standardError)
         XCTAssertFalse(FileManager.default.fileExists(atPath: store.path))
         XCTAssertEqual(try Questbak.run(["import", archive.path, "--validate"]).status, 2)
         let clean = directory.path("clean.qbak")
@@ -287,13 +396,16 @@ final class ImportCommandTests: XCTestCase {
         let archive = directory.path("a.qbak")
         XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-anomalies").path, "-o", archive.path, "-q"]).status, 0)
         let store = directory.path("restored.store")
-        let dry = try report(try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--to-version", "2.0.0", "--dry-run", "--json"]))
+        let dry = try report(
+            try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--to-version", "2.0.0", "--dry-run", "--json"]))
         XCTAssertFalse(FileManager.default.fileExists(atPath: store.path))
-        let real = try report(try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--to-version", "2.0.0", "--json"]))
+        let real = try report(
+            try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--to-version", "2.0.0", "--json"]))
         XCTAssertEqual(dry["dryRun"] as? Bool, true)
         XCTAssertEqual(real["dryRun"] as? Bool, false)
         XCTAssertEqual(dry["counts"] as? [String: Int], real["counts"] as? [String: Int])
-        XCTAssertEqual(dry["counts"] as? [String: Int], ["migration.cloudID": 29, "repair.dedup": 3, "repair.merge": 4, "repair.orphan": 1])
+        XCTAssertEqual(
+            dry["counts"] as? [String: Int], ["migration.cloudID": 29, "repair.dedup": 3, "repair.merge": 4, "repair.orphan": 1])
         XCTAssertEqual(NSArray(array: dry["entities"] as! [Any]), NSArray(array: real["entities"] as! [Any]))
         XCTAssertEqual(entries(dry), entries(real))
     }
@@ -302,12 +414,16 @@ final class ImportCommandTests: XCTestCase {
         for name in ["v1-typical", "v1-edge-cases", "v1-wal", "v2-typical"] {
             let directory = try TemporaryTestDirectory()
             let first = directory.path("first.qbak")
-            XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture(name).path, "-o", first.path, "-q", "--compression", "none"]).status, 0)
+            XCTAssertEqual(
+                try Questbak.run(["export", try directory.copyFixture(name).path, "-o", first.path, "-q", "--compression", "none"]).status,
+                0)
             let store = directory.path("restored/default.store")
             try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
             let imported = try Questbak.run(["import", first.path, "--into", store.path, "-q"])
             XCTAssertEqual(imported.status, 0, "\(name): \(imported.standardError)")
-            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path), ["default.store"], "no -wal, -shm or temporary file left")
+            XCTAssertEqual(
+                try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path), ["default.store"],
+                "no -wal, -shm or temporary file left")
             let second = directory.path("second.qbak")
             XCTAssertEqual(try Questbak.run(["export", store.path, "-o", second.path, "-q", "--compression", "none"]).status, 0)
             let one = try Questbak.runTool(["tar", "-xOf", first.path, "--wildcards", "entities/*"])
@@ -334,7 +450,9 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertEqual(counts, ["migration.cloudID": 13], "only cloudIDs are added: \(String(describing: counts))")
         for table in ["ZROUTINE", "ZROUTINETASK", "ZGAMESESSION", "ZTASKESTIMATION", "ZPLAYERPROFILE"] {
             let columns = try rows(source, "SELECT group_concat(name) FROM pragma_table_info('\(table)')")[0][0]
-            XCTAssertEqual(try rows(store, "SELECT \(columns) FROM \(table) ORDER BY Z_PK"), try rows(source, "SELECT \(columns) FROM \(table) ORDER BY Z_PK"), table)
+            XCTAssertEqual(
+                try rows(store, "SELECT \(columns) FROM \(table) ORDER BY Z_PK"),
+                try rows(source, "SELECT \(columns) FROM \(table) ORDER BY Z_PK"), table)
             XCTAssertEqual(try rows(store, "SELECT count(*) - count(DISTINCT ZCLOUDID) FROM \(table)"), [["0"]], table)
         }
         XCTAssertEqual(try rows(store, "SELECT ZCLOUDID FROM ZPLAYERPROFILE"), [["singleton-player-profile"]])
@@ -357,12 +475,15 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.standardError)
         let backup = try XCTUnwrap(try report(result)["backup"] as? String)
         XCTAssertTrue(backup.hasPrefix(target.path + ".questbak-backup-"))
-        XCTAssertEqual(try ["", "-wal", "-shm"].map { try Data(contentsOf: URL(fileURLWithPath: backup + $0)) }, old, "the backup is the old store byte for byte")
+        XCTAssertEqual(
+            try ["", "-wal", "-shm"].map { try Data(contentsOf: URL(fileURLWithPath: backup + $0)) }, old,
+            "the backup is the old store byte for byte")
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasSuffix(".dump") })
         let backupName = URL(fileURLWithPath: backup).lastPathComponent
         XCTAssertEqual(left, ["default.store", backupName, backupName + "-wal", backupName + "-shm"], "no old -wal beside the new store")
         XCTAssertEqual(try rows(target, "SELECT count(*) FROM ZTASKESTIMATION"), [["36"]])
-        XCTAssertEqual(try rows(URL(fileURLWithPath: backup), "SELECT count(*) FROM ZTASKESTIMATION"), [["8"]], "the backup opens with its WAL rows")
+        XCTAssertEqual(
+            try rows(URL(fileURLWithPath: backup), "SELECT count(*) FROM ZTASKESTIMATION"), [["8"]], "the backup opens with its WAL rows")
     }
 
     func testAFailedImportLeavesTheTargetByteIdentical() throws {
@@ -413,9 +534,13 @@ final class ImportCommandTests: XCTestCase {
         let inspection = try report(try Questbak.run(["inspect", store.path, "--json"]))
         XCTAssertEqual(inspection["hashesMatchVersion"] as? String, "2.0.0")
         XCTAssertEqual(inspection["uuid"] as? String, "3C0A9E61-0D4E-4C5B-9B53-6E1F0F1A0001", "the archive's store keeps its identity")
-        let mismatched = try Questbak.run(["import", archive.path, "--into", directory.path("other.store").path, "--template", template.path])
+        let mismatched = try Questbak.run([
+            "import", archive.path, "--into", directory.path("other.store").path, "--template", template.path,
+        ])
         XCTAssertEqual(mismatched.status, 65, mismatched.standardError)
-        XCTAssertTrue(mismatched.standardError.contains("cannot use as a template: its model hashes are not those of schema 1.0.0"), mismatched.standardError)
+        XCTAssertTrue(
+            mismatched.standardError.contains("cannot use as a template: its model hashes are not those of schema 1.0.0"),
+            mismatched.standardError)
     }
 
     /// A migration rebuilds the model keys of the metadata and keeps the others.
@@ -424,17 +549,23 @@ final class ImportCommandTests: XCTestCase {
         let store = try directory.copyFixture("v1-typical")
         try DatabaseQueue(path: store.path).write { db in
             let plist = try XCTUnwrap(Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
-            let text = try XCTUnwrap(String(data: try Questbak.runTool(["python3", "-c", """
-                import plistlib, sys, base64
-                p = plistlib.loads(base64.b64decode('\(plist.base64EncodedString())'))
-                p['NSPersistenceMaximumFrameworkVersion'] = 1600
-                sys.stdout.write(base64.b64encode(plistlib.dumps(p, fmt=plistlib.FMT_BINARY)).decode())
-                """]).outputData, encoding: .utf8))
+            let text = try XCTUnwrap(
+                String(
+                    data: try Questbak.runTool([
+                        "python3", "-c",
+                        """
+                        import plistlib, sys, base64
+                        p = plistlib.loads(base64.b64decode('\(plist.base64EncodedString())'))
+                        p['NSPersistenceMaximumFrameworkVersion'] = 1600
+                        sys.stdout.write(base64.b64encode(plistlib.dumps(p, fmt=plistlib.FMT_BINARY)).decode())
+                        """,
+                    ]).outputData, encoding: .utf8))
             try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [Data(base64Encoded: text)!])
         }
         let migrated = directory.path("v2.store")
         XCTAssertEqual(try Questbak.run(["migrate", store.path, "-o", migrated.path, "-q"]).status, 0)
-        let plist = try XCTUnwrap(try DatabaseQueue(path: migrated.path).read { try Data.fetchOne($0, sql: "SELECT Z_PLIST FROM Z_METADATA") })
+        let plist = try XCTUnwrap(
+            try DatabaseQueue(path: migrated.path).read { try Data.fetchOne($0, sql: "SELECT Z_PLIST FROM Z_METADATA") })
         let decoded = try XCTUnwrap(PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any])
         XCTAssertEqual((decoded["NSPersistenceMaximumFrameworkVersion"] as? NSNumber)?.intValue, 1600)
         XCTAssertEqual(decoded["NSStoreModelVersionIdentifiers"] as? [String], ["2.0.0"])
@@ -449,7 +580,8 @@ final class ImportCommandTests: XCTestCase {
         let result = try Questbak.run(["inspect", archive.path], prefix: Questbak.unprivileged)
         if !Questbak.unprivileged.isEmpty {
             XCTAssertEqual(result.status, 66, result.standardError)
-            XCTAssertTrue(result.standardError.lowercased().contains("secret.qbak: cannot be read: permission denied"), result.standardError)
+            XCTAssertTrue(
+                result.standardError.lowercased().contains("secret.qbak: cannot be read: permission denied"), result.standardError)
         }
     }
 

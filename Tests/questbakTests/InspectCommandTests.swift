@@ -1,12 +1,14 @@
 import Foundation
-@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 
 final class InspectCommandTests: XCTestCase {
     func testInspectsEveryFixture() throws {
         let expectations: [String: (version: String, estimations: Int)] = [
-            "v1-typical": ("1.0.0", 36), "v1-edge-cases": ("1.0.0", 3), "v1-anomalies": ("1.0.0", 16), "v1-wal": ("1.0.0", 8), "v2-typical": ("2.0.0", 24),
+            "v1-typical": ("1.0.0", 36), "v1-edge-cases": ("1.0.0", 3), "v1-anomalies": ("1.0.0", 16), "v1-wal": ("1.0.0", 8),
+            "v2-typical": ("2.0.0", 24),
         ]
         for (name, expected) in expectations {
             let directory = try TemporaryTestDirectory()
@@ -18,7 +20,8 @@ final class InspectCommandTests: XCTestCase {
             XCTAssertEqual(json["hashesMatchVersion"] as? String, expected.version, name)
             XCTAssertEqual(json["versionIdentifiers"] as? [String], [expected.version], name)
             let entities = try XCTUnwrap(json["entities"] as? [[String: Any]])
-            XCTAssertEqual(entities.map { $0["name"] as? String }, ["GameSession", "PlayerProfile", "Routine", "RoutineTask", "TaskEstimation"])
+            XCTAssertEqual(
+                entities.map { $0["name"] as? String }, ["GameSession", "PlayerProfile", "Routine", "RoutineTask", "TaskEstimation"])
             XCTAssertEqual(entities.first { $0["name"] as? String == "TaskEstimation" }?["rows"] as? Int, expected.estimations, name)
             XCTAssertEqual((json["walFrames"] as? Int).map { $0 > 0 }, name == "v1-wal", name)
         }
@@ -43,7 +46,9 @@ final class InspectCommandTests: XCTestCase {
         try Data("not a database at all, just text".utf8).write(to: text)
         let notSQLite = try Questbak.run(["inspect", text.path])
         XCTAssertEqual(notSQLite.status, 65)
-        XCTAssertTrue(notSQLite.standardError.contains("text.store: cannot read the archive: neither a SQLite store nor a tar archive"), notSQLite.standardError)
+        XCTAssertTrue(
+            notSQLite.standardError.contains("text.store: cannot read the archive: neither a SQLite store nor a tar archive"),
+            notSQLite.standardError)
 
         // SQLite's magic but a damaged body: SQLite's own verdict, with the file named.
         let damaged = directory.path("damaged.store")

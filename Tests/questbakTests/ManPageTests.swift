@@ -1,7 +1,8 @@
 import Foundation
-@testable import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 
 /// `make man-check` compares man/questbak.1 byte for byte with what generate-manual makes; this
 /// test, part of `swift test`, checks that every subcommand, option and help text the binary
@@ -19,7 +20,9 @@ final class ManPageTests: XCTestCase {
             }
             if let discussion = command["discussion"] as? String {
                 for paragraph in discussion.components(separatedBy: "\n\n") {
-                    XCTAssertTrue(page.contains(paragraph.trimmingCharacters(in: .whitespacesAndNewlines)), "man page lacks the discussion of \(name)")
+                    XCTAssertTrue(
+                        page.contains(paragraph.trimmingCharacters(in: .whitespacesAndNewlines)), "man page lacks the discussion of \(name)"
+                    )
                 }
             }
             for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["shouldDisplay"] as? Bool != false {

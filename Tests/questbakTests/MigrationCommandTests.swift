@@ -1,8 +1,9 @@
 import Foundation
-@testable import QuestBakFixtures
 import GRDB
 import QuestBakTestSupport
 import XCTest
+
+@testable import QuestBakFixtures
 
 final class MigrationCommandTests: XCTestCase {
     /// A private copy of the repository's Fixtures folder (stores and golden dumps).
@@ -26,7 +27,9 @@ final class MigrationCommandTests: XCTestCase {
         XCTAssertTrue(result.standardOutput.hasSuffix("16 passed, 0 failed\n"), result.standardOutput)
         for fixture in ["v1-typical", "v1-edge-cases", "v1-anomalies", "v1-wal"] {
             for check in ["migrate", "golden", "invariants", "round-trip"] {
-                XCTAssertTrue(result.standardOutput.contains("ok   \(fixture)/default.store: \(check)"), "\(fixture) \(check)\n\(result.standardOutput)")
+                XCTAssertTrue(
+                    result.standardOutput.contains("ok   \(fixture)/default.store: \(check)"),
+                    "\(fixture) \(check)\n\(result.standardOutput)")
             }
         }
         XCTAssertFalse(result.standardOutput.contains("v2-typical"), "stores already at the newest version are not migrated")
@@ -37,7 +40,8 @@ final class MigrationCommandTests: XCTestCase {
         let fixtures = try copyOfFixtures(directory)
         let golden = fixtures.appendingPathComponent("v1-typical/default.store.expected-2.0.0.dump")
         let text = try String(contentsOf: golden, encoding: .utf8)
-        try text.replacingOccurrences(of: "name=\"bedtime\"", with: "name=\"bedtime!\"").write(to: golden, atomically: true, encoding: .utf8)
+        try text.replacingOccurrences(of: "name=\"bedtime\"", with: "name=\"bedtime!\"").write(
+            to: golden, atomically: true, encoding: .utf8)
         let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path])
         XCTAssertEqual(result.status, 3, result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("FAIL v1-typical/default.store: golden"), result.standardOutput)
@@ -92,7 +96,9 @@ final class MigrationCommandTests: XCTestCase {
         let checked = try Questbak.run(["check-migration", v3.path])
         XCTAssertEqual(checked.status, 65)
         XCTAssertTrue(checked.standardError.contains("schema 2.0.0 → 3.0.0 is not a lightweight migration"), checked.standardError)
-        XCTAssertTrue(checked.standardError.contains("Routine.displayName: removed, or renamed without @Attribute(originalName: \"displayName\")"), checked.standardError)
+        XCTAssertTrue(
+            checked.standardError.contains("Routine.displayName: removed, or renamed without @Attribute(originalName: \"displayName\")"),
+            checked.standardError)
         XCTAssertTrue(checked.standardError.contains("RoutineTask.orderIndex: type changes from integer to string"), checked.standardError)
         let gate = try Questbak.run(["verify-migration", "--fixtures", fixtures.path, "--schema", v3.path])
         XCTAssertEqual(gate.status, 3, gate.standardOutput)
@@ -107,7 +113,13 @@ final class MigrationCommandTests: XCTestCase {
         schema["versionIdentifier"] = "3.0.0"
         var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
         // "Badge" sorts first, so every existing entity's number moves up by one.
-        entities.append(["name": "Badge", "attributes": [["name": "title", "type": "string", "default": ["value": ""]], ["name": "cloudID", "type": "string", "default": "uuidString"]]])
+        entities.append([
+            "name": "Badge",
+            "attributes": [
+                ["name": "title", "type": "string", "default": ["value": ""]],
+                ["name": "cloudID", "type": "string", "default": "uuidString"],
+            ],
+        ])
         for index in entities.indices where entities[index]["name"] as? String == "Routine" {
             var attributes = entities[index]["attributes"] as! [[String: Any]]
             attributes.append(["name": "colour", "type": "string", "optional": true])
@@ -125,17 +137,21 @@ final class MigrationCommandTests: XCTestCase {
 
         let store = try directory.copyFixture("v2-typical")
         let migrated = directory.path("v3.store")
-        let result = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--schema", v3.path, "--now", "2026-02-02T00:00:00Z", "--json"])
+        let result = try Questbak.run([
+            "migrate", store.path, "-o", migrated.path, "--schema", v3.path, "--now", "2026-02-02T00:00:00Z", "--json",
+        ])
         XCTAssertEqual(result.status, 0, result.standardError)
-        XCTAssertEqual(try scalar(migrated, "SELECT group_concat(Z_ENT || ':' || Z_NAME, ' ') FROM Z_PRIMARYKEY WHERE Z_ENT < 16000"),
-                       "1:Badge 2:GameSession 3:PlayerProfile 4:Routine 5:RoutineTask 6:TaskEstimation")
+        XCTAssertEqual(
+            try scalar(migrated, "SELECT group_concat(Z_ENT || ':' || Z_NAME, ' ') FROM Z_PRIMARYKEY WHERE Z_ENT < 16000"),
+            "1:Badge 2:GameSession 3:PlayerProfile 4:Routine 5:RoutineTask 6:TaskEstimation")
         XCTAssertEqual(try scalar(migrated, "SELECT group_concat(DISTINCT Z_ENT) FROM ZROUTINE"), "4")
         XCTAssertEqual(try scalar(migrated, "SELECT ZTITLE FROM ZROUTINE WHERE Z_PK = 1"), "Morning Routine", "renamed, not lost")
         XCTAssertEqual(try scalar(migrated, "SELECT count(*) FROM ZROUTINE WHERE ZARCHIVEDAT = 791683200 AND ZCOLOUR IS NULL"), "3")
         XCTAssertEqual(try scalar(migrated, "SELECT count(DISTINCT ZCLOUDID) FROM ZTASKESTIMATION"), "24", "V2 cloudIDs are kept")
         // New columns come last, as ALTER TABLE adds them.
-        XCTAssertEqual(try scalar(migrated, "SELECT group_concat(name, ',') FROM pragma_table_info('ZROUTINE')"),
-                       "Z_PK,Z_ENT,Z_OPT,ZISACTIVE,ZCREATEDAT,ZUPDATEDAT,ZCLOUDID,ZTITLE,ZNAME,ZACTIVEDAYS,ZARCHIVEDAT,ZCOLOUR")
+        XCTAssertEqual(
+            try scalar(migrated, "SELECT group_concat(name, ',') FROM pragma_table_info('ZROUTINE')"),
+            "Z_PK,Z_ENT,Z_OPT,ZISACTIVE,ZCREATEDAT,ZUPDATEDAT,ZCLOUDID,ZTITLE,ZNAME,ZACTIVEDAYS,ZARCHIVEDAT,ZCOLOUR")
         let inspection = try Questbak.run(["inspect", migrated.path, "--json"])
         XCTAssertTrue(inspection.standardOutput.contains("\"versionIdentifiers\" : [\n    \"3.0.0\"\n  ]"), inspection.standardOutput)
 
@@ -145,7 +161,8 @@ final class MigrationCommandTests: XCTestCase {
         try FileManager.default.copyItem(at: store, to: teamFixtures.appendingPathComponent("device-a.store"))
         let recorded = try Questbak.run(["verify-migration", "--fixtures", teamFixtures.path, "--schema", v3.path, "--record"])
         XCTAssertEqual(recorded.status, 3, "record mode never passes")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: teamFixtures.appendingPathComponent("device-a.store.expected-3.0.0.dump").path))
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: teamFixtures.appendingPathComponent("device-a.store.expected-3.0.0.dump").path))
         let verified = try Questbak.run(["verify-migration", "--fixtures", teamFixtures.path, "--schema", v3.path])
         XCTAssertEqual(verified.status, 0, verified.standardOutput)
         XCTAssertTrue(verified.standardOutput.hasSuffix("4 passed, 0 failed\n"), verified.standardOutput)
@@ -227,7 +244,9 @@ final class MigrationCommandTests: XCTestCase {
         XCTAssertFalse(result.standardOutput.contains("0 passed"), result.standardOutput)
         XCTAssertTrue(result.standardError.contains("questbak: error: nothing to verify in \(empty.path)"), result.standardError)
         XCTAssertTrue(result.standardError.contains("stores of a schema older than 2.0.0"), result.standardError)
-        XCTAssertTrue(result.standardError.contains("files named *.store directly in that folder or in its subfolders one level down"), result.standardError)
+        XCTAssertTrue(
+            result.standardError.contains("files named *.store directly in that folder or in its subfolders one level down"),
+            result.standardError)
         XCTAssertTrue(result.standardError.contains("and found none"), result.standardError)
         // --json and record mode too: nothing checked is never a pass.
         XCTAssertEqual(try Questbak.run(["verify-migration", "--fixtures", empty.path, "--json"]).status, 3)
@@ -237,12 +256,14 @@ final class MigrationCommandTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let fixtures = directory.path("team")
         try FileManager.default.createDirectory(at: fixtures.appendingPathComponent("device-a"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent("v2-typical/default.store"),
-                                         to: fixtures.appendingPathComponent("device-a/default.store"))
+        try FileManager.default.copyItem(
+            at: Repository.fixtures.appendingPathComponent("v2-typical/default.store"),
+            to: fixtures.appendingPathComponent("device-a/default.store"))
         let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path])
         XCTAssertEqual(result.status, 3, result.standardOutput + result.standardError)
         XCTAssertTrue(result.standardError.contains("nothing to verify in \(fixtures.path)"), result.standardError)
-        XCTAssertTrue(result.standardError.contains("the one store found (device-a/default.store) is already at schema 2.0.0"), result.standardError)
+        XCTAssertTrue(
+            result.standardError.contains("the one store found (device-a/default.store) is already at schema 2.0.0"), result.standardError)
     }
 
     func testTheGateFailsWhenStoresAreNestedTooDeep() throws {
@@ -250,12 +271,14 @@ final class MigrationCommandTests: XCTestCase {
         let fixtures = directory.path("team")
         let deep = fixtures.appendingPathComponent("ios17/iphone")
         try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent("v1-typical/default.store"),
-                                         to: deep.appendingPathComponent("default.store"))
+        try FileManager.default.copyItem(
+            at: Repository.fixtures.appendingPathComponent("v1-typical/default.store"),
+            to: deep.appendingPathComponent("default.store"))
         let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path])
         XCTAssertEqual(result.status, 3, result.standardOutput + result.standardError)
         XCTAssertTrue(result.standardError.contains("and found none"), result.standardError)
-        XCTAssertTrue(result.standardError.contains("stores deeper down are not searched: ios17/iphone/default.store"), result.standardError)
+        XCTAssertTrue(
+            result.standardError.contains("stores deeper down are not searched: ios17/iphone/default.store"), result.standardError)
     }
 
     // MARK: - verify-migration: the fixtures folder is checked before anything runs
@@ -265,7 +288,8 @@ final class MigrationCommandTests: XCTestCase {
         let missing = directory.path("nope")
         let result = try Questbak.run(["verify-migration", "--fixtures", missing.path])
         XCTAssertEqual(result.status, 66, result.standardError)
-        XCTAssertEqual(result.standardError, "questbak: error: \(missing.path): no such folder (--fixtures names the folder of fixture stores)\n")
+        XCTAssertEqual(
+            result.standardError, "questbak: error: \(missing.path): no such folder (--fixtures names the folder of fixture stores)\n")
         XCTAssertEqual(result.standardOutput, "")
     }
 
@@ -275,7 +299,9 @@ final class MigrationCommandTests: XCTestCase {
         let result = try Questbak.run(["verify-migration", "--fixtures", store.path])
         XCTAssertEqual(result.status, 66, result.standardError)
         XCTAssertFalse(result.standardError.contains("NSCocoaErrorDomain"), result.standardError)
-        XCTAssertTrue(result.standardError.contains("\(store.path): is a file, not a folder; --fixtures expects a folder of fixture stores"), result.standardError)
+        XCTAssertTrue(
+            result.standardError.contains("\(store.path): is a file, not a folder; --fixtures expects a folder of fixture stores"),
+            result.standardError)
         XCTAssertTrue(result.standardError.contains("such as \(store.deletingLastPathComponent().path)"), result.standardError)
     }
 
@@ -308,7 +334,9 @@ final class MigrationCommandTests: XCTestCase {
         try hostile.write(to: file, atomically: true, encoding: .utf8)
         let result = try Questbak.run(["check-migration", file.path])
         XCTAssertEqual(result.status, 65, result.standardError)
-        XCTAssertTrue(result.standardError.contains("property name \"x INTEGER; DROP TABLE ZROUTINE; --\" is not a plain identifier"), result.standardError)
+        XCTAssertTrue(
+            result.standardError.contains("property name \"x INTEGER; DROP TABLE ZROUTINE; --\" is not a plain identifier"),
+            result.standardError)
         XCTAssertEqual(try Questbak.run(["migrate", "x.store", "-o", "y.store", "--to-version", "9.9.9"]).status, 64)
         XCTAssertEqual(try Questbak.run(["schema", "9.9.9"]).status, 64)
     }

@@ -25,7 +25,9 @@ final class SchemaFileTests: XCTestCase {
     }
 
     /// `entity`'s attribute `name` edited.
-    func editing(_ schema: [String: Any], entity: String, attribute name: String, _ edit: @escaping (inout [String: Any]) -> Void) throws -> [String: Any] {
+    func editing(
+        _ schema: [String: Any], entity: String, attribute name: String, _ edit: @escaping (inout [String: Any]) -> Void
+    ) throws -> [String: Any] {
         try editing(schema, entity: entity) { entity in
             var attributes = entity["attributes"] as! [[String: Any]]
             for index in attributes.indices where attributes[index]["name"] as? String == name { edit(&attributes[index]) }
@@ -64,7 +66,8 @@ final class SchemaFileTests: XCTestCase {
     func testAnUnknownKeyIsRefusedInAnAttribute() throws {
         let schema = try editing(try printedSchema(), entity: "Routine", attribute: "name") { $0["typo"] = true }
         try assertRefused(
-            schema, saying: "entity Routine, attribute name: unknown key \"typo\" (an attribute has name, type, optional, default, originalName)")
+            schema,
+            saying: "entity Routine, attribute name: unknown key \"typo\" (an attribute has name, type, optional, default, originalName)")
     }
 
     func testAnUnknownKeyIsRefusedInARelationship() throws {
@@ -85,7 +88,8 @@ final class SchemaFileTests: XCTestCase {
 
     func testABadDefaultIsReportedByEntityAndAttributeName() throws {
         let symbol = try editing(try printedSchema(), entity: "Routine", attribute: "createdAt") { $0["default"] = "yesterday" }
-        try assertRefused(symbol, saying: "entity Routine, attribute createdAt: default \"yesterday\" is not \"now\", \"uuidString\" or {\"value\": …}")
+        try assertRefused(
+            symbol, saying: "entity Routine, attribute createdAt: default \"yesterday\" is not \"now\", \"uuidString\" or {\"value\": …}")
         let literal = try editing(try printedSchema(), entity: "Routine", attribute: "createdAt") { $0["default"] = ["value": "tomorrow"] }
         try assertRefused(literal, saying: "entity Routine, attribute createdAt: default {\"value\": …} must hold an ISO 8601 UTC date")
         let misplaced = try editing(try printedSchema(), entity: "Routine", attribute: "name") { $0["default"] = "now" }
@@ -104,7 +108,8 @@ final class SchemaFileTests: XCTestCase {
             relationships[1]["deleteRule"] = "delete"
             entity["relationships"] = relationships
         }
-        try assertRefused(rule, saying: "entity Routine, relationship sessions: deleteRule \"delete\" is not one of nullify, cascade, deny, noAction")
+        try assertRefused(
+            rule, saying: "entity Routine, relationship sessions: deleteRule \"delete\" is not one of nullify, cascade, deny, noAction")
     }
 
     // MARK: - Missing files
@@ -126,7 +131,8 @@ final class SchemaFileTests: XCTestCase {
         XCTAssertTrue(gate.standardError.contains("no such schema file"), gate.standardError)
         let folder = try Questbak.run(["check-migration", directory.url.path])
         XCTAssertEqual(folder.status, 66, folder.standardError)
-        XCTAssertTrue(folder.standardError.contains("is a folder; a schema file (JSON, see `questbak schema`) is expected"), folder.standardError)
+        XCTAssertTrue(
+            folder.standardError.contains("is a folder; a schema file (JSON, see `questbak schema`) is expected"), folder.standardError)
     }
 
     // MARK: - Renames: originalName
@@ -164,7 +170,8 @@ final class SchemaFileTests: XCTestCase {
         XCTAssertEqual(try Questbak.run(["check-migration", old.path]).status, 0, "the deprecated spelling still works")
         var both = try renamingSchema(key: "originalName")
         both = try editing(both, entity: "Routine", attribute: "title") { $0["renamedFrom"] = "displayName" }
-        try assertRefused(both, saying: "entity Routine, attribute title: give \"originalName\" only (\"renamedFrom\" is its deprecated spelling)")
+        try assertRefused(
+            both, saying: "entity Routine, attribute title: give \"originalName\" only (\"renamedFrom\" is its deprecated spelling)")
     }
 
     func testARenameWithoutOriginalNameSaysWhatToWrite() throws {
@@ -174,7 +181,8 @@ final class SchemaFileTests: XCTestCase {
         XCTAssertEqual(checked.status, 65)
         XCTAssertTrue(
             checked.standardError.contains(
-                "Routine.displayName: removed, or renamed without @Attribute(originalName: \"displayName\") (in a schema file: \"originalName\": \"displayName\" on the renamed attribute)"),
+                "Routine.displayName: removed, or renamed without @Attribute(originalName: \"displayName\") (in a schema file: \"originalName\": \"displayName\" on the renamed attribute)"
+            ),
             checked.standardError)
         XCTAssertFalse(checked.standardError.contains("renamedFrom"), checked.standardError)
     }

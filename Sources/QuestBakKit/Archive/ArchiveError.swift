@@ -64,11 +64,13 @@ extension ArchiveError: LocalizedError {
         case .unsupportedFormatVersion(let path, let found, let supported):
             return "\(path): archive format version \(found) is newer than this questbak reads (up to \(supported)); upgrade questbak"
         case .unsupportedSchemaVersion(let path, let found, let supported):
-            return "\(path): schema version \(Self.displayName(found)) is newer than this questbak knows (supported: \(supported.joined(separator: ", "))); a newer questbak may read it"
+            return
+                "\(path): schema version \(Self.displayName(found)) is newer than this questbak knows (supported: \(supported.joined(separator: ", "))); a newer questbak may read it"
         case .invalidCreationTime(let seconds):
             return "creation time \(seconds) seconds since 1970 is outside years 0001–9999, which an archive's createdAt can hold"
         case .unknownSchemaVersion(let path, let found, let known):
-            return "\(path): schema version \"\(Self.displayName(found))\" is not one this questbak knows (\(known.joined(separator: ", "))) and not a later version of them"
+            return
+                "\(path): schema version \"\(Self.displayName(found))\" is not one this questbak knows (\(known.joined(separator: ", "))) and not a later version of them"
         case .unexpectedMember(let path, let name, let text):
             return "\(path): member \(member(name)): \(reason(text))"
         case .missingMember(let path, let name):

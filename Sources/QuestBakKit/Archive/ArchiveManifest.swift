@@ -87,5 +87,5 @@ struct EntityHeader: Codable, Equatable {
         object.add("entity", .string(entity))
         object.add("count", .integer(Int64(count)))
         return object.finished + [0x0A]
-}
+    }
 }

@@ -99,13 +99,15 @@ public struct ArchiveReader {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "the archive is empty")
         }
         guard first.path == ArchiveManifest.path else {
-            throw ArchiveError.notAQuestbakArchive(path: path, reason: "the first member is \(ArchiveError.displayName(first.path)), not \(ArchiveManifest.path)")
+            throw ArchiveError.notAQuestbakArchive(
+                path: path, reason: "the first member is \(ArchiveError.displayName(first.path)), not \(ArchiveManifest.path)")
         }
         if let reason = Self.unsafeReason(first) {
             throw ArchiveError.unexpectedMember(path: path, member: first.path, reason: reason)
         }
         guard first.size <= limits.manifestBytes else {
-            throw ArchiveError.unexpectedMember(path: path, member: first.path, reason: "\(first.size) bytes, more than the \(limits.manifestBytes) a manifest may have")
+            throw ArchiveError.unexpectedMember(
+                path: path, member: first.path, reason: "\(first.size) bytes, more than the \(limits.manifestBytes) a manifest may have")
         }
         let manifest = try parseManifest(try readAll(tar, size: first.size, member: first.path))
         try onManifest(manifest)
@@ -122,7 +124,8 @@ public struct ArchiveReader {
                 throw ArchiveError.unexpectedMember(path: path, member: entry.path, reason: reason)
             }
             guard seen.insert(entry.path.lowercased()).inserted else {
-                throw ArchiveError.unexpectedMember(path: path, member: entry.path, reason: "appears more than once (names that differ only in case count as one)")
+                throw ArchiveError.unexpectedMember(
+                    path: path, member: entry.path, reason: "appears more than once (names that differ only in case count as one)")
             }
             if let member = expectedEntities.removeValue(forKey: entry.path) {
                 guard entry.size == member.bytes else {
@@ -134,7 +137,8 @@ public struct ArchiveReader {
                     throw ArchiveError.sizeMismatch(path: path, member: file.path, declared: file.bytes, found: entry.size)
                 }
                 guard file.bytes <= limits.fileBytes else {
-                    throw ArchiveError.unexpectedMember(path: path, member: file.path, reason: "\(file.bytes) bytes, more than the \(limits.fileBytes) allowed")
+                    throw ArchiveError.unexpectedMember(
+                        path: path, member: file.path, reason: "\(file.bytes) bytes, more than the \(limits.fileBytes) allowed")
                 }
                 let data = try readAll(tar, size: entry.size, member: file.path)
                 let digest = SHA256.hash(data: data).hexString
@@ -171,7 +175,10 @@ public struct ArchiveReader {
         }
         guard envelope.format == ArchiveManifest.formatName else {
             throw ArchiveError.notAQuestbakArchive(
-                path: path, reason: "format is \(envelope.format.map { "\"\(ArchiveError.displayName($0))\"" } ?? "missing"), not \"\(ArchiveManifest.formatName)\"")
+                path: path,
+                reason:
+                    "format is \(envelope.format.map { "\"\(ArchiveError.displayName($0))\"" } ?? "missing"), not \"\(ArchiveManifest.formatName)\""
+            )
         }
         guard let version = envelope.formatVersion else {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "formatVersion is missing")
@@ -181,7 +188,8 @@ public struct ArchiveReader {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "formatVersion \(version) is not a version (they start at 1)")
         }
         guard version <= ArchiveManifest.highestSupportedFormatVersion else {
-            throw ArchiveError.unsupportedFormatVersion(path: path, found: version, supported: ArchiveManifest.highestSupportedFormatVersion)
+            throw ArchiveError.unsupportedFormatVersion(
+                path: path, found: version, supported: ArchiveManifest.highestSupportedFormatVersion)
         }
         // JSONDecoder keeps one of two equal keys without a word: the strict parser refuses them.
         do {
@@ -203,12 +211,15 @@ public struct ArchiveReader {
             else {
                 throw ArchiveError.notAQuestbakArchive(
                     path: path,
-                    reason: "entity \"\(ArchiveError.displayName(member.name))\" has member path \"\(ArchiveError.displayName(member.path))\"; expected entities/<Name>.jsonl with a plain name")
+                    reason:
+                        "entity \"\(ArchiveError.displayName(member.name))\" has member path \"\(ArchiveError.displayName(member.path))\"; expected entities/<Name>.jsonl with a plain name"
+                )
             }
             // Case-folded, like member names: Routine and ROUTINE would share one file on a
             // case-insensitive disk (and one table in SQLite, whose names ignore case).
             guard names.insert(member.name.lowercased()).inserted else {
-                throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) is listed twice (names that differ only in case count as one)")
+                throw ArchiveError.notAQuestbakArchive(
+                    path: path, reason: "entity \(member.name) is listed twice (names that differ only in case count as one)")
             }
             guard member.count >= 0, member.bytes >= 0 else {
                 throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) has a negative count or size")
@@ -257,7 +268,8 @@ public struct ArchiveReader {
                 // Stop at the first record the header did not announce: a caller sizing its work
                 // by the count never sees more, and a stream of extra lines ends here, not at its end.
                 throw ArchiveError.invalidLine(
-                    path: path, member: member.path, line: lineNumber, reason: "a record beyond the \(member.count) the manifest and header declare")
+                    path: path, member: member.path, line: lineNumber,
+                    reason: "a record beyond the \(member.count) the manifest and header declare")
             } else {
                 try onRecordLine(member, lineNumber, line)
             }
@@ -284,7 +296,8 @@ public struct ArchiveReader {
             if lineError != nil { continue }
             pending.append(contentsOf: chunk[start...])
             guard pending.count <= limits.lineBytes else {
-                throw ArchiveError.invalidLine(path: path, member: member.path, line: lineNumber + 1, reason: "longer than \(limits.lineBytes) bytes")
+                throw ArchiveError.invalidLine(
+                    path: path, member: member.path, line: lineNumber + 1, reason: "longer than \(limits.lineBytes) bytes")
             }
         }
         if !pending.isEmpty && lineError == nil { try handle(pending) }
@@ -310,15 +323,19 @@ public struct ArchiveReader {
             _ = try JSONLine.parseObject(line)  // strict first: a key given twice is refused
             header = try JSONDecoder().decode(EntityHeader.self, from: line)
         } catch {
-            throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "not a header object with entity and count: \(DecodingErrorText.describe(error))")
+            throw ArchiveError.invalidLine(
+                path: path, member: member.path, line: 1,
+                reason: "not a header object with entity and count: \(DecodingErrorText.describe(error))")
         }
         let problems = [
             header.entity != member.name ? "entity \(header.entity), the manifest says \(member.name)" : nil,
             header.count != member.count ? "count \(header.count), the manifest says \(member.count)" : nil,
-            (header.schemaVersion ?? "1.0.0") != schemaVersion ? "schemaVersion \(header.schemaVersion ?? "1.0.0"), the manifest says \(schemaVersion)" : nil,
+            (header.schemaVersion ?? "1.0.0") != schemaVersion
+                ? "schemaVersion \(header.schemaVersion ?? "1.0.0"), the manifest says \(schemaVersion)" : nil,
         ].compactMap { $0 }
         if !problems.isEmpty {
-            throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "header has " + problems.joined(separator: "; "))
+            throw ArchiveError.invalidLine(
+                path: path, member: member.path, line: 1, reason: "header has " + problems.joined(separator: "; "))
         }
     }
 

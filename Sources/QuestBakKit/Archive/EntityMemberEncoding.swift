@@ -49,7 +49,8 @@ enum EntityMemberEncoding {
             }
             line.append(contentsOf: "}\n".utf8)
             guard line.count <= ArchiveManifest.maximumLineBytes else {
-                throw StoreError.recordTooLarge(path: path, entity: entity.name, primaryKey: primaryKey, lineBytes: line.count, limit: ArchiveManifest.maximumLineBytes)
+                throw StoreError.recordTooLarge(
+                    path: path, entity: entity.name, primaryKey: primaryKey, lineBytes: line.count, limit: ArchiveManifest.maximumLineBytes)
             }
             try write(line)
             done += 1
@@ -68,7 +69,8 @@ enum EntityMemberEncoding {
     static func digest(_ db: Database, schema: Schema, entity: Entity, path: String) throws -> Digest {
         var hasher = SHA256()
         var bytes: Int64 = 0
-        let count = try encode(db, schema: schema, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: path) { chunk in
+        let count = try encode(db, schema: schema, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: path) {
+            chunk in
             hasher.update(data: chunk)
             bytes += Int64(chunk.count)
         }

@@ -11,7 +11,8 @@ public enum LightweightCheck {
             }
             let renamedSources = Set(newEntity.attributes.compactMap(\.renamedFrom))
             for attribute in oldEntity.attributes {
-                let successor = newEntity.attributes.first { $0.renamedFrom == attribute.name }
+                let successor =
+                    newEntity.attributes.first { $0.renamedFrom == attribute.name }
                     ?? newEntity.attribute(named: attribute.name).flatMap { renamedSources.contains(attribute.name) ? nil : $0 }
                 guard let successor else {
                     problems.append(
@@ -39,7 +40,9 @@ public enum LightweightCheck {
                     continue
                 }
                 if successor.destination != relationship.destination || successor.isToMany != relationship.isToMany {
-                    problems.append("\(oldEntity.name).\(relationship.name): relationship changes from \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination) to \(successor.isToMany ? "to-many" : "to-one") \(successor.destination)")
+                    problems.append(
+                        "\(oldEntity.name).\(relationship.name): relationship changes from \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination) to \(successor.isToMany ? "to-many" : "to-one") \(successor.destination)"
+                    )
                 }
             }
         }

@@ -27,8 +27,11 @@ public struct Schema: Sendable, Equatable {
         var tables: Set<String> = []
         for entity in entities {
             if !plain(entity.name) { problems.append("entity name \"\(entity.name.prefix(80))\" is not a plain identifier") }
-            if !tables.insert(entity.name.uppercased()).inserted { problems.append("entity \(entity.name) is defined twice (names ignore case in SQLite)") }
-            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.attributes.compactMap(\.storedColumnName) where !plain(name) {
+            if !tables.insert(entity.name.uppercased()).inserted {
+                problems.append("entity \(entity.name) is defined twice (names ignore case in SQLite)")
+            }
+            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.attributes.compactMap(\.storedColumnName)
+            where !plain(name) {
                 problems.append("\(entity.name): property name \"\(name.prefix(80))\" is not a plain identifier")
             }
         }

@@ -157,7 +157,9 @@ extension Entity: Codable {
             try SchemaJSONProblem.refuseUnknownKeys(in: decoder, known: CodingKeys.allCases.map(\.stringValue), of: "an entity")
             let container = try decoder.container(keyedBy: CodingKeys.self)
             var merge: [String: MergeRule] = [:]
-            for (property, rule) in (try container.decodeIfPresent([String: String].self, forKey: .merge) ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (property, rule) in (try container.decodeIfPresent([String: String].self, forKey: .merge) ?? [:]).sorted(by: {
+                $0.key < $1.key
+            }) {
                 merge[property] = try SchemaJSONProblem.choice(rule, of: "merge rule of \(property)", among: [MergeRule.maximum, .minimum])
             }
             return Entity(
@@ -197,7 +199,8 @@ extension Attribute: Codable {
             try SchemaJSONProblem.refuseUnknownKeys(in: decoder, known: CodingKeys.allCases.map(\.stringValue), of: "an attribute")
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let name = try container.decode(String.self, forKey: .name)
-            let kind = try SchemaJSONProblem.choice(try container.decode(String.self, forKey: .type), of: "type", among: AttributeKind.allCases)
+            let kind = try SchemaJSONProblem.choice(
+                try container.decode(String.self, forKey: .type), of: "type", among: AttributeKind.allCases)
             let defaultValue = try Self.defaultValue(try container.decodeIfPresent(JSONValue.self, forKey: .default), kind: kind)
             let originalName = try container.decodeIfPresent(String.self, forKey: .originalName)
             let renamedFrom = try container.decodeIfPresent(String.self, forKey: .renamedFrom)
@@ -218,10 +221,14 @@ extension Attribute: Codable {
         case nil, .null?:
             return nil
         case .string("now")?:
-            guard kind == .date else { throw SchemaJSONProblem(location: [], message: "default \"now\" is for date attributes, not \(kind.rawValue)") }
+            guard kind == .date else {
+                throw SchemaJSONProblem(location: [], message: "default \"now\" is for date attributes, not \(kind.rawValue)")
+            }
             return .now
         case .string("uuidString")?:
-            guard kind == .string else { throw SchemaJSONProblem(location: [], message: "default \"uuidString\" is for string attributes, not \(kind.rawValue)") }
+            guard kind == .string else {
+                throw SchemaJSONProblem(location: [], message: "default \"uuidString\" is for string attributes, not \(kind.rawValue)")
+            }
             return .newUUIDString
         case .string(let text)?:
             throw SchemaJSONProblem(location: [], message: "default \"\(text.prefix(40))\" is not \(forms)")
@@ -235,7 +242,10 @@ extension Attribute: Codable {
             do {
                 return .value(try ValueJSON.value(literal, as: kind))
             } catch let mismatch as ValueJSON.TypeMismatch {
-                throw SchemaJSONProblem(location: [], message: "default {\"value\": …} must hold \(mismatch.expected) for a \(kind.rawValue) attribute, not \(mismatch.found)")
+                throw SchemaJSONProblem(
+                    location: [],
+                    message: "default {\"value\": …} must hold \(mismatch.expected) for a \(kind.rawValue) attribute, not \(mismatch.found)"
+                )
             }
         case let other?:
             throw SchemaJSONProblem(location: [], message: "default must be \(forms), not \(other.typeName)")

@@ -82,7 +82,8 @@ public enum Exporter {
             entities: staged.entities.map(\.member), files: staged.files.map(\.member), bookkeepingRows: staged.bookkeeping)
 
         do {
-            let writer = try TarArchiveWriter(fileDescriptor: descriptor, compression: options.compression, modificationTime: Int(options.createdAt))
+            let writer = try TarArchiveWriter(
+                fileDescriptor: descriptor, compression: options.compression, modificationTime: Int(options.createdAt))
             try writer.addFile(path: ArchiveManifest.path, data: try manifest.encoded())
             for (member, file) in staged.entities { try copy(file, as: member.path, size: member.bytes, into: writer) }
             for (member, file) in staged.files { try copy(file, as: member.path, size: member.bytes, into: writer) }
@@ -130,18 +131,26 @@ public enum Exporter {
                     progress: { options.progress?(Progress(entity: entity.name, rowsDone: $0, rowsTotal: $1)) },
                     write: writer.write)
                 let (bytes, digest) = try writer.finish()
-                staged.entities.append((
-                    ArchiveManifest.EntityMember(
-                        name: entity.name, path: memberPath, count: done, maximumPrimaryKey: maxima[entity.name] ?? 0, bytes: bytes, sha256: digest),
-                    file))
+                staged.entities.append(
+                    (
+                        ArchiveManifest.EntityMember(
+                            name: entity.name, path: memberPath, count: done, maximumPrimaryKey: maxima[entity.name] ?? 0, bytes: bytes,
+                            sha256: digest),
+                        file
+                    ))
             }
             let rawPlist = try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist) ?? Data()
-            for (memberPath, data) in [(ArchiveManifest.metadataPath, rawPlist), (ArchiveManifest.modelCachePath, try StoreReader.modelCache(db))] {
+            for (memberPath, data) in [
+                (ArchiveManifest.metadataPath, rawPlist), (ArchiveManifest.modelCachePath, try StoreReader.modelCache(db)),
+            ] {
                 guard let data else { continue }
                 let file = staging.appendingPathComponent(URL(fileURLWithPath: memberPath).lastPathComponent)
                 try data.write(to: file)
-                staged.files.append((
-                    ArchiveManifest.FileMember(path: memberPath, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString), file))
+                staged.files.append(
+                    (
+                        ArchiveManifest.FileMember(path: memberPath, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString),
+                        file
+                    ))
             }
             staged.bookkeeping = try StoreReader.bookkeepingRowCounts(db)
             return staged
@@ -151,7 +160,9 @@ public enum Exporter {
     /// A known TimeQuest schema when the store is one; any other app's store is exported
     /// generically. A store with TimeQuest's entities that matches no TimeQuest schema is an
     /// error, not a generic export: an archive that cannot be restored is no backup.
-    private static func resolveSchema(_ db: Database, metadata: StoreMetadata, path: String, candidates: [Schema]) throws -> (Schema, String) {
+    private static func resolveSchema(
+        _ db: Database, metadata: StoreMetadata, path: String, candidates: [Schema]
+    ) throws -> (Schema, String) {
         do {
             return (try StoreReader.detectSchema(db, path: path, candidates: candidates), ArchiveManifest.Source.timeQuestSchema)
         } catch let error as StoreError {

@@ -58,8 +58,8 @@ public enum Importer {
 
         enum CodingKeys: String, CodingKey {
             // One vocabulary with migrate's result: what was read is the source, what was written the target.
-            case archive = "source", target, dryRun, sourceSchemaVersion, targetSchemaVersion, entities, counts, repairs, changes, backup, backupFiles
-            case notes
+            case archive = "source"
+            case target, dryRun, sourceSchemaVersion, targetSchemaVersion, entities, counts, repairs, changes, backup, backupFiles, notes
         }
     }
 
@@ -94,7 +94,9 @@ public enum Importer {
             let setAside = "\(target.path).questbak-backup-\(options.backupStamp)"
             if options.dryRun { notes.append("would keep the existing store as \(setAside) (with its -wal and -shm, when it has them)") }
         }
-        if let target, !createdFolders.isEmpty || (options.dryRun && !FileManager.default.fileExists(atPath: target.deletingLastPathComponent().path)) {
+        if let target,
+            !createdFolders.isEmpty || (options.dryRun && !FileManager.default.fileExists(atPath: target.deletingLastPathComponent().path))
+        {
             notes.append((options.dryRun ? "would create folder " : "created folder ") + target.deletingLastPathComponent().path)
         }
         for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(storeURL.path + suffix) }
@@ -126,12 +128,14 @@ public enum Importer {
             }
             let floors = Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
             for entity in plan.target.entities {
-                digests[entity.name] = try EntityMemberEncoding.digest(sink.database, schema: plan.target, entity: entity, path: storeURL.path)
+                digests[entity.name] = try EntityMemberEncoding.digest(
+                    sink.database, schema: plan.target, entity: entity, path: storeURL.path)
                 // Z_MAX below a record's key would make Core Data hand out that key again.
                 if let largest = sink.maximumPrimaryKeys[entity.name], let floor = floors[entity.name], largest > floor {
-                    try log.record(RepairEntry(
-                        rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
-                        field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
+                    try log.record(
+                        RepairEntry(
+                            rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
+                            field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
                 }
             }
             let (metadata, metadataNote) = try plan.metadata(archiveFiles: files)
@@ -151,7 +155,9 @@ public enum Importer {
             archive: path, target: target?.path, dryRun: options.dryRun || target == nil,
             sourceSchemaVersion: manifest.effectiveSchemaVersion, targetSchemaVersion: plan.target.versionIdentifier,
             entities: plan.target.entities.map { entity in
-                EntityResult(name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0, sha256: digests[entity.name]?.sha256 ?? "")
+                EntityResult(
+                    name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0,
+                    sha256: digests[entity.name]?.sha256 ?? "")
             },
             counts: log.counts, repairs: log.repairs, changes: log.total, backup: backup?.path,
             backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
@@ -172,7 +178,8 @@ public enum Importer {
                 let found = try EntityMemberEncoding.digest(db, schema: schema, entity: entity, path: url.path)
                 if let wanted = expected[entity.name], wanted != found {
                     throw ImportError.verificationFailed(
-                        store: url.path, entity: entity.name, expected: "\(wanted.count) records \(wanted.sha256)", found: "\(found.count) records \(found.sha256)")
+                        store: url.path, entity: entity.name, expected: "\(wanted.count) records \(wanted.sha256)",
+                        found: "\(found.count) records \(found.sha256)")
                 }
             }
         }
@@ -195,7 +202,11 @@ public enum Importer {
             self.manifest = manifest
             self.options = options
             guard manifest.source.schema == ArchiveManifest.Source.timeQuestSchema else {
-                throw ImportError.notImportable(archive: archive, reason: "it is a generic archive of another app's store (\(ArchiveError.displayName(manifest.source.schema))); only TimeQuest archives can be restored")
+                throw ImportError.notImportable(
+                    archive: archive,
+                    reason:
+                        "it is a generic archive of another app's store (\(ArchiveError.displayName(manifest.source.schema))); only TimeQuest archives can be restored"
+                )
             }
             let version = manifest.effectiveSchemaVersion
             let schemas = options.schemas
@@ -230,12 +241,16 @@ public enum Importer {
                 // A missing member is not an empty entity: an archive of a known schema lists them all.
                 for entity in source.entities where !manifest.entities.contains(where: { $0.name == entity.name }) {
                     throw ImportError.notImportable(
-                        archive: archive, reason: "its manifest lists no member for entity \(entity.name) of schema \(version) (an empty entity is listed with count 0)")
+                        archive: archive,
+                        reason:
+                            "its manifest lists no member for entity \(entity.name) of schema \(version) (an empty entity is listed with count 0)"
+                    )
                 }
             }
             let created = DateText.secondsSinceReferenceDate(iso8601: manifest.createdAt)
             guard let created else {
-                throw ArchiveError.notAQuestbakArchive(path: archive, reason: "createdAt \"\(manifest.createdAt)\" is not an ISO 8601 UTC date")
+                throw ArchiveError.notAQuestbakArchive(
+                    path: archive, reason: "createdAt \"\(manifest.createdAt)\" is not an ISO 8601 UTC date")
             }
             createdAt = created
             if let url = options.template {
@@ -248,7 +263,9 @@ public enum Importer {
 
         /// Decodes one record line and inserts it; what the target cannot store is reported
         /// (`--allow-newer`) or refused.
-        func insert(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String, into sink: StoreWriter.Sink, log: RepairLog) throws {
+        func insert(
+            line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String, into sink: StoreWriter.Sink, log: RepairLog
+        ) throws {
             func invalid(_ reason: String) -> ArchiveError {
                 ArchiveError.invalidLine(path: archive, member: member.path, line: lineNumber, reason: reason)
             }
@@ -274,9 +291,10 @@ public enum Importer {
             }
             guard let entity = target.entity(named: member.name) else {
                 // Only with allowNewer: an entity the target does not have is kept in the report.
-                try log.record(RepairEntry(
-                    rule: .unknownProperty, kind: .unstorable, entity: member.name, primaryKey: primaryKey, cloudID: nil, field: nil,
-                    old: .value(.string(String(decoding: line, as: UTF8.self))), new: nil))
+                try log.record(
+                    RepairEntry(
+                        rule: .unknownProperty, kind: .unstorable, entity: member.name, primaryKey: primaryKey, cloudID: nil, field: nil,
+                        old: .value(.string(String(decoding: line, as: UTF8.self))), new: nil))
                 return
             }
             var values: [String: Value] = [:]
@@ -296,9 +314,11 @@ public enum Importer {
                     default: throw invalid("\(key) must be the _pk of a \(relationship.destination) or null, found \(json.typeName)")
                     }
                 } else if newerSource {
-                    try log.record(RepairEntry(
-                        rule: .unknownProperty, kind: .unstorable, entity: entity.name, primaryKey: primaryKey, cloudID: nil, field: key,
-                        old: .value(Self.reportable(json)), new: nil))
+                    try log.record(
+                        RepairEntry(
+                            rule: .unknownProperty, kind: .unstorable, entity: entity.name, primaryKey: primaryKey, cloudID: nil,
+                            field: key,
+                            old: .value(Self.reportable(json)), new: nil))
                 } else {
                     throw invalid("unknown property \(key) for \(entity.name) in schema \(source.versionIdentifier)")
                 }
@@ -335,18 +355,23 @@ public enum Importer {
             if let template {
                 let metadata = template.metadata
                 guard metadata.schemaMatchingHashes(in: [target]) != nil else {
-                    throw ImportError.template(path: template.path, reason: "its model hashes are not those of schema \(target.versionIdentifier)")
+                    throw ImportError.template(
+                        path: template.path, reason: "its model hashes are not those of schema \(target.versionIdentifier)")
                 }
                 return (metadata.withUUID(uuid), "metadata taken from the template store \(template.path)")
             }
             let carried = archiveFiles[ArchiveManifest.metadataPath].flatMap { try? StoreMetadata(uuid: uuid, encodedPlist: $0) }
             let namesTarget = carried?.versionIdentifiers == [target.versionIdentifier]
-            if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried, carried.schemaMatchingHashes(in: [target]) != nil,
+            if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried,
+                carried.schemaMatchingHashes(in: [target]) != nil,
                 namesTarget
             {
                 // Kept as the archive has them, even when they disagree; but said.
                 if case .string(let plistUUID)? = carried.plist["NSStoreUUID"], plistUUID != uuid {
-                    return (carried, "Z_UUID \"\(ArchiveError.displayName(uuid))\" and the metadata's NSStoreUUID \"\(ArchiveError.displayName(plistUUID))\" differ, as the archive has them")
+                    return (
+                        carried,
+                        "Z_UUID \"\(ArchiveError.displayName(uuid))\" and the metadata's NSStoreUUID \"\(ArchiveError.displayName(plistUUID))\" differ, as the archive has them"
+                    )
                 }
                 return (carried, nil)
             }

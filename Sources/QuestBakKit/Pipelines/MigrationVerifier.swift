@@ -67,7 +67,9 @@ public struct MigrationVerifier {
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             let sourceVersion: String
             do {
-                sourceVersion = try StoreSnapshot(storeAt: store).read { try StoreReader.detectSchema($0, path: store.path, candidates: candidates).versionIdentifier }
+                sourceVersion = try StoreSnapshot(storeAt: store).read {
+                    try StoreReader.detectSchema($0, path: store.path, candidates: candidates).versionIdentifier
+                }
             } catch {
                 add(Check(fixture: label, name: "read", passed: false, detail: error.localizedDescription))
                 continue
@@ -96,17 +98,22 @@ public struct MigrationVerifier {
         let expectation = expectationURL(for: store)
         if record {
             try Data(dump.utf8).write(to: expectation)
-            return Check(fixture: label, name: "golden", passed: false, detail: "recorded \(expectation.lastPathComponent); rerun without record mode to verify")
+            return Check(
+                fixture: label, name: "golden", passed: false,
+                detail: "recorded \(expectation.lastPathComponent); rerun without record mode to verify")
         }
         guard let expected = try? String(contentsOf: expectation, encoding: .utf8) else {
             return Check(
-                fixture: label, name: "golden", passed: false, detail: "no expectation \(expectation.lastPathComponent); record one and review it",
+                fixture: label, name: "golden", passed: false,
+                detail: "no expectation \(expectation.lastPathComponent); record one and review it",
                 missingExpectation: expectation.lastPathComponent)
         }
         if expected == dump {
             return Check(fixture: label, name: "golden", passed: true, detail: expectation.lastPathComponent)
         }
-        return Check(fixture: label, name: "golden", passed: false, detail: "differs from \(expectation.lastPathComponent):\n" + StoreDump.diff(expected: expected, found: dump))
+        return Check(
+            fixture: label, name: "golden", passed: false,
+            detail: "differs from \(expectation.lastPathComponent):\n" + StoreDump.diff(expected: expected, found: dump))
     }
 
     /// Checks that need no golden file: nothing lost or changed beyond what the log reports,
@@ -128,7 +135,8 @@ public struct MigrationVerifier {
                 let new = Dictionary(uniqueKeysWithValues: (after[entity.name] ?? []).map { ($0.primaryKey, $0) })
                 let dropped = old.filter { removed.contains(RecordField(entity: entity.name, primaryKey: $0.primaryKey, field: "")) }.count
                 if old.count - dropped != new.count {
-                    problems.append("\(entity.name): \(old.count) records, \(dropped) reported as duplicates, but \(new.count) after migration")
+                    problems.append(
+                        "\(entity.name): \(old.count) records, \(dropped) reported as duplicates, but \(new.count) after migration")
                 }
                 for record in old {
                     guard let migratedRecord = new[record.primaryKey] else {
@@ -141,7 +149,9 @@ public struct MigrationVerifier {
                         let newName = entity.attributes.first { $0.renamedFrom == property }?.name ?? property
                         if changed.contains(RecordField(entity: entity.name, primaryKey: record.primaryKey, field: newName)) { continue }
                         if record[property] != migratedRecord[newName] {
-                            problems.append("\(entity.name) _pk \(record.primaryKey) \(property): \(record[property]) became \(migratedRecord[newName])")
+                            problems.append(
+                                "\(entity.name) _pk \(record.primaryKey) \(property): \(record[property]) became \(migratedRecord[newName])"
+                            )
                         }
                     }
                 }
@@ -165,7 +175,8 @@ public struct MigrationVerifier {
                     for record in after[entity.name] ?? [] {
                         guard case .integer(let key) = record[relationship.name], !targets.contains(key) else { continue }
                         if sourceTargets.contains(key) {
-                            problems.append("\(entity.name) _pk \(record.primaryKey) \(relationship.name): points at a record the migration lost")
+                            problems.append(
+                                "\(entity.name) _pk \(record.primaryKey) \(relationship.name): points at a record the migration lost")
                         }
                     }
                 }
@@ -174,14 +185,16 @@ public struct MigrationVerifier {
                 problems.append("metadata version identifiers are \(metadata.versionIdentifiers), expected [\(target.versionIdentifier)]")
             }
             if metadata.entityHashes != ModelVersionHashes(schema: target).entityHashes {
-                problems.append("the stored model hashes are not those of schema \(target.versionIdentifier): the app would not open the store")
+                problems.append(
+                    "the stored model hashes are not those of schema \(target.versionIdentifier): the app would not open the store")
             }
         } catch {
             problems.append(error.localizedDescription)
         }
         return Check(
             fixture: label, name: "invariants", passed: problems.isEmpty,
-            detail: problems.isEmpty ? "counts, values, cloudIDs, singleton, relationships, hashes" : problems.prefix(20).joined(separator: "\n"))
+            detail: problems.isEmpty
+                ? "counts, values, cloudIDs, singleton, relationships, hashes" : problems.prefix(20).joined(separator: "\n"))
     }
 
     /// Fields a reported repair changed and records a reported repair removed (`field` ""), as the
@@ -222,11 +235,16 @@ public struct MigrationVerifier {
             var problems: [String] = []
             if imported.repairs > 0 { problems.append("the migrated store needed \(imported.repairs) repairs on import") }
             for (a, b) in zip(one.entities, two.entities) where a.sha256 != b.sha256 || a.count != b.count {
-                problems.append("\(a.name): member differs after export → import → export (\(a.sha256.prefix(12)) vs \(b.sha256.prefix(12)))")
+                problems.append(
+                    "\(a.name): member differs after export → import → export (\(a.sha256.prefix(12)) vs \(b.sha256.prefix(12)))")
             }
             let restoredDump = try StoreSnapshot(storeAt: restored).read { try StoreDump.dump($0, schema: target, path: restored.path) }
-            if restoredDump != dump { problems.append("restored store dumps differently:\n" + StoreDump.diff(expected: dump, found: restoredDump)) }
-            return Check(fixture: label, name: "round-trip", passed: problems.isEmpty, detail: problems.isEmpty ? "export → import → export identical" : problems.joined(separator: "\n"))
+            if restoredDump != dump {
+                problems.append("restored store dumps differently:\n" + StoreDump.diff(expected: dump, found: restoredDump))
+            }
+            return Check(
+                fixture: label, name: "round-trip", passed: problems.isEmpty,
+                detail: problems.isEmpty ? "export → import → export identical" : problems.joined(separator: "\n"))
         } catch {
             return Check(fixture: label, name: "round-trip", passed: false, detail: error.localizedDescription)
         }

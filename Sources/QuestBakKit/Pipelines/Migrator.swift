@@ -50,7 +50,9 @@ public enum Migrator {
 
         // One vocabulary with import's result: what was read is the source, what was written the target.
         enum CodingKeys: String, CodingKey {
-            case store = "source", output = "target", sourceSchemaVersion, targetSchemaVersion, counts, backup, backupFiles
+            case store = "source"
+            case output = "target"
+            case sourceSchemaVersion, targetSchemaVersion, counts, backup, backupFiles
         }
     }
 
@@ -106,7 +108,8 @@ public enum Migrator {
                         log: log, path: source.path
                     ).run()
                     let migrated = StoreMetadata(
-                        schema: target, uuid: metadata.uuid, frameworkVersion: metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
+                        schema: target, uuid: metadata.uuid,
+                        frameworkVersion: metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
                         carryingOver: metadata)
                     try CoreDataSQL.updateMetadataPlist(db, plist: migrated.encodedPlist)
                     // The compiled model of the old version no longer describes the store; Core
@@ -124,7 +127,8 @@ public enum Migrator {
         }
         // In place, a write that happened after the snapshot would be lost with the old store.
         if options.inPlace, try FileFingerprint.of(sourceFiles) != fingerprint {
-            throw StoreError.sqlite(path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
+            throw StoreError.sqlite(
+                path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
         }
         let backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
         return Result(
@@ -164,7 +168,8 @@ public enum Migrator {
                     let column = layout.column(for: attribute.name),
                     let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options)
                 else { continue }
-                try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ? WHERE \(column.name) IS NULL", [ValueCoding.encode(value)])
+                try ExactSQL.execute(
+                    db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ? WHERE \(column.name) IS NULL", [ValueCoding.encode(value)])
             }
         }
         try renumberEntities(db, from: old, to: new)
@@ -177,7 +182,10 @@ public enum Migrator {
         case .value(let value)?: return value
         case .now?: return .date(options.now)
         case .newUUIDString?:
-            return .string(options.randomIDs ? UUID().uuidString : DeterministicID.uuid(name: "\(storeUUID)|\(entity).\(attribute.name)|lightweight default").uuidString)
+            return .string(
+                options.randomIDs
+                    ? UUID().uuidString
+                    : DeterministicID.uuid(name: "\(storeUUID)|\(entity).\(attribute.name)|lightweight default").uuidString)
         case nil: return nil
         }
     }

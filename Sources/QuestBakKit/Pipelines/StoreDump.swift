@@ -26,7 +26,12 @@ public enum StoreDump {
             let names = entity.storedPropertyNames
             var repeated: Set<String> = []
             if let column = TableLayout(entity: entity).column(for: Entity.cloudIDAttribute)?.name {
-                repeated = Set(try String.fetchAll(db, sql: "SELECT \(column) FROM \(TableLayout(entity: entity).tableName) WHERE \(column) IS NOT NULL GROUP BY \(column) HAVING count(*) > 1"))
+                repeated = Set(
+                    try String.fetchAll(
+                        db,
+                        sql:
+                            "SELECT \(column) FROM \(TableLayout(entity: entity).tableName) WHERE \(column) IS NOT NULL GROUP BY \(column) HAVING count(*) > 1"
+                    ))
             }
             try StoreReader.forEachRecord(db, entity: entity, entityNumber: number, path: path) { record in
                 var line: [UInt8] = Array("  _pk=\(record.primaryKey)".utf8)
@@ -60,14 +65,19 @@ public enum StoreDump {
             }
         }
         var script: [(Character, String)] = []
-        var i = 0, j = 0
+        var i = 0
+        var j = 0
         while i < a.count || j < b.count {
             if i < a.count, j < b.count, a[i] == b[j] {
-                script.append((" ", a[i])); i += 1; j += 1
+                script.append((" ", a[i]))
+                i += 1
+                j += 1
             } else if j < b.count, i == a.count || lengths[i][j + 1] > lengths[i + 1][j] {
-                script.append(("+", b[j])); j += 1
+                script.append(("+", b[j]))
+                j += 1
             } else {
-                script.append(("-", a[i])); i += 1
+                script.append(("-", a[i]))
+                i += 1
             }
         }
         let changed = script.indices.filter { script[$0].0 != " " }

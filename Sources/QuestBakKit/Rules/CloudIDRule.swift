@@ -29,18 +29,22 @@ struct CloudIDRule: RepairRule {
             let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT ? ORDER BY Z_PK"
             for row in try ExactSQL.fetchAll(db, sql: sql, [.text(Data(sentinel.utf8))]) {
                 guard case .integer(let primaryKey) = row[0] else { continue }
-                try log.record(RepairEntry(
-                    rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey,
-                    cloudID: sentinel, field: Entity.cloudIDAttribute, old: .value(row[1].reportable), new: .value(.string(sentinel))))
+                try log.record(
+                    RepairEntry(
+                        rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey,
+                        cloudID: sentinel, field: Entity.cloudIDAttribute, old: .value(row[1].reportable), new: .value(.string(sentinel))))
             }
             try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ?", arguments: [sentinel])
             return
         }
         // Most stores need nothing: every cloudID well-formed and used once. One query says so.
-        let needy = try Int.fetchOne(db, sql: """
-            SELECT count(*) FROM \(table) WHERE \(cloudColumn) IS NULL OR NOT \(DeterministicID.wellFormedSQL(cloudColumn))
-               OR \(cloudColumn) IN (SELECT \(cloudColumn) FROM \(table) GROUP BY \(cloudColumn) HAVING count(*) > 1)
-            """) ?? 0
+        let needy =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM \(table) WHERE \(cloudColumn) IS NULL OR NOT \(DeterministicID.wellFormedSQL(cloudColumn))
+                       OR \(cloudColumn) IN (SELECT \(cloudColumn) FROM \(table) GROUP BY \(cloudColumn) HAVING count(*) > 1)
+                    """) ?? 0
         guard needy > 0 else { return }
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_ids (id TEXT PRIMARY KEY)")
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_new_ids (pk INTEGER PRIMARY KEY, id TEXT)")
@@ -76,14 +80,17 @@ struct CloudIDRule: RepairRule {
                 try claim.execute(arguments: [candidate])
             } while db.changesCount == 0
             try assign.execute(arguments: [primaryKey, candidate])
-            try log.record(RepairEntry(
-                rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey, cloudID: candidate, field: Entity.cloudIDAttribute,
-                old: .value(current.reportable), new: .value(.string(candidate))))
+            try log.record(
+                RepairEntry(
+                    rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey, cloudID: candidate,
+                    field: Entity.cloudIDAttribute,
+                    old: .value(current.reportable), new: .value(.string(candidate))))
         }
-        try db.execute(sql: """
-            UPDATE \(table) SET \(cloudColumn) = (SELECT id FROM temp.questbak_new_ids n WHERE n.pk = \(table).Z_PK)
-            WHERE Z_PK IN (SELECT pk FROM temp.questbak_new_ids)
-            """)
+        try db.execute(
+            sql: """
+                UPDATE \(table) SET \(cloudColumn) = (SELECT id FROM temp.questbak_new_ids n WHERE n.pk = \(table).Z_PK)
+                WHERE Z_PK IN (SELECT pk FROM temp.questbak_new_ids)
+                """)
     }
 
     /// The text a deterministic cloudID is derived from: the entity and its natural key, with a
@@ -92,10 +99,12 @@ struct CloudIDRule: RepairRule {
         guard !keyValues.isEmpty else { return "\(entity.name)|pk:\(primaryKey)" }
         var parts = [entity.name]
         for (property, stored) in zip(entity.identity.naturalKey, keyValues) {
-            if let relationship = entity.relationship(named: property), let parent = context.schema.entity(named: relationship.destination) {
+            if let relationship = entity.relationship(named: property), let parent = context.schema.entity(named: relationship.destination)
+            {
                 let parentLayout = TableLayout(entity: parent)
                 let parentCloud = try parentLayout.column(for: Entity.cloudIDAttribute).flatMap { column in
-                    try ExactSQL.fetchAll(context.db, sql: "SELECT \(column.name) FROM \(parentLayout.tableName) WHERE Z_PK = ?", [stored]).first?.first?.validText
+                    try ExactSQL.fetchAll(context.db, sql: "SELECT \(column.name) FROM \(parentLayout.tableName) WHERE Z_PK = ?", [stored])
+                        .first?.first?.validText
                 }
                 parts.append(parentCloud ?? "nil")
             } else {

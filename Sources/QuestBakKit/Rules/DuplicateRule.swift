@@ -8,7 +8,10 @@ import GRDB
 /// rule of their own (`SingletonMergeRule`).
 struct DuplicateRule: RepairRule {
     var effects: [RepairRuleEffect] {
-        [RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship), RepairRuleEffect(.merge, .changesField)]
+        [
+            RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship),
+            RepairRuleEffect(.merge, .changesField),
+        ]
     }
 
     func fields(of entity: Entity, in schema: Schema) -> Set<String> {

@@ -18,12 +18,14 @@ struct OrphanRule: RepairRule {
                     let parent = schema.entity(named: relationship.destination)
                 else { continue }
                 let parentTable = TableLayout(entity: parent).tableName
-                let condition = "\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(parentTable) p WHERE p.Z_PK = \(layout.tableName).\(column))"
+                let condition =
+                    "\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(parentTable) p WHERE p.Z_PK = \(layout.tableName).\(column))"
                 let orphans = try Row.fetchAll(db, sql: "SELECT Z_PK, \(column) FROM \(layout.tableName) WHERE \(condition) ORDER BY Z_PK")
                 for row in orphans {
-                    try log.record(RepairEntry(
-                        rule: .orphan, kind: .repair, entity: entity.name, primaryKey: row[0], cloudID: nil,
-                        field: relationship.name, old: .value(.integer(row[1])), new: .value(.null)))
+                    try log.record(
+                        RepairEntry(
+                            rule: .orphan, kind: .repair, entity: entity.name, primaryKey: row[0], cloudID: nil,
+                            field: relationship.name, old: .value(.integer(row[1])), new: .value(.null)))
                 }
                 if !orphans.isEmpty { try db.execute(sql: "UPDATE \(layout.tableName) SET \(column) = NULL WHERE \(condition)") }
             }

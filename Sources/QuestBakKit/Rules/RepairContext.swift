@@ -71,24 +71,30 @@ extension RepairContext {
             let dropped = try recordValues(entity, primaryKey: duplicate)
             var cloudID: String?
             if case .string(let text)? = dropped[Entity.cloudIDAttribute] { cloudID = text }
-            try log.record(RepairEntry(
-                rule: .dedup, kind: .repair, entity: entity.name, primaryKey: duplicate, cloudID: cloudID,
-                field: nil, old: .record(dropped), new: .value(.integer(keeper))))
+            try log.record(
+                RepairEntry(
+                    rule: .dedup, kind: .repair, entity: entity.name, primaryKey: duplicate, cloudID: cloudID,
+                    field: nil, old: .record(dropped), new: .value(.integer(keeper))))
             for child in children {
-                let moved = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(child.layout.tableName) WHERE \(child.column) = ? ORDER BY Z_PK", arguments: [duplicate])
+                let moved = try Int64.fetchAll(
+                    db, sql: "SELECT Z_PK FROM \(child.layout.tableName) WHERE \(child.column) = ? ORDER BY Z_PK", arguments: [duplicate])
                 for childKey in moved {
-                    try log.record(RepairEntry(
-                        rule: .repoint, kind: .repair, entity: child.entity.name, primaryKey: childKey, cloudID: nil,
-                        field: child.relationship, old: .value(.integer(duplicate)), new: .value(.integer(keeper))))
+                    try log.record(
+                        RepairEntry(
+                            rule: .repoint, kind: .repair, entity: child.entity.name, primaryKey: childKey, cloudID: nil,
+                            field: child.relationship, old: .value(.integer(duplicate)), new: .value(.integer(keeper))))
                 }
-                try db.execute(sql: "UPDATE \(child.layout.tableName) SET \(child.column) = ? WHERE \(child.column) = ?", arguments: [keeper, duplicate])
+                try db.execute(
+                    sql: "UPDATE \(child.layout.tableName) SET \(child.column) = ? WHERE \(child.column) = ?",
+                    arguments: [keeper, duplicate])
             }
             try db.execute(sql: "DELETE FROM \(layout.tableName) WHERE Z_PK = ?", arguments: [duplicate])
             if let carried = pair[2] as String?, let column = layout.column(for: Entity.cloudIDAttribute)?.name {
                 let previous = try String.fetchOne(db, sql: "SELECT \(column) FROM \(layout.tableName) WHERE Z_PK = ?", arguments: [keeper])
-                try log.record(RepairEntry(
-                    rule: .merge, kind: .repair, entity: entity.name, primaryKey: keeper, cloudID: carried,
-                    field: Entity.cloudIDAttribute, old: .value(previous.map { .string($0) } ?? .null), new: .value(.string(carried))))
+                try log.record(
+                    RepairEntry(
+                        rule: .merge, kind: .repair, entity: entity.name, primaryKey: keeper, cloudID: carried,
+                        field: Entity.cloudIDAttribute, old: .value(previous.map { .string($0) } ?? .null), new: .value(.string(carried))))
                 try db.execute(sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE Z_PK = ?", arguments: [carried, keeper])
             }
         }
@@ -115,7 +121,8 @@ extension RepairContext {
         do {
             return try ValueCoding.decode(stored, as: kind)
         } catch let failure as ValueCoding.Failure {
-            throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: primaryKey, property: property, reason: failure.reason)
+            throw StoreError.undecodableValue(
+                path: path, entity: entity.name, primaryKey: primaryKey, property: property, reason: failure.reason)
         }
     }
 

@@ -17,7 +17,10 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
     }
 
     public enum Rule: String, Sendable, Encodable, CaseIterable {
-        case orphan, dedup, repoint, merge, defaultFill = "default", cloudID, unknownProperty = "unknown-property"
+        case orphan, dedup, repoint, merge
+        case defaultFill = "default"
+        case cloudID
+        case unknownProperty = "unknown-property"
         case maximumPrimaryKey = "z-max"
     }
 
@@ -32,7 +35,9 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
     public var new: ReportValue?
 
     enum CodingKeys: String, CodingKey {
-        case rule, kind, entity, primaryKey = "_pk", cloudID, field, old, new
+        case rule, kind, entity
+        case primaryKey = "_pk"
+        case cloudID, field, old, new
     }
 }
 
@@ -79,11 +84,12 @@ public final class RepairLog {
     init(directory: URL) throws {
         queue = try DatabaseQueue(path: directory.appendingPathComponent("repairs.sqlite").path)
         try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE entry (seq INTEGER PRIMARY KEY, rule TEXT, kind TEXT, entity TEXT, pk INTEGER,
-                                    cloud TEXT, field TEXT, old TEXT, new TEXT);
-                CREATE INDEX entry_record ON entry (entity, pk);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE entry (seq INTEGER PRIMARY KEY, rule TEXT, kind TEXT, entity TEXT, pk INTEGER,
+                                        cloud TEXT, field TEXT, old TEXT, new TEXT);
+                    CREATE INDEX entry_record ON entry (entity, pk);
+                    """)
         }
     }
 
@@ -100,7 +106,8 @@ public final class RepairLog {
         let entries = pending
         pending.removeAll(keepingCapacity: true)
         try queue.write { db in
-            let insert = try db.makeStatement(sql: "INSERT INTO entry (rule, kind, entity, pk, cloud, field, old, new) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            let insert = try db.makeStatement(
+                sql: "INSERT INTO entry (rule, kind, entity, pk, cloud, field, old, new) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
             for entry in entries {
                 try insert.execute(arguments: [
                     entry.rule.rawValue, entry.kind.rawValue, entry.entity, entry.primaryKey, entry.cloudID, entry.field,
@@ -114,7 +121,8 @@ public final class RepairLog {
     func resolveCloudIDs(entity: String, lookup: (Int64) throws -> String?) throws {
         try flush()
         try queue.write { db in
-            let keys = try Int64.fetchAll(db, sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> 'dedup'", arguments: [entity])
+            let keys = try Int64.fetchAll(
+                db, sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> 'dedup'", arguments: [entity])
             let update = try db.makeStatement(sql: "UPDATE entry SET cloud = ? WHERE entity = ? AND pk = ? AND rule <> 'dedup'")
             for key in keys {
                 if let cloudID = try lookup(key) { try update.execute(arguments: [cloudID, entity, key]) }
@@ -126,9 +134,10 @@ public final class RepairLog {
     public func keys(rule: RepairEntry.Rule) throws -> Set<RecordField> {
         try flush()
         return try queue.read { db in
-            Set(try Row.fetchAll(db, sql: "SELECT entity, pk, field FROM entry WHERE rule = ?", arguments: [rule.rawValue]).map {
-                RecordField(entity: $0[0], primaryKey: $0[1], field: ($0[2] as String?) ?? "")
-            })
+            Set(
+                try Row.fetchAll(db, sql: "SELECT entity, pk, field FROM entry WHERE rule = ?", arguments: [rule.rawValue]).map {
+                    RecordField(entity: $0[0], primaryKey: $0[1], field: ($0[2] as String?) ?? "")
+                })
         }
     }
 
@@ -168,8 +177,12 @@ public final class RepairLog {
     public func firstEntries(_ limit: Int) throws -> [LoggedEntry] {
         try flush()
         return try queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT rule, kind, entity, pk, cloud, field, old, new FROM entry ORDER BY seq LIMIT ?", arguments: [limit]).map { row in
-                LoggedEntry(rule: row[0], kind: row[1], entity: row[2], primaryKey: row[3], cloudID: row[4], field: row[5], old: row[6], new: row[7])
+            try Row.fetchAll(
+                db, sql: "SELECT rule, kind, entity, pk, cloud, field, old, new FROM entry ORDER BY seq LIMIT ?", arguments: [limit]
+            ).map { row in
+                LoggedEntry(
+                    rule: row[0], kind: row[1], entity: row[2], primaryKey: row[3], cloudID: row[4], field: row[5], old: row[6], new: row[7]
+                )
             }
         }
     }

@@ -22,7 +22,8 @@ struct Repairer {
         path: String
     ) {
         context = RepairContext(
-            db: db, schema: schema, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs, cloudIDKind: cloudIDKind, log: log, path: path)
+            db: db, schema: schema, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs, cloudIDKind: cloudIDKind, log: log,
+            path: path)
     }
 
     func run() throws {

@@ -5,11 +5,15 @@ import GRDB
 /// any) re-pointed to the keeper.
 struct SingletonMergeRule: RepairRule {
     var effects: [RepairRuleEffect] {
-        [RepairRuleEffect(.merge, .changesField), RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship)]
+        [
+            RepairRuleEffect(.merge, .changesField), RepairRuleEffect(.dedup, .removesRecord),
+            RepairRuleEffect(.repoint, .repointsRelationship),
+        ]
     }
 
     func fields(of entity: Entity, in schema: Schema) -> Set<String> {
-        var fields = Set(entity.toOneRelationships.filter { schema.entity(named: $0.destination)?.identity.singletonCloudID != nil }.map(\.name))
+        var fields = Set(
+            entity.toOneRelationships.filter { schema.entity(named: $0.destination)?.identity.singletonCloudID != nil }.map(\.name))
         if entity.identity.singletonCloudID != nil {
             fields.formUnion(entity.identity.merge.keys.filter { entity.attribute(named: $0) != nil })
         }
@@ -31,15 +35,19 @@ struct SingletonMergeRule: RepairRule {
             guard let column = layout.column(for: property)?.name, let attribute = entity.attribute(named: property) else { continue }
             let aggregate = rule == .maximum ? "max" : "min"
             let merged = try context.storedValue(
-                "SELECT \(aggregate)(\(column)) FROM \(layout.tableName)", [], entity: entity, primaryKey: keeper, property: property, kind: attribute.kind)
+                "SELECT \(aggregate)(\(column)) FROM \(layout.tableName)", [], entity: entity, primaryKey: keeper, property: property,
+                kind: attribute.kind)
             let current = try context.storedValue(
-                "SELECT \(column) FROM \(layout.tableName) WHERE Z_PK = ?", [.integer(keeper)], entity: entity, primaryKey: keeper, property: property,
+                "SELECT \(column) FROM \(layout.tableName) WHERE Z_PK = ?", [.integer(keeper)], entity: entity, primaryKey: keeper,
+                property: property,
                 kind: attribute.kind)
             if merged != current {
-                try context.log.record(RepairEntry(
-                    rule: .merge, kind: .repair, entity: entity.name, primaryKey: keeper, cloudID: nil,
-                    field: property, old: .value(current), new: .value(merged)))
-                try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE Z_PK = ?", [ValueCoding.encode(merged), .integer(keeper)])
+                try context.log.record(
+                    RepairEntry(
+                        rule: .merge, kind: .repair, entity: entity.name, primaryKey: keeper, cloudID: nil,
+                        field: property, old: .value(current), new: .value(merged)))
+                try ExactSQL.execute(
+                    db, sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE Z_PK = ?", [ValueCoding.encode(merged), .integer(keeper)])
             }
         }
         try context.resetPairs()

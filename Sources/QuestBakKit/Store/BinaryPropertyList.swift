@@ -259,7 +259,8 @@ public enum BinaryPropertyList {
                 try produce(count)
                 let text = bytes[start..<start + count]
                 if let index = text.firstIndex(where: { $0 >= 0x80 }) {
-                    throw FormatError(reason: "ASCII string holds byte 0x\(String(bytes[index], radix: 16, uppercase: true)) at offset \(index)")
+                    throw FormatError(
+                        reason: "ASCII string holds byte 0x\(String(bytes[index], radix: 16, uppercase: true)) at offset \(index)")
                 }
                 return .string(String(decoding: text, as: UTF8.self))
             case 0x60:

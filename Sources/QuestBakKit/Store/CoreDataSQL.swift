@@ -49,7 +49,8 @@ package enum CoreDataSQL {
 
     static func insertEntityKey(_ db: Database, number: Int64, name: String, maximumPrimaryKey: Int64) throws {
         try db.execute(
-            sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)", arguments: [number, name, maximumPrimaryKey])
+            sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
+            arguments: [number, name, maximumPrimaryKey])
     }
 
     /// Removes the model's entities (not Core Data's own) before they are numbered anew.

@@ -45,7 +45,8 @@ extension StoreError: LocalizedError {
         case .sqlite(let path, let code, let message):
             return "\(path): SQLite error \(code): \(message)"
         case .notACoreDataStore(let path, let missing):
-            return "\(path): not a Core Data / SwiftData store (missing table\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", ")))"
+            return
+                "\(path): not a Core Data / SwiftData store (missing table\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", ")))"
         case .notAStore(let path, let reason):
             return "\(path) is not a store: \(reason)"
         case .unreadableMetadata(let path, let reason):
@@ -54,10 +55,12 @@ extension StoreError: LocalizedError {
             let claim = version.map { "says it is schema \($0) but " } ?? "matches no known schema: "
             return "\(path): \(claim)differs from it:\n" + differences.map { "  - \($0)" }.joined(separator: "\n")
         case .unsupportedVersion(let path, let identifiers, let supported):
-            return "\(path): schema version \(identifiers.joined(separator: ", ")) is not supported by this questbak (supported: \(supported.joined(separator: ", "))); upgrade questbak"
+            return
+                "\(path): schema version \(identifiers.joined(separator: ", ")) is not supported by this questbak (supported: \(supported.joined(separator: ", "))); upgrade questbak"
         case .unknownVersion(let path, let identifiers, let known):
             let quoted = identifiers.map { "\"\($0)\"" }.joined(separator: ", ")
-            return "\(path): schema version \(quoted) is not one this questbak knows (\(known.joined(separator: ", "))) and not a later version of them"
+            return
+                "\(path): schema version \(quoted) is not one this questbak knows (\(known.joined(separator: ", "))) and not a later version of them"
         case .undecodableValue(let path, let entity, let primaryKey, let property, let reason):
             return "\(path): \(entity) Z_PK \(primaryKey), property \(property): \(reason)"
         case .recordTooLarge(let path, let entity, let primaryKey, let lineBytes, let limit):

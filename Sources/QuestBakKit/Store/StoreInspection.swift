@@ -38,9 +38,10 @@ extension StoreInspection {
             let metadata = try StoreReader.metadata(db, path: path)
             var entities: [EntitySummary] = []
             for (key, table) in try StoreReader.modelTables(db) {
-                entities.append(EntitySummary(
-                    number: key.number, name: key.name, table: table,
-                    rows: try StoreReader.rowCount(db, table: table), maximumPrimaryKey: key.maximumPrimaryKey))
+                entities.append(
+                    EntitySummary(
+                        number: key.number, name: key.name, table: table,
+                        rows: try StoreReader.rowCount(db, table: table), maximumPrimaryKey: key.maximumPrimaryKey))
             }
             var schemaVersion: String?
             var problem: String?

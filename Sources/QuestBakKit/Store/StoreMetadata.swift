@@ -27,7 +27,10 @@ public struct StoreMetadata: Sendable, Equatable {
     /// Metadata for a store of `schema`, with hashes computed from the schema value. Keys of
     /// `carryingOver` (a source store's metadata) that describe something else than the model,
     /// such as `NSPersistenceMaximumFrameworkVersion` or an app's own keys, are kept.
-    public init(schema: Schema, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion, carryingOver source: StoreMetadata? = nil) {
+    public init(
+        schema: Schema, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion,
+        carryingOver source: StoreMetadata? = nil
+    ) {
         let hashes = ModelVersionHashes(schema: schema)
         self.uuid = uuid
         var kept: [String: PropertyListValue] = [:]

@@ -17,7 +17,9 @@ public enum StorePlacement {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
         if fileManager.fileExists(atPath: target.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw OutputError.cannotCreate(path: target.path, reason: "it is a folder; name the store file in it (such as \(target.appendingPathComponent("default.store").path))")
+            throw OutputError.cannotCreate(
+                path: target.path,
+                reason: "it is a folder; name the store file in it (such as \(target.appendingPathComponent("default.store").path))")
         }
         var directory = target.deletingLastPathComponent()
         while creatingFolders, !fileManager.fileExists(atPath: directory.path), directory.path != "/" {
@@ -38,7 +40,9 @@ public enum StorePlacement {
             for suffix in sidecars where fileManager.fileExists(atPath: target.path + suffix) {
                 throw OutputError.cannotCreate(
                     path: target.path,
-                    reason: "\(target.lastPathComponent)\(suffix) exists without its store; SQLite would replay it onto a new store. Move it away first")
+                    reason:
+                        "\(target.lastPathComponent)\(suffix) exists without its store; SQLite would replay it onto a new store. Move it away first"
+                )
             }
         }
     }
@@ -139,7 +143,9 @@ public enum StorePlacement {
             try queue.close()
             let open = sidecars.filter { FileManager.default.fileExists(atPath: store.path + $0) }
             if busy != 0 || !open.isEmpty {
-                throw StoreError.sqlite(path: store.path, code: 5, message: "the store is in use by another process (\(open.joined(separator: ", ")) still open); close the app and retry")
+                throw StoreError.sqlite(
+                    path: store.path, code: 5,
+                    message: "the store is in use by another process (\(open.joined(separator: ", ")) still open); close the app and retry")
             }
         } catch let error as DatabaseError {
             throw StoreError.wrapping(error, path: store.path)

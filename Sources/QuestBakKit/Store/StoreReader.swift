@@ -104,7 +104,9 @@ public enum StoreReader {
                 differences.append("missing table \(layout.tableName) (entity \(entity.name))")
                 continue
             }
-            let columns = Dictionary(try db.columns(in: layout.tableName).map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+            let columns = Dictionary(
+                try db.columns(in: layout.tableName).map { ($0.name.uppercased(), $0.type.uppercased()) },
+                uniquingKeysWith: { first, _ in first })
             for column in layout.columns {
                 guard let declared = columns[column.name] else {
                     differences.append("\(layout.tableName): missing column \(column.name) (\(entity.name).\(column.property))")
@@ -117,7 +119,8 @@ public enum StoreReader {
             if let number = schema.entityNumber(of: entity.name), columns["Z_ENT"] != nil {
                 let stray = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.tableName) WHERE Z_ENT IS NOT \(number)") ?? 0
                 if stray > 0 {
-                    differences.append("\(layout.tableName): \(stray) row\(stray == 1 ? "" : "s") with Z_ENT other than \(number) (\(entity.name))")
+                    differences.append(
+                        "\(layout.tableName): \(stray) row\(stray == 1 ? "" : "s") with Z_ENT other than \(number) (\(entity.name))")
                 }
             }
             let expected = Set(["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name))
@@ -186,7 +189,9 @@ public enum StoreReader {
             for property in plan.properties {
                 values[property.name] = try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path)
             }
-            try body(EntityRecord(primaryKey: primaryKey, opt: try plan.opt(row, entity: entity, primaryKey: primaryKey, path: path), values: values))
+            try body(
+                EntityRecord(
+                    primaryKey: primaryKey, opt: try plan.opt(row, entity: entity, primaryKey: primaryKey, path: path), values: values))
         }
     }
 }
@@ -229,7 +234,8 @@ struct RecordColumns {
 
     func primaryKey(_ row: ExactRow, entity: Entity, path: String) throws -> Int64 {
         guard let key = row.integer(0) else {
-            throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: 0, property: "Z_PK", reason: "\(row[0].summary) is not an integer key")
+            throw StoreError.undecodableValue(
+                path: path, entity: entity.name, primaryKey: 0, property: "Z_PK", reason: "\(row[0].summary) is not an integer key")
         }
         return key
     }
@@ -239,7 +245,8 @@ struct RecordColumns {
         case .null: return nil
         case .integer(let number): return number
         case let other:
-            throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: primaryKey, property: "Z_OPT", reason: "\(other.summary) is not an integer")
+            throw StoreError.undecodableValue(
+                path: path, entity: entity.name, primaryKey: primaryKey, property: "Z_OPT", reason: "\(other.summary) is not an integer")
         }
     }
 
@@ -248,7 +255,8 @@ struct RecordColumns {
         do {
             return try ValueCoding.decode(row[column], as: property.kind)
         } catch let failure as ValueCoding.Failure {
-            throw StoreError.undecodableValue(path: path, entity: entity.name, primaryKey: primaryKey, property: property.name, reason: failure.reason)
+            throw StoreError.undecodableValue(
+                path: path, entity: entity.name, primaryKey: primaryKey, property: property.name, reason: failure.reason)
         }
     }
 }

@@ -21,7 +21,8 @@ public final class StoreSnapshot {
         let fileManager = FileManager.default
         switch FileKind.of(url.path) {
         case .missing: throw StoreError.notFound(path: url.path)
-        case .folder: throw StoreError.notAStore(path: url.path, reason: "it is a folder; name the store file in it (such as default.store)")
+        case .folder:
+            throw StoreError.notAStore(path: url.path, reason: "it is a folder; name the store file in it (such as default.store)")
         case .unreadable: throw StoreError.unreadable(path: url.path, reason: "permission denied")
         case .archive: throw StoreError.notAStore(path: url.path, reason: "it is a tar archive (a questbak backup?), not a SQLite store")
         case .other: throw StoreError.notAStore(path: url.path, reason: "it is not a SQLite file")
@@ -67,7 +68,9 @@ public final class StoreSnapshot {
             }
             // Reading the source worked: the copy into the temporary folder did not (a full disk,
             // a file-size limit). That is the temporary folder's fault, not the store's.
-            if error.code.rawValue >= CocoaError.fileWriteUnknown.rawValue, error.code.rawValue <= CocoaError.fileWriteVolumeReadOnly.rawValue {
+            if error.code.rawValue >= CocoaError.fileWriteUnknown.rawValue,
+                error.code.rawValue <= CocoaError.fileWriteVolumeReadOnly.rawValue
+            {
                 let reason = (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
                 throw StoreError.io(path: directory.path, reason: "cannot copy the store into the temporary folder: \(reason)")
             }
@@ -109,12 +112,13 @@ struct FileFingerprint: Equatable {
     var entries: [String]
 
     static func of(_ urls: [URL]) throws -> FileFingerprint {
-        FileFingerprint(entries: urls.map { url in
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return "absent" }
-            let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
-            let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-            return "\(size)@\(modified)"
-        })
+        FileFingerprint(
+            entries: urls.map { url in
+                guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return "absent" }
+                let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+                let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+                return "\(size)@\(modified)"
+            })
     }
 }
 

@@ -41,12 +41,14 @@ public enum StoreWriter {
         private func prepared(for entityName: String) throws -> (Statement, TableLayout, Int) {
             if let cached = statements[entityName] { return cached }
             guard let entity = schema.entity(named: entityName), let number = schema.entityNumber(of: entityName) else {
-                throw StoreError.schemaMismatch(path: "", versionIdentifier: schema.versionIdentifier, differences: ["unknown entity \(entityName)"])
+                throw StoreError.schemaMismatch(
+                    path: "", versionIdentifier: schema.versionIdentifier, differences: ["unknown entity \(entityName)"])
             }
             let layout = TableLayout(entity: entity)
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name)
             let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-            let statement = try db.makeStatement(sql: "INSERT INTO \(layout.tableName) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))")
+            let statement = try db.makeStatement(
+                sql: "INSERT INTO \(layout.tableName) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))")
             statements[entityName] = (statement, layout, number)
             return (statement, layout, number)
         }
@@ -125,7 +127,8 @@ public enum StoreWriter {
 
     private static func writeBookkeeping(_ db: Database, schema: Schema, bookkeeping: Bookkeeping, summary: Summary) throws {
         for (index, entity) in schema.entities.enumerated() {
-            try CoreDataSQL.insertEntityKey(db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: summary.maximumPrimaryKeys[entity.name] ?? 0)
+            try CoreDataSQL.insertEntityKey(
+                db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: summary.maximumPrimaryKeys[entity.name] ?? 0)
         }
         // Core Data registers its history entities with the first save that stores anything.
         if summary.counts.values.contains(where: { $0 > 0 }) {

@@ -72,7 +72,8 @@ enum StoredValue: Sendable, Hashable {
             // Empty text needs a non-nil pointer (nil would bind NULL): "" gives one.
             guard !bytes.isEmpty else { return sqlite3_bind_text(statement, index, "", 0, transient) }
             return bytes.withUnsafeBytes { raw in
-                sqlite3_bind_text64(statement, index, raw.bindMemory(to: CChar.self).baseAddress, UInt64(raw.count), transient, UInt8(SQLITE_UTF8))
+                sqlite3_bind_text64(
+                    statement, index, raw.bindMemory(to: CChar.self).baseAddress, UInt64(raw.count), transient, UInt8(SQLITE_UTF8))
             }
         case .blob(let bytes):
             guard !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }

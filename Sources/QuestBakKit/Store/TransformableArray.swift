@@ -33,12 +33,13 @@ package enum TransformableArray {
         let classUID = UInt64(objects.count)
         objects.append(.dictionary(["$classname": .string("NSArray"), "$classes": .array([.string("NSArray"), .string("NSObject")])]))
         objects[1] = .dictionary(["NS.objects": .array(references), "$class": .uid(classUID)])
-        return BinaryPropertyList.encode(.dictionary([
-            "$archiver": .string("NSKeyedArchiver"),
-            "$version": .integer(100_000),
-            "$top": .dictionary(["root": .uid(1)]),
-            "$objects": .array(objects),
-        ]))
+        return BinaryPropertyList.encode(
+            .dictionary([
+                "$archiver": .string("NSKeyedArchiver"),
+                "$version": .integer(100_000),
+                "$top": .dictionary(["root": .uid(1)]),
+                "$objects": .array(objects),
+            ]))
     }
 
     /// A property-list value compared by its exact bytes, for sharing equal elements.
@@ -91,7 +92,9 @@ package enum TransformableArray {
             }
             // NSSet and NSOrderedSet archive their elements under NS.objects too, and NSDictionary
             // its values: only an array's are an array's, in order.
-            guard let classReference = array["$class"], case .uid = classReference, case .dictionary(let classInfo) = try resolve(classReference) else {
+            guard let classReference = array["$class"], case .uid = classReference,
+                case .dictionary(let classInfo) = try resolve(classReference)
+            else {
                 throw DecodingError(reason: "root object has no class")
             }
             let className: String? = { if case .string(let name)? = classInfo["$classname"] { return name } else { return nil } }()
@@ -100,7 +103,9 @@ package enum TransformableArray {
                 return names.compactMap { if case .string(let name) = $0 { return name } else { return nil } }
             }()
             guard let className, arrayClassNames.contains(className) || ancestors.contains("NSArray") else {
-                throw DecodingError(reason: "root object is \(className.map { "an \($0.debugDescription.prefix(80))" } ?? "of no named class"), not an NSArray")
+                throw DecodingError(
+                    reason:
+                        "root object is \(className.map { "an \($0.debugDescription.prefix(80))" } ?? "of no named class"), not an NSArray")
             }
             return try references.enumerated().map { index, reference in
                 // UID 0 is `$null`, nil: an NSArray cannot hold it, and it is not the text "$null".
@@ -126,7 +131,8 @@ private struct StrictJSONArray {
     }
 
     package func failure(_ reason: String) -> TransformableArray.DecodingError {
-        TransformableArray.DecodingError(reason: "neither a keyed archive nor a JSON array of integers or strings: \(reason) at byte \(position + 1)")
+        TransformableArray.DecodingError(
+            reason: "neither a keyed archive nor a JSON array of integers or strings: \(reason) at byte \(position + 1)")
     }
 
     package mutating func skipWhitespace() {
@@ -208,7 +214,8 @@ private struct StrictJSONArray {
                 case UInt8(ascii: "u"):
                     var scalar = try hex()
                     if (0xD800...0xDBFF).contains(scalar) {
-                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u")
+                        else {
                             throw failure("lone surrogate")
                         }
                         position += 2

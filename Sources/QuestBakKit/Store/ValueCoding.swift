@@ -81,14 +81,16 @@ enum ValueCoding {
 
     private static func arrayValue(_ elements: [PropertyListValue], as kind: AttributeKind) throws -> Value {
         if kind == .integerArray {
-            return .integerArray(try elements.map {
-                if case .integer(let number) = $0 { return number }
-                throw Failure(reason: "array element \($0) is not an integer")
-            })
+            return .integerArray(
+                try elements.map {
+                    if case .integer(let number) = $0 { return number }
+                    throw Failure(reason: "array element \($0) is not an integer")
+                })
         }
-        return .stringArray(try elements.map {
-            if case .string(let text) = $0 { return text }
-            throw Failure(reason: "array element \($0) is not a string")
-        })
+        return .stringArray(
+            try elements.map {
+                if case .string(let text) = $0 { return text }
+                throw Failure(reason: "array element \($0) is not a string")
+            })
     }
 }

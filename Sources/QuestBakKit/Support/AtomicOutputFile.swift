@@ -36,7 +36,9 @@ public final class AtomicOutputFile {
     /// Makes the file durable and visible under its final name.
     public func commit() throws {
         guard !committed else { return }
-        guard fsync(fileDescriptor) == 0 else { throw OutputError.io(path: destination.path, reason: "fsync: " + String(cString: strerror(errno))) }
+        guard fsync(fileDescriptor) == 0 else {
+            throw OutputError.io(path: destination.path, reason: "fsync: " + String(cString: strerror(errno)))
+        }
         close(fileDescriptor)
         fileDescriptor = -1
         guard rename(temporaryURL.path, destination.path) == 0 else {

@@ -41,11 +41,16 @@ public enum DateText {
                 divisor /= 10
             }
         }
-        digits(civil.year, 4); bytes.append(UInt8(ascii: "-"))
-        digits(civil.month, 2); bytes.append(UInt8(ascii: "-"))
-        digits(civil.day, 2); bytes.append(UInt8(ascii: "T"))
-        digits(civil.hour, 2); bytes.append(UInt8(ascii: ":"))
-        digits(civil.minute, 2); bytes.append(UInt8(ascii: ":"))
+        digits(civil.year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(civil.month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(civil.day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(civil.hour, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(civil.minute, 2)
+        bytes.append(UInt8(ascii: ":"))
         digits(civil.second, 2)
         if !fraction.isEmpty {
             bytes.append(UInt8(ascii: "."))

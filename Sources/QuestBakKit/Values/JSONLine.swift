@@ -95,9 +95,15 @@ enum JSONLine {
             guard let byte = peek() else { throw error("expected a value") }
             switch byte {
             case UInt8(ascii: "\""): return .string(try parseString())
-            case UInt8(ascii: "t"): try expect("true"); return .boolean(true)
-            case UInt8(ascii: "f"): try expect("false"); return .boolean(false)
-            case UInt8(ascii: "n"): try expect("null"); return .null
+            case UInt8(ascii: "t"):
+                try expect("true")
+                return .boolean(true)
+            case UInt8(ascii: "f"):
+                try expect("false")
+                return .boolean(false)
+            case UInt8(ascii: "n"):
+                try expect("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
             case UInt8(ascii: "["):
                 guard depth < JSONLine.maximumDepth else { throw error("nested deeper than \(JSONLine.maximumDepth)") }
@@ -170,7 +176,9 @@ enum JSONLine {
                 if byte == UInt8(ascii: "\"") {
                     let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
                     position += 1
-                    guard let text = String(validating: slice, as: UTF8.self) else { throw SyntaxError(offset: start, reason: "invalid UTF-8") }
+                    guard let text = String(validating: slice, as: UTF8.self) else {
+                        throw SyntaxError(offset: start, reason: "invalid UTF-8")
+                    }
                     return text
                 }
                 if byte == UInt8(ascii: "\\") { break }
@@ -183,7 +191,9 @@ enum JSONLine {
                 switch byte {
                 case UInt8(ascii: "\""):
                     position += 1
-                    guard let text = String(validating: decoded, as: UTF8.self) else { throw SyntaxError(offset: start, reason: "invalid UTF-8") }
+                    guard let text = String(validating: decoded, as: UTF8.self) else {
+                        throw SyntaxError(offset: start, reason: "invalid UTF-8")
+                    }
                     return text
                 case UInt8(ascii: "\\"):
                     position += 1

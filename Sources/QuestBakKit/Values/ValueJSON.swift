@@ -230,18 +230,26 @@ extension ValueJSON {
             guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: "\"\(text.prefix(40))\"") }
             return .uuid(uuid)
         case (.binary, .string(let text)):
-            guard let bytes = Data(base64Encoded: text) else { throw TypeMismatch(expected: "base64 text", found: "\"\(text.prefix(40))\"") }
+            guard let bytes = Data(base64Encoded: text) else {
+                throw TypeMismatch(expected: "base64 text", found: "\"\(text.prefix(40))\"")
+            }
             return .binary(bytes)
         case (.integerArray, .array(let elements)):
-            return .integerArray(try elements.map {
-                guard case .integer(let number) = $0 else { throw TypeMismatch(expected: "an array of integers", found: "an array with \($0.typeName)") }
-                return number
-            })
+            return .integerArray(
+                try elements.map {
+                    guard case .integer(let number) = $0 else {
+                        throw TypeMismatch(expected: "an array of integers", found: "an array with \($0.typeName)")
+                    }
+                    return number
+                })
         case (.stringArray, .array(let elements)):
-            return .stringArray(try elements.map {
-                guard case .string(let text) = $0 else { throw TypeMismatch(expected: "an array of strings", found: "an array with \($0.typeName)") }
-                return text
-            })
+            return .stringArray(
+                try elements.map {
+                    guard case .string(let text) = $0 else {
+                        throw TypeMismatch(expected: "an array of strings", found: "an array with \($0.typeName)")
+                    }
+                    return text
+                })
         case (.integer, _): throw mismatch("an integer")
         case (.boolean, _): throw mismatch("a boolean")
         case (.double, _): throw mismatch("a number")

@@ -6,85 +6,87 @@
 public enum TimeQuestSchemas {
     public static let playerProfileCloudID = "singleton-player-profile"
 
-    public static let v1 = Schema(versionIdentifier: "1.0.0", entities: [
-        Entity(
-            name: "Routine",
-            attributes: [
-                Attribute("name", .string),
-                Attribute("displayName", .string),
-                Attribute("activeDays", .integerArray, default: .value(.integerArray([]))),
-                Attribute("isActive", .boolean),
-                Attribute("createdAt", .date),
-                Attribute("updatedAt", .date),
-            ],
-            relationships: [
-                Relationship("tasks", to: "RoutineTask", inverse: "routine", toMany: true, deleteRule: .cascade),
-                Relationship("sessions", to: "GameSession", inverse: "routine", toMany: true, deleteRule: .cascade),
-            ],
-            identity: Identity(naturalKey: ["name", "createdAt"])
-        ),
-        Entity(
-            name: "RoutineTask",
-            attributes: [
-                Attribute("name", .string),
-                Attribute("displayName", .string),
-                Attribute("referenceDurationSeconds", .integer, optional: true),
-                Attribute("orderIndex", .integer),
-            ],
-            relationships: [
-                Relationship("routine", to: "Routine", inverse: "tasks", toMany: false)
-            ],
-            identity: Identity(naturalKey: ["routine", "name", "orderIndex"])
-        ),
-        Entity(
-            name: "GameSession",
-            attributes: [
-                Attribute("startedAt", .date),
-                Attribute("completedAt", .date, optional: true),
-                Attribute("isCalibration", .boolean),
-                Attribute("xpEarned", .integer, default: .value(.integer(0))),
-            ],
-            relationships: [
-                Relationship("routine", to: "Routine", inverse: "sessions", toMany: false),
-                Relationship("estimations", to: "TaskEstimation", inverse: "session", toMany: true, deleteRule: .cascade),
-            ],
-            identity: Identity(naturalKey: ["routine", "startedAt"])
-        ),
-        Entity(
-            name: "TaskEstimation",
-            attributes: [
-                Attribute("taskDisplayName", .string),
-                Attribute("estimatedSeconds", .double),
-                Attribute("actualSeconds", .double),
-                Attribute("differenceSeconds", .double),
-                Attribute("accuracyPercent", .double),
-                Attribute("ratingRawValue", .string),
-                Attribute("orderIndex", .integer),
-                Attribute("recordedAt", .date),
-            ],
-            relationships: [
-                Relationship("session", to: "GameSession", inverse: "estimations", toMany: false)
-            ],
-            identity: Identity(naturalKey: ["session", "taskDisplayName", "recordedAt"])
-        ),
-        Entity(
-            name: "PlayerProfile",
-            attributes: [
-                Attribute("totalXP", .integer, default: .value(.integer(0))),
-                Attribute("currentStreak", .integer, default: .value(.integer(0))),
-                Attribute("lastPlayedDate", .date, optional: true),
-                Attribute("notificationsEnabled", .boolean, default: .value(.boolean(true))),
-                Attribute("notificationHour", .integer, default: .value(.integer(7))),
-                Attribute("notificationMinute", .integer, default: .value(.integer(30))),
-                Attribute("soundEnabled", .boolean, default: .value(.boolean(true))),
-                Attribute("createdAt", .date, default: .now),
-            ],
-            identity: Identity(
-                singletonCloudID: playerProfileCloudID,
-                merge: ["totalXP": .maximum, "currentStreak": .maximum, "lastPlayedDate": .maximum, "createdAt": .minimum]
-            )
-        ),
-    ])
+    public static let v1 = Schema(
+        versionIdentifier: "1.0.0",
+        entities: [
+            Entity(
+                name: "Routine",
+                attributes: [
+                    Attribute("name", .string),
+                    Attribute("displayName", .string),
+                    Attribute("activeDays", .integerArray, default: .value(.integerArray([]))),
+                    Attribute("isActive", .boolean),
+                    Attribute("createdAt", .date),
+                    Attribute("updatedAt", .date),
+                ],
+                relationships: [
+                    Relationship("tasks", to: "RoutineTask", inverse: "routine", toMany: true, deleteRule: .cascade),
+                    Relationship("sessions", to: "GameSession", inverse: "routine", toMany: true, deleteRule: .cascade),
+                ],
+                identity: Identity(naturalKey: ["name", "createdAt"])
+            ),
+            Entity(
+                name: "RoutineTask",
+                attributes: [
+                    Attribute("name", .string),
+                    Attribute("displayName", .string),
+                    Attribute("referenceDurationSeconds", .integer, optional: true),
+                    Attribute("orderIndex", .integer),
+                ],
+                relationships: [
+                    Relationship("routine", to: "Routine", inverse: "tasks", toMany: false)
+                ],
+                identity: Identity(naturalKey: ["routine", "name", "orderIndex"])
+            ),
+            Entity(
+                name: "GameSession",
+                attributes: [
+                    Attribute("startedAt", .date),
+                    Attribute("completedAt", .date, optional: true),
+                    Attribute("isCalibration", .boolean),
+                    Attribute("xpEarned", .integer, default: .value(.integer(0))),
+                ],
+                relationships: [
+                    Relationship("routine", to: "Routine", inverse: "sessions", toMany: false),
+                    Relationship("estimations", to: "TaskEstimation", inverse: "session", toMany: true, deleteRule: .cascade),
+                ],
+                identity: Identity(naturalKey: ["routine", "startedAt"])
+            ),
+            Entity(
+                name: "TaskEstimation",
+                attributes: [
+                    Attribute("taskDisplayName", .string),
+                    Attribute("estimatedSeconds", .double),
+                    Attribute("actualSeconds", .double),
+                    Attribute("differenceSeconds", .double),
+                    Attribute("accuracyPercent", .double),
+                    Attribute("ratingRawValue", .string),
+                    Attribute("orderIndex", .integer),
+                    Attribute("recordedAt", .date),
+                ],
+                relationships: [
+                    Relationship("session", to: "GameSession", inverse: "estimations", toMany: false)
+                ],
+                identity: Identity(naturalKey: ["session", "taskDisplayName", "recordedAt"])
+            ),
+            Entity(
+                name: "PlayerProfile",
+                attributes: [
+                    Attribute("totalXP", .integer, default: .value(.integer(0))),
+                    Attribute("currentStreak", .integer, default: .value(.integer(0))),
+                    Attribute("lastPlayedDate", .date, optional: true),
+                    Attribute("notificationsEnabled", .boolean, default: .value(.boolean(true))),
+                    Attribute("notificationHour", .integer, default: .value(.integer(7))),
+                    Attribute("notificationMinute", .integer, default: .value(.integer(30))),
+                    Attribute("soundEnabled", .boolean, default: .value(.boolean(true))),
+                    Attribute("createdAt", .date, default: .now),
+                ],
+                identity: Identity(
+                    singletonCloudID: playerProfileCloudID,
+                    merge: ["totalXP": .maximum, "currentStreak": .maximum, "lastPlayedDate": .maximum, "createdAt": .minimum]
+                )
+            ),
+        ])
 
     /// V1 plus `cloudID` on every model and a property-level default on every non-optional
     /// property (the CloudKit requirements of seed 001).
@@ -99,22 +101,24 @@ public enum TimeQuestSchemas {
                 "orderIndex": .integer(0),
             ],
         ]
-        return Schema(versionIdentifier: "2.0.0", entities: v1.entities.map { entity in
-            var entity = entity
-            entity.attributes = entity.attributes.map { attribute in
-                var attribute = attribute
-                if !attribute.isOptional && attribute.defaultValue == nil {
-                    if let value = cloudKitDefaults[entity.name]?[attribute.name] {
-                        attribute.defaultValue = .value(value)
-                    } else if attribute.kind == .date {
-                        attribute.defaultValue = .now
+        return Schema(
+            versionIdentifier: "2.0.0",
+            entities: v1.entities.map { entity in
+                var entity = entity
+                entity.attributes = entity.attributes.map { attribute in
+                    var attribute = attribute
+                    if !attribute.isOptional && attribute.defaultValue == nil {
+                        if let value = cloudKitDefaults[entity.name]?[attribute.name] {
+                            attribute.defaultValue = .value(value)
+                        } else if attribute.kind == .date {
+                            attribute.defaultValue = .now
+                        }
                     }
+                    return attribute
                 }
-                return attribute
-            }
-            entity.attributes.insert(Attribute(Entity.cloudIDAttribute, .string, default: .newUUIDString), at: 0)
-            return entity
-        })
+                entity.attributes.insert(Attribute(Entity.cloudIDAttribute, .string, default: .newUUIDString), at: 0)
+                return entity
+            })
     }()
 
     /// Every TimeQuest schema, oldest first.
