@@ -36,7 +36,8 @@ demo: build
 # Every test, the man-page check and the migration gate; record mode is never on here.
 test: deps lint
 	swift build --build-tests
-	swift test
+	swift test --parallel --xunit-output .build/xunit.xml
+	python3 Scripts/test-summary.py .build/xunit.xml
 	$(MAKE) man-check
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
 

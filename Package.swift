@@ -31,40 +31,40 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The command line: subcommands, rendering, hints, exit statuses, process hooks.
         .target(
             name: "QuestBakCLI",
             dependencies: ["QuestBakKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        .executableTarget(name: "questbak", dependencies: ["QuestBakCLI"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "questbak", dependencies: ["QuestBakCLI"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // Test tooling: fixture and bulk-store generators, the fuzzer. Only tools and tests use it.
         .target(
             name: "QuestBakFixtures",
             dependencies: [
                 "QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        .executableTarget(name: "questbak-fixtures", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "questbak-fixtures", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // The archive reader's fuzz campaign: `swift run -c release questbak-fuzz --iterations 10000`.
-        .executableTarget(name: "questbak-fuzz", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "questbak-fuzz", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(
             name: "QuestBakTestSupport",
             dependencies: [
                 "QuestBakKit", "QuestBakFixtures", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "QuestBakKitTests",
             dependencies: [
                 "QuestBakKit", "QuestBakCLI", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "questbakTests",
@@ -72,7 +72,7 @@ let package = Package(
                 "questbak", "QuestBakCLI", "QuestBakFixtures", "questbak-fixtures", "QuestBakTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
 )

@@ -28,7 +28,7 @@ var verbose = false
 var modes: [ArchiveFuzzer.Mode] = ArchiveFuzzer.Mode.allCases
 var seeds: [URL] = []
 var arguments = CommandLine.arguments.dropFirst()
-func value(_ name: String) -> String {
+@MainActor func value(_ name: String) -> String {
     guard let value = arguments.popFirst() else {
         FileHandle.standardError.write(Data("questbak-fuzz: \(name) needs a value\n".utf8))
         exit(64)

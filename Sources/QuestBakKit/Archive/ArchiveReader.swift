@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Entity lines reach `onRecordLine` as they are read; a member's checksum is known only at its
 /// end, so a caller that acts on lines must be ready to discard its work when `read` throws.
-public struct ArchiveReader {
+public struct ArchiveReader: Sendable {
     public struct Limits: Sendable {
         public var manifestBytes = 16 << 20
         public var lineBytes = ArchiveManifest.maximumLineBytes
