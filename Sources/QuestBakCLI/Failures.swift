@@ -31,6 +31,8 @@ enum ExitStatus: Int32, CaseIterable {
 
     static func of(_ error: Error) -> ExitStatus {
         switch error {
+        case let error as CommandLineInputError:
+            return error.status
         case is ValidationError:
             return .usage
         case let error as StoreError:
@@ -134,4 +136,12 @@ enum Undo {
         }
         return "previous store kept as " + files.joined(separator: ", ") + "\nto undo: " + commands.joined(separator: " && ")
     }
+}
+
+/// A command-line input the command checked itself before starting (a folder or file argument),
+/// with the status it ends in.
+struct CommandLineInputError: Error, LocalizedError {
+    var status: ExitStatus
+    var message: String
+    var errorDescription: String? { message }
 }

@@ -77,7 +77,7 @@ extension Questbak {
         }
 
         func run() throws {
-            try reportingFailures(hint: Self.hint) {
+            try reportingFailures(json: json, hint: Self.hint) {
                 let (newest, candidates) = try schemaOptions.schemas()
                 var target = newest
                 if let toVersion {
@@ -162,7 +162,7 @@ extension Questbak {
 
         func run() throws {
             var failed = 0
-            try reportingFailures {
+            try reportingFailures(json: json) {
                 let folder = try InputPath.fixturesFolder(fixtures)
                 let (target, candidates) = try schemaOptions.schemas()
                 var verifier = MigrationVerifier(fixtures: folder, target: target, candidates: candidates)
@@ -294,11 +294,10 @@ private struct NothingToDo: Encodable {
 /// Paths from the command line checked before a command starts, so a missing or wrong kind of
 /// input is one sentence and exit 66 rather than a Foundation error.
 private enum InputPath {
-    /// Writes `message` as `reportingFailures` does and returns the exit to throw; used for
-    /// failures with no library error type of their own.
-    static func fail(_ status: ExitStatus, _ message: String) -> ExitCode {
-        FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
-        return ExitCode(status.rawValue)
+    /// The error to throw for a path that is missing or of the wrong kind; `reportingFailures`
+    /// prints it (as JSON too under --json) and ends with `status`.
+    static func fail(_ status: ExitStatus, _ message: String) -> CommandLineInputError {
+        CommandLineInputError(status: status, message: message)
     }
 
     static func schemaFile(_ path: String) throws -> URL {

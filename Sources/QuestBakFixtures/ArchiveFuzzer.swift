@@ -10,8 +10,8 @@ import QuestBakKit
 ///
 /// Mutations are applied either to the compressed bytes (what a damaged disk or download gives)
 /// or to the tar stream inside, which is then compressed again (what a hostile writer gives:
-/// valid compression around a malicious tar). Apart from TarArchive.swift this is the one file
-/// that calls libarchive, for the raw compression the tar-level mutants need.
+/// valid compression around a malicious tar). The raw compression the tar-level mutants need comes
+/// from `RawCompression` in TarArchive.swift, the one file that calls libarchive.
 public enum ArchiveFuzzer {
     public struct Report: Sendable, CustomStringConvertible {
         public var inputs = 0

@@ -46,6 +46,9 @@ final class MigrationCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 3, result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("FAIL v1-typical/default.store: golden"), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("-   _pk=3 activeDays=[1,2,3,4,5,6,7]"), result.standardOutput)
+        // The −/+ lines say which side is which.
+        XCTAssertTrue(result.standardOutput.contains("--- expected (default.store.expected-2.0.0.dump)"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("+++ actual (the migrated store)"), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("name=\"bedtime!\""), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("name=\"bedtime\""), result.standardOutput)
         XCTAssertTrue(result.standardOutput.hasSuffix("15 passed, 1 failed\n"), result.standardOutput)

@@ -113,7 +113,9 @@ public struct MigrationVerifier {
         }
         return Check(
             fixture: label, name: "golden", passed: false,
-            detail: "differs from \(expectation.lastPathComponent):\n" + StoreDump.diff(expected: expected, found: dump))
+            detail:
+                "differs from \(expectation.lastPathComponent):\n--- expected (\(expectation.lastPathComponent))\n+++ actual (the migrated store)\n"
+                + StoreDump.diff(expected: expected, found: dump))
     }
 
     /// Checks that need no golden file: nothing lost or changed beyond what the log reports,
@@ -240,7 +242,9 @@ public struct MigrationVerifier {
             }
             let restoredDump = try StoreSnapshot(storeAt: restored).read { try StoreDump.dump($0, schema: target, path: restored.path) }
             if restoredDump != dump {
-                problems.append("restored store dumps differently:\n" + StoreDump.diff(expected: dump, found: restoredDump))
+                problems.append(
+                    "restored store dumps differently:\n--- expected (the migrated store)\n+++ actual (exported and imported again)\n"
+                        + StoreDump.diff(expected: dump, found: restoredDump))
             }
             return Check(
                 fixture: label, name: "round-trip", passed: problems.isEmpty,
