@@ -92,6 +92,9 @@ extension Questbak {
                     "  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8)
                         + " records  sha256 " + entity.sha256.prefix(16) + "…")
             }
+            for table in summary.tables {
+                lines.append("  table \(table.name): \(table.count) rows (belongs to no entity; carried as it is)")
+            }
             return lines.joined(separator: "\n")
         }
     }

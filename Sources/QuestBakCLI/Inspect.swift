@@ -87,6 +87,7 @@ extension Questbak.Inspect {
                 "  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8)
                     + " records  Z_MAX " + String(entity.maximumPrimaryKey))
         }
+        for table in manifest.tables ?? [] { lines.append("  table \(table.name): \(table.count) rows (belongs to no entity)") }
         for file in manifest.files { lines.append("  \(file.path) (\(file.bytes) bytes)") }
         return lines.joined(separator: "\n")
     }

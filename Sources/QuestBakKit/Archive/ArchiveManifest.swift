@@ -43,6 +43,20 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         public var sha256: String
     }
 
+    /// A table that belongs to no entity (a many-to-many join table, another tool's table),
+    /// carried row by row with the statements that create it, so a backup drops nothing.
+    public struct TableMember: Codable, Sendable, Equatable {
+        public var name: String
+        public var path: String
+        public var count: Int
+        public var bytes: Int64
+        public var sha256: String
+        /// The table's `CREATE TABLE` statement, as the store has it.
+        public var sql: String
+        /// Its `CREATE INDEX` statements.
+        public var indexes: [String]
+    }
+
     public struct FileMember: Codable, Sendable, Equatable {
         public var path: String
         public var bytes: Int64
@@ -58,6 +72,8 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     public var source: Source
     public var entities: [EntityMember]
     public var files: [FileMember]
+    /// Tables that belong to no entity; absent when there are none (format version 2 on).
+    public var tables: [TableMember]?
     /// Rows of Core Data's own tables (history, CloudKit mirroring): counted, not archived.
     public var bookkeepingRows: [String: Int]
 
@@ -72,6 +88,7 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     package static let metadataPath = "store/metadata.plist"
     package static let modelCachePath = "store/modelcache.bin"
     package static func entityPath(_ entity: String) -> String { "entities/\(entity).jsonl" }
+    package static func tablePath(_ table: String) -> String { "tables/\(table).jsonl" }
 }
 
 /// The first line of every entity member, so that a member taken out alone still says what it is.

@@ -63,6 +63,7 @@ public struct ArchiveReader: Sendable {
     public func read(
         onManifest: (ArchiveManifest) throws -> Void = { _ in },
         onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void = { _, _, _ in },
+        onTableLine: (ArchiveManifest.TableMember, Int, Data) throws -> Void = { _, _, _ in },
         onFile: (ArchiveManifest.FileMember, Data) throws -> Void = { _, _ in }
     ) throws -> Verification {
         var descriptor = self.descriptor ?? -1
@@ -77,7 +78,7 @@ public struct ArchiveReader: Sendable {
         defer { if url != nil { close(descriptor) } }
         do {
             let tar = try TarArchiveReader(fileDescriptor: descriptor)
-            return try read(tar, onManifest: onManifest, onRecordLine: onRecordLine, onFile: onFile)
+            return try read(tar, onManifest: onManifest, onRecordLine: onRecordLine, onTableLine: onTableLine, onFile: onFile)
         } catch let error as LibArchiveError {
             if error.message.contains("Unrecognized archive format") {
                 if let url, FileKind.of(url.path) == .sqliteStore {
@@ -93,6 +94,7 @@ public struct ArchiveReader: Sendable {
         _ tar: TarArchiveReader,
         onManifest: (ArchiveManifest) throws -> Void,
         onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void,
+        onTableLine: (ArchiveManifest.TableMember, Int, Data) throws -> Void,
         onFile: (ArchiveManifest.FileMember, Data) throws -> Void
     ) throws -> Verification {
         guard let first = try tar.nextEntry() else {
@@ -115,6 +117,7 @@ public struct ArchiveReader: Sendable {
         // parseManifest refused duplicates; never trap on them all the same.
         var expectedEntities = Dictionary(manifest.entities.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         var expectedFiles = Dictionary(manifest.files.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        var expectedTables = Dictionary((manifest.tables ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         // Compared case-folded: `entities/Routine.jsonl` and `entities/ROUTINE.jsonl` are one file
         // on a case-insensitive disk (macOS by default), so tar -x would let one replace the other.
         var seen: Set<String> = [ArchiveManifest.path.lowercased()]
@@ -131,7 +134,19 @@ public struct ArchiveReader: Sendable {
                 guard entry.size == member.bytes else {
                     throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: entry.size)
                 }
-                try readEntity(tar, member: member, schemaVersion: manifest.effectiveSchemaVersion, onRecordLine: onRecordLine)
+                let version = manifest.effectiveSchemaVersion
+                let lines = LineMember(
+                    path: member.path, bytes: member.bytes, sha256: member.sha256, count: member.count,
+                    checkHeader: { try self.checkHeader($0, member: member, schemaVersion: version) })
+                try readLines(tar, member: lines) { try onRecordLine(member, $0, $1) }
+            } else if let table = expectedTables.removeValue(forKey: entry.path) {
+                guard entry.size == table.bytes else {
+                    throw ArchiveError.sizeMismatch(path: path, member: table.path, declared: table.bytes, found: entry.size)
+                }
+                let lines = LineMember(
+                    path: table.path, bytes: table.bytes, sha256: table.sha256, count: table.count,
+                    checkHeader: { try self.checkTableHeader($0, member: table) })
+                try readLines(tar, member: lines) { try onTableLine(table, $0, $1) }
             } else if let file = expectedFiles.removeValue(forKey: entry.path) {
                 guard entry.size == file.bytes else {
                     throw ArchiveError.sizeMismatch(path: path, member: file.path, declared: file.bytes, found: entry.size)
@@ -151,7 +166,7 @@ public struct ArchiveReader: Sendable {
             }
             verified += 1
         }
-        if let missing = (expectedEntities.keys.sorted() + expectedFiles.keys.sorted()).first {
+        if let missing = (expectedEntities.keys.sorted() + expectedTables.keys.sorted() + expectedFiles.keys.sorted()).first {
             throw ArchiveError.missingMember(path: path, member: missing)
         }
         return Verification(archive: path, manifest: manifest, verifiedMembers: verified)
@@ -225,6 +240,23 @@ public struct ArchiveReader: Sendable {
                 throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) has a negative count or size")
             }
         }
+        var tables: Set<String> = []
+        for table in manifest.tables ?? [] {
+            guard table.path == ArchiveManifest.tablePath(table.name), Schema.isPlainIdentifier(table.name) else {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: path,
+                    reason:
+                        "table \"\(ArchiveError.displayName(table.name))\" has member path \"\(ArchiveError.displayName(table.path))\"; expected tables/<Name>.jsonl with a plain name"
+                )
+            }
+            guard tables.insert(table.name.lowercased()).inserted else {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: path, reason: "table \(table.name) is listed twice (names that differ only in case count as one)")
+            }
+            guard table.count >= 0, table.bytes >= 0 else {
+                throw ArchiveError.notAQuestbakArchive(path: path, reason: "table \(table.name) has a negative count or size")
+            }
+        }
         var files: Set<String> = []
         for file in manifest.files {
             guard [ArchiveManifest.metadataPath, ArchiveManifest.modelCachePath].contains(file.path) else {
@@ -239,10 +271,19 @@ public struct ArchiveReader: Sendable {
 
     /// Streams one entity member: checks its header line, hands on each record line, and
     /// compares the record count and SHA-256 with the manifest at the end.
-    private func readEntity(
-        _ tar: TarArchiveReader, member: ArchiveManifest.EntityMember, schemaVersion: String,
-        onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void
-    ) throws {
+    /// What a member of lines (an entity's or a table's) must be: its path, size, checksum and
+    /// record count from the manifest, and how its header line is checked.
+    private struct LineMember {
+        var path: String
+        var bytes: Int64
+        var sha256: String
+        var count: Int
+        var checkHeader: (Data) throws -> Void
+    }
+
+    /// Reads a member of lines: the header, then `count` records, each passed to `onLine`, the
+    /// whole checked against the manifest's size and SHA-256.
+    private func readLines(_ tar: TarArchiveReader, member: LineMember, onLine: (Int, Data) throws -> Void) throws {
         var hasher = SHA256()
         var pending = Data()
         var lineNumber = 0
@@ -263,7 +304,7 @@ public struct ArchiveReader: Sendable {
         func handleLine(_ line: Data) throws {
             lineNumber += 1
             if lineNumber == 1 {
-                try checkHeader(line, member: member, schemaVersion: schemaVersion)
+                try member.checkHeader(line)
             } else if lineNumber - 1 > member.count {
                 // Stop at the first record the header did not announce: a caller sizing its work
                 // by the count never sees more, and a stream of extra lines ends here, not at its end.
@@ -271,7 +312,7 @@ public struct ArchiveReader: Sendable {
                     path: path, member: member.path, line: lineNumber,
                     reason: "a record beyond the \(member.count) the manifest and header declare")
             } else {
-                try onRecordLine(member, lineNumber, line)
+                try onLine(lineNumber, line)
             }
         }
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
@@ -314,6 +355,21 @@ public struct ArchiveReader: Sendable {
         }
         guard lineNumber - 1 == member.count else {
             throw ArchiveError.countMismatch(path: path, member: member.path, declared: member.count, found: lineNumber - 1)
+        }
+    }
+
+    private func checkTableHeader(_ line: Data, member: ArchiveManifest.TableMember) throws {
+        let members: [(key: String, value: JSONValue)]
+        do {
+            members = try JSONLine.parseObject(line)
+        } catch {
+            throw ArchiveError.invalidLine(path: path, member: member.path, line: 1, reason: "not a header object: \(error)")
+        }
+        let header = Dictionary(members, uniquingKeysWith: { first, _ in first })
+        guard members.count == 2, header["table"] == .string(member.name), header["count"] == .integer(Int64(member.count)) else {
+            throw ArchiveError.invalidLine(
+                path: path, member: member.path, line: 1,
+                reason: "the header is not {\"table\":\"\(member.name)\",\"count\":\(member.count)} as the manifest says")
         }
     }
 

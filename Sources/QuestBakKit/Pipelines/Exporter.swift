@@ -42,6 +42,8 @@ public enum Exporter {
         public var walFrames: Int
         public var entities: [ArchiveManifest.EntityMember]
         public var files: [ArchiveManifest.FileMember]
+        /// Tables that belong to no entity, carried too (a many-to-many join table, a tool's table).
+        public var tables: [ArchiveManifest.TableMember]
     }
 
     /// The manifest's `createdAt` for a creation time, or nil when it has none (outside years
@@ -79,13 +81,15 @@ public enum Exporter {
             source: .init(
                 storeUUID: staged.metadata.uuid, versionIdentifiers: staged.metadata.versionIdentifiers,
                 frameworkVersion: staged.metadata.frameworkVersion, walFrames: snapshot.walFrameCount, schema: staged.kind),
-            entities: staged.entities.map(\.member), files: staged.files.map(\.member), bookkeepingRows: staged.bookkeeping)
+            entities: staged.entities.map(\.member), files: staged.files.map(\.member),
+            tables: staged.tables.isEmpty ? nil : staged.tables.map(\.member), bookkeepingRows: staged.bookkeeping)
 
         do {
             let writer = try TarArchiveWriter(
                 fileDescriptor: descriptor, compression: options.compression, modificationTime: Int(options.createdAt))
             try writer.addFile(path: ArchiveManifest.path, data: try manifest.encoded())
             for (member, file) in staged.entities { try copy(file, as: member.path, size: member.bytes, into: writer) }
+            for (member, file) in staged.tables { try copy(file, as: member.path, size: member.bytes, into: writer) }
             for (member, file) in staged.files { try copy(file, as: member.path, size: member.bytes, into: writer) }
             try writer.finish()
         } catch let error as LibArchiveError {
@@ -99,7 +103,7 @@ public enum Exporter {
         return Summary(
             archive: output?.destination.path ?? "-", compression: options.compression.rawValue, archiveBytes: archiveBytes,
             schemaVersion: staged.schema.versionIdentifier, schema: staged.kind, walFrames: snapshot.walFrameCount,
-            entities: manifest.entities, files: manifest.files)
+            entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [])
     }
 
     private struct Staged {
@@ -108,6 +112,7 @@ public enum Exporter {
         var metadata: StoreMetadata
         var entities: [(member: ArchiveManifest.EntityMember, file: URL)] = []
         var files: [(member: ArchiveManifest.FileMember, file: URL)] = []
+        var tables: [(member: ArchiveManifest.TableMember, file: URL)] = []
         var bookkeeping: [String: Int] = [:]
     }
 
@@ -149,6 +154,27 @@ public enum Exporter {
                 staged.files.append(
                     (
                         ArchiveManifest.FileMember(path: memberPath, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString),
+                        file
+                    ))
+            }
+            for (name, sql, indexes) in try TableMemberEncoding.carriedTables(db) {
+                // The name becomes a file name in the archive and SQL in a restore.
+                guard Schema.isPlainIdentifier(name) else {
+                    throw StoreError.schemaMismatch(
+                        path: path, versionIdentifier: nil,
+                        differences: [
+                            "table \"\(ArchiveError.displayName(name))\" belongs to no entity and its name is not a plain identifier, so it cannot be carried"
+                        ])
+                }
+                let file = staging.appendingPathComponent("table-" + name + ".jsonl")
+                let writer = try HashingFileWriter(url: file)
+                let count = try TableMemberEncoding.encode(db, table: name, path: path, write: writer.write)
+                let (bytes, digest) = try writer.finish()
+                staged.tables.append(
+                    (
+                        ArchiveManifest.TableMember(
+                            name: name, path: ArchiveManifest.tablePath(name), count: count, bytes: bytes, sha256: digest, sql: sql,
+                            indexes: indexes),
                         file
                     ))
             }

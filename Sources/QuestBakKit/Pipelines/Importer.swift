@@ -109,12 +109,18 @@ public enum Importer {
 
         var readCounts: [String: Int] = [:]
         var digests: [String: EntityMemberEncoding.Digest] = [:]
+        var carried = CarriedTables(archive: path, tables: manifest.tables ?? [])
         let summary = try StoreWriter.write(to: storeURL, schema: plan.target) { sink in
             var files: [String: Data] = [:]
+            try carried.create(in: sink.database)
+            let tables = carried
             _ = try reader.read(
                 onRecordLine: { member, lineNumber, line in
                     readCounts[member.name, default: 0] += 1
                     try plan.insert(line: line, member: member, lineNumber: lineNumber, archive: path, into: sink, log: log)
+                },
+                onTableLine: { table, lineNumber, line in
+                    try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
                 },
                 onFile: { file, data in files[file.path] = data })
             try Repairer(
@@ -143,7 +149,7 @@ public enum Importer {
             return StoreWriter.Bookkeeping(
                 metadata: metadata, modelCache: try plan.modelCache(archiveFiles: files), maximumPrimaryKeyFloor: floors)
         }
-        try verifyReadBack(storeURL, schema: plan.target, expected: digests)
+        try verifyReadBack(storeURL, schema: plan.target, expected: digests, tables: carried)
         FaultPoint.reached("read back and verified")
 
         var backup: URL?
@@ -165,7 +171,9 @@ public enum Importer {
 
     /// Reads the closed store back through a fresh connection and compares every entity's
     /// digest with what was computed inside the write transaction.
-    private static func verifyReadBack(_ url: URL, schema: Schema, expected: [String: EntityMemberEncoding.Digest]) throws {
+    private static func verifyReadBack(
+        _ url: URL, schema: Schema, expected: [String: EntityMemberEncoding.Digest], tables: CarriedTables
+    ) throws {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: url.path, configuration: configuration)
@@ -182,6 +190,7 @@ public enum Importer {
                         found: "\(found.count) records \(found.sha256)")
                 }
             }
+            try tables.verify(db, store: url.path)
         }
     }
 

@@ -43,6 +43,19 @@ package enum CoreDataSQL {
 
     static let requiredTables = ["Z_PRIMARYKEY", "Z_METADATA"]
 
+    /// Core Data's own tables: the bookkeeping ones, persistent history (`ACHANGE`, `ATRANSACTION…`)
+    /// and CloudKit mirroring (`ANSCK…`).
+    static func isCoreDataTable(_ name: String) -> Bool {
+        let upper = name.uppercased()
+        return ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(upper) || isHistoryOrMirroringTable(upper)
+    }
+
+    /// Persistent history and CloudKit mirroring: counted by a backup, not carried.
+    static func isHistoryOrMirroringTable(_ name: String) -> Bool {
+        let upper = name.uppercased()
+        return upper.hasPrefix("ACHANGE") || upper.hasPrefix("ATRANSACTION") || upper.hasPrefix("ANSCK")
+    }
+
     // MARK: Z_PRIMARYKEY
 
     static let selectEntityKeys = "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT"

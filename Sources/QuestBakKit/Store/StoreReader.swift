@@ -168,7 +168,7 @@ public enum StoreReader {
     public static func bookkeepingRowCounts(_ db: Database) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        for table in tables where table.hasPrefix("ACHANGE") || table.hasPrefix("ATRANSACTION") || table.hasPrefix("ANSCK") {
+        for table in tables where CoreDataSQL.isHistoryOrMirroringTable(table) {
             counts[table] = try rowCount(db, table: table)
         }
         return counts

@@ -1,0 +1,110 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// Tables that belong to no entity, as archive members (`tables/<Table>.jsonl`): a header line
+/// `{"table":…,"count":…}`, then one JSON object a row, columns in the table's order, rows in the
+/// order of their columns. Values keep their SQLite storage class exactly: an integer, a number
+/// (REAL; `{"real":"Infinity"}` for the infinities), a string (TEXT; `{"textBytes":…}` when not
+/// UTF-8), `{"blob":…}` (base64) or null. docs/archive-format.md, "Other tables".
+enum TableMemberEncoding {
+    static let blobKey = "blob"
+    static let realKey = "real"
+
+    /// The tables a backup carries besides the entities: every table but the entity tables, Core
+    /// Data's bookkeeping (carried as files or counted) and SQLite's own `sqlite_*` tables.
+    static func carriedTables(_ db: Database) throws -> [(name: String, sql: String, indexes: [String])] {
+        let entityTables = Set(try StoreReader.modelTables(db).map { $0.table.uppercased() })
+        let rows = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        var tables: [(String, String, [String])] = []
+        for row in rows {
+            let name: String = row[0]
+            let upper = name.uppercased()
+            guard !upper.hasPrefix("SQLITE_"), !entityTables.contains(upper), !CoreDataSQL.isCoreDataTable(name) else { continue }
+            let indexes = try String.fetchAll(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name",
+                arguments: [name])
+            tables.append((name, row[1] ?? "", indexes))
+        }
+        return tables
+    }
+
+    /// Streams one table's member through `write`; returns the number of rows.
+    static func encode(_ db: Database, table: String, path: String, write: ([UInt8]) throws -> Void) throws -> Int {
+        let quoted = table.quotedDatabaseIdentifier
+        let columns = try db.columns(in: table).map(\.name)
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted)") ?? 0
+        var header = JSONObjectWriter()
+        header.add("table", .string(table))
+        header.add("count", .integer(Int64(total)))
+        try write(header.finished + [0x0A])
+        let keys: [[UInt8]] = columns.enumerated().map { index, column in
+            var key: [UInt8] = index == 0 ? [UInt8(ascii: "{")] : [UInt8(ascii: ",")]
+            ValueJSON.appendString(column, to: &key)
+            key.append(UInt8(ascii: ":"))
+            return key
+        }
+        let order = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        var line: [UInt8] = []
+        var done = 0
+        try ExactSQL.forEachRow(db, sql: "SELECT \(order) FROM \(quoted) ORDER BY \(order)") { row in
+            line.removeAll(keepingCapacity: true)
+            for (index, key) in keys.enumerated() {
+                line.append(contentsOf: key)
+                append(row[index], to: &line)
+            }
+            line.append(contentsOf: columns.isEmpty ? "{}\n".utf8 : "}\n".utf8)
+            guard line.count <= ArchiveManifest.maximumLineBytes else {
+                throw StoreError.recordTooLarge(
+                    path: path, entity: table, primaryKey: Int64(done + 1), lineBytes: line.count, limit: ArchiveManifest.maximumLineBytes)
+            }
+            try write(line)
+            done += 1
+        }
+        return done
+    }
+
+    static func append(_ value: StoredValue, to output: inout [UInt8]) {
+        func object(_ key: String, _ text: String) {
+            var writer = JSONObjectWriter()
+            writer.add(key, .string(text))
+            output.append(contentsOf: writer.finished)
+        }
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .integer(let number): output.append(contentsOf: String(number).utf8)
+        case .real(let number) where number.isFinite: ValueJSON.appendDouble(number, to: &output)
+        case .real(let number): object(realKey, number > 0 ? "Infinity" : "-Infinity")
+        case .text(let bytes): ValueJSON.append(ValueCoding.decode(text: bytes), to: &output)
+        case .blob(let bytes): object(blobKey, bytes.base64EncodedString())
+        }
+    }
+
+    struct Mismatch: Error {
+        var found: String
+    }
+
+    /// The stored value a JSON value of a table row stands for.
+    static func value(_ json: JSONValue) throws -> StoredValue {
+        switch json {
+        case .null: return .null
+        case .integer(let number): return .integer(number)
+        case .number(let number): return .real(number)
+        case .string(let text): return .text(Data(text.utf8))
+        case .object(let members) where members.count == 1:
+            guard let (key, inner) = members.first.map({ ($0.key, $0.value) }) else { throw Mismatch(found: "an empty object") }
+            switch (key, inner) {
+            case (blobKey, .string(let text)):
+                guard let bytes = Data(base64Encoded: text) else { throw Mismatch(found: "a blob that is not base64") }
+                return .blob(bytes)
+            case (ValueJSON.textBytesKey, .string(let text)):
+                guard let bytes = Data(base64Encoded: text) else { throw Mismatch(found: "textBytes that are not base64") }
+                return .text(bytes)
+            case (realKey, .string("Infinity")): return .real(.infinity)
+            case (realKey, .string("-Infinity")): return .real(-.infinity)
+            default: throw Mismatch(found: "an object other than {\"blob\"}, {\"textBytes\"} or {\"real\"}")
+            }
+        default: throw Mismatch(found: json.typeName)
+        }
+    }
+}
