@@ -61,9 +61,16 @@ extension Questbak {
                     "bookkeeping rows:    "
                         + inspection.bookkeepingRows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             }
+            if !inspection.otherTables.isEmpty {
+                lines.append(
+                    "other tables:        "
+                        + inspection.otherTables.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) rows" }.joined(separator: ", ")
+                        + " (belong to no entity; an export carries them)")
+            }
             if let problem = inspection.schemaProblem {
                 lines.append("note: " + problem)
             }
+            lines += inspection.warnings.map { "warning: " + $0 }
             return lines.joined(separator: "\n")
         }
     }

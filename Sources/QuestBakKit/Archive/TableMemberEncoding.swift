@@ -11,24 +11,6 @@ enum TableMemberEncoding {
     static let blobKey = "blob"
     static let realKey = "real"
 
-    /// The tables a backup carries besides the entities: every table but the entity tables, Core
-    /// Data's bookkeeping (carried as files or counted) and SQLite's own `sqlite_*` tables.
-    static func carriedTables(_ db: Database) throws -> [(name: String, sql: String, indexes: [String])] {
-        let entityTables = Set(try StoreReader.modelTables(db).map { $0.table.uppercased() })
-        let rows = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        var tables: [(String, String, [String])] = []
-        for row in rows {
-            let name: String = row[0]
-            let upper = name.uppercased()
-            guard !upper.hasPrefix("SQLITE_"), !entityTables.contains(upper), !CoreDataSQL.isCoreDataTable(name) else { continue }
-            let indexes = try String.fetchAll(
-                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name",
-                arguments: [name])
-            tables.append((name, row[1] ?? "", indexes))
-        }
-        return tables
-    }
-
     /// Streams one table's member through `write`; returns the number of rows.
     static func encode(_ db: Database, table: String, path: String, write: ([UInt8]) throws -> Void) throws -> Int {
         let quoted = table.quotedDatabaseIdentifier

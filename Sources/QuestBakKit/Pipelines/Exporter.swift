@@ -157,7 +157,7 @@ public enum Exporter {
                         file
                     ))
             }
-            for (name, sql, indexes) in try TableMemberEncoding.carriedTables(db) {
+            for (name, sql, indexes) in try StoreReader.otherTables(db) {
                 // The name becomes a file name in the archive and SQL in a restore.
                 guard Schema.isPlainIdentifier(name) else {
                     throw StoreError.schemaMismatch(

@@ -28,6 +28,11 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     public var schemaVersion: String?
     /// Why the store is not a TimeQuest store of a known version, when it is not.
     public var schemaProblem: String?
+    /// Tables that belong to no entity (a many-to-many join table, another tool's table), with
+    /// their rows: an export carries them as they are.
+    public var otherTables: [String: Int]
+    /// What is odd about the store, one sentence each (a `Z_MAX` below the largest `Z_PK`).
+    public var warnings: [String]
 }
 
 // In an extension, so the struct keeps its synthesized memberwise initializer.
@@ -37,7 +42,13 @@ extension StoreInspection {
         self = try snapshot.read { db in
             let metadata = try StoreReader.metadata(db, path: path)
             var entities: [EntitySummary] = []
+            var warnings: [String] = []
             for (key, table) in try StoreReader.modelTables(db) {
+                if let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(table)"), largest > key.maximumPrimaryKey {
+                    warnings.append(
+                        "\(key.name): Z_MAX is \(key.maximumPrimaryKey), below its largest Z_PK \(largest); Core Data would hand out a key in use"
+                    )
+                }
                 entities.append(
                     EntitySummary(
                         number: key.number, name: key.name, table: table,
@@ -55,7 +66,10 @@ extension StoreInspection {
                 frameworkVersion: metadata.frameworkVersion, entities: entities,
                 bookkeepingRows: try StoreReader.bookkeepingRowCounts(db), walFrames: snapshot.walFrameCount,
                 hashesMatchVersion: metadata.schemaMatchingHashes(in: candidates)?.versionIdentifier,
-                schemaVersion: schemaVersion, schemaProblem: problem)
+                schemaVersion: schemaVersion, schemaProblem: problem,
+                otherTables: Dictionary(
+                    uniqueKeysWithValues: try StoreReader.otherTables(db).map { ($0.name, try StoreReader.rowCount(db, table: $0.name)) }),
+                warnings: warnings)
         }
     }
 }

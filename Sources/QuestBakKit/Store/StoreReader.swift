@@ -164,6 +164,24 @@ public enum StoreReader {
             differences: ["closest is schema \(closest?.schema.versionIdentifier ?? "?")"] + (closest?.differences ?? []))
     }
 
+    /// The tables that belong to no entity: every table but the entity tables, Core Data's own
+    /// (bookkeeping, history, mirroring) and SQLite's `sqlite_*` tables. A backup carries them.
+    static func otherTables(_ db: Database) throws -> [(name: String, sql: String, indexes: [String])] {
+        let entityTables = Set(try StoreReader.modelTables(db).map { $0.table.uppercased() })
+        let rows = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        var tables: [(String, String, [String])] = []
+        for row in rows {
+            let name: String = row[0]
+            let upper = name.uppercased()
+            guard !upper.hasPrefix("SQLITE_"), !entityTables.contains(upper), !CoreDataSQL.isCoreDataTable(name) else { continue }
+            let indexes = try String.fetchAll(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name",
+                arguments: [name])
+            tables.append((name, row[1] ?? "", indexes))
+        }
+        return tables
+    }
+
     /// Rows in Core Data's own tables (persistent history, CloudKit mirroring), by table.
     public static func bookkeepingRowCounts(_ db: Database) throws -> [String: Int] {
         var counts: [String: Int] = [:]
