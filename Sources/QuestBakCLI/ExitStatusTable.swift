@@ -22,7 +22,7 @@ extension ExitStatus {
         }
     }
 
-    /// A command that produces the status (Tests/questbakTests/ExitStatusTests.swift runs each).
+    /// A command that produces the status (DocumentationTests.testEveryDocumentedExitStatusHasACaseThatProducesIt runs each).
     var example: String {
         switch self {
         case .success: return "`questbak inspect default.store`"

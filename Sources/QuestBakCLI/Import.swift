@@ -13,7 +13,10 @@ extension Questbak {
                 the V2 default; missing, malformed or repeated cloudIDs are regenerated) and reports each repair. Without \
                 --validate an archive that needs repairs is refused. Without --into it only validates: exit 0 when the \
                 archive is clean, 2 when it needs repairs. A store is written into a temporary file beside STORE, read \
-                back and verified, and renamed into place; --replace keeps the old store as STORE.questbak-backup-<time>.
+                back and verified, and renamed into place; --replace keeps the old store as STORE.questbak-backup-<time>. \
+                To undo a replace: every file of that backup (with its -wal and -shm) and the commands that put them back \
+                are printed, on standard error under --quiet and --json; a replace refused because the store is in use \
+                keeps no backup.
                 """
         )
 

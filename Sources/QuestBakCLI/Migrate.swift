@@ -27,7 +27,8 @@ extension Questbak {
                 all rows the same UUID().uuidString) and merges extra PlayerProfiles. A change between the schemas that is \
                 not lightweight (a removal, a rename without originalName, a type change, a new required property without \
                 a default) is refused with the offending properties named. The source is never modified unless --in-place \
-                is given; then it is kept as STORE.questbak-backup-<time>.
+                is given; then it is kept as STORE.questbak-backup-<time>, and every file of that backup and the commands \
+                that put them back are printed (on standard error under --quiet and --json).
                 """
         )
 

@@ -45,16 +45,18 @@ enum Suggestions {
     static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a)
         let b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
         var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
+        for i in 1...a.count {
+            var diagonal = row[0]
             row[0] = i
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                let current = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = current
+            for j in 1...b.count {
+                let above = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1))
+                diagonal = above
             }
         }
-        return b.isEmpty ? a.count : row[b.count]
+        return row[b.count]
     }
 }

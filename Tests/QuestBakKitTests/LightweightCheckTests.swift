@@ -52,7 +52,7 @@ final class LightweightCheckTests: XCTestCase {
         let renamed = next("Routine") { entity in
             entity.attributes = entity.attributes.map { attribute in
                 guard attribute.name == "displayName" else { return attribute }
-                return Attribute("title", .string, default: .value(.string("")), renamedFrom: "displayName")
+                return Attribute("title", .string, default: .value(.string("")), originalName: "displayName")
             }
         }
         XCTAssertEqual(problems(renamed), [])
@@ -69,7 +69,7 @@ final class LightweightCheckTests: XCTestCase {
         let swapped = next("Routine") { entity in
             entity.attributes = entity.attributes.map { attribute in
                 guard attribute.name == "name" else { return attribute }
-                return Attribute("title", .integer, default: .value(.integer(0)), renamedFrom: "name")
+                return Attribute("title", .integer, default: .value(.integer(0)), originalName: "name")
             }
             entity.attributes.append(Attribute("name", .string, optional: true))
         }

@@ -193,7 +193,7 @@ final class SchemaFileTests: XCTestCase {
         let routine = try XCTUnwrap(schema.entities.firstIndex { $0.name == "Routine" })
         let displayName = try XCTUnwrap(schema.entities[routine].attributes.firstIndex { $0.name == "displayName" })
         schema.entities[routine].attributes[displayName].name = "title"
-        schema.entities[routine].attributes[displayName].renamedFrom = "displayName"
+        schema.entities[routine].attributes[displayName].originalName = "displayName"
         let text = String(decoding: try schema.jsonData(), as: UTF8.self)
         XCTAssertTrue(text.contains("\"originalName\" : \"displayName\""), text)
         XCTAssertFalse(text.contains("renamedFrom"), text)

@@ -57,7 +57,7 @@ enum TableMemberEncoding {
         case .integer(let number): output.append(contentsOf: String(number).utf8)
         case .real(let number) where number.isFinite: ValueJSON.appendDouble(number, to: &output)
         case .real(let number): object(realKey, number > 0 ? "Infinity" : "-Infinity")
-        case .text(let bytes): ValueJSON.append(ValueCoding.decode(text: bytes), to: &output)
+        case .text(let bytes): ValueJSON.append(Value.text(bytes), to: &output)
         case .blob(let bytes): object(blobKey, bytes.base64EncodedString())
         }
     }

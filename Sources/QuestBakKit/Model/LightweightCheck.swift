@@ -9,10 +9,10 @@ public enum LightweightCheck {
                 problems.append("\(oldEntity.name): entity removed (a lightweight migration cannot delete an entity's data)")
                 continue
             }
-            let renamedSources = Set(newEntity.attributes.compactMap(\.renamedFrom))
+            let renamedSources = Set(newEntity.attributes.compactMap(\.originalName))
             for attribute in oldEntity.attributes {
                 let successor =
-                    newEntity.attributes.first { $0.renamedFrom == attribute.name }
+                    newEntity.attributes.first { $0.originalName == attribute.name }
                     ?? newEntity.attribute(named: attribute.name).flatMap { renamedSources.contains(attribute.name) ? nil : $0 }
                 guard let successor else {
                     problems.append(
@@ -29,7 +29,7 @@ public enum LightweightCheck {
                 }
             }
             let oldNames = Set(oldEntity.attributes.map(\.name))
-            for attribute in newEntity.attributes where !oldNames.contains(attribute.name) && attribute.renamedFrom == nil {
+            for attribute in newEntity.attributes where !oldNames.contains(attribute.name) && attribute.originalName == nil {
                 if !attribute.isOptional && attribute.defaultValue == nil {
                     problems.append("\(newEntity.name).\(attribute.name): new required attribute without a default value")
                 }

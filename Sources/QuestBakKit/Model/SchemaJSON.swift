@@ -209,7 +209,7 @@ extension Attribute: Codable {
             }
             return Attribute(
                 name, kind, optional: try container.decodeIfPresent(Bool.self, forKey: .optional) ?? false,
-                default: defaultValue, renamedFrom: originalName ?? renamedFrom)
+                default: defaultValue, originalName: originalName ?? renamedFrom)
         }
     }
 
@@ -263,7 +263,7 @@ extension Attribute: Codable {
         case .value(let value)?: try container.encode(["value": EncodableValue(value)], forKey: .default)
         case nil: break
         }
-        try container.encodeIfPresent(renamedFrom, forKey: .originalName)
+        try container.encodeIfPresent(originalName, forKey: .originalName)
     }
 }
 

@@ -62,6 +62,7 @@ public enum Exporter {
         var descriptor: Int32
         switch destination {
         case .file(let url, let overwrite):
+            StorePlacement.removeStaleTemporaries(besides: url)
             let file = try AtomicOutputFile(destination: url, overwrite: overwrite)
             output = file
             descriptor = file.fileDescriptor
@@ -101,7 +102,7 @@ public enum Exporter {
             archiveBytes = (try? FileManager.default.attributesOfItem(atPath: output.destination.path)[.size] as? NSNumber)?.int64Value
         }
         return Summary(
-            archive: output?.destination.path ?? "-", compression: options.compression.rawValue, archiveBytes: archiveBytes,
+            archive: output?.destination.path ?? "standard output", compression: options.compression.rawValue, archiveBytes: archiveBytes,
             schemaVersion: staged.schema.versionIdentifier, schema: staged.kind, walFrames: snapshot.walFrameCount,
             entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [])
     }

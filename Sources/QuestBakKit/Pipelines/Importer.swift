@@ -63,9 +63,10 @@ public enum Importer {
         }
     }
 
-    /// Runs an import; `target` nil validates only (and, like a dry run, does everything but put
-    /// a store in place). The returned log lives in `workDirectory`. Imports the archive file `file` (standard input is the caller's to save to a file first:
-    /// it is read twice); `displayName` names it in messages and the result.
+    /// Imports the archive file `file` (standard input is the caller's to save to a file first:
+    /// it is read twice); `displayName` names it in messages and the result. `target` nil
+    /// validates only, and, like a dry run, does everything but put a store in place. The
+    /// returned log lives in `workDirectory`.
     public static func run(
         archive file: String, displayName: String? = nil, into target: URL?, options: Options, workDirectory: URL
     ) throws -> Result {
@@ -90,14 +91,27 @@ public enum Importer {
             storeURL = StorePlacement.temporaryStoreURL(besides: target)
         }
         defer { if !placed { StorePlacement.removeFolders(createdFolders) } }
-        if let target, options.replace, FileManager.default.fileExists(atPath: target.path) {
-            let setAside = "\(target.path).questbak-backup-\(options.backupStamp)"
-            if options.dryRun { notes.append("would keep the existing store as \(setAside) (with its -wal and -shm, when it has them)") }
+        if let target, options.replace, options.dryRun, FileManager.default.fileExists(atPath: target.path) {
+            // What would be set aside, in records, and where (a second replace in one second adds -2).
+            let records =
+                (try? StoreSnapshot(storeAt: target).read { db in
+                    try StoreReader.modelTables(db).reduce(0) { $0 + (try StoreReader.rowCount(db, table: $1.table)) }
+                }).map { "\($0) records, " } ?? ""
+            notes.append(
+                "would keep the existing store (\(records)with its -wal and -shm, when it has them) as \(target.path).questbak-backup-\(options.backupStamp)"
+            )
         }
-        if let target,
-            !createdFolders.isEmpty || (options.dryRun && !FileManager.default.fileExists(atPath: target.deletingLastPathComponent().path))
-        {
-            notes.append((options.dryRun ? "would create folder " : "created folder ") + target.deletingLastPathComponent().path)
+        if let target {
+            // The outermost folder that does not exist yet is the one to name: the rest are inside it.
+            var missing = target.deletingLastPathComponent()
+            while !FileManager.default.fileExists(atPath: missing.deletingLastPathComponent().path), missing.path != "/" {
+                missing = missing.deletingLastPathComponent()
+            }
+            if let created = createdFolders.first {
+                notes.append("created folder " + created.path)
+            } else if options.dryRun, !FileManager.default.fileExists(atPath: missing.path) {
+                notes.append("would create folder " + missing.path)
+            }
         }
         for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(storeURL.path + suffix) }
         defer {

@@ -148,7 +148,7 @@ public struct MigrationVerifier {
                         continue
                     }
                     for property in oldEntity.storedPropertyNames {
-                        let newName = entity.attributes.first { $0.renamedFrom == property }?.name ?? property
+                        let newName = entity.attributes.first { $0.originalName == property }?.name ?? property
                         if changed.contains(RecordField(entity: entity.name, primaryKey: record.primaryKey, field: newName)) { continue }
                         if record[property] != migratedRecord[newName] {
                             problems.append(

@@ -152,7 +152,7 @@ public enum Migrator {
             let oldLayout = TableLayout(entity: previous)
             for column in layout.columns {
                 let attribute = entity.attribute(named: column.property)
-                if let renamed = attribute?.renamedFrom, let oldColumn = oldLayout.column(for: renamed) {
+                if let renamed = attribute?.originalName, let oldColumn = oldLayout.column(for: renamed) {
                     try db.execute(sql: "ALTER TABLE \(layout.tableName) RENAME COLUMN \(oldColumn.name) TO \(column.name)")
                     continue
                 }
@@ -164,7 +164,7 @@ public enum Migrator {
                 }
             }
             for attribute in entity.attributes where !attribute.isOptional {
-                guard let was = previous.attribute(named: attribute.renamedFrom ?? attribute.name), was.isOptional,
+                guard let was = previous.attribute(named: attribute.originalName ?? attribute.name), was.isOptional,
                     let column = layout.column(for: attribute.name),
                     let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options)
                 else { continue }

@@ -5,7 +5,7 @@ import Foundation
 /// cloudID, so CloudKit sees one record, not two.
 enum DeterministicID {
     /// questbak's namespace for cloudIDs (a fixed random UUID).
-    static let namespace = UUID(uuidString: "5A8C6F0E-3D1B-4E7A-9C2F-71B04D9E6A13")!
+    static let namespace = UUID(uuid: (0x5A, 0x8C, 0x6F, 0x0E, 0x3D, 0x1B, 0x4E, 0x7A, 0x9C, 0x2F, 0x71, 0xB0, 0x4D, 0x9E, 0x6A, 0x13))
 
     static func uuid(name: String, namespace: UUID = namespace) -> UUID {
         var input = withUnsafeBytes(of: namespace.uuid) { Data($0) }

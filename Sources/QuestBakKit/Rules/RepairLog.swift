@@ -59,9 +59,8 @@ public enum ReportValue: Sendable, Equatable, Encodable {
 
     public func encode(to encoder: Encoder) throws {
         // Through the codec's text, so a report encoded by JSONEncoder says what the log says.
-        let parsed = try JSONLine.parseObject(Data("{\"v\":\(json)}".utf8))
         var container = encoder.singleValueContainer()
-        try container.encode(parsed[0].value)
+        try container.encode(try JSONValue(text: json))
     }
 }
 

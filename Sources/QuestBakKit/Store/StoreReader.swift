@@ -157,7 +157,7 @@ public enum StoreReader {
         for candidate in candidates {
             let differences = try differences(db, from: candidate)
             if differences.isEmpty { return candidate }
-            if closest == nil || differences.count < closest!.differences.count { closest = (candidate, differences) }
+            if differences.count < closest?.differences.count ?? .max { closest = (candidate, differences) }
         }
         throw StoreError.schemaMismatch(
             path: path, versionIdentifier: nil,

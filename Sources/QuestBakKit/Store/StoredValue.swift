@@ -45,7 +45,7 @@ enum StoredValue: Sendable, Hashable {
         case .null: return .null
         case .integer(let number): return .integer(number)
         case .real(let number): return .double(number)
-        case .text(let bytes): return ValueCoding.decode(text: bytes)
+        case .text(let bytes): return Value.text(bytes)
         case .blob(let bytes): return .binary(bytes)
         }
     }
@@ -73,7 +73,8 @@ enum StoredValue: Sendable, Hashable {
             guard !bytes.isEmpty else { return sqlite3_bind_text(statement, index, "", 0, transient) }
             return bytes.withUnsafeBytes { raw in
                 sqlite3_bind_text64(
-                    statement, index, raw.bindMemory(to: CChar.self).baseAddress, UInt64(raw.count), transient, UInt8(SQLITE_UTF8))
+                    statement, index, raw.baseAddress?.assumingMemoryBound(to: CChar.self), UInt64(raw.count), transient, UInt8(SQLITE_UTF8)
+                )
             }
         case .blob(let bytes):
             guard !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
@@ -85,7 +86,9 @@ enum StoredValue: Sendable, Hashable {
 }
 
 /// Runs SQL with exact values in and out: the one row reader for entity tables, and the way
-/// values that may hold NUL or arbitrary bytes are written.
+/// values that may hold NUL or arbitrary bytes are written. Statements are GRDB's, stepped here
+/// directly: always inside a transaction GRDB opened, so its observation and autocommit
+/// tracking, which questbak does not use, see nothing amiss.
 enum ExactSQL {
     /// Runs `statement` once with `arguments` bound exactly; for INSERT, UPDATE and DELETE.
     static func execute(_ statement: Statement, _ arguments: [StoredValue]) throws {
@@ -104,13 +107,16 @@ enum ExactSQL {
         _ db: Database, sql: String, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void
     ) throws {
         let statement = try db.makeStatement(sql: sql)
-        let handle = try prepare(statement, arguments)
-        defer { sqlite3_reset(handle) }
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else { throw error(code, handle) }
-            try body(ExactRow(handle: handle))
+        // The raw handle lives as long as GRDB's statement: keep that alive through the loop.
+        try withExtendedLifetime(statement) {
+            let handle = try prepare(statement, arguments)
+            defer { sqlite3_reset(handle) }
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { return }
+                guard code == SQLITE_ROW else { throw error(code, handle) }
+                try body(ExactRow(handle: handle))
+            }
         }
     }
 
@@ -125,11 +131,21 @@ enum ExactSQL {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        // GRDB would refuse a count that differs; cleared placeholders would otherwise bind NULL.
+        guard sqlite3_bind_parameter_count(handle) == Int32(arguments.count) else {
+            return try failWithArgumentCount(handle, arguments.count)
+        }
         for (offset, argument) in arguments.enumerated() {
             let code = argument.bind(to: handle, at: Int32(offset + 1))
             guard code == SQLITE_OK else { throw error(code, handle) }
         }
         return handle
+    }
+
+    private static func failWithArgumentCount(_ handle: SQLiteStatement, _ count: Int) throws -> SQLiteStatement {
+        throw DatabaseError(
+            resultCode: .SQLITE_MISUSE, message: "\(count) arguments for \(sqlite3_bind_parameter_count(handle)) placeholders",
+            sql: String(cString: sqlite3_sql(handle)))
     }
 
     private static func error(_ code: Int32, _ handle: SQLiteStatement) -> DatabaseError {

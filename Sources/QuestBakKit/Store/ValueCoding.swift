@@ -8,12 +8,6 @@ enum ValueCoding {
         var reason: String
     }
 
-    /// Integers of at least this magnitude in a TIMESTAMP column stay integers (`Value.integerDate`).
-    /// Below it, every SQLite version turns an integral REAL bound into a NUMERIC column back into
-    /// the same INTEGER, so a `Double` restores the identical storage; at or above it, versions differ
-    /// and from 2^53 on a Double cannot even hold the value.
-    static let exactIntegerDateMagnitude: Int64 = 1 << 51
-
     static func decode(_ stored: StoredValue, as kind: AttributeKind) throws -> Value {
         switch (kind, stored) {
         case (_, .null):
@@ -26,16 +20,16 @@ enum ValueCoding {
         case (.double, .real(let number)):
             return .double(number)
         case (.double, .integer(let number)):
-            guard number.magnitude <= 1 << 53 else {
+            guard Value.isExactDouble(number) else {
                 throw Failure(reason: "INTEGER \(number) in a FLOAT column: a Double cannot hold it exactly")
             }
             return .double(Double(number))
         case (.date, .real(let seconds)):
             return .date(seconds)
         case (.date, .integer(let seconds)):
-            return dateValue(integer: seconds)
+            return Value.date(integer: seconds)
         case (.string, .text(let bytes)):
-            return decode(text: bytes)
+            return Value.text(bytes)
         case (.uuid, .blob(let bytes)):
             guard bytes.count == 16 else { throw Failure(reason: "UUID BLOB of \(bytes.count) bytes, expected 16") }
             return .uuid(bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
@@ -52,16 +46,6 @@ enum ValueCoding {
         default:
             throw Failure(reason: "\(stored.summary) where \(kind.columnType) (\(kind.rawValue)) is expected")
         }
-    }
-
-    /// Text as `.string` when it is valid UTF-8, else as its bytes.
-    static func decode(text bytes: Data) -> Value {
-        String(validating: bytes, as: UTF8.self).map { .string($0) } ?? .textBytes(bytes)
-    }
-
-    /// A date given as a whole number of seconds, from a store or an archive.
-    static func dateValue(integer seconds: Int64) -> Value {
-        seconds.magnitude < exactIntegerDateMagnitude.magnitude ? .date(Double(seconds)) : .integerDate(seconds)
     }
 
     static func encode(_ value: Value) -> StoredValue {

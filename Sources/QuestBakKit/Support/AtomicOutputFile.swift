@@ -2,7 +2,8 @@ import Foundation
 
 /// An output file that appears complete or not at all: bytes go to a temporary file beside the
 /// destination, which is fsynced and renamed over it, and the directory fsynced, only on commit.
-/// Until then an interrupt (SIGINT, SIGTERM, SIGHUP) or an error removes the temporary file.
+/// Until then an error removes the temporary file, and so does an interrupt (SIGINT, SIGTERM,
+/// SIGHUP) when the host installed the `Hooks.temporaryFile` hook, as questbak does.
 public final class AtomicOutputFile {
     public let destination: URL
     public let temporaryURL: URL
@@ -18,7 +19,9 @@ public final class AtomicOutputFile {
         if !overwrite && FileManager.default.fileExists(atPath: destination.path) {
             throw OutputError.exists(path: destination.path)
         }
-        var template = Array(directory.appendingPathComponent(".\(destination.lastPathComponent).questbak-XXXXXX").path.utf8CString)
+        // The pid in the name lets a later run remove what a killed one left (StorePlacement.removeStaleTemporaries).
+        var template = Array(
+            directory.appendingPathComponent(".\(destination.lastPathComponent).questbak-\(getpid())-XXXXXX").path.utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
         guard descriptor >= 0 else {
             throw OutputError.cannotCreate(path: destination.path, reason: String(cString: strerror(errno)))

@@ -37,7 +37,7 @@ enum TemporaryFiles {
 
 /// Named points in the write paths where the crash-safety harness kills the process
 /// (Tests/questbakTests/CrashSafetyTests.swift): each reached point is passed to
-/// `Hooks.faultPoint`. Without a hook a point costs one load.
+/// `Hooks.faultPoint`. Without a hook a point costs one uncontended lock, to read the hook.
 enum FaultPoint {
     static func reached(_ label: @autoclosure () -> String) {
         guard let hook = Hooks.faultPoint else { return }

@@ -9,7 +9,7 @@ public enum TemporaryDirectory {
         let base = parent ?? FileManager.default.temporaryDirectory
         var template = Array(base.appendingPathComponent("\(prefix)-\(getpid()).XXXXXX").path.utf8CString)
         guard let result = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }) else {
-            throw StoreError.io(path: base.path, reason: "cannot create a temporary directory: \(String(cString: strerror(errno)))")
+            throw OutputError.cannotCreate(path: base.path, reason: "a temporary folder: \(String(cString: strerror(errno)))")
         }
         let url = URL(fileURLWithPath: String(cString: result), isDirectory: true)
         TemporaryFiles.created(url.path)

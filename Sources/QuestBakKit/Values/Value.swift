@@ -43,3 +43,24 @@ extension Value: CustomStringConvertible {
         }
     }
 }
+
+extension Value {
+    /// Integers of at least this magnitude in a TIMESTAMP column stay integers (`integerDate`).
+    /// Below it, every SQLite version turns an integral REAL bound into a NUMERIC column back into
+    /// the same INTEGER, so a `Double` restores the identical storage; at or above it, versions differ
+    /// and from 2^53 on a Double cannot even hold the value.
+    static let exactIntegerDateMagnitude: Int64 = 1 << 51
+
+    /// A date given as a whole number of seconds, from a store or an archive.
+    static func date(integer seconds: Int64) -> Value {
+        seconds.magnitude < exactIntegerDateMagnitude.magnitude ? .date(Double(seconds)) : .integerDate(seconds)
+    }
+
+    /// Text as `.string` when it is valid UTF-8, else as its bytes.
+    static func text(_ bytes: Data) -> Value {
+        String(validating: bytes, as: UTF8.self).map { .string($0) } ?? .textBytes(bytes)
+    }
+
+    /// Whether a Double holds the integer exactly (up to 2^53 in magnitude).
+    static func isExactDouble(_ number: Int64) -> Bool { number.magnitude <= 1 << 53 }
+}

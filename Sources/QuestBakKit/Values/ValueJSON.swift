@@ -209,7 +209,12 @@ extension ValueJSON {
         case (_, .null): return .null
         case (.integer, .integer(let number)): return .integer(number)
         case (.boolean, .boolean(let flag)): return .boolean(flag)
-        case (.double, .integer(let number)): return .double(Double(number))
+        case (.double, .integer(let number)):
+            // The store refuses the same integer in a FLOAT column: exact or refused, both ways.
+            guard Value.isExactDouble(number) else {
+                throw TypeMismatch(expected: "a number a Double holds exactly", found: String(number))
+            }
+            return .double(Double(number))
         case (.double, .number(let number)): return .double(number)
         case (.double, .string(let text)):
             guard let number = nonFiniteSpellings[text] else { throw mismatch("a number") }
@@ -218,14 +223,14 @@ extension ValueJSON {
             if let seconds = DateText.secondsSinceReferenceDate(iso8601: text) { return .date(seconds) }
             if let number = nonFiniteSpellings[text] { return .date(number) }
             throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: "\"\(text.prefix(40))\"")
-        case (.date, .integer(let number)): return ValueCoding.dateValue(integer: number)
+        case (.date, .integer(let number)): return Value.date(integer: number)
         case (.date, .number(let number)): return .date(number)
         case (.string, .string(let text)): return .string(text)
         case (.string, .object(let members)) where members.count == 1 && members[textBytesKey] != nil:
             guard case .string(let encoded)? = members[textBytesKey], let bytes = Data(base64Encoded: encoded) else {
                 throw TypeMismatch(expected: "{\"\(textBytesKey)\": base64 text}", found: "another value in \(textBytesKey)")
             }
-            return ValueCoding.decode(text: bytes)
+            return Value.text(bytes)
         case (.uuid, .string(let text)):
             guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: "\"\(text.prefix(40))\"") }
             return .uuid(uuid)
@@ -268,8 +273,17 @@ package struct EncodableValue: Encodable {
     package init(_ value: Value) { self.value = value }
 
     package func encode(to encoder: Encoder) throws {
-        let parsed = try JSONLine.parseObject(Data("{\"v\":\(ValueJSON.text(value))}".utf8))
         var container = encoder.singleValueContainer()
-        try container.encode(parsed[0].value)
+        try container.encode(try JSONValue(text: ValueJSON.text(value)))
+    }
+}
+
+extension JSONValue {
+    /// Parses JSON text (one value) with the strict line parser.
+    init(text: String) throws {
+        guard let value = try JSONLine.parseObject(Data("{\"v\":\(text)}".utf8)).first?.value else {
+            throw JSONLine.SyntaxError(offset: 0, reason: "no value")
+        }
+        self = value
     }
 }
