@@ -165,6 +165,23 @@ final class ValueFidelityTests: XCTestCase {
         }
     }
 
+    func testAnArchiveIntegerBeyondADoubleForADoublePropertyIsRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        var builder = ArchiveBuilder(schemaVersion: "1.0.0")
+        builder.fillMissingKeys = false
+        builder.members = [
+            .init(
+                "TaskEstimation",
+                records: [RecordLines.estimation(1, session: nil).replacingOccurrences(of: "60.5", with: "9007199254740993")])
+        ]
+        let archive = directory.path("big.qbak")
+        try builder.write(to: archive)
+        XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+            guard case ArchiveError.invalidLine(_, _, 2, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("estimatedSeconds must be a number a Double holds exactly"), reason)
+        }
+    }
+
     func testAnIntegerInAFloatColumnBeyondADoubleIsRefusedByName() throws {
         let directory = try TemporaryTestDirectory()
         var dataset = Dataset(schema: TimeQuestSchemas.v1)
