@@ -118,142 +118,27 @@ package enum TransformableArray {
 }
 
 /// A JSON array of integers or of strings, the encoding SwiftData uses for arrays inside Codable
-/// structs, read strictly: `JSONDecoder` turns 1.00000000000000001 into the integer 1 and
-/// accepts `[1,]`, and such changes must be refused, not made. Integers are integer tokens that
-/// fit Int64; strings are valid UTF-8 with valid escapes (no lone surrogates).
-private struct StrictJSONArray {
-    package let bytes: [UInt8]
-    package var position = 0
-
-    package static func parse(_ data: Data) throws -> [PropertyListValue] {
-        var parser = StrictJSONArray(bytes: [UInt8](data))
-        return try parser.array()
-    }
-
-    package func failure(_ reason: String) -> TransformableArray.DecodingError {
-        TransformableArray.DecodingError(
-            reason: "neither a keyed archive nor a JSON array of integers or strings: \(reason) at byte \(position + 1)")
-    }
-
-    package mutating func skipWhitespace() {
-        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
-    }
-
-    package mutating func array() throws -> [PropertyListValue] {
-        skipWhitespace()
-        guard position < bytes.count, bytes[position] == UInt8(ascii: "[") else { throw failure("expected '['") }
-        position += 1
-        var elements: [PropertyListValue] = []
-        skipWhitespace()
-        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
-            position += 1
-        } else {
-            while true {
-                skipWhitespace()
-                guard position < bytes.count else { throw failure("unterminated array") }
-                let element: PropertyListValue = bytes[position] == UInt8(ascii: "\"") ? .string(try string()) : .integer(try integer())
-                if let first = elements.first {
-                    switch (first, element) {
-                    case (.integer, .integer), (.string, .string): break
-                    default: throw failure("integers and strings mixed")
-                    }
-                }
-                elements.append(element)
-                skipWhitespace()
-                guard position < bytes.count else { throw failure("unterminated array") }
-                if bytes[position] == UInt8(ascii: "]") {
-                    position += 1
-                    break
-                }
-                guard bytes[position] == UInt8(ascii: ",") else { throw failure("expected ',' or ']'") }
-                position += 1
-            }
+/// structs, read by the strict JSON parser (`JSONLine`): `JSONDecoder` turns 1.00000000000000001
+/// into the integer 1 and accepts `[1,]`, and such changes must be refused, not made. Integers are
+/// integer tokens that fit Int64; strings are valid UTF-8 with valid escapes (no lone surrogates).
+private enum StrictJSONArray {
+    static func parse(_ data: Data) throws -> [PropertyListValue] {
+        let refused = TransformableArray.DecodingError.self
+        let value: JSONValue
+        do {
+            value = try JSONLine.parseValue(data)
+        } catch let error as JSONLine.SyntaxError {
+            throw refused.init(
+                reason: "neither a keyed archive nor a JSON array: \(error.reason.contains("UTF-8") ? "invalid UTF-8" : error.description)")
         }
-        skipWhitespace()
-        guard position == bytes.count else { throw failure("unexpected text after the array") }
-        return elements
-    }
-
-    package mutating func integer() throws -> Int64 {
-        let start = position
-        if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
-        let digits = position
-        while position < bytes.count, (48...57).contains(bytes[position]) { position += 1 }
-        guard position > digits else { throw failure("expected an integer or a string") }
-        guard bytes[digits] != UInt8(ascii: "0") || position == digits + 1 else { throw failure("leading zero") }
-        if position < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[position]) {
-            throw failure("a number that is not an integer")
+        guard case .array(let elements) = value else { throw refused.init(reason: "neither a keyed archive nor a JSON array") }
+        if elements.allSatisfy({ if case .integer = $0 { return true } else { return false } }) {
+            return elements.compactMap { if case .integer(let number) = $0 { return .integer(number) } else { return nil } }
         }
-        guard let number = Int64(String(decoding: bytes[start..<position], as: UTF8.self)) else {
-            throw failure("integer out of the 64-bit range")
+        if elements.allSatisfy({ if case .string = $0 { return true } else { return false } }) {
+            return elements.compactMap { if case .string(let text) = $0 { return .string(text) } else { return nil } }
         }
-        return number
-    }
-
-    package mutating func string() throws -> String {
-        position += 1
-        var decoded: [UInt8] = []
-        while position < bytes.count {
-            let byte = bytes[position]
-            position += 1
-            switch byte {
-            case UInt8(ascii: "\""):
-                guard let text = String(validating: decoded, as: UTF8.self) else { throw failure("invalid UTF-8 in a string") }
-                return text
-            case UInt8(ascii: "\\"):
-                guard position < bytes.count else { throw failure("unterminated string") }
-                let escape = bytes[position]
-                position += 1
-                switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escape)
-                case UInt8(ascii: "b"): decoded.append(0x08)
-                case UInt8(ascii: "f"): decoded.append(0x0C)
-                case UInt8(ascii: "n"): decoded.append(0x0A)
-                case UInt8(ascii: "r"): decoded.append(0x0D)
-                case UInt8(ascii: "t"): decoded.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = try hex()
-                    if (0xD800...0xDBFF).contains(scalar) {
-                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u")
-                        else {
-                            throw failure("lone surrogate")
-                        }
-                        position += 2
-                        let low = try hex()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw failure("lone surrogate") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    } else if (0xDC00...0xDFFF).contains(scalar) {
-                        throw failure("lone surrogate")
-                    }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw failure("invalid escape") }
-                    decoded.append(contentsOf: String(unicode).utf8)
-                default:
-                    throw failure("invalid escape")
-                }
-            default:
-                guard byte >= 0x20 else { throw failure("control character in a string") }
-                decoded.append(byte)
-            }
-        }
-        throw failure("unterminated string")
-    }
-
-    package mutating func hex() throws -> UInt32 {
-        guard position <= bytes.count - 4 else { throw failure("invalid \\u escape") }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            let byte = bytes[position]
-            let digit: UInt32
-            switch byte {
-            case 48...57: digit = UInt32(byte - 48)
-            case 65...70: digit = UInt32(byte - 55)
-            case 97...102: digit = UInt32(byte - 87)
-            default: throw failure("invalid \\u escape")
-            }
-            value = value << 4 | digit
-            position += 1
-        }
-        return value
+        throw refused.init(reason: "neither a keyed archive nor a JSON array of integers or of strings")
     }
 }
 

@@ -18,6 +18,17 @@ enum JSONLine {
 
     static let maximumDepth = 64
 
+    /// One JSON value of any kind (with surrounding white space), read as strictly as a line.
+    static func parseValue(_ data: Data) throws -> JSONValue {
+        try data.withUnsafeBytes { raw in
+            var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
+            let value = try parser.parseValue(depth: 1)
+            parser.skipWhitespace()
+            guard parser.position == parser.bytes.count else { throw parser.error("unexpected text after the value") }
+            return value
+        }
+    }
+
     /// The object's members in the order written.
     static func parseObject(_ line: Data) throws -> [(key: String, value: JSONValue)] {
         try line.withUnsafeBytes { raw in
