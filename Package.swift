@@ -20,12 +20,19 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
-        // The library: Model ← Values ← Store ← Archive ← Rules ← Pipelines. No flags, no
+        // zlib: raw DEFLATE for the store's compiled model cache (Z_MODELCACHE).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        // The library: Values ← Model ← Store ← Archive ← Rules ← Pipelines. No flags, no
         // environment, no signal handlers: an app can embed it.
         .target(
             name: "QuestBakKit",
             dependencies: [
                 "CArchive",
+                "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for reading and binding TEXT with exact byte lengths (StoredValue).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
