@@ -1246,7 +1246,7 @@ enum HostileValues {
     static let plistValues: [PropertyListValue] = [
         .string("a\u{0}b"), .string(""), .string(String(repeating: "x", count: 100_000)), .string("e\u{301}"), .string("\u{202E}"),
         .string("😀"), .integer(Int64.min), .integer(Int64.max), .integer(-1), .real(.nan), .real(-0.0), .real(.infinity),
-        .real(5e-324), .boolean(true), .data(Data()), .data(Data(count: 16)), .data(Data(count: 1 << 20)), .uid(UInt64.max),
+        .real(.leastNonzeroMagnitude), .boolean(true), .data(Data()), .data(Data(count: 16)), .data(Data(count: 1 << 20)), .uid(UInt64.max),
         .array([]), .array([.string("1.0.0"), .string("2.0.0")]), .array([.integer(1)]),
         .dictionary([:]), .dictionary(["a": .string("b")]),
         (0..<62).reduce(PropertyListValue.integer(1)) { inner, _ in .array([inner]) },
