@@ -167,3 +167,23 @@ final class PipeReader: @unchecked Sendable {
         return data
     }
 }
+
+/// Runs `body` while another process (python's sqlite3, as an app would) has `store` open in an
+/// idle connection, which keeps its `-wal` and `-shm`: the store is in use.
+public func whileHeldOpen<T>(_ store: URL, _ body: () throws -> T) throws -> T {
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    holder.arguments = [
+        "python3", "-c",
+        "import sqlite3, time\ndb = sqlite3.connect('\(store.path)')\ndb.execute('SELECT count(*) FROM sqlite_master').fetchall()\nprint('open', flush=True)\ntime.sleep(6)",
+    ]
+    let ready = Pipe()
+    holder.standardOutput = ready
+    try holder.run()
+    _ = ready.fileHandleForReading.availableData  // "open"
+    defer {
+        holder.terminate()
+        holder.waitUntilExit()
+    }
+    return try body()
+}

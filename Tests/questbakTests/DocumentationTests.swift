@@ -49,19 +49,7 @@ final class DocumentationTests: XCTestCase {
         try expect(73, ["export", store.path, "-o", archive.path])
         try expect(74, ["export", store.path, "-o", directory.path("big.qbak").path], prefix: ["prlimit", "--fsize=20000"])
         // 75: the app has the store open (an idle connection keeps its -wal and -shm).
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = [
-            "python3", "-c",
-            "import sqlite3, time\ndb = sqlite3.connect('\(store.path)')\ndb.execute('SELECT count(*) FROM ZROUTINE').fetchall()\nprint('open', flush=True)\ntime.sleep(6)",
-        ]
-        let ready = Pipe()
-        holder.standardOutput = ready
-        try holder.run()
-        _ = ready.fileHandleForReading.availableData
-        try expect(75, ["import", archive.path, "--into", store.path, "--replace"])
-        holder.terminate()
-        holder.waitUntilExit()
+        try whileHeldOpen(store) { try expect(75, ["import", archive.path, "--into", store.path, "--replace"]) }
 
         let documented = Set(
             try readme().split(separator: "\n").compactMap { line -> Int32? in

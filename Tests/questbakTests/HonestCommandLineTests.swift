@@ -66,19 +66,7 @@ final class HonestCommandLineTests: XCTestCase {
         let target = try directory.copyFixture("v1-wal")
         let archive = try archive(of: "v1-typical", in: directory)
         let before = try files(in: target.deletingLastPathComponent())
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = [
-            "python3", "-c",
-            "import sqlite3, time\ndb = sqlite3.connect('\(target.path)')\ndb.execute('SELECT count(*) FROM ZROUTINE').fetchall()\nprint('open', flush=True)\ntime.sleep(6)",
-        ]
-        let ready = Pipe()
-        holder.standardOutput = ready
-        try holder.run()
-        _ = ready.fileHandleForReading.availableData
-        let result = try Questbak.run(["import", archive.path, "--into", target.path, "--replace"])
-        holder.terminate()
-        holder.waitUntilExit()
+        let result = try whileHeldOpen(target) { try Questbak.run(["import", archive.path, "--into", target.path, "--replace"]) }
         XCTAssertEqual(result.status, 75, result.standardError)
         // The target's own -wal and -shm come and go with the open connection; nothing else may appear.
         let own = Set(["", "-wal", "-shm"].map { target.lastPathComponent + $0 })
