@@ -67,6 +67,16 @@ extension Questbak {
                         + inspection.otherTables.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) rows" }.joined(separator: ", ")
                         + " (belong to no entity; an export carries them)")
             }
+            switch inspection.model {
+            case nil:
+                lines.append("model:               none in the store (no Z_MODELCACHE): what it holds is read from its tables")
+            case let model? where model.problem != nil:
+                lines.append("model:               Z_MODELCACHE cannot be decoded: \(model.problem ?? "")")
+            case let model?:
+                let verdict = model.hashesMatch ? "hashes match" : "hashes differ for \(model.differingEntities.joined(separator: ", "))"
+                lines.append("model:               decoded from the store (\(model.entities) entities), \(verdict)")
+                lines += model.notes.map { "  model note: " + $0 }
+            }
             if let problem = inspection.schemaProblem {
                 lines.append("note: " + problem)
             }

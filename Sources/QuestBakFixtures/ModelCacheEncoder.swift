@@ -248,3 +248,31 @@ package enum ModelCacheEncoder {
         }
     }
 }
+
+extension CompiledModel {
+    /// The compiled model Core Data would archive for a questbak schema (fixtures and tests: a
+    /// store given its own model cache, whose hashes must then match its metadata).
+    package init(schema: Schema) {
+        self.init(
+            versionIdentifiers: [schema.versionIdentifier],
+            entities: schema.entities.map { entity in
+                CompiledEntity(
+                    name: entity.name,
+                    attributes: entity.attributes.map { attribute in
+                        let arrays: [AttributeKind: String] = [.integerArray: "Array<Int>", .stringArray: "Array<String>"]
+                        return CompiledAttribute(
+                            name: attribute.name, typeCode: Int(attribute.kind.hashTypeCode), valueClassName: arrays[attribute.kind],
+                            transformerName: arrays[attribute.kind] == nil ? nil : "NSSecureUnarchiveFromData",
+                            isOptional: attribute.isOptional,
+                            renamingIdentifier: attribute.originalName ?? attribute.name)
+                    },
+                    relationships: entity.relationships.map { relationship in
+                        CompiledRelationship(
+                            name: relationship.name, destination: relationship.destination, inverse: relationship.inverse, minCount: 0,
+                            maxCount: relationship.isToMany ? 0 : 1, isOptional: relationship.isOptional,
+                            renamingIdentifier: relationship.name)
+                    },
+                    renamingIdentifier: entity.name)
+            })
+    }
+}

@@ -64,6 +64,42 @@ public struct ModelVersionHashes: Sendable, Equatable {
         return Data(SHA256.hash(data: input))
     }
 
+    /// The hashes of a model decoded from a store's own `Z_MODELCACHE`, by the scheme in
+    /// store-format.md: what the store's metadata must hold if the cache was read right.
+    public init(model: CompiledModel) {
+        let byName = Dictionary(model.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var hashes: [String: Data] = [:]
+        func hash(_ entity: CompiledEntity, depth: Int) -> Data {
+            if let done = hashes[entity.name] { return done }
+            var input = Data(entity.name.utf8)
+            input.append(0)  // isAbstract: no key for it was seen in a cache (spec); SwiftData models are concrete
+            // A parent's hash comes first; a parent chain is cut at 64 in case a cache loops.
+            if let parent = entity.superentity.flatMap({ byName[$0] }), depth < 64 { input.append(hash(parent, depth: depth + 1)) }
+            var properties: [(name: String, hash: Data)] = entity.attributes.map { attribute in
+                var body = Self.propertyBase(name: attribute.name, isOptional: attribute.isOptional)
+                body.append(littleEndian: Int32(truncatingIfNeeded: attribute.typeCode))
+                return (attribute.name, Data(SHA256.hash(data: body)))
+            }
+            properties += entity.relationships.map { relationship in
+                var body = Self.propertyBase(name: relationship.name, isOptional: relationship.isOptional)
+                body.append(Data(relationship.destination.utf8))
+                if let inverse = relationship.inverse { body.append(Data(inverse.utf8)) }
+                body.append(littleEndian: Int32(truncatingIfNeeded: relationship.maxCount))
+                body.append(littleEndian: Int32(truncatingIfNeeded: relationship.minCount))
+                if relationship.isOrdered { body.append(littleEndian: UInt16(1)) }
+                return (relationship.name, Data(SHA256.hash(data: body)))
+            }
+            for property in properties.sorted(by: { $0.name < $1.name }) { input.append(property.hash) }
+            if let modifier = entity.versionHashModifier { input.append(Data(modifier.utf8)) }
+            for constraint in entity.uniqueTuples.map({ $0.joined(separator: ".") }).sorted() { input.append(Data(constraint.utf8)) }
+            let result = Data(SHA256.hash(data: input))
+            hashes[entity.name] = result
+            return result
+        }
+        for entity in model.entities { _ = hash(entity, depth: 0) }
+        self.init(entityHashes: hashes)
+    }
+
     /// Which of the given schemas these hashes belong to, if any.
     public func matchingSchema(in schemas: [Schema]) -> Schema? {
         schemas.first { ModelVersionHashes(schema: $0).entityHashes == entityHashes }

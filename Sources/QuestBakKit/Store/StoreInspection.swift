@@ -33,6 +33,21 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     public var otherTables: [String: Int]
     /// What is odd about the store, one sentence each (a `Z_MAX` below the largest `Z_PK`).
     public var warnings: [String]
+    /// The store's own model, decoded from `Z_MODELCACHE`; nil when the store has none.
+    public var model: ModelSummary?
+
+    public struct ModelSummary: Sendable, Equatable, Encodable {
+        public var entities: Int
+        public var versionIdentifiers: [String]
+        /// Whether the hashes recomputed from the decoded model are the metadata's.
+        public var hashesMatch: Bool
+        /// Entities whose recomputed hash differs from the metadata's (or that only one side has).
+        public var differingEntities: [String]
+        /// Forms the decoder met that the spec marks as inference, or did not know.
+        public var notes: [String]
+        /// Why the cache could not be decoded, when it could not (then the counts are 0).
+        public var problem: String?
+    }
 }
 
 // In an extension, so the struct keeps its synthesized memberwise initializer.
@@ -69,7 +84,28 @@ extension StoreInspection {
                 schemaVersion: schemaVersion, schemaProblem: problem,
                 otherTables: Dictionary(
                     uniqueKeysWithValues: try StoreReader.otherTables(db).map { ($0.name, try StoreReader.rowCount(db, table: $0.name)) }),
-                warnings: warnings)
+                warnings: warnings, model: try ModelSummary(db))
+        }
+    }
+}
+
+extension StoreInspection.ModelSummary {
+    /// The store's model cache checked against its metadata; nil when there is no cache.
+    init?(_ db: Database) throws {
+        guard let content = try StoreReader.modelCache(db) else { return nil }
+        let stored = try StoreReader.metadata(db, path: "").entityHashes
+        do {
+            let model = try ModelCacheDecoder.decode(content)
+            let hashes = ModelVersionHashes(model: model).entityHashes
+            let names = Set(hashes.keys).union(stored.keys)
+            let differing = names.filter { hashes[$0] != stored[$0] }.sorted()
+            self.init(
+                entities: model.entities.count, versionIdentifiers: model.versionIdentifiers, hashesMatch: differing.isEmpty,
+                differingEntities: differing, notes: model.notes, problem: nil)
+        } catch {
+            self.init(
+                entities: 0, versionIdentifiers: [], hashesMatch: false, differingEntities: [], notes: [],
+                problem: (error as? LocalizedError)?.errorDescription ?? "\(error)")
         }
     }
 }

@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+@testable import QuestBakFixtures
+@testable import QuestBakKit
+
+/// A store's own model, read from its `Z_MODELCACHE`, checked against its metadata: the hashes
+/// recomputed from the decoded model must be the ones Core Data stored.
+final class ModelCacheStoreTests: XCTestCase {
+    func store(_ fixture: String, withCache model: CompiledModel, in directory: TemporaryTestDirectory) throws -> URL {
+        let store = try directory.copyFixture(fixture)
+        let content = try ModelCacheEncoder.encode(model)
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM Z_MODELCACHE")
+            try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [content])
+        }
+        try queue.close()
+        return store
+    }
+
+    func testTheDecodedModelsHashesAreTheStoresOwnForEveryVersion() throws {
+        for (fixture, schema) in [("v1-typical", TimeQuestSchemas.v1), ("v2-typical", TimeQuestSchemas.v2)] {
+            let directory = try TemporaryTestDirectory()
+            // The recomputation agrees with questbak's own hashes of the schema, entity by entity.
+            XCTAssertEqual(
+                ModelVersionHashes(model: CompiledModel(schema: schema)).entityHashes, ModelVersionHashes(schema: schema).entityHashes,
+                fixture)
+            let store = try store(fixture, withCache: CompiledModel(schema: schema), in: directory)
+            let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+            let model = try XCTUnwrap(inspection.model, fixture)
+            XCTAssertNil(model.problem, fixture)
+            XCTAssertEqual(model.entities, 5, fixture)
+            XCTAssertEqual(model.versionIdentifiers, [schema.versionIdentifier], fixture)
+            XCTAssertTrue(model.hashesMatch, "\(fixture): \(model.differingEntities)")
+            let text = try Questbak.run(["inspect", store.path]).standardOutput
+            XCTAssertTrue(text.contains("model:               decoded from the store (5 entities), hashes match"), text)
+        }
+    }
+
+    func testAModelThatDisagreesWithTheMetadataIsNamedEntityByEntity() throws {
+        let directory = try TemporaryTestDirectory()
+        var model = CompiledModel(schema: TimeQuestSchemas.v2)
+        let routine = try XCTUnwrap(model.entities.firstIndex { $0.name == "Routine" })
+        model.entities[routine].attributes[0].isOptional.toggle()
+        let store = try store("v2-typical", withCache: model, in: directory)
+        let summary = try XCTUnwrap(try StoreInspection(snapshot: try StoreSnapshot(storeAt: store)).model)
+        XCTAssertFalse(summary.hashesMatch)
+        XCTAssertEqual(summary.differingEntities, ["Routine"])
+        let text = try Questbak.run(["inspect", store.path]).standardOutput
+        XCTAssertTrue(text.contains("hashes differ for Routine"), text)
+    }
+
+    func testAStoreWithoutACacheAndOneWithADamagedCacheSaySo() throws {
+        let directory = try TemporaryTestDirectory()
+        let plain = try directory.copyFixture("v1-typical")
+        XCTAssertNil(try StoreInspection(snapshot: try StoreSnapshot(storeAt: plain)).model)
+        XCTAssertTrue(try Questbak.run(["inspect", plain.path]).standardOutput.contains("model:               none in the store"))
+        let damaged = try directory.copyFixture("v2-typical")
+        let queue = try DatabaseQueue(path: damaged.path)
+        try queue.write { try $0.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (x'0102030405')") }
+        try queue.close()
+        let summary = try XCTUnwrap(try StoreInspection(snapshot: try StoreSnapshot(storeAt: damaged)).model)
+        XCTAssertNotNil(summary.problem)
+        XCTAssertFalse(summary.hashesMatch)
+    }
+}
