@@ -82,7 +82,9 @@ extension Questbak {
         static func text(_ summary: Exporter.Summary, store: String) -> String {
             let kind =
                 summary.schema == ArchiveManifest.Source.timeQuestSchema
-                ? "TimeQuest \(summary.schemaVersion)" : "generic (\(summary.schemaVersion))"
+                ? "TimeQuest \(summary.schemaVersion)"
+                : "another app's (" + (summary.schemaVersion.isEmpty ? "no version identifier" : "version \(summary.schemaVersion)")
+                    + "; typed by its tables' declared column types)"
             var lines = ["exported \(kind) store \(store)"]
             lines.append("  to \(summary.archive) (\(summary.compression)" + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
             if summary.walFrames > 0 { lines.append("  including \(summary.walFrames) WAL frames not yet in the main file") }

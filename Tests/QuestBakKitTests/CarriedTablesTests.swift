@@ -81,6 +81,17 @@ final class CarriedTablesTests: XCTestCase {
     }
 
     func testAnotherAppsJoinTableIsInItsArchive() throws {
+        try checkAnotherAppsStore(identifiers: ["1.0.0"])
+    }
+
+    /// No version identifier is no version: the archive claims none (not "unversioned", not "newer").
+    func testAStoreWithoutAVersionIdentifierClaimsNone() throws {
+        let summary = try checkAnotherAppsStore(identifiers: [])
+        XCTAssertEqual(summary.schemaVersion, "")
+    }
+
+    @discardableResult
+    func checkAnotherAppsStore(identifiers: [String]) throws -> Exporter.Summary {
         let directory = try TemporaryTestDirectory()
         let store = directory.path("expenses.store")
         let queue = try DatabaseQueue(path: store.path)
@@ -100,7 +111,9 @@ final class CarriedTablesTests: XCTestCase {
                     """)
             try db.execute(
                 sql: "INSERT INTO Z_METADATA VALUES (1, 'U', ?)",
-                arguments: [BinaryPropertyList.encode(.dictionary(["NSStoreModelVersionIdentifiers": .array([.string("1.0.0")])]))])
+                arguments: [
+                    BinaryPropertyList.encode(.dictionary(["NSStoreModelVersionIdentifiers": .array(identifiers.map { .string($0) })]))
+                ])
         }
         try queue.close()
         let archive = directory.path("e.qbak")
@@ -109,6 +122,7 @@ final class CarriedTablesTests: XCTestCase {
         XCTAssertEqual(summary.tables.map(\.name), ["Z_1EXPENSES"])
         XCTAssertEqual(try member(archive, "tables/Z_1EXPENSES.jsonl").count, 4)
         XCTAssertNoThrow(try ArchiveReader(path: archive.path).read(), "the reader verifies the table member")
+        return summary
     }
 
     func testHostileTableStatementsAreRefused() throws {

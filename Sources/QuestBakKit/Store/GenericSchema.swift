@@ -13,7 +13,9 @@ enum GenericSchema {
             }
             entities.append(Entity(name: key.name, attributes: attributes))
         }
-        let schema = Schema(versionIdentifier: metadata.versionIdentifiers.first ?? "unversioned", entities: entities)
+        // No identifier in the store means none in the archive: "" claims no version, where a
+        // made-up label would be a value the store does not hold.
+        let schema = Schema(versionIdentifier: metadata.versionIdentifiers.first ?? "", entities: entities)
         // Names from another app's store become file names and SQL: only plain identifiers pass.
         let problems = schema.nameProblems
         if !problems.isEmpty { throw StoreError.schemaMismatch(path: path, versionIdentifier: nil, differences: problems) }
