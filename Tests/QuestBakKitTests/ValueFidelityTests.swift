@@ -478,6 +478,14 @@ final class ValueFidelityTests: XCTestCase {
 
     // MARK: Found by the structure-aware fuzzer
 
+    /// A member named " /entities/x.jsonl" printed as "member  /entities/x.jsonl" hid its space.
+    func testANameWithLeadingOrTrailingSpaceIsQuotedSoTheSpaceShows() {
+        XCTAssertEqual(ArchiveError.displayName(" /entities/PlayerProfile.jsonl"), #"" /entities/PlayerProfile.jsonl""#)
+        XCTAssertEqual(ArchiveError.displayName("name "), #""name ""#)
+        XCTAssertEqual(ArchiveError.displayName("entities/Routine.jsonl"), "entities/Routine.jsonl")
+        XCTAssertEqual(ArchiveError.displayName(" \u{1B}x"), #"" \u{1B}x""#)
+    }
+
     func testASchemaKindWithControlCharactersIsNotPrintedRaw() throws {
         let directory = try TemporaryTestDirectory()
         var builder = ArchiveBuilder(schemaVersion: "1.0.0")

@@ -25,9 +25,17 @@ extension ArchiveError {
     /// A name or value taken from an archive, made safe to print: an archive is untrusted input,
     /// and a member named with terminal escape sequences, bidirectional overrides or a megabyte
     /// of text must not reach a terminal as such. Control and format characters are written as
-    /// `\u{…}`, an empty name as `""`, and anything longer than 200 characters is cut short.
+    /// `\u{…}`, an empty name as `""`, a name that starts or ends with white space in quotes (so
+    /// the space shows), and anything longer than 200 characters is cut short.
     static func displayName(_ text: String, limit: Int = 200) -> String {
         if text.isEmpty { return "\"\"" }
+        if text.first?.isWhitespace == true || text.last?.isWhitespace == true {
+            return "\"" + escaped(text, limit: limit) + "\""
+        }
+        return escaped(text, limit: limit)
+    }
+
+    private static func escaped(_ text: String, limit: Int) -> String {
         var output = ""
         var characters = 0
         for scalar in text.unicodeScalars {
