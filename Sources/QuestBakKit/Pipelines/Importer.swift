@@ -101,17 +101,11 @@ public enum Importer {
                 "would keep the existing store (\(records)with its -wal and -shm, when it has them) as \(target.path).questbak-backup-\(options.backupStamp)"
             )
         }
-        if let target {
-            // The outermost folder that does not exist yet is the one to name: the rest are inside it.
-            var missing = target.deletingLastPathComponent()
-            while !FileManager.default.fileExists(atPath: missing.deletingLastPathComponent().path), missing.path != "/" {
-                missing = missing.deletingLastPathComponent()
-            }
-            if let created = createdFolders.first {
-                notes.append("created folder " + created.path)
-            } else if options.dryRun, !FileManager.default.fileExists(atPath: missing.path) {
-                notes.append("would create folder " + missing.path)
-            }
+        // The outermost folder made (or to be made) is the one to name: the rest are inside it.
+        if let created = createdFolders.first {
+            notes.append("created folder " + created.path)
+        } else if let target, options.dryRun, let missing = StorePlacement.missingFolders(for: target).first {
+            notes.append("would create folder " + missing.path)
         }
         for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(storeURL.path + suffix) }
         defer {

@@ -50,12 +50,7 @@ public enum StorePlacement {
     /// Creates the folders missing above `target`, outermost first, and returns them, so a failed
     /// run can remove them again (`removeFolders`).
     public static func createFolders(for target: URL) throws -> [URL] {
-        var missing: [URL] = []
-        var directory = target.deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.path), directory.path != "/" {
-            missing.insert(directory, at: 0)
-            directory = directory.deletingLastPathComponent()
-        }
+        let missing = missingFolders(for: target)
         for folder in missing {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
@@ -63,6 +58,17 @@ public enum StorePlacement {
                 removeFolders(missing)
                 throw OutputError.cannotCreate(path: folder.path, reason: error.localizedDescription)
             }
+        }
+        return missing
+    }
+
+    /// The folders above `target` that do not exist yet, outermost first.
+    public static func missingFolders(for target: URL) -> [URL] {
+        var missing: [URL] = []
+        var directory = target.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.path), directory.path != "/" {
+            missing.insert(directory, at: 0)
+            directory = directory.deletingLastPathComponent()
         }
         return missing
     }
