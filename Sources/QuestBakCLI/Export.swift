@@ -68,6 +68,9 @@ extension Questbak {
                     let text = Self.text(summary, store: store)
                     if output == "-" { standardError(text) } else { print(text) }
                 }
+                // Said whatever else is asked (the JSON carries them too): the archive holds the
+                // store as it is, oddities included.
+                if !json { for warning in summary.warnings { standardError("questbak: warning: " + warning) } }
             }
         }
 

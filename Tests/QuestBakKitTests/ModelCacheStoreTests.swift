@@ -51,6 +51,13 @@ final class ModelCacheStoreTests: XCTestCase {
         XCTAssertEqual(summary.differingEntities, ["Routine"])
         let text = try Questbak.run(["inspect", store.path]).standardOutput
         XCTAssertTrue(text.contains("hashes differ for Routine"), text)
+        // Export says so too, even under --quiet, and still writes the store as it is.
+        let export = try Questbak.run(["export", store.path, "-o", directory.path("a.qbak").path, "-q"])
+        XCTAssertEqual(export.status, 0, export.standardError)
+        XCTAssertTrue(
+            export.standardError.contains(
+                "questbak: warning: the store's model cache disagrees with its metadata: hashes differ for Routine"),
+            export.standardError)
     }
 
     func testAStoreWithoutACacheAndOneWithADamagedCacheSaySo() throws {

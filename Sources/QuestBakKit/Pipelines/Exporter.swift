@@ -44,6 +44,9 @@ public enum Exporter {
         public var files: [ArchiveManifest.FileMember]
         /// Tables that belong to no entity, carried too (a many-to-many join table, a tool's table).
         public var tables: [ArchiveManifest.TableMember]
+        /// What is odd about the store, as `inspect` says it (a `Z_MAX` below the largest `Z_PK`,
+        /// a model cache that disagrees with the metadata): exported as it is, and said.
+        public var warnings: [String]
     }
 
     /// The manifest's `createdAt` for a creation time, or nil when it has none (outside years
@@ -104,7 +107,7 @@ public enum Exporter {
         return Summary(
             archive: output?.destination.path ?? "standard output", compression: options.compression.rawValue, archiveBytes: archiveBytes,
             schemaVersion: staged.schema.versionIdentifier, schema: staged.kind, walFrames: snapshot.walFrameCount,
-            entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [])
+            entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [], warnings: staged.warnings)
     }
 
     private struct Staged {
@@ -114,6 +117,7 @@ public enum Exporter {
         var entities: [(member: ArchiveManifest.EntityMember, file: URL)] = []
         var files: [(member: ArchiveManifest.FileMember, file: URL)] = []
         var tables: [(member: ArchiveManifest.TableMember, file: URL)] = []
+        var warnings: [String] = []
         var bookkeeping: [String: Int] = [:]
     }
 
@@ -180,6 +184,7 @@ public enum Exporter {
                     ))
             }
             staged.bookkeeping = try StoreReader.bookkeepingRowCounts(db)
+            staged.warnings = try StoreInspection.warnings(db, model: try StoreInspection.ModelSummary(db))
             return staged
         }
     }

@@ -55,15 +55,10 @@ extension StoreInspection {
     public init(snapshot: StoreSnapshot, candidates: [Schema] = TimeQuestSchemas.all) throws {
         let path = snapshot.path
         self = try snapshot.read { db in
+            let model = try ModelSummary(db)
             let metadata = try StoreReader.metadata(db, path: path)
             var entities: [EntitySummary] = []
-            var warnings: [String] = []
             for (key, table) in try StoreReader.modelTables(db) {
-                if let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(table)"), largest > key.maximumPrimaryKey {
-                    warnings.append(
-                        "\(key.name): Z_MAX is \(key.maximumPrimaryKey), below its largest Z_PK \(largest); Core Data would hand out a key in use"
-                    )
-                }
                 entities.append(
                     EntitySummary(
                         number: key.number, name: key.name, table: table,
@@ -84,7 +79,7 @@ extension StoreInspection {
                 schemaVersion: schemaVersion, schemaProblem: problem,
                 otherTables: Dictionary(
                     uniqueKeysWithValues: try StoreReader.otherTables(db).map { ($0.name, try StoreReader.rowCount(db, table: $0.name)) }),
-                warnings: warnings, model: try ModelSummary(db))
+                warnings: try StoreInspection.warnings(db, model: model), model: model)
         }
     }
 }
@@ -107,5 +102,30 @@ extension StoreInspection.ModelSummary {
                 entities: 0, versionIdentifiers: [], hashesMatch: false, differingEntities: [], notes: [],
                 problem: (error as? LocalizedError)?.errorDescription ?? "\(error)")
         }
+    }
+}
+
+extension StoreInspection {
+    /// What is odd about a store, one sentence each, for `inspect` and `export` alike: a `Z_MAX`
+    /// below the largest `Z_PK`, a model cache that cannot be decoded or disagrees with the metadata.
+    public static func warnings(_ db: Database, model: ModelSummary?) throws -> [String] {
+        var warnings: [String] = []
+        for (key, table) in try StoreReader.modelTables(db) {
+            if let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(table)"), largest > key.maximumPrimaryKey {
+                warnings.append(
+                    "\(key.name): Z_MAX is \(key.maximumPrimaryKey), below its largest Z_PK \(largest); Core Data would hand out a key in use"
+                )
+            }
+        }
+        if let model {
+            if let problem = model.problem {
+                warnings.append("the store's model cache (Z_MODELCACHE) cannot be decoded: \(problem)")
+            } else if !model.hashesMatch {
+                warnings.append(
+                    "the store's model cache disagrees with its metadata: hashes differ for \(model.differingEntities.joined(separator: ", "))"
+                )
+            }
+        }
+        return warnings
     }
 }
