@@ -1254,28 +1254,14 @@ enum HostileValues {
 
     /// Whole hostile plists: each of these once crashed, bloated or confused a reader.
     static let plists: [(Data, String)] = {
-        func bigEndian(_ value: UInt64, width: Int) -> [UInt8] {
-            (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
-        }
+        func bigEndian(_ value: UInt64, width: Int) -> [UInt8] { RawPlist.bigEndian(value, width: width) }
         func withField(_ data: Data, _ field: Int, _ value: UInt64) -> Data {
             var bytes = [UInt8](data)
             bytes.replaceSubrange((bytes.count - 32 + field)..<(bytes.count - 24 + field), with: bigEndian(value, width: 8))
             return Data(bytes)
         }
         func assemble(_ objects: [[UInt8]], offsetWidth: Int = 1, offsets: [UInt64]? = nil) -> Data {
-            var bytes = Array("bplist00".utf8)
-            var positions: [UInt64] = []
-            for object in objects {
-                positions.append(UInt64(bytes.count))
-                bytes += object
-            }
-            let table = UInt64(bytes.count)
-            let entries = offsets ?? positions
-            for offset in entries { bytes += bigEndian(offset, width: offsetWidth) }
-            bytes +=
-                [0, 0, 0, 0, 0, 0, UInt8(offsetWidth), 1] + bigEndian(UInt64(entries.count), width: 8) + bigEndian(0, width: 8)
-                + bigEndian(table, width: 8)
-            return Data(bytes)
+            RawPlist.assemble(objects, offsetWidth: offsetWidth, offsets: offsets)
         }
         let forty = BinaryPropertyList.encode(.array((0..<40).map { .integer($0) }))
         let count = 60_000
