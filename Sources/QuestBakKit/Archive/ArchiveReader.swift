@@ -218,45 +218,12 @@ public struct ArchiveReader: Sendable {
         } catch {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "\(ArchiveManifest.path): \(DecodingErrorText.describe(error))")
         }
-        var names: Set<String> = []
-        for member in manifest.entities {
-            guard member.path == ArchiveManifest.entityPath(member.name),
-                Schema.isPlainIdentifier(member.name),
-                !member.name.isEmpty
-            else {
-                throw ArchiveError.notAQuestbakArchive(
-                    path: path,
-                    reason:
-                        "entity \"\(ArchiveError.displayName(member.name))\" has member path \"\(ArchiveError.displayName(member.path))\"; expected entities/<Name>.jsonl with a plain name"
-                )
-            }
-            // Case-folded, like member names: Routine and ROUTINE would share one file on a
-            // case-insensitive disk (and one table in SQLite, whose names ignore case).
-            guard names.insert(member.name.lowercased()).inserted else {
-                throw ArchiveError.notAQuestbakArchive(
-                    path: path, reason: "entity \(member.name) is listed twice (names that differ only in case count as one)")
-            }
-            guard member.count >= 0, member.bytes >= 0 else {
-                throw ArchiveError.notAQuestbakArchive(path: path, reason: "entity \(member.name) has a negative count or size")
-            }
-        }
-        var tables: Set<String> = []
-        for table in manifest.tables ?? [] {
-            guard table.path == ArchiveManifest.tablePath(table.name), Schema.isPlainIdentifier(table.name) else {
-                throw ArchiveError.notAQuestbakArchive(
-                    path: path,
-                    reason:
-                        "table \"\(ArchiveError.displayName(table.name))\" has member path \"\(ArchiveError.displayName(table.path))\"; expected tables/<Name>.jsonl with a plain name"
-                )
-            }
-            guard tables.insert(table.name.lowercased()).inserted else {
-                throw ArchiveError.notAQuestbakArchive(
-                    path: path, reason: "table \(table.name) is listed twice (names that differ only in case count as one)")
-            }
-            guard table.count >= 0, table.bytes >= 0 else {
-                throw ArchiveError.notAQuestbakArchive(path: path, reason: "table \(table.name) has a negative count or size")
-            }
-        }
+        try checkListed(
+            "entity", folder: "entities", manifest.entities.map { ($0.name, $0.path, $0.count, $0.bytes) },
+            expectedPath: ArchiveManifest.entityPath)
+        try checkListed(
+            "table", folder: "tables", (manifest.tables ?? []).map { ($0.name, $0.path, $0.count, $0.bytes) },
+            expectedPath: ArchiveManifest.tablePath)
         var files: Set<String> = []
         for file in manifest.files {
             guard [ArchiveManifest.metadataPath, ArchiveManifest.modelCachePath].contains(file.path) else {
@@ -355,6 +322,32 @@ public struct ArchiveReader: Sendable {
         }
         guard lineNumber - 1 == member.count else {
             throw ArchiveError.countMismatch(path: path, member: member.path, declared: member.count, found: lineNumber - 1)
+        }
+    }
+
+    /// Entity and table members alike: a plain name, the path the format gives it, listed once
+    /// (case-folded, like member names: Routine and ROUTINE would share one file on a
+    /// case-insensitive disk, and one table in SQLite, whose names ignore case), no negative sizes.
+    private func checkListed(
+        _ kind: String, folder: String, _ members: [(name: String, path: String, count: Int, bytes: Int64)],
+        expectedPath: (String) -> String
+    ) throws {
+        var names: Set<String> = []
+        for member in members {
+            guard member.path == expectedPath(member.name), Schema.isPlainIdentifier(member.name) else {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: path,
+                    reason:
+                        "\(kind) \"\(ArchiveError.displayName(member.name))\" has member path \"\(ArchiveError.displayName(member.path))\"; expected \(folder)/<Name>.jsonl with a plain name"
+                )
+            }
+            guard names.insert(member.name.lowercased()).inserted else {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: path, reason: "\(kind) \(member.name) is listed twice (names that differ only in case count as one)")
+            }
+            guard member.count >= 0, member.bytes >= 0 else {
+                throw ArchiveError.notAQuestbakArchive(path: path, reason: "\(kind) \(member.name) has a negative count or size")
+            }
         }
     }
 
