@@ -10,14 +10,7 @@ enum DeterministicID {
     static func uuid(name: String, namespace: UUID = namespace) -> UUID {
         var input = withUnsafeBytes(of: namespace.uuid) { Data($0) }
         input.append(Data(name.utf8))
-        var bytes = Array(Insecure.SHA1.hash(data: input).prefix(16))
-        bytes[6] = bytes[6] & 0x0F | 0x50
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        return UUID(bytes: Array(Insecure.SHA1.hash(data: input)), version: 5)
     }
 
     /// A cloudID is usable when it is a UUID string, as `UUID().uuidString` makes them:
