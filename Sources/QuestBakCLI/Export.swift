@@ -83,12 +83,14 @@ extension Questbak {
         }
 
         static func text(_ summary: Exporter.Summary, store: String) -> String {
-            let kind =
-                summary.schema == ArchiveManifest.Source.timeQuestSchema
-                ? "TimeQuest \(summary.schemaVersion)"
-                : "another app's (" + (summary.schemaVersion.isEmpty ? "no version identifier" : "version \(summary.schemaVersion)")
-                    + "; typed by its tables' declared column types)"
-            var lines = ["exported \(kind) store \(store)"]
+            let version = summary.schemaVersion.isEmpty ? "no version identifier" : "version \(summary.schemaVersion)"
+            let kind: String
+            switch summary.schema {
+            case ArchiveManifest.Source.timeQuestSchema: kind = "TimeQuest \(summary.schemaVersion) store \(store)"
+            case ArchiveManifest.Source.modelSchema: kind = "another app's store \(store) (\(version)), typed by its own model"
+            default: kind = "another app's store \(store) (\(version)), by its tables: every value in its SQLite storage class"
+            }
+            var lines = ["exported \(kind)"]
             lines.append("  to \(summary.archive) (\(summary.compression)" + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
             if summary.walFrames > 0 { lines.append("  including \(summary.walFrames) WAL frames not yet in the main file") }
             let width = summary.entities.map(\.name.count).max() ?? 0
@@ -98,7 +100,8 @@ extension Questbak {
                         + " records  sha256 " + entity.sha256.prefix(16) + "…")
             }
             for table in summary.tables {
-                lines.append("  table \(table.name): \(table.count) rows (belongs to no entity; carried as it is)")
+                let what = table.name == CoreDataSQL.primaryKeyTable ? "Core Data's entity keys" : "belongs to no entity"
+                lines.append("  table \(table.name): \(table.count) rows (\(what); carried as it is)")
             }
             return lines.joined(separator: "\n")
         }

@@ -75,7 +75,24 @@ extension Questbak {
             case let model?:
                 let verdict = model.hashesMatch ? "hashes match" : "hashes differ for \(model.differingEntities.joined(separator: ", "))"
                 lines.append("model:               decoded from the store (\(model.entities) entities), \(verdict)")
+                for entity in model.entityDetails {
+                    lines.append("  " + entity.name + (entity.superentity.map { " (a \($0))" } ?? ""))
+                    if !entity.attributes.isEmpty { lines.append("    attributes:    " + entity.attributes.joined(separator: ", ")) }
+                    if !entity.relationships.isEmpty { lines.append("    relationships: " + entity.relationships.joined(separator: ", ")) }
+                    for tuple in entity.uniqueTuples { lines.append("    unique:        " + tuple.joined(separator: ", ")) }
+                    if !entity.indexes.isEmpty { lines.append("    indexes:       " + entity.indexes.joined(separator: ", ")) }
+                }
                 lines += model.notes.map { "  model note: " + $0 }
+                lines += model.layoutNotes.map { "  layout note: " + $0 }
+            }
+            switch inspection.backup {
+            case ArchiveManifest.Source.timeQuestSchema: break
+            case ArchiveManifest.Source.modelSchema:
+                lines.append("backup:              by the store's own model: every table, column and row is explained by it")
+            default:
+                lines.append(
+                    "backup:              by its tables, values in their storage class: \(inspection.backupReason ?? "no model describes them")"
+                )
             }
             if let problem = inspection.schemaProblem {
                 lines.append("note: " + problem)
@@ -104,7 +121,11 @@ extension Questbak.Inspect {
                 "  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + String(entity.count).leftPadded(8)
                     + " records  Z_MAX " + String(entity.maximumPrimaryKey))
         }
-        for table in manifest.tables ?? [] { lines.append("  table \(table.name): \(table.count) rows (belongs to no entity)") }
+        for table in manifest.tables ?? [] {
+            let what = table.name == CoreDataSQL.primaryKeyTable ? "Core Data's entity keys" : "belongs to no entity"
+            lines.append("  table \(table.name): \(table.count) rows (\(what))")
+        }
+        lines += (manifest.warnings ?? []).map { "warning: " + $0 }
         for file in manifest.files { lines.append("  \(file.path) (\(file.bytes) bytes)") }
         return lines.joined(separator: "\n")
     }

@@ -33,7 +33,7 @@ import XCTest
 //   manifest and header count ≠ records                  countMismatch (fewer) / invalidLine at the first
 //                                                        extra record (more)
 //   wrong sha256 / wrong bytes                           checksumMismatch / sizeMismatch
-//   formatVersion 3 / 0 / missing                        unsupportedFormatVersion(3, 2) / notAQuestbak…
+//   formatVersion 4 / 0 / missing                        unsupportedFormatVersion(4, 3) / notAQuestbak…
 //   format missing or another                            notAQuestbakArchive "format is missing"
 //   schemaVersion missing (manifest and headers)         accepted, effectiveSchemaVersion "1.0.0"
 //   header entity ≠ member                               invalidLine line 1 "entity …"
@@ -598,9 +598,9 @@ final class ArchiveReaderTests: XCTestCase {
         url = try bench.write(try Self.withManifest(members) { $0.files[0].bytes -= 1 }, "file-bytes")
         assertRefused(url, kind: "sizeMismatch", mentions: ["store/metadata.plist"])
 
-        url = try bench.write(try Self.withManifest(members) { $0.formatVersion = 3 }, "version-3")
-        let newer = assertRefused(url, .unsupportedFormatVersion(path: url.path, found: 3, supported: 2))
-        XCTAssertTrue(newer?.errorDescription?.contains("version 3 is newer") == true)
+        url = try bench.write(try Self.withManifest(members) { $0.formatVersion = 4 }, "version-4")
+        let newer = assertRefused(url, .unsupportedFormatVersion(path: url.path, found: 4, supported: 3))
+        XCTAssertTrue(newer?.errorDescription?.contains("version 4 is newer") == true)
 
         url = try bench.write(try Self.withManifest(members) { $0.formatVersion = 0 }, "version-0")
         assertRefused(url, kind: "notAQuestbakArchive", mentions: ["formatVersion 0"])

@@ -54,10 +54,11 @@ final class HostileRecordTests: XCTestCase {
             for attribute in entity.attributes {
                 let wrong: Any
                 switch attribute.kind {
-                case .string, .uuid, .binary: wrong = 5
-                case .integer: wrong = "five"
+                case .string, .uri, .uuid, .binary, .transformable: wrong = 5
+                case .integer, .integer16, .integer32: wrong = "five"
+                case .decimal: wrong = "five"
                 case .boolean: wrong = "yes"
-                case .double: wrong = [1]
+                case .double, .float: wrong = [1]
                 case .date: wrong = true
                 case .integerArray, .stringArray: wrong = "[1]"
                 }

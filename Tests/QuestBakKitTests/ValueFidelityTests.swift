@@ -603,9 +603,13 @@ final class ValueFidelityTests: XCTestCase {
     /// Hostile values a column of each kind can hold, as a careful attacker would pick them.
     static func hostileValues(_ kind: AttributeKind) -> [Value] {
         switch kind {
-        case .integer: return [.integer(0), .integer(-1), .integer(.max), .integer(.min), .integer(1 << 53 + 1)]
+        case .integer, .integer16, .integer32: return [.integer(0), .integer(-1), .integer(.max), .integer(.min), .integer(1 << 53 + 1)]
+        case .decimal:
+            return [
+                .decimal("0"), .decimal("100"), .decimal("-9223372036854775808"), .decimal("12.5"), .decimal("1e-07"), .decimal("1e+20"),
+            ]
         case .boolean: return [.boolean(true), .boolean(false)]
-        case .double:
+        case .double, .float:
             return [
                 .double(-0.0), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude), .double(.infinity), .double(-.infinity),
                 .double(0.1 + 0.2), .double(1e-300),
@@ -616,7 +620,7 @@ final class ValueFidelityTests: XCTestCase {
                 .date(0.123456789012345678),
                 .date(-978_307_200.5), .integerDate(.max), .integerDate(.min), .integerDate(1 << 53 + 1), .date(Double(1 << 52)),
             ]
-        case .string:
+        case .string, .uri:
             return [
                 .string(""), .string("\u{0}"), .string("a\u{0}b\u{0}"), .string("\u{1}\u{1F}\u{7F}\"\\"),
                 .string("e\u{301} \u{E9} \u{202E}rtl\u{200F} 👩‍👩‍👧"),
@@ -624,7 +628,7 @@ final class ValueFidelityTests: XCTestCase {
                 .string(String(repeating: "x", count: 100_000)),
             ]
         case .uuid: return [.uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))]
-        case .binary: return [.binary(Data()), .binary(Data([0, 0xFF, 0]))]
+        case .binary, .transformable: return [.binary(Data()), .binary(Data([0, 0xFF, 0]))]
         case .integerArray: return [.integerArray([]), .integerArray([.min, .max, 0])]
         case .stringArray: return [.stringArray([]), .stringArray(["\u{0}", "é"])]
         }

@@ -206,8 +206,8 @@ final class ExportCommandTests: XCTestCase {
             lines,
             [
                 #"{"schemaVersion":"7.1","entity":"Item","count":2}"#,
-                #"{"_pk":1,"_opt":1,"ZCRAFTINGRECIPE":3,"ZNAME":"Anise","Z_ENT":1}"#,
-                #"{"_pk":2,"_opt":2,"ZCRAFTINGRECIPE":null,"ZNAME":"Grapefruit","Z_ENT":1}"#,
+                #"{"_pk":1,"Z_ENT":1,"Z_OPT":1,"ZCRAFTINGRECIPE":3,"ZNAME":"Anise"}"#,
+                #"{"_pk":2,"Z_ENT":1,"Z_OPT":2,"ZCRAFTINGRECIPE":null,"ZNAME":"Grapefruit"}"#,
             ])
     }
 

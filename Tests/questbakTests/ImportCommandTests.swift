@@ -307,8 +307,8 @@ final class ImportCommandTests: XCTestCase {
                 }
             }, status: 65, message: "header has count 1, the manifest says 2")
         try attempt(
-            "format-version", { $0.formatVersion = 3 }, status: 69,
-            message: "archive format version 3 is newer than this questbak reads (up to 2); upgrade questbak")
+            "format-version", { $0.formatVersion = 4 }, status: 69,
+            message: "archive format version 4 is newer than this questbak reads (up to 3); upgrade questbak")
         try attempt(
             "schema-version", { $0.schemaVersion = "3.0.0" }, status: 69,
             message:
@@ -328,7 +328,7 @@ final class ImportCommandTests: XCTestCase {
             message: "line 3: _pk 1 appears more than once")
         try attempt(
             "not-json", { $0.members = [.init("Routine", records: ["{\"_pk\": 1,"])] }, status: 65, message: "line 2: not a JSON object")
-        try attempt("generic", { $0.schemaKind = "generic" }, status: 65, message: "generic archive of another app's store")
+        try attempt("generic", { $0.schemaKind = "generic" }, status: 65, message: "a generic archive must list the store's statements")
         try attempt(
             "unknown-entity", { $0.members = [.init("Spaceship", records: [])] }, status: 65,
             message: "entity Spaceship is not part of schema 1.0.0")

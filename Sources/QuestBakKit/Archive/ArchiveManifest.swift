@@ -5,8 +5,13 @@ import Foundation
 public struct ArchiveManifest: Codable, Sendable, Equatable {
     public static let formatName = "questbak-archive"
     /// The `formatVersion` this build writes and the newest it reads; newer archives are refused
-    /// by name. Version 2 added `_opt`, `{"textBytes": …}` and integer dates (docs/archive-format.md).
-    public static let highestSupportedFormatVersion = 2
+    /// by name. Version 2 added `_opt`, `{"textBytes": …}` and integer dates; version 3 added
+    /// archives of any app's store, described by its own model or by its tables (`sql`,
+    /// `source.schema` "model" and "generic"), docs/archive-format.md.
+    public static let highestSupportedFormatVersion = 3
+    /// What a TimeQuest archive is written as: nothing in one changed with version 3, so readers of
+    /// version 2 keep reading them.
+    public static let timeQuestFormatVersion = 2
     /// The longest record line (newline included) the format allows: export refuses a record
     /// that would need more, and readers refuse a longer line, so every archive restores.
     public static let maximumLineBytes = 64 << 20
@@ -28,9 +33,13 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         public var schema: String
 
         /// `schema` for a store of a known TimeQuest schema.
-        public static let timeQuestSchema = "timequest"
-        /// `schema` for any other Core Data store, exported by its tables.
-        public static let genericSchema = "generic"
+        public static let timeQuestSchema = StoreDescription.Kind.timeQuest.rawValue
+        /// `schema` for any other Core Data store that its own model (`Z_MODELCACHE`) describes
+        /// exactly: records under property names, typed by that model (format version 3).
+        public static let modelSchema = StoreDescription.Kind.model.rawValue
+        /// `schema` for a store no model describes (none, or one that does not explain its
+        /// tables): records under column names, values in their SQLite storage class.
+        public static let genericSchema = StoreDescription.Kind.generic.rawValue
     }
 
     public struct EntityMember: Codable, Sendable, Equatable {
@@ -76,6 +85,19 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     public var tables: [TableMember]?
     /// Rows of Core Data's own tables (history, CloudKit mirroring): counted, not archived.
     public var bookkeepingRows: [String: Int]
+    /// Format version 3, "model" and "generic" archives: every `CREATE` statement of the store
+    /// (tables, indexes, triggers, views) in the order SQLite lists them, so a restore makes the
+    /// same tables, columns and indexes, unique ones included.
+    public var sql: [String]?
+    /// Format version 3: the store file's page size and `auto_vacuum` mode.
+    public var sqlite: StoreFileSettings?
+    /// Format version 3: what is odd about the store and what the export did about it, one
+    /// sentence each (also printed by `export`). Absent when there is nothing to say.
+    public var warnings: [String]?
+
+    /// Whether records are typed by a schema questbak knows (TimeQuest's) rather than restored
+    /// statement by statement from `sql`.
+    public var restoresFromStatements: Bool { source.schema != Source.timeQuestSchema }
 
     public var effectiveSchemaVersion: String { schemaVersion ?? "1.0.0" }
 

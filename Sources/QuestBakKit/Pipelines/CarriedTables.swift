@@ -10,22 +10,33 @@ import GRDB
 struct CarriedTables {
     let archive: String
     let tables: [ArchiveManifest.TableMember]
+    /// Whether the tables are made from their members' statements; false when the whole schema was
+    /// already made from the manifest's `sql` (format version 3).
+    let createsTables: Bool
     /// Each table's INSERT and columns (the statement itself is the connection's cached one, so
     /// nothing here outlives the connection).
     private var inserts: [String: (sql: String, columns: [String])] = [:]
 
-    init(archive: String, tables: [ArchiveManifest.TableMember]) {
+    init(archive: String, tables: [ArchiveManifest.TableMember], createsTables: Bool = true) {
         self.archive = archive
         self.tables = tables
+        self.createsTables = createsTables
     }
 
     private func refuse(_ table: ArchiveManifest.TableMember, _ reason: String) -> ArchiveError {
         ArchiveError.invalidLine(path: archive, member: table.path, line: 0, reason: reason)
     }
 
-    /// Creates every carried table and its indexes in `db`.
+    /// Creates every carried table and its indexes in `db` (or, when the schema is made already,
+    /// checks that each table is there).
     mutating func create(in db: Database) throws {
-        for table in tables {
+        for table in tables where !createsTables {
+            guard try db.tableExists(table.name) else {
+                throw refuse(table, "table \(table.name) is not one the archive's statements make")
+            }
+            prepareInsert(table, columns: try db.columns(in: table.name).map(\.name))
+        }
+        for table in tables where createsTables {
             guard try !db.tableExists(table.name) else {
                 throw refuse(table, "table \(table.name) is one the store has already")
             }
@@ -40,23 +51,35 @@ struct CarriedTables {
             else {
                 throw refuse(table, "its statements create something other than table \(table.name) and its indexes")
             }
-            let columns = try db.columns(in: table.name).map(\.name)
-            let sql =
-                "INSERT INTO \(table.name.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-            inserts[table.name] = (sql, columns)
+            prepareInsert(table, columns: try db.columns(in: table.name).map(\.name))
         }
     }
 
+    private mutating func prepareInsert(_ table: ArchiveManifest.TableMember, columns: [String]) {
+        let sql =
+            "INSERT INTO \(table.name.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        inserts[table.name] = (sql, columns)
+    }
+
     private func execute(_ sql: String, prefixes: [String], for table: ArchiveManifest.TableMember, in db: Database) throws {
+        if let reason = Self.execute(sql, prefixes: prefixes, in: db) { throw refuse(table, reason) }
+    }
+
+    /// Runs one statement from an archive if it starts with one of `prefixes` (upper case, words
+    /// separated by single spaces) and is a single statement; else, or when it fails, the reason.
+    static func execute(_ sql: String, prefixes: [String], in db: Database) -> String? {
         let words = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
         guard prefixes.contains(where: { words.hasPrefix($0) }) else {
-            throw refuse(table, "\"\(ArchiveError.displayName(String(sql.prefix(60))))\" is not a \(prefixes[0].lowercased())statement")
+            return "\"\(ArchiveError.displayName(String(sql.prefix(60))))\" is not a \(prefixes[0].lowercased())statement"
         }
         do {
             // One statement only: GRDB refuses a string that holds several.
             try db.makeStatement(sql: sql).execute()
+            return nil
         } catch let error as DatabaseError {
-            throw refuse(table, "its statement fails: \(error.message ?? "\(error)")")
+            return "its statement fails: \(error.message ?? "\(error)")"
+        } catch {
+            return "its statement fails: \(error)"
         }
     }
 

@@ -78,23 +78,31 @@ public enum Exporter {
 
         let staged = try stageMembers(of: snapshot, in: staging, options: options)
         let manifest = ArchiveManifest(
-            format: ArchiveManifest.formatName, formatVersion: ArchiveManifest.highestSupportedFormatVersion,
-            schemaVersion: staged.schema.versionIdentifier,
+            format: ArchiveManifest.formatName, formatVersion: staged.formatVersion, schemaVersion: staged.schemaVersion,
             createdAt: createdAt,
             tool: .init(name: "questbak", version: QuestBak.version),
             source: .init(
                 storeUUID: staged.metadata.uuid, versionIdentifiers: staged.metadata.versionIdentifiers,
                 frameworkVersion: staged.metadata.frameworkVersion, walFrames: snapshot.walFrameCount, schema: staged.kind),
             entities: staged.entities.map(\.member), files: staged.files.map(\.member),
-            tables: staged.tables.isEmpty ? nil : staged.tables.map(\.member), bookkeepingRows: staged.bookkeeping)
+            tables: staged.tables.isEmpty ? nil : staged.tables.map(\.member), bookkeepingRows: staged.bookkeeping,
+            sql: staged.sql, sqlite: staged.sqlite,
+            warnings: staged.formatVersion >= 3 && !staged.warnings.isEmpty ? staged.warnings : nil)
 
         do {
             let writer = try TarArchiveWriter(
                 fileDescriptor: descriptor, compression: options.compression, modificationTime: Int(options.createdAt))
             try writer.addFile(path: ArchiveManifest.path, data: try manifest.encoded())
-            for (member, file) in staged.entities { try copy(file, as: member.path, size: member.bytes, into: writer) }
-            for (member, file) in staged.tables { try copy(file, as: member.path, size: member.bytes, into: writer) }
-            for (member, file) in staged.files { try copy(file, as: member.path, size: member.bytes, into: writer) }
+            if manifest.restoresFromStatements {
+                // A restore from statements needs the model and Z_PRIMARYKEY before the records.
+                for (member, file) in staged.files { try copy(file, as: member.path, size: member.bytes, into: writer) }
+                for (member, file) in staged.tables { try copy(file, as: member.path, size: member.bytes, into: writer) }
+                for (member, file) in staged.entities { try copy(file, as: member.path, size: member.bytes, into: writer) }
+            } else {
+                for (member, file) in staged.entities { try copy(file, as: member.path, size: member.bytes, into: writer) }
+                for (member, file) in staged.tables { try copy(file, as: member.path, size: member.bytes, into: writer) }
+                for (member, file) in staged.files { try copy(file, as: member.path, size: member.bytes, into: writer) }
+            }
             try writer.finish()
         } catch let error as LibArchiveError {
             throw ArchiveError.write(path: output?.destination.path ?? "standard output", reason: error.localizedDescription)
@@ -106,19 +114,30 @@ public enum Exporter {
         }
         return Summary(
             archive: output?.destination.path ?? "standard output", compression: options.compression.rawValue, archiveBytes: archiveBytes,
-            schemaVersion: staged.schema.versionIdentifier, schema: staged.kind, walFrames: snapshot.walFrameCount,
+            schemaVersion: staged.schemaVersion, schema: staged.kind, walFrames: snapshot.walFrameCount,
             entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [], warnings: staged.warnings)
     }
 
     private struct Staged {
-        var schema: Schema
+        var schemaVersion: String
         var kind: String
+        var formatVersion: Int
         var metadata: StoreMetadata
         var entities: [(member: ArchiveManifest.EntityMember, file: URL)] = []
         var files: [(member: ArchiveManifest.FileMember, file: URL)] = []
         var tables: [(member: ArchiveManifest.TableMember, file: URL)] = []
         var warnings: [String] = []
         var bookkeeping: [String: Int] = [:]
+        var sql: [String]?
+        var sqlite: StoreFileSettings?
+    }
+
+    /// How the store's records are written: by a TimeQuest schema, by the store's own model, or
+    /// by its tables.
+    private enum Description {
+        case timeQuest(Schema)
+        case model(ModelLayout)
+        case generic
     }
 
     /// Encodes every member into a staging file inside one read transaction, hashing as it
@@ -128,84 +147,173 @@ public enum Exporter {
         let path = snapshot.path
         return try snapshot.read { db in
             let metadata = try StoreReader.metadata(db, path: path)
-            let (schema, kind) = try resolveSchema(db, metadata: metadata, path: path, candidates: options.schemas)
-            var staged = Staged(schema: schema, kind: kind, metadata: metadata)
-            let maxima = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
-            for entity in schema.entities {
-                let number = kind == ArchiveManifest.Source.timeQuestSchema ? schema.entityNumber(of: entity.name) : nil
-                let memberPath = ArchiveManifest.entityPath(entity.name)
-                let file = staging.appendingPathComponent(entity.name + ".jsonl")
-                let writer = try HashingFileWriter(url: file)
-                let done = try EntityMemberEncoding.encode(
-                    db, schema: schema, entity: entity, entityNumber: number, path: path,
-                    progress: { options.progress?(Progress(entity: entity.name, rowsDone: $0, rowsTotal: $1)) },
-                    write: writer.write)
-                let (bytes, digest) = try writer.finish()
-                staged.entities.append(
-                    (
-                        ArchiveManifest.EntityMember(
-                            name: entity.name, path: memberPath, count: done, maximumPrimaryKey: maxima[entity.name] ?? 0, bytes: bytes,
-                            sha256: digest),
-                        file
-                    ))
-            }
-            let rawPlist = try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist) ?? Data()
-            for (memberPath, data) in [
-                (ArchiveManifest.metadataPath, rawPlist), (ArchiveManifest.modelCachePath, try StoreReader.modelCache(db)),
-            ] {
-                guard let data else { continue }
-                let file = staging.appendingPathComponent(URL(fileURLWithPath: memberPath).lastPathComponent)
-                try data.write(to: file)
-                staged.files.append(
-                    (
-                        ArchiveManifest.FileMember(path: memberPath, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString),
-                        file
-                    ))
-            }
-            for (name, sql, indexes) in try StoreReader.otherTables(db) {
-                // The name becomes a file name in the archive and SQL in a restore.
-                guard Schema.isPlainIdentifier(name) else {
-                    throw StoreError.schemaMismatch(
-                        path: path, versionIdentifier: nil,
-                        differences: [
-                            "table \"\(ArchiveError.displayName(name))\" belongs to no entity and its name is not a plain identifier, so it cannot be carried"
-                        ])
+            var warnings: [String] = []
+            var description = try describe(db, metadata: metadata, path: path, candidates: options.schemas, warnings: &warnings)
+            var staged: Staged
+            do {
+                staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options)
+            } catch StoreError.undecodableValue(_, let entity, let primaryKey, let property, let reason) {
+                guard case .model = description else {
+                    throw StoreError.undecodableValue(
+                        path: path, entity: entity, primaryKey: primaryKey, property: property, reason: reason)
                 }
-                let file = staging.appendingPathComponent("table-" + name + ".jsonl")
-                let writer = try HashingFileWriter(url: file)
-                let count = try TableMemberEncoding.encode(db, table: name, path: path, write: writer.write)
-                let (bytes, digest) = try writer.finish()
-                staged.tables.append(
-                    (
-                        ArchiveManifest.TableMember(
-                            name: name, path: ArchiveManifest.tablePath(name), count: count, bytes: bytes, sha256: digest, sql: sql,
-                            indexes: indexes),
-                        file
-                    ))
+                // A value the model's type cannot hold: the store is exported by its tables instead,
+                // which keeps every value as it is stored.
+                warnings.append(
+                    "\(entity) \(primaryKey) \(property): \(reason); exported by its tables (generic), not by its model")
+                description = .generic
+                staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options)
             }
-            staged.bookkeeping = try StoreReader.bookkeepingRowCounts(db)
-            staged.warnings = try StoreInspection.warnings(db, model: try StoreInspection.ModelSummary(db))
+            staged.warnings = try StoreInspection.warnings(db, model: try StoreInspection.ModelSummary(db)) + warnings
             return staged
         }
     }
 
-    /// A known TimeQuest schema when the store is one; any other app's store is exported
-    /// generically. A store with TimeQuest's entities that matches no TimeQuest schema is an
-    /// error, not a generic export: an archive that cannot be restored is no backup.
-    private static func resolveSchema(
-        _ db: Database, metadata: StoreMetadata, path: String, candidates: [Schema]
-    ) throws -> (Schema, String) {
+    private static func stage(
+        _ db: Database, _ description: Description, metadata: StoreMetadata, path: String, staging: URL, options: Options
+    ) throws -> Staged {
+        let schemaVersion: String
+        let kind: String
+        switch description {
+        case .timeQuest(let schema):
+            schemaVersion = schema.versionIdentifier
+            kind = ArchiveManifest.Source.timeQuestSchema
+        case .model:
+            // No identifier in the store means none in the archive: "" claims no version.
+            schemaVersion = metadata.versionIdentifiers.first ?? ""
+            kind = ArchiveManifest.Source.modelSchema
+        case .generic:
+            schemaVersion = metadata.versionIdentifiers.first ?? ""
+            kind = ArchiveManifest.Source.genericSchema
+        }
+        var staged = Staged(
+            schemaVersion: schemaVersion, kind: kind,
+            formatVersion: kind == ArchiveManifest.Source.timeQuestSchema
+                ? ArchiveManifest.timeQuestFormatVersion : ArchiveManifest.highestSupportedFormatVersion,
+            metadata: metadata)
+        let keys = try StoreReader.entityKeys(db)
+        let maxima = Dictionary(keys.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
+        /// Stages one entity member written by `encode`.
+        func stageEntity(_ name: String, _ encode: (([UInt8]) throws -> Void) throws -> Int) throws {
+            let file = staging.appendingPathComponent(name + ".jsonl")
+            let writer = try HashingFileWriter(url: file)
+            let done = try encode(writer.write)
+            let (bytes, digest) = try writer.finish()
+            staged.entities.append(
+                (
+                    ArchiveManifest.EntityMember(
+                        name: name, path: ArchiveManifest.entityPath(name), count: done, maximumPrimaryKey: maxima[name] ?? 0, bytes: bytes,
+                        sha256: digest),
+                    file
+                ))
+        }
+        func progress(_ name: String) -> (Int, Int) -> Void {
+            { options.progress?(Progress(entity: name, rowsDone: $0, rowsTotal: $1)) }
+        }
+        var carriedByRecords: Set<String> = []
+        switch description {
+        case .timeQuest(let schema):
+            for entity in schema.entities {
+                try stageEntity(entity.name) { write in
+                    try EntityMemberEncoding.encode(
+                        db, schema: schema, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: path,
+                        progress: progress(entity.name), write: write)
+                }
+            }
+        case .model(let layout):
+            for plan in layout.entities {
+                try stageEntity(plan.name) { write in
+                    try ModelMemberEncoding.encode(
+                        db, plan: plan, schemaVersion: schemaVersion, path: path, progress: progress(plan.name), write: write)
+                }
+            }
+            carriedByRecords = layout.joinTables
+        case .generic:
+            for (key, table) in try StoreReader.modelTables(db) {
+                guard Schema.isPlainIdentifier(key.name) else {
+                    throw StoreError.schemaMismatch(
+                        path: path, versionIdentifier: nil,
+                        differences: [
+                            "entity name \"\(ArchiveError.displayName(key.name))\" is not a plain identifier, so it cannot name a member"
+                        ])
+                }
+                try stageEntity(key.name) { write in
+                    try GenericMemberEncoding.encode(
+                        db, entity: key.name, table: table, schemaVersion: schemaVersion, path: path, progress: progress(key.name),
+                        write: write)
+                }
+            }
+        }
+        let rawPlist = try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist) ?? Data()
+        for (memberPath, data) in [
+            (ArchiveManifest.metadataPath, rawPlist), (ArchiveManifest.modelCachePath, try StoreReader.modelCache(db)),
+        ] {
+            guard let data else { continue }
+            let file = staging.appendingPathComponent(URL(fileURLWithPath: memberPath).lastPathComponent)
+            try data.write(to: file)
+            staged.files.append(
+                (
+                    ArchiveManifest.FileMember(path: memberPath, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString),
+                    file
+                ))
+        }
+        var tables = try StoreReader.otherTables(db).filter { !carriedByRecords.contains($0.name) }
+        if staged.formatVersion >= 3 {
+            // Z_PRIMARYKEY travels as it is, value for value: entity numbers, parents and Z_MAX.
+            tables.append((CoreDataSQL.primaryKeyTable, "", []))
+            tables.sort { $0.name < $1.name }
+            staged.sql = try CoreDataSQL.schemaStatements(db)
+            staged.sqlite = try StoreFileSettings.of(db)
+        }
+        for (name, sql, indexes) in tables {
+            // The name becomes a file name in the archive and SQL in a restore.
+            guard Schema.isPlainIdentifier(name) else {
+                throw StoreError.schemaMismatch(
+                    path: path, versionIdentifier: nil,
+                    differences: [
+                        "table \"\(ArchiveError.displayName(name))\" belongs to no entity and its name is not a plain identifier, so it cannot be carried"
+                    ])
+            }
+            let file = staging.appendingPathComponent("table-" + name + ".jsonl")
+            let writer = try HashingFileWriter(url: file)
+            let count = try TableMemberEncoding.encode(db, table: name, path: path, write: writer.write)
+            let (bytes, digest) = try writer.finish()
+            staged.tables.append(
+                (
+                    ArchiveManifest.TableMember(
+                        name: name, path: ArchiveManifest.tablePath(name), count: count, bytes: bytes, sha256: digest, sql: sql,
+                        indexes: indexes),
+                    file
+                ))
+        }
+        staged.bookkeeping = try StoreReader.bookkeepingRowCounts(db)
+        return staged
+    }
+
+    /// A known TimeQuest schema when the store is one; else the store's own model when it
+    /// describes the store exactly; else its tables, with the reason among the warnings. A store
+    /// with TimeQuest's entities that matches no TimeQuest schema is an error, not a generic
+    /// export: an archive that cannot be restored as TimeQuest is no TimeQuest backup.
+    private static func describe(
+        _ db: Database, metadata: StoreMetadata, path: String, candidates: [Schema], warnings: inout [String]
+    ) throws -> Description {
         do {
-            return (try StoreReader.detectSchema(db, path: path, candidates: candidates), ArchiveManifest.Source.timeQuestSchema)
+            return .timeQuest(try StoreReader.detectSchema(db, path: path, candidates: candidates))
         } catch let error as StoreError {
             switch error {
             case .schemaMismatch, .unsupportedVersion, .unknownVersion:
                 let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
                 if candidates.contains(where: { names == Set($0.entities.map(\.name)) }) { throw error }
-                return (try GenericSchema.derive(db, metadata: metadata, path: path), ArchiveManifest.Source.genericSchema)
             default:
                 throw error
             }
+        }
+        switch try StoreDescription.resolve(db, path: path) {
+        case .model(let layout):
+            return .model(layout)
+        case .tables(let reason):
+            warnings.append("exported by its tables, every value in its SQLite storage class and no type inferred: " + reason)
+            return .generic
         }
     }
 

@@ -77,7 +77,25 @@ public enum Importer {
         }
         let reader = ArchiveReader(path: file, displayPath: path)
         let manifest = try reader.readManifest()
-        let plan = try Plan(manifest: manifest, archive: path, options: options)
+        // Any app's store comes back from its own statements; TimeQuest's through its schemas.
+        let statementRestore = manifest.restoresFromStatements ? try StatementRestore(manifest: manifest, archive: path) : nil
+        if statementRestore != nil {
+            if let requested = options.targetVersion, requested != manifest.effectiveSchemaVersion {
+                throw ImportError.notImportable(
+                    archive: path,
+                    reason:
+                        "it is an archive of another app's store (\(manifest.source.schema)), which restores only as the version it was (\(manifest.effectiveSchemaVersion.isEmpty ? "none" : manifest.effectiveSchemaVersion)), not as \(requested)"
+                )
+            }
+            if options.template != nil {
+                throw ImportError.notImportable(
+                    archive: path,
+                    reason:
+                        "it is an archive of another app's store (\(manifest.source.schema)), which restores with its own metadata, not a template's"
+                )
+            }
+        }
+        let plan = statementRestore == nil ? try Plan(manifest: manifest, archive: path, options: options) : nil
         let log = try RepairLog(directory: workDirectory)
         var notes: [String] = []
 
@@ -116,49 +134,74 @@ public enum Importer {
         }
 
         var readCounts: [String: Int] = [:]
-        var digests: [String: EntityMemberEncoding.Digest] = [:]
-        var carried = CarriedTables(archive: path, tables: manifest.tables ?? [])
-        let summary = try StoreWriter.write(to: storeURL, schema: plan.target) { sink in
-            var files: [String: Data] = [:]
-            try carried.create(in: sink.database)
-            let tables = carried
-            _ = try reader.read(
-                onRecordLine: { member, lineNumber, line in
-                    readCounts[member.name, default: 0] += 1
-                    try plan.insert(line: line, member: member, lineNumber: lineNumber, archive: path, into: sink, log: log)
-                },
-                onTableLine: { table, lineNumber, line in
-                    try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
-                },
-                onFile: { file, data in files[file.path] = data })
-            try Repairer(
-                db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
-                now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
-                cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
-                log: log, path: path
-            ).run()
-            if !options.validate && log.repairs > 0 {
-                throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
+        var entityResults: [EntityResult] = []
+        if let restore = statementRestore {
+            readCounts = try restore.write(from: reader, to: storeURL)
+            let written = try restore.verifyReadBack(
+                storeURL, files: Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first }))
+            FaultPoint.reached("read back and verified")
+            entityResults = manifest.entities.map {
+                EntityResult(name: $0.name, read: readCounts[$0.name] ?? 0, written: written[$0.name] ?? 0, sha256: $0.sha256)
             }
-            let floors = Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
-            for entity in plan.target.entities {
-                digests[entity.name] = try EntityMemberEncoding.digest(
-                    sink.database, schema: plan.target, entity: entity, path: storeURL.path)
-                // Z_MAX below a record's key would make Core Data hand out that key again.
-                if let largest = sink.maximumPrimaryKeys[entity.name], let floor = floors[entity.name], largest > floor {
-                    try log.record(
-                        RepairEntry(
-                            rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
-                            field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
+            let history = manifest.bookkeepingRows.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+            if !history.isEmpty {
+                notes.append(
+                    "persistent history and CloudKit mirroring start empty, as Core Data rebuilds them (the source had "
+                        + history.map { "\($0.value) rows in \($0.key)" }.joined(separator: ", ") + ")")
+            }
+            if options.validate {
+                notes.append("restored exactly as archived: questbak has no repair rules for stores described by their own model yet")
+            }
+        } else if let plan {
+            var digests: [String: EntityMemberEncoding.Digest] = [:]
+            var carried = CarriedTables(archive: path, tables: manifest.tables ?? [])
+            let summary = try StoreWriter.write(to: storeURL, schema: plan.target) { sink in
+                var files: [String: Data] = [:]
+                try carried.create(in: sink.database)
+                let tables = carried
+                _ = try reader.read(
+                    onRecordLine: { member, lineNumber, line in
+                        readCounts[member.name, default: 0] += 1
+                        try plan.insert(line: line, member: member, lineNumber: lineNumber, archive: path, into: sink, log: log)
+                    },
+                    onTableLine: { table, lineNumber, line in
+                        try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
+                    },
+                    onFile: { file, data in files[file.path] = data })
+                try Repairer(
+                    db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
+                    now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
+                    cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
+                    log: log, path: path
+                ).run()
+                if !options.validate && log.repairs > 0 {
+                    throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
                 }
+                let floors = Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
+                for entity in plan.target.entities {
+                    digests[entity.name] = try EntityMemberEncoding.digest(
+                        sink.database, schema: plan.target, entity: entity, path: storeURL.path)
+                    // Z_MAX below a record's key would make Core Data hand out that key again.
+                    if let largest = sink.maximumPrimaryKeys[entity.name], let floor = floors[entity.name], largest > floor {
+                        try log.record(
+                            RepairEntry(
+                                rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
+                                field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
+                    }
+                }
+                let (metadata, metadataNote) = try plan.metadata(archiveFiles: files)
+                if let metadataNote { notes.append(metadataNote) }
+                return StoreWriter.Bookkeeping(
+                    metadata: metadata, modelCache: try plan.modelCache(archiveFiles: files), maximumPrimaryKeyFloor: floors)
             }
-            let (metadata, metadataNote) = try plan.metadata(archiveFiles: files)
-            if let metadataNote { notes.append(metadataNote) }
-            return StoreWriter.Bookkeeping(
-                metadata: metadata, modelCache: try plan.modelCache(archiveFiles: files), maximumPrimaryKeyFloor: floors)
+            try verifyReadBack(storeURL, schema: plan.target, expected: digests, tables: carried)
+            FaultPoint.reached("read back and verified")
+            entityResults = plan.target.entities.map { entity in
+                EntityResult(
+                    name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0,
+                    sha256: digests[entity.name]?.sha256 ?? "")
+            }
         }
-        try verifyReadBack(storeURL, schema: plan.target, expected: digests, tables: carried)
-        FaultPoint.reached("read back and verified")
 
         var backup: URL?
         if let target, !options.dryRun {
@@ -167,12 +210,8 @@ public enum Importer {
         }
         return Result(
             archive: path, target: target?.path, dryRun: options.dryRun || target == nil,
-            sourceSchemaVersion: manifest.effectiveSchemaVersion, targetSchemaVersion: plan.target.versionIdentifier,
-            entities: plan.target.entities.map { entity in
-                EntityResult(
-                    name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0,
-                    sha256: digests[entity.name]?.sha256 ?? "")
-            },
+            sourceSchemaVersion: manifest.effectiveSchemaVersion,
+            targetSchemaVersion: plan?.target.versionIdentifier ?? manifest.effectiveSchemaVersion, entities: entityResults,
             counts: log.counts, repairs: log.repairs, changes: log.total, backup: backup?.path,
             backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
     }

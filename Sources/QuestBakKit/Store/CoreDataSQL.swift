@@ -58,6 +58,8 @@ package enum CoreDataSQL {
 
     // MARK: Z_PRIMARYKEY
 
+    package static let primaryKeyTable = "Z_PRIMARYKEY"
+
     static let selectEntityKeys = "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT"
 
     static func insertEntityKey(_ db: Database, number: Int64, name: String, maximumPrimaryKey: Int64) throws {
@@ -69,6 +71,15 @@ package enum CoreDataSQL {
     /// Removes the model's entities (not Core Data's own) before they are numbered anew.
     static func deleteModelEntityKeys(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < \(firstCoreDataEntityNumber)")
+    }
+
+    // MARK: The schema as statements
+
+    /// Every `CREATE` statement of the store in the order SQLite lists them (the order they were
+    /// made in), SQLite's own objects and automatic indexes left out: what a restore replays.
+    static func schemaStatements(_ db: Database) throws -> [String] {
+        try String.fetchAll(
+            db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid")
     }
 
     // MARK: Z_METADATA

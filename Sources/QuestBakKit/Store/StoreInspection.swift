@@ -35,6 +35,11 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     public var warnings: [String]
     /// The store's own model, decoded from `Z_MODELCACHE`; nil when the store has none.
     public var model: ModelSummary?
+    /// How an export writes the store's records: "timequest" (by a TimeQuest schema), "model"
+    /// (by the store's own model) or "generic" (by its tables), as `source.schema` says.
+    public var backup: String
+    /// Why a store that is not TimeQuest's is backed up by its tables, not by its model.
+    public var backupReason: String?
 
     public struct ModelSummary: Sendable, Equatable, Encodable {
         public var entities: Int
@@ -47,6 +52,21 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var notes: [String]
         /// Why the cache could not be decoded, when it could not (then the counts are 0).
         public var problem: String?
+        /// The decoded entities, in the model's order.
+        public var entityDetails: [EntityDetail]
+        /// How the model maps onto the tables where that is inferred rather than seen (spec).
+        public var layoutNotes: [String]
+    }
+
+    public struct EntityDetail: Sendable, Equatable, Encodable {
+        public var name: String
+        public var superentity: String?
+        /// `name: Type`, `?` after an optional's type; a composite's elements in braces.
+        public var attributes: [String]
+        /// `name: Destination` (`[Destination]` for a to-many) and its inverse, if any.
+        public var relationships: [String]
+        public var uniqueTuples: [[String]]
+        public var indexes: [String]
     }
 }
 
@@ -55,7 +75,7 @@ extension StoreInspection {
     public init(snapshot: StoreSnapshot, candidates: [Schema] = TimeQuestSchemas.all) throws {
         let path = snapshot.path
         self = try snapshot.read { db in
-            let model = try ModelSummary(db)
+            var model = try ModelSummary(db)
             let metadata = try StoreReader.metadata(db, path: path)
             var entities: [EntitySummary] = []
             for (key, table) in try StoreReader.modelTables(db) {
@@ -66,10 +86,26 @@ extension StoreInspection {
             }
             var schemaVersion: String?
             var problem: String?
+            var backup = StoreDescription.Kind.timeQuest.rawValue
+            var backupReason: String?
             do {
                 schemaVersion = try StoreReader.detectSchema(db, path: path, candidates: candidates).versionIdentifier
             } catch let error as StoreError {
-                problem = error.localizedDescription
+                // Diagnosed against TimeQuest only when it has TimeQuest's entities: another
+                // app's "1.0.0" store is not a damaged TimeQuest store.
+                let names = Set(entities.map(\.name))
+                if candidates.contains(where: { names == Set($0.entities.map(\.name)) }) {
+                    problem = error.localizedDescription
+                } else {
+                    switch try StoreDescription.resolve(db, path: path) {
+                    case .model(let layout):
+                        backup = StoreDescription.Kind.model.rawValue
+                        model?.layoutNotes = layout.notes
+                    case .tables(let reason):
+                        backup = StoreDescription.Kind.generic.rawValue
+                        backupReason = reason
+                    }
+                }
             }
             return StoreInspection(
                 path: path, uuid: metadata.uuid, versionIdentifiers: metadata.versionIdentifiers,
@@ -79,7 +115,7 @@ extension StoreInspection {
                 schemaVersion: schemaVersion, schemaProblem: problem,
                 otherTables: Dictionary(
                     uniqueKeysWithValues: try StoreReader.otherTables(db).map { ($0.name, try StoreReader.rowCount(db, table: $0.name)) }),
-                warnings: try StoreInspection.warnings(db, model: model), model: model)
+                warnings: try StoreInspection.warnings(db, model: model), model: model, backup: backup, backupReason: backupReason)
         }
     }
 }
@@ -96,11 +132,13 @@ extension StoreInspection.ModelSummary {
             let differing = names.filter { hashes[$0] != stored[$0] }.sorted()
             self.init(
                 entities: model.entities.count, versionIdentifiers: model.versionIdentifiers, hashesMatch: differing.isEmpty,
-                differingEntities: differing, notes: model.notes, problem: nil)
+                differingEntities: differing, notes: model.notes, problem: nil,
+                entityDetails: model.entities.map(StoreInspection.EntityDetail.init),
+                layoutNotes: [])
         } catch {
             self.init(
                 entities: 0, versionIdentifiers: [], hashesMatch: false, differingEntities: [], notes: [],
-                problem: (error as? LocalizedError)?.errorDescription ?? "\(error)")
+                problem: (error as? LocalizedError)?.errorDescription ?? "\(error)", entityDetails: [], layoutNotes: [])
         }
     }
 }
@@ -128,4 +166,31 @@ extension StoreInspection {
         }
         return warnings
     }
+}
+
+extension StoreInspection.EntityDetail {
+    init(_ entity: CompiledEntity) {
+        func describe(_ attribute: CompiledAttribute) -> String {
+            let type: String
+            if attribute.isComposite {
+                type = "{" + attribute.elements.map(describe).joined(separator: ", ") + "}"
+            } else {
+                type = Self.typeNames[attribute.typeCode] ?? "type \(attribute.typeCode)"
+            }
+            return "\(attribute.name): \(type)\(attribute.isOptional ? "?" : "")"
+        }
+        self.init(
+            name: entity.name, superentity: entity.superentity, attributes: entity.attributes.map(describe),
+            relationships: entity.relationships.map { relationship in
+                let destination = relationship.isToMany ? "[\(relationship.destination)]" : relationship.destination
+                return "\(relationship.name): \(destination)" + (relationship.inverse.map { " (inverse \($0))" } ?? " (no inverse)")
+            },
+            uniqueTuples: entity.uniqueTuples, indexes: entity.indexes.map(\.name))
+    }
+
+    /// Swift's names for the attribute type codes.
+    static let typeNames: [Int: String] = [
+        100: "Int16", 200: "Int32", 300: "Int64", 400: "Decimal", 500: "Double", 600: "Float", 700: "String", 800: "Bool", 900: "Date",
+        1000: "Data", 1100: "UUID", 1200: "URL", 1800: "Transformable", 2000: "ObjectID", 2100: "Composite",
+    ]
 }

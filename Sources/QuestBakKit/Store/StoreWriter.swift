@@ -75,6 +75,25 @@ public enum StoreWriter {
     /// inserted or the floor. On failure nothing is left at `url`.
     @discardableResult
     public static func write(to url: URL, schema: Schema, fill: (Sink) throws -> Bookkeeping) throws -> Summary {
+        var summary = Summary(counts: [:], maximumPrimaryKeys: [:])
+        try writeDatabase(to: url, settings: .coreData) { db in
+            try createTables(db, schema: schema)
+            let sink = Sink(db: db, schema: schema)
+            let bookkeeping = try fill(sink)
+            for entity in schema.entities {
+                summary.counts[entity.name] = try StoreReader.rowCount(db, table: TableLayout(entity: entity).tableName)
+                summary.maximumPrimaryKeys[entity.name] = max(
+                    sink.maximumPrimaryKeys[entity.name] ?? 0, bookkeeping.maximumPrimaryKeyFloor[entity.name] ?? 0)
+            }
+            try writeBookkeeping(db, schema: schema, bookkeeping: bookkeeping, summary: summary)
+        }
+        return summary
+    }
+
+    /// Writes a new SQLite file at `url` (which must not exist or be an empty file) in WAL mode
+    /// with the given page size and `auto_vacuum`, filled by `fill` in one transaction,
+    /// checkpointed and closed. On failure nothing is left at `url`.
+    package static func writeDatabase(to url: URL, settings: StoreFileSettings, fill: (Database) throws -> Void) throws {
         let path = url.path
         let existingSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
         guard existingSize == nil || existingSize == 0 else {
@@ -84,23 +103,14 @@ public enum StoreWriter {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = false
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            var summary = Summary(counts: [:], maximumPrimaryKeys: [:])
             try queue.writeWithoutTransaction { db in
                 // Page size and auto_vacuum only take effect before the first table exists.
-                try db.execute(sql: "PRAGMA page_size = 4096")
-                try db.execute(sql: "PRAGMA auto_vacuum = 2")
+                try db.execute(sql: "PRAGMA page_size = \(settings.pageSize)")
+                try db.execute(sql: "PRAGMA auto_vacuum = \(settings.autoVacuum)")
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.inTransaction {
-                    try createTables(db, schema: schema)
-                    let sink = Sink(db: db, schema: schema)
-                    let bookkeeping = try fill(sink)
-                    for entity in schema.entities {
-                        summary.counts[entity.name] = try StoreReader.rowCount(db, table: TableLayout(entity: entity).tableName)
-                        summary.maximumPrimaryKeys[entity.name] = max(
-                            sink.maximumPrimaryKeys[entity.name] ?? 0, bookkeeping.maximumPrimaryKeyFloor[entity.name] ?? 0)
-                    }
-                    try writeBookkeeping(db, schema: schema, bookkeeping: bookkeeping, summary: summary)
+                    try fill(db)
                     FaultPoint.reached("before commit of \(url.lastPathComponent)")
                     return .commit
                 }
@@ -109,7 +119,6 @@ public enum StoreWriter {
                 FaultPoint.reached("checkpointed \(url.lastPathComponent)")
             }
             try queue.close()
-            return summary
         } catch {
             for suffix in CoreDataSQL.storeFileSuffixes { try? FileManager.default.removeItem(atPath: path + suffix) }
             throw StoreError.wrapping(error, path: path)
@@ -138,5 +147,26 @@ public enum StoreWriter {
         }
         try CoreDataSQL.insertMetadata(db, uuid: bookkeeping.metadata.uuid, plist: bookkeeping.metadata.encodedPlist)
         if let modelCache = bookkeeping.modelCache { try CoreDataSQL.insertModelCache(db, modelCache) }
+    }
+}
+
+/// A store file's page size and `auto_vacuum` mode, which SQLite fixes when the first table is made.
+public struct StoreFileSettings: Codable, Sendable, Equatable {
+    public var pageSize: Int
+    public var autoVacuum: Int
+
+    public init(pageSize: Int, autoVacuum: Int) {
+        self.pageSize = pageSize
+        self.autoVacuum = autoVacuum
+    }
+
+    /// What Core Data creates (store-format.md, "The file"): 4096-byte pages, incremental vacuum.
+    public static let coreData = StoreFileSettings(pageSize: 4096, autoVacuum: 2)
+
+    /// The settings of the store open on `db`.
+    static func of(_ db: Database) throws -> StoreFileSettings {
+        StoreFileSettings(
+            pageSize: try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096,
+            autoVacuum: try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0)
     }
 }

@@ -106,7 +106,11 @@ enum ExactSQL {
     static func forEachRow(
         _ db: Database, sql: String, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void
     ) throws {
-        let statement = try db.makeStatement(sql: sql)
+        try forEachRow(try db.makeStatement(sql: sql), arguments, body)
+    }
+
+    /// The same, for a statement prepared once and run many times.
+    static func forEachRow(_ statement: Statement, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void) throws {
         // The raw handle lives as long as GRDB's statement: keep that alive through the loop.
         try withExtendedLifetime(statement) {
             let handle = try prepare(statement, arguments)

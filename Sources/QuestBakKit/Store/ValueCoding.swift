@@ -12,14 +12,17 @@ enum ValueCoding {
         switch (kind, stored) {
         case (_, .null):
             return .null
-        case (.integer, .integer(let number)):
+        case (.integer, .integer(let number)), (.integer16, .integer(let number)), (.integer32, .integer(let number)):
             return .integer(number)
+        case (.decimal, .integer), (.decimal, .real):
+            guard let text = decimalText(stored) else { throw Failure(reason: "\(stored.summary) is not a decimal") }
+            return .decimal(text)
         case (.boolean, .integer(let number)):
             guard number == 0 || number == 1 else { throw Failure(reason: "boolean stored as \(number), expected 0 or 1") }
             return .boolean(number == 1)
-        case (.double, .real(let number)):
+        case (.double, .real(let number)), (.float, .real(let number)):
             return .double(number)
-        case (.double, .integer(let number)):
+        case (.double, .integer(let number)), (.float, .integer(let number)):
             guard Value.isExactDouble(number) else {
                 throw Failure(reason: "INTEGER \(number) in a FLOAT column: a Double cannot hold it exactly")
             }
@@ -28,12 +31,12 @@ enum ValueCoding {
             return .date(seconds)
         case (.date, .integer(let seconds)):
             return Value.date(integer: seconds)
-        case (.string, .text(let bytes)):
+        case (.string, .text(let bytes)), (.uri, .text(let bytes)):
             return Value.text(bytes)
         case (.uuid, .blob(let bytes)):
             guard bytes.count == 16 else { throw Failure(reason: "UUID BLOB of \(bytes.count) bytes, expected 16") }
             return .uuid(bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
-        case (.binary, .blob(let bytes)):
+        case (.binary, .blob(let bytes)), (.transformable, .blob(let bytes)):
             return .binary(bytes)
         case (.integerArray, .blob(let bytes)), (.stringArray, .blob(let bytes)):
             let elements: [PropertyListValue]
@@ -58,8 +61,30 @@ enum ValueCoding {
         case .textBytes(let bytes): return .text(bytes)
         case .uuid(let uuid): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
         case .binary(let bytes): return .blob(bytes)
+        // Only canonical text is made (decoding writes it; archive readers refuse any other).
+        case .decimal(let text): return storedDecimal(text) ?? .text(Data(text.utf8))
         case .integerArray(let numbers): return .blob(TransformableArray.archive(numbers.map { .integer($0) }))
         case .stringArray(let texts): return .blob(TransformableArray.archive(texts.map { .string($0) }))
+        }
+    }
+
+    /// The canonical text of a stored decimal: an INTEGER's digits, a REAL's shortest round-trip
+    /// form, the infinities by name; nil for NaN (SQLite stores NaN as NULL, so none is stored).
+    static func decimalText(_ stored: StoredValue) -> String? {
+        switch stored {
+        case .integer(let number): return String(number)
+        case .real(let number) where number.isFinite: return "\(number)"
+        case .real(let number) where number.isInfinite: return number > 0 ? "Infinity" : "-Infinity"
+        default: return nil
+        }
+    }
+
+    /// The stored form of canonical decimal text (`Value.decimalNumber`).
+    static func storedDecimal(_ text: String) -> StoredValue? {
+        switch Value.decimalNumber(text) {
+        case .integer(let number)?: return .integer(number)
+        case .real(let number)?: return .real(number)
+        case nil: return nil
         }
     }
 

@@ -13,11 +13,30 @@ public enum AttributeKind: String, Sendable, Equatable, CaseIterable {
     case integerArray
     /// `[String]` stored the same way.
     case stringArray
+    // The kinds below come from stores described by their own model cache (model-cache.md).
+    /// Int16 and Int32: integers, hashed with their own type codes.
+    case integer16
+    case integer32
+    /// `Decimal`: declared DECIMAL, stored as SQLite's NUMERIC affinity makes it (an INTEGER or a
+    /// REAL); carried as exact decimal text (`Value.decimal`).
+    case decimal
+    case float
+    /// `URL`: text.
+    case uri
+    /// Any transformable (`NSValueTransformerName`): the BLOB its transformer produced, carried as
+    /// the bytes, never decoded and re-encoded (an encoder would not give back Apple's bytes).
+    case transformable
 
     /// The `NSAttributeType` raw value that enters the model version hash.
     public var hashTypeCode: Int32 {
         switch self {
+        case .integer16: return 100
+        case .integer32: return 200
         case .integer: return 300
+        case .decimal: return 400
+        case .float: return 600
+        case .uri: return 1200
+        case .transformable: return 1800
         case .double: return 500
         case .string: return 700
         case .boolean: return 800
@@ -31,11 +50,12 @@ public enum AttributeKind: String, Sendable, Equatable, CaseIterable {
     /// The declared column type Core Data uses in `CREATE TABLE`.
     public var columnType: String {
         switch self {
-        case .integer, .boolean: return "INTEGER"
-        case .double: return "FLOAT"
+        case .integer, .integer16, .integer32, .boolean: return "INTEGER"
+        case .double, .float: return "FLOAT"
+        case .decimal: return "DECIMAL"
         case .date: return "TIMESTAMP"
-        case .string: return "VARCHAR"
-        case .uuid, .binary, .integerArray, .stringArray: return "BLOB"
+        case .string, .uri: return "VARCHAR"
+        case .uuid, .binary, .integerArray, .stringArray, .transformable: return "BLOB"
         }
     }
 }

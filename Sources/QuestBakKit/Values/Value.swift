@@ -20,6 +20,10 @@ public enum Value: Sendable, Equatable, Hashable {
     case binary(Data)
     case integerArray([Int64])
     case stringArray([String])
+    /// A `Decimal` exactly as the store holds it, as canonical decimal text: the INTEGER's digits
+    /// (`"100"`), or the REAL's shortest round-trip form (`"12.5"`, `"1e-07"`), or `"Infinity"` /
+    /// `"-Infinity"`. `ValueCoding` stores it back as the same INTEGER or REAL.
+    case decimal(String)
 
     public var isNull: Bool { self == .null }
 }
@@ -40,6 +44,7 @@ extension Value: CustomStringConvertible {
         case .binary(let v): return "<\(v.count) bytes>"
         case .integerArray(let v): return "[" + v.map(String.init).joined(separator: ",") + "]"
         case .stringArray(let v): return "[" + v.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        case .decimal(let v): return v
         }
     }
 }
@@ -59,6 +64,24 @@ extension Value {
     /// Text as `.string` when it is valid UTF-8, else as its bytes.
     static func text(_ bytes: Data) -> Value {
         String(validating: bytes, as: UTF8.self).map { .string($0) } ?? .textBytes(bytes)
+    }
+
+    /// The number canonical decimal text stands for, or nil when the text is not canonical (the
+    /// form `ValueCoding` writes when reading a DECIMAL column): only canonical text is certain to
+    /// be stored back as what was read.
+    enum DecimalNumber: Equatable {
+        case integer(Int64)
+        case real(Double)
+    }
+
+    static func decimalNumber(_ text: String) -> DecimalNumber? {
+        if let number = Int64(text), String(number) == text { return .integer(number) }
+        if text == "Infinity" { return .real(.infinity) }
+        if text == "-Infinity" { return .real(-.infinity) }
+        // A whole REAL within Int64's range is stored by NUMERIC affinity as an INTEGER, so its
+        // text is the INTEGER's; SQLite keeps no −0.0. Either spelled as a REAL is not canonical.
+        guard let number = Double(text), number.isFinite, "\(number)" == text, Int64(exactly: number) == nil else { return nil }
+        return .real(number)
     }
 
     /// Whether a Double holds the integer exactly (up to 2^53 in magnitude).

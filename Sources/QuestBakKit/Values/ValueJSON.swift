@@ -33,6 +33,8 @@ package enum ValueJSON {
                 appendDouble(seconds, to: &output)
             }
         case .uuid(let uuid): appendString(uuid.uuidString, to: &output)
+        // A string, so that no JSON reader turns it into a binary double on the way.
+        case .decimal(let text): appendString(text, to: &output)
         case .binary(let bytes): appendString(bytes.base64EncodedString(), to: &output)
         case .integerArray(let numbers):
             output.append(UInt8(ascii: "["))
@@ -202,21 +204,29 @@ extension ValueJSON {
         func mismatch(_ expected: String) -> TypeMismatch { TypeMismatch(expected: expected, found: json.typeName) }
         // SQLite keeps no negative zero (a REAL or NUMERIC column stores it as the integer 0), so
         // a store can never give one back: refused rather than changed without a word.
-        if case .number(let number) = json, number == 0, number.sign == .minus, kind == .double || kind == .date {
+        if case .number(let number) = json, number == 0, number.sign == .minus, [.double, .float, .date].contains(kind) {
             throw TypeMismatch(expected: "a number SQLite can keep (it stores −0.0 as 0)", found: "−0.0")
         }
         switch (kind, json) {
         case (_, .null): return .null
-        case (.integer, .integer(let number)): return .integer(number)
+        case (.integer, .integer(let number)), (.integer16, .integer(let number)), (.integer32, .integer(let number)):
+            return .integer(number)
+        case (.decimal, .integer(let number)): return .decimal(String(number))
+        case (.decimal, .string(let text)):
+            guard Value.decimalNumber(text) != nil else {
+                throw TypeMismatch(
+                    expected: "exact decimal text as questbak writes it (\"100\", \"12.5\")", found: "\"\(text.prefix(40))\"")
+            }
+            return .decimal(text)
         case (.boolean, .boolean(let flag)): return .boolean(flag)
-        case (.double, .integer(let number)):
+        case (.double, .integer(let number)), (.float, .integer(let number)):
             // The store refuses the same integer in a FLOAT column: exact or refused, both ways.
             guard Value.isExactDouble(number) else {
                 throw TypeMismatch(expected: "a number a Double holds exactly", found: String(number))
             }
             return .double(Double(number))
-        case (.double, .number(let number)): return .double(number)
-        case (.double, .string(let text)):
+        case (.double, .number(let number)), (.float, .number(let number)): return .double(number)
+        case (.double, .string(let text)), (.float, .string(let text)):
             guard let number = nonFiniteSpellings[text] else { throw mismatch("a number") }
             return .double(number)
         case (.date, .string(let text)):
@@ -225,8 +235,9 @@ extension ValueJSON {
             throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: "\"\(text.prefix(40))\"")
         case (.date, .integer(let number)): return Value.date(integer: number)
         case (.date, .number(let number)): return .date(number)
-        case (.string, .string(let text)): return .string(text)
-        case (.string, .object(let members)) where members.count == 1 && members[textBytesKey] != nil:
+        case (.string, .string(let text)), (.uri, .string(let text)): return .string(text)
+        case (.string, .object(let members)) where members.count == 1 && members[textBytesKey] != nil,
+            (.uri, .object(let members)) where members.count == 1 && members[textBytesKey] != nil:
             guard case .string(let encoded)? = members[textBytesKey], let bytes = Data(base64Encoded: encoded) else {
                 throw TypeMismatch(expected: "{\"\(textBytesKey)\": base64 text}", found: "another value in \(textBytesKey)")
             }
@@ -234,7 +245,7 @@ extension ValueJSON {
         case (.uuid, .string(let text)):
             guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: "\"\(text.prefix(40))\"") }
             return .uuid(uuid)
-        case (.binary, .string(let text)):
+        case (.binary, .string(let text)), (.transformable, .string(let text)):
             guard let bytes = Data(base64Encoded: text) else {
                 throw TypeMismatch(expected: "base64 text", found: "\"\(text.prefix(40))\"")
             }
@@ -255,11 +266,12 @@ extension ValueJSON {
                     }
                     return text
                 })
-        case (.integer, _): throw mismatch("an integer")
+        case (.integer, _), (.integer16, _), (.integer32, _): throw mismatch("an integer")
+        case (.decimal, _): throw mismatch("exact decimal text")
         case (.boolean, _): throw mismatch("a boolean")
-        case (.double, _): throw mismatch("a number")
+        case (.double, _), (.float, _): throw mismatch("a number")
         case (.date, _): throw mismatch("an ISO 8601 date")
-        case (.string, _), (.uuid, _), (.binary, _): throw mismatch("a string")
+        case (.string, _), (.uri, _), (.uuid, _), (.binary, _), (.transformable, _): throw mismatch("a string")
         case (.integerArray, _), (.stringArray, _): throw mismatch("an array")
         }
     }

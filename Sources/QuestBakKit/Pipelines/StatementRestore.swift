@@ -1,0 +1,319 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// Restores an archive of any app's store (format version 3, `source.schema` "model" or
+/// "generic"): the store's own statements make the same tables, columns and indexes; the records
+/// go back into the columns they came from (through the store's own model, or column by column);
+/// `Z_PRIMARYKEY` and the other carried tables row by row; the metadata and model cache byte for
+/// byte. Persistent history and CloudKit mirroring start empty, as Core Data rebuilds them.
+///
+/// What was written is then proved by reading the closed store back: its statements are the
+/// archive's, and every member encodes to the digest the manifest lists.
+struct StatementRestore {
+    let manifest: ArchiveManifest
+    let archive: String
+    let statements: [String]
+    let isModel: Bool
+
+    /// Statements made before the rows go in, and those made after (a trigger made before would
+    /// fire on the restore's own inserts and change what was archived).
+    static let tablePrefixes = ["CREATE TABLE ", "CREATE INDEX ", "CREATE UNIQUE INDEX "]
+    static let laterPrefixes = ["CREATE TRIGGER ", "CREATE VIEW "]
+
+    init(manifest: ArchiveManifest, archive: String) throws {
+        self.manifest = manifest
+        self.archive = archive
+        guard let statements = manifest.sql, !statements.isEmpty else {
+            throw ArchiveError.notAQuestbakArchive(
+                path: archive, reason: "a \(manifest.source.schema) archive must list the store's statements (sql)")
+        }
+        guard manifest.source.schema == ArchiveManifest.Source.modelSchema || manifest.source.schema == ArchiveManifest.Source.genericSchema
+        else {
+            throw ImportError.notImportable(
+                archive: archive,
+                reason: "its source schema \"\(ArchiveError.displayName(manifest.source.schema))\" is not one questbak knows")
+        }
+        guard (manifest.tables ?? []).contains(where: { $0.name == CoreDataSQL.primaryKeyTable }) else {
+            throw ArchiveError.notAQuestbakArchive(
+                path: archive, reason: "a \(manifest.source.schema) archive must carry \(CoreDataSQL.primaryKeyTable)")
+        }
+        self.statements = statements
+        isModel = manifest.source.schema == ArchiveManifest.Source.modelSchema
+    }
+
+    private func invalid(_ member: String, _ line: Int, _ reason: String) -> ArchiveError {
+        ArchiveError.invalidLine(path: archive, member: member, line: line, reason: reason)
+    }
+
+    /// Writes the store at `url`; returns the records read, by entity.
+    func write(from reader: ArchiveReader, to url: URL) throws -> [String: Int] {
+        var readCounts: [String: Int] = [:]
+        try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
+            for sql in statements where !Self.isLater(sql) {
+                if let reason = CarriedTables.execute(sql, prefixes: Self.tablePrefixes + Self.laterPrefixes, in: db) {
+                    throw ArchiveError.notAQuestbakArchive(path: archive, reason: "sql: \(reason)")
+                }
+            }
+            var carried = CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false)
+            try carried.create(in: db)
+            let tables = carried
+            try db.execute(sql: "CREATE TEMP TABLE questbak_links (tableName TEXT, columnName TEXT, target INTEGER, source INTEGER)")
+            var files: [String: Data] = [:]
+            var records = RecordInserter(restore: self, db: db)
+            _ = try reader.read(
+                onRecordLine: { member, lineNumber, line in
+                    readCounts[member.name, default: 0] += 1
+                    try records.insert(line: line, member: member, lineNumber: lineNumber, files: files)
+                },
+                onTableLine: { table, lineNumber, line in
+                    try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
+                },
+                onFile: { file, data in files[file.path] = data })
+            try records.checkEveryEntityListed(files: files)
+            try applyDestinationLinks(db)
+            try db.execute(sql: "DROP TABLE temp.questbak_links")
+            guard let plist = files[ArchiveManifest.metadataPath] else {
+                throw ArchiveError.missingMember(path: archive, member: ArchiveManifest.metadataPath)
+            }
+            try CoreDataSQL.insertMetadata(db, uuid: manifest.source.storeUUID, plist: plist)
+            if let cache = files[ArchiveManifest.modelCachePath] { try CoreDataSQL.insertModelCache(db, cache) }
+            for sql in statements where Self.isLater(sql) {
+                if let reason = CarriedTables.execute(sql, prefixes: Self.laterPrefixes, in: db) {
+                    throw ArchiveError.notAQuestbakArchive(path: archive, reason: "sql: \(reason)")
+                }
+            }
+        }
+        return readCounts
+    }
+
+    static func isLater(_ sql: String) -> Bool {
+        let words = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return laterPrefixes.contains { words.hasPrefix($0) }
+    }
+
+    /// Links kept on the destination's row (a to-many without an inverse) are set once every
+    /// record is in; a link to a record the archive lacks, or two sources for one destination, is
+    /// damage: nothing would hold it.
+    private func applyDestinationLinks(_ db: Database) throws {
+        let targets = try Row.fetchAll(db, sql: "SELECT DISTINCT tableName, columnName FROM temp.questbak_links ORDER BY 1, 2")
+        for target in targets {
+            let table: String = target[0]
+            let column: String = target[1]
+            let scope = "FROM temp.questbak_links WHERE tableName = ? AND columnName = ?"
+            let missing =
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) \(scope) AND target NOT IN (SELECT Z_PK FROM \(table))", arguments: [table, column]) ?? 0
+            let twice =
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM (SELECT target \(scope) GROUP BY target HAVING count(*) > 1)",
+                    arguments: [table, column])
+                ?? 0
+            guard missing == 0, twice == 0 else {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: archive,
+                    reason:
+                        "links held in \(table).\(column): \(missing) name no record and \(twice) record(s) are named by two sources")
+            }
+            try db.execute(
+                sql:
+                    "UPDATE \(table) SET \(column) = (SELECT source \(scope) AND target = \(table).Z_PK) WHERE Z_PK IN (SELECT target \(scope))",
+                arguments: [table, column, table, column])
+        }
+    }
+
+    /// Inserts record lines: through the archive's model (its cache comes before the records), or
+    /// column by column for a generic archive.
+    private struct RecordInserter {
+        let restore: StatementRestore
+        let db: Database
+        var layout: ModelLayout?
+        var statements: [String: (insert: Statement, columns: [String])] = [:]
+
+        init(restore: StatementRestore, db: Database) {
+            self.restore = restore
+            self.db = db
+        }
+
+        mutating func modelLayout(files: [String: Data], member: String) throws -> ModelLayout {
+            if let layout { return layout }
+            guard let cache = files[ArchiveManifest.modelCachePath] else {
+                throw restore.invalid(member, 1, "the archive's model (\(ArchiveManifest.modelCachePath)) must come before its records")
+            }
+            let model: CompiledModel
+            do {
+                model = try ModelCacheDecoder.decode(cache)
+            } catch {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: restore.archive,
+                    reason: "\(ArchiveManifest.modelCachePath): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+            }
+            let made = try ModelLayout(db, model: model, checkRows: false)
+            if let problem = made.problems.first {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: restore.archive, reason: "its model does not explain its own statements: \(problem)")
+            }
+            layout = made
+            return made
+        }
+
+        mutating func insert(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, files: [String: Data]) throws {
+            if restore.isModel {
+                let layout = try modelLayout(files: files, member: member.path)
+                guard let plan = layout.entity(named: member.name) else {
+                    throw restore.invalid(member.path, lineNumber, "entity \(member.name) is not part of the archive's model")
+                }
+                let row: ModelMemberEncoding.Row
+                do {
+                    row = try ModelMemberEncoding.decode(line, plan: plan, carriesOpt: true)
+                } catch let error as ModelMemberEncoding.LineError {
+                    throw restore.invalid(member.path, lineNumber, error.reason)
+                }
+                let columns = plan.fields.map(\.column) + plan.toOne.map(\.column)
+                let insert = try statement(plan.table, key: plan.name, columns: ["Z_PK", "Z_ENT", "Z_OPT"] + columns)
+                try run(
+                    insert, [.integer(row.primaryKey), .integer(plan.number), row.opt.map { .integer($0) } ?? .null] + row.values,
+                    member: member.path, lineNumber: lineNumber, primaryKey: row.primaryKey)
+                for (link, targets) in zip(plan.toMany, row.links) {
+                    for target in targets {
+                        switch link.storage {
+                        case .joinTable(let table, let source, let destination):
+                            let statement = try statement(table, key: table, columns: [source, destination])
+                            try run(
+                                statement, [.integer(row.primaryKey), .integer(target)], member: member.path, lineNumber: lineNumber,
+                                primaryKey: row.primaryKey)
+                        case .destinationColumn(let table, let column):
+                            try db.execute(
+                                sql: "INSERT INTO temp.questbak_links VALUES (?, ?, ?, ?)",
+                                arguments: [table, column, target, row.primaryKey])
+                        }
+                    }
+                }
+            } else {
+                try insertGeneric(line: line, member: member, lineNumber: lineNumber)
+            }
+        }
+
+        mutating func insertGeneric(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int) throws {
+            let table = "Z" + member.name.uppercased()
+            guard try db.tableExists(table) else {
+                throw restore.invalid(member.path, lineNumber, "the archive's statements make no table \(table) for entity \(member.name)")
+            }
+            let members: [(key: String, value: JSONValue)]
+            do {
+                members = try JSONLine.parseObject(line)
+            } catch let error as JSONLine.SyntaxError {
+                throw restore.invalid(member.path, lineNumber, "not a JSON object: \(error)")
+            }
+            let columns = try db.columns(in: table).map(\.name).filter { $0.uppercased() != "Z_PK" }
+            guard members.map(\.key) == [RecordJSON.primaryKeyKey] + columns else {
+                throw restore.invalid(
+                    member.path, lineNumber, "the record's keys are not _pk and the table's columns (\(columns.joined(separator: ", ")))")
+            }
+            let values: [StoredValue] = try members.map { item in
+                do {
+                    return try TableMemberEncoding.value(item.value)
+                } catch let mismatch as TableMemberEncoding.Mismatch {
+                    throw restore.invalid(member.path, lineNumber, "\(item.key) holds \(mismatch.found)")
+                }
+            }
+            guard case .integer(let primaryKey) = values[0] else {
+                throw restore.invalid(member.path, lineNumber, "\(RecordJSON.primaryKeyKey) must be an integer")
+            }
+            let insert = try statement(table, key: table, columns: ["Z_PK"] + columns)
+            try run(insert, values, member: member.path, lineNumber: lineNumber, primaryKey: primaryKey)
+        }
+
+        mutating func statement(_ table: String, key: String, columns: [String]) throws -> Statement {
+            if let cached = statements[key] { return cached.insert }
+            let quoted = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            let insert = try db.makeStatement(sql: "INSERT INTO \(table.quotedDatabaseIdentifier) (\(quoted)) VALUES (\(placeholders))")
+            statements[key] = (insert, columns)
+            return insert
+        }
+
+        func run(_ statement: Statement, _ values: [StoredValue], member: String, lineNumber: Int, primaryKey: Int64) throws {
+            do {
+                try ExactSQL.execute(statement, values)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw restore.invalid(member, lineNumber, "record \(primaryKey) cannot be stored: \(error.message ?? "a constraint fails")")
+            }
+        }
+
+        /// A missing member is not an empty entity: every entity of the model (or every entity
+        /// table, for a generic archive) has one.
+        mutating func checkEveryEntityListed(files: [String: Data]) throws {
+            let listed = Set(restore.manifest.entities.map(\.name))
+            let expected: [String]
+            if restore.isModel {
+                expected = try modelLayout(files: files, member: ArchiveManifest.modelCachePath).entities.map(\.name)
+            } else {
+                expected = try StoreReader.modelTables(db).map(\.entity.name)
+            }
+            if let missing = expected.first(where: { !listed.contains($0) }) {
+                throw ImportError.notImportable(
+                    archive: restore.archive,
+                    reason: "its manifest lists no member for entity \(missing) (an empty entity is listed with count 0)")
+            }
+            if let extra = listed.subtracting(expected).sorted().first {
+                throw ImportError.notImportable(archive: restore.archive, reason: "entity \(extra) is not part of the archived store")
+            }
+        }
+    }
+
+    /// Reads the closed store back: its statements are the archive's, it passes
+    /// `integrity_check`, and every member (entities, tables, metadata, model cache) is what the
+    /// manifest lists, byte for byte.
+    func verifyReadBack(_ url: URL, files expectedFiles: [String: String]) throws -> [String: Int] {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            func fail(_ what: String, expected: String, found: String) -> ImportError {
+                ImportError.verificationFailed(store: url.path, entity: what, expected: expected, found: found)
+            }
+            guard try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" else {
+                throw fail("(file)", expected: "integrity_check ok", found: "damage")
+            }
+            guard try CoreDataSQL.schemaStatements(db) == statements else {
+                throw fail("(statements)", expected: "the archive's \(statements.count) statements", found: "others")
+            }
+            var written: [String: Int] = [:]
+            let layout: ModelLayout?
+            if isModel, let cache = try StoreReader.modelCache(db) {
+                layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache))
+                if let problem = layout?.problems.first { throw fail("(model)", expected: "the model explains the store", found: problem) }
+            } else {
+                layout = nil
+            }
+            for member in manifest.entities {
+                let digest: EntityMemberEncoding.Digest
+                if let plan = layout?.entity(named: member.name) {
+                    digest = try ModelMemberEncoding.digest(db, plan: plan, schemaVersion: manifest.effectiveSchemaVersion, path: url.path)
+                } else {
+                    digest = try GenericMemberEncoding.digest(
+                        db, entity: member.name, table: "Z" + member.name.uppercased(), schemaVersion: manifest.effectiveSchemaVersion,
+                        path: url.path)
+                }
+                guard digest.count == member.count, digest.sha256 == member.sha256 else {
+                    throw fail(
+                        member.name, expected: "\(member.count) records \(member.sha256)", found: "\(digest.count) records \(digest.sha256)"
+                    )
+                }
+                written[member.name] = digest.count
+            }
+            try CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false).verify(db, store: url.path)
+            let found = [
+                ArchiveManifest.metadataPath: try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist),
+                ArchiveManifest.modelCachePath: try StoreReader.modelCache(db),
+            ]
+            for (path, digest) in expectedFiles.sorted(by: { $0.key < $1.key }) {
+                let actual = found[path].flatMap { $0 }.map { SHA256.hash(data: $0).hexString }
+                guard actual == digest else { throw fail(path, expected: "sha256 \(digest)", found: actual ?? "nothing") }
+            }
+            return written
+        }
+    }
+}
