@@ -1,4 +1,5 @@
-// Generates stores: `swift run questbak-fixtures Fixtures` regenerates the golden fixtures;
+// Generates stores: `swift run questbak-fixtures Fixtures` regenerates the golden fixtures
+// (TimeQuest's, and the stores of other apps in Fixtures/AnyApp);
 // `swift run questbak-fixtures --bulk N [--v1] STORE` writes a large store of N estimations.
 import Foundation
 import QuestBakFixtures
@@ -29,6 +30,8 @@ do {
         guard arguments.count == 1, !arguments[0].hasPrefix("-") else { fail(usage, status: 64) }
         try FixtureGenerator.writeAll(to: URL(fileURLWithPath: arguments[0], isDirectory: true))
         print("wrote \(FixtureGenerator.all.count) fixture stores to \(arguments[0])")
+        try AnyAppFixtures.writeAll(to: URL(fileURLWithPath: arguments[0], isDirectory: true))
+        print("wrote \(AnyAppFixtures.all.count) fixture stores to \(arguments[0])/\(AnyAppFixtures.folderName)")
     }
 } catch {
     fail(error.localizedDescription, status: 1)
