@@ -226,7 +226,10 @@ public struct ArchiveReader: Sendable {
             expectedPath: ArchiveManifest.tablePath)
         var files: Set<String> = []
         for file in manifest.files {
-            guard [ArchiveManifest.metadataPath, ArchiveManifest.modelCachePath].contains(file.path) else {
+            let isExternal =
+                manifest.formatVersion >= 3 && file.path.hasPrefix(ExternalStorage.memberPrefix)
+                && ExternalStorage.isSafeFileName(String(file.path.dropFirst(ExternalStorage.memberPrefix.count)))
+            guard [ArchiveManifest.metadataPath, ArchiveManifest.modelCachePath].contains(file.path) || isExternal else {
                 throw ArchiveError.notAQuestbakArchive(path: path, reason: "unknown file member \(ArchiveError.displayName(file.path))")
             }
             guard files.insert(file.path).inserted else {

@@ -164,7 +164,7 @@ public enum Exporter {
                 description = .generic
                 staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options)
             }
-            staged.warnings = try StoreInspection.warnings(db, model: try StoreInspection.ModelSummary(db)) + warnings
+            staged.warnings = try StoreInspection.warnings(db, model: try StoreInspection.ModelSummary(db)) + warnings + staged.warnings
             return staged
         }
     }
@@ -256,6 +256,32 @@ public enum Exporter {
                     ArchiveManifest.FileMember(path: memberPath, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString),
                     file
                 ))
+        }
+        // External-storage files travel beside the records that point at them (format 3); a
+        // TimeQuest store has none, and anything found there is said, not dropped silently.
+        let external = ExternalStorage.files(forStore: URL(fileURLWithPath: path))
+        staged.warnings += external.notCarried
+        if staged.formatVersion >= 3 {
+            for (name, url) in external.files {
+                let data: Data
+                do {
+                    data = try Data(contentsOf: url)
+                } catch {
+                    throw StoreError.unreadable(path: url.path, reason: error.localizedDescription)
+                }
+                let file = staging.appendingPathComponent("external-" + name)
+                try data.write(to: file)
+                staged.files.append(
+                    (
+                        ArchiveManifest.FileMember(
+                            path: ExternalStorage.memberPrefix + name, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString),
+                        file
+                    ))
+            }
+        } else if !external.files.isEmpty {
+            staged.warnings.append(
+                "\(external.files.count) external-storage file(s) in \(ExternalStorage.folder(forStore: URL(fileURLWithPath: path)).path) are not in a TimeQuest archive"
+            )
         }
         var tables = try StoreReader.otherTables(db).filter { !carriedByRecords.contains($0.name) }
         if staged.formatVersion >= 3 {

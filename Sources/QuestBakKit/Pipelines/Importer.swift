@@ -135,8 +135,9 @@ public enum Importer {
 
         var readCounts: [String: Int] = [:]
         var entityResults: [EntityResult] = []
+        var external: [(name: String, data: Data)] = []
         if let restore = statementRestore {
-            readCounts = try restore.write(from: reader, to: storeURL)
+            (readCounts, external) = try restore.write(from: reader, to: storeURL)
             let written = try restore.verifyReadBack(
                 storeURL, files: Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first }))
             FaultPoint.reached("read back and verified")
@@ -204,8 +205,20 @@ public enum Importer {
         }
 
         var backup: URL?
+        if let target, !external.isEmpty {
+            let folder = ExternalStorage.folder(forStore: target).path
+            notes.append(
+                (options.dryRun ? "would write" : "wrote") + " \(external.count) external-storage file(s) to \(folder)")
+        }
         if let target, !options.dryRun {
-            backup = try StorePlacement.place(storeURL, at: target, replace: options.replace, backupStamp: options.backupStamp)
+            // The files a record points at are in place before the store that points at them.
+            let installed = try ExternalStorage.install(external, forStore: target)
+            do {
+                backup = try StorePlacement.place(storeURL, at: target, replace: options.replace, backupStamp: options.backupStamp)
+            } catch {
+                ExternalStorage.remove(installed)
+                throw error
+            }
             placed = true
         }
         return Result(

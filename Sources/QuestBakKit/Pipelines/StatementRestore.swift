@@ -46,9 +46,11 @@ struct StatementRestore {
         ArchiveError.invalidLine(path: archive, member: member, line: line, reason: reason)
     }
 
-    /// Writes the store at `url`; returns the records read, by entity.
-    func write(from reader: ArchiveReader, to url: URL) throws -> [String: Int] {
+    /// Writes the store at `url`; returns the records read, by entity, and the external-storage
+    /// files (already checked against their digests by the reader), by name.
+    func write(from reader: ArchiveReader, to url: URL) throws -> (readCounts: [String: Int], external: [(name: String, data: Data)]) {
         var readCounts: [String: Int] = [:]
+        var external: [(name: String, data: Data)] = []
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
             for sql in statements where !Self.isLater(sql) {
                 if let reason = CarriedTables.execute(sql, prefixes: Self.tablePrefixes + Self.laterPrefixes, in: db) {
@@ -69,7 +71,13 @@ struct StatementRestore {
                 onTableLine: { table, lineNumber, line in
                     try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
                 },
-                onFile: { file, data in files[file.path] = data })
+                onFile: { file, data in
+                    if file.path.hasPrefix(ExternalStorage.memberPrefix) {
+                        external.append((String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), data))
+                    } else {
+                        files[file.path] = data
+                    }
+                })
             try records.checkEveryEntityListed(files: files)
             try applyDestinationLinks(db)
             try db.execute(sql: "DROP TABLE temp.questbak_links")
@@ -84,7 +92,7 @@ struct StatementRestore {
                 }
             }
         }
-        return readCounts
+        return (readCounts, external)
     }
 
     static func isLater(_ sql: String) -> Bool {
@@ -309,7 +317,7 @@ struct StatementRestore {
                 ArchiveManifest.metadataPath: try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist),
                 ArchiveManifest.modelCachePath: try StoreReader.modelCache(db),
             ]
-            for (path, digest) in expectedFiles.sorted(by: { $0.key < $1.key }) {
+            for (path, digest) in expectedFiles.sorted(by: { $0.key < $1.key }) where !path.hasPrefix(ExternalStorage.memberPrefix) {
                 let actual = found[path].flatMap { $0 }.map { SHA256.hash(data: $0).hexString }
                 guard actual == digest else { throw fail(path, expected: "sha256 \(digest)", found: actual ?? "nothing") }
             }

@@ -1,0 +1,102 @@
+import Foundation
+
+/// The files Core Data keeps beside a store for attributes with external storage
+/// (`@Attribute(.externalStorage)`): `.<store name>_SUPPORT/_EXTERNAL_DATA/<file>` next to the
+/// store, the column holding a short reference to the file. The layout is inference in the spec
+/// (model-cache.md): a backup carries every file it finds there byte for byte, and names
+/// anything else in the support folder that it does not carry.
+package enum ExternalStorage {
+    /// Archive members of external-storage files: `external/<file name>`.
+    package static let memberPrefix = "external/"
+
+    package static func supportFolder(forStore store: URL) -> URL {
+        store.deletingLastPathComponent().appendingPathComponent(".\(store.deletingPathExtension().lastPathComponent)_SUPPORT")
+    }
+
+    package static func folder(forStore store: URL) -> URL {
+        supportFolder(forStore: store).appendingPathComponent("_EXTERNAL_DATA")
+    }
+
+    /// A name that is safe as a file name on every system the archive may be unpacked on.
+    package static func isSafeFileName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, first != UInt8(ascii: "."), name.utf8.count <= 255 else { return false }
+        return name.utf8.allSatisfy { byte in
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || [45, 46, 95].contains(byte)
+        }
+    }
+
+    /// The files to carry, by name, and one sentence for each thing in the support folder that
+    /// is not carried (another folder, a link, a name that is not safe to unpack).
+    package static func files(forStore store: URL) -> (files: [(name: String, url: URL)], notCarried: [String]) {
+        let support = supportFolder(forStore: store)
+        let manager = FileManager.default
+        guard let top = try? manager.contentsOfDirectory(atPath: support.path) else { return ([], []) }
+        var notCarried: [String] = []
+        for entry in top.sorted() where entry != "_EXTERNAL_DATA" {
+            notCarried.append("\(support.appendingPathComponent(entry).path) is not external-storage data and is not carried")
+        }
+        let folder = folder(forStore: store)
+        var files: [(String, URL)] = []
+        for name in ((try? manager.contentsOfDirectory(atPath: folder.path)) ?? []).sorted() {
+            let url = folder.appendingPathComponent(name)
+            let type = (try? manager.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType) ?? nil
+            guard type == .typeRegular, isSafeFileName(name) else {
+                notCarried.append("\(url.path) is not a plain file with a plain name and is not carried")
+                continue
+            }
+            files.append((name, url))
+        }
+        return (files, notCarried)
+    }
+
+    /// Writes the files into the store's external-storage folder, each durably (written to a
+    /// temporary name, fsynced, renamed, the folder fsynced). A file already there with the same
+    /// bytes is kept; one with other bytes is refused before anything is written. Returns what it
+    /// created, for `remove` to take back if the restore fails after this.
+    package static func install(_ files: [(name: String, data: Data)], forStore store: URL) throws -> [URL] {
+        let folder = folder(forStore: store)
+        for (name, data) in files {
+            let url = folder.appendingPathComponent(name)
+            if let existing = FileManager.default.contents(atPath: url.path), existing != data {
+                throw OutputError.exists(path: url.path)
+            }
+        }
+        var created: [URL] = []
+        for url in [supportFolder(forStore: store), folder] where !FileManager.default.fileExists(atPath: url.path) {
+            do {
+                try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+            } catch {
+                remove(created)
+                throw OutputError.cannotCreate(path: url.path, reason: error.localizedDescription)
+            }
+            created.append(url)
+        }
+        for (name, data) in files {
+            let url = folder.appendingPathComponent(name)
+            if FileManager.default.fileExists(atPath: url.path) { continue }
+            do {
+                let output = try AtomicOutputFile(destination: url, overwrite: false)
+                try data.withUnsafeBytes { buffer in
+                    var offset = 0
+                    while offset < buffer.count {
+                        let written = write(output.fileDescriptor, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)
+                        guard written > 0 else { throw OutputError.io(path: url.path, reason: String(cString: strerror(errno))) }
+                        offset += written
+                    }
+                }
+                try output.commit()
+                created.append(url)
+            } catch {
+                remove(created)
+                throw error
+            }
+        }
+        Durability.syncDirectory(of: folder)
+        return created
+    }
+
+    /// Removes what `install` created, files before their folders.
+    package static func remove(_ created: [URL]) {
+        for url in created.reversed() { try? FileManager.default.removeItem(at: url) }
+    }
+}
