@@ -26,7 +26,9 @@ package enum CoreDataSQL {
     ]
 
     /// Entity numbers of the persistent-history entities in `Z_PRIMARYKEY`.
-    package static let historyEntities: [(number: Int64, name: String)] = [(16001, "CHANGE"), (16002, "TRANSACTION"), (16003, "TRANSACTIONSTRING")]
+    package static let historyEntities: [(number: Int64, name: String)] = [
+        (16001, "CHANGE"), (16002, "TRANSACTION"), (16003, "TRANSACTIONSTRING"),
+    ]
 
     /// Core Data's own entities (history 16xxx, CloudKit mirroring 17xxx) are bookkeeping, not data.
     static let firstCoreDataEntityNumber: Int64 = 16000
