@@ -336,6 +336,7 @@ public enum Exporter {
         }
         switch try StoreDescription.resolve(db, path: path) {
         case .model(let layout):
+            warnings += layout.warnings
             return .model(layout)
         case .tables(let reason):
             warnings.append("exported by its tables, every value in its SQLite storage class and no type inferred: " + reason)

@@ -16,6 +16,10 @@ struct StatementRestore {
     let statements: [String]
     let isModel: Bool
 
+    /// Tables the archive carries row by row (a join table among them holds rows that link no
+    /// record, so its links are not typed).
+    var carriedTableNames: Set<String> { Set((manifest.tables ?? []).map(\.name)) }
+
     /// Statements made before the rows go in, and those made after (a trigger made before would
     /// fire on the restore's own inserts and change what was archived).
     static let tablePrefixes = ["CREATE TABLE ", "CREATE INDEX ", "CREATE UNIQUE INDEX "]
@@ -156,7 +160,7 @@ struct StatementRestore {
                     path: restore.archive,
                     reason: "\(ArchiveManifest.modelCachePath): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
             }
-            let made = try ModelLayout(db, model: model, checkRows: false)
+            let made = try ModelLayout(db, model: model, checkRows: false, carriedAsTables: restore.carriedTableNames)
             if let problem = made.problems.first {
                 throw ArchiveError.notAQuestbakArchive(
                     path: restore.archive, reason: "its model does not explain its own statements: \(problem)")
@@ -291,7 +295,7 @@ struct StatementRestore {
             var written: [String: Int] = [:]
             let layout: ModelLayout?
             if isModel, let cache = try StoreReader.modelCache(db) {
-                layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache))
+                layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache), carriedAsTables: carriedTableNames)
                 if let problem = layout?.problems.first { throw fail("(model)", expected: "the model explains the store", found: problem) }
             } else {
                 layout = nil

@@ -61,17 +61,24 @@ package struct ModelLayout: Sendable {
     package var problems: [String]
     /// What was inferred rather than read off a real store (spec: "inference").
     package var notes: [String]
+    /// What is odd about the store's data though the model explains it (a join-table row that
+    /// links no record), one sentence each: a backup says it.
+    package var warnings: [String]
 
     /// The layout of `model` in the store open on `db`. `checkRows` also checks that every row
     /// and every link belongs to an entity and a record (off for a store that is being written).
-    package init(_ db: Database, model: CompiledModel, checkRows: Bool = true) throws {
+    /// Join tables named in `carriedAsTables` are left as tables, their links untyped (an
+    /// archive says which: those its export found holding rows that link no record).
+    package init(_ db: Database, model: CompiledModel, checkRows: Bool = true, carriedAsTables: Set<String> = []) throws {
         var builder = try Builder(db, model: model)
+        builder.carriedAsTables = carriedAsTables
         builder.build()
         if checkRows, builder.problems.isEmpty { try builder.checkRows() }
         entities = builder.plans.sorted { $0.name < $1.name }
         joinTables = builder.joinTables
         problems = builder.problems
         notes = builder.notes
+        warnings = builder.warnings
     }
 
     package func entity(named name: String) -> EntityPlan? { entities.first { $0.name == name } }
@@ -85,10 +92,12 @@ package struct ModelLayout: Sendable {
         var joinTables: Set<String> = []
         var problems: [String] = []
         var notes: [String] = []
+        var warnings: [String] = []
         /// Declared column types by table (upper-cased names), read once.
         var columns: [String: [String: String]] = [:]
         /// Columns each table's plan accounts for.
         var explained: [String: Set<String>] = [:]
+        var carriedAsTables: Set<String> = []
 
         init(_ db: Database, model: CompiledModel) throws {
             self.db = db
@@ -357,6 +366,7 @@ package struct ModelLayout: Sendable {
                 problems.append("\(describing) is a many-to-many, but its join table \(table) is missing")
                 return nil
             }
+            if carriedAsTables.contains(table) { return nil }
             guard Set(declared.keys) == [sourceColumn, destinationColumn] else {
                 problems.append(
                     "join table \(table) of \(describing) has columns \(declared.keys.sorted().joined(separator: ", ")), not \(sourceColumn), \(destinationColumn)"
@@ -402,7 +412,9 @@ package struct ModelLayout: Sendable {
                             ) ?? 0
                         if bad > 0 {
                             // The table is still carried row by row, exactly; only its links are not typed.
-                            notes.append("join table \(table) has \(bad) row(s) that are no link of a \(plan.name): carried as a table")
+                            warnings.append(
+                                "join table \(table) has \(bad) row(s) that link no \(plan.name): carried as a table, so \(plan.name).\(link.name) is not typed"
+                            )
                             joinTables.remove(table)
                             if let index = plans.firstIndex(where: { $0.name == plan.name }) {
                                 plans[index].toMany.removeAll { $0.name == link.name }

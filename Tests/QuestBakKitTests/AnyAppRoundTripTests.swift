@@ -1,0 +1,249 @@
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+@testable import QuestBakKit
+
+/// Stores of other apps, described by their own model cache: exported typed by that model and
+/// restored exactly (every table row by row, the statements, the metadata and cache byte for
+/// byte, the external-storage files), or, where the model does not explain the store, by its
+/// tables, with the reason said.
+final class AnyAppRoundTripTests: XCTestCase {
+    static let fixtures = ["AnyApp/kitchen-sink", "AnyApp/bennie-game"]
+
+    func export(_ store: URL, to archive: URL) throws -> Exporter.Summary {
+        try Exporter.export(
+            storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 1_767_225_600, compression: .zstd))
+    }
+
+    func restore(_ archive: URL, into target: URL, validate: Bool = false) throws -> Importer.Result {
+        var options = Importer.Options()
+        options.validate = validate
+        let work = try TemporaryTestDirectory()
+        return try Importer.run(archive: archive.path, into: target, options: options, workDirectory: work.url)
+    }
+
+    /// The statements, page size and auto_vacuum of a store: what makes it the store the app made.
+    func structure(_ store: URL) throws -> [String] {
+        let queue = try DatabaseQueue(path: store.path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try CoreDataSQL.schemaStatements(db) + [
+                "page_size \(try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)",
+                "auto_vacuum \(try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0)",
+                "integrity \(try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "")",
+            ]
+        }
+    }
+
+    func externalFiles(_ store: URL) throws -> [String: Data] {
+        let folder = ExternalStorage.folder(forStore: store)
+        var files: [String: Data] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+            files[name] = try Data(contentsOf: folder.appendingPathComponent(name))
+        }
+        return files
+    }
+
+    /// Export, restore into a new folder, compare everything; a second export of the restored
+    /// store lists the same entity members.
+    @discardableResult
+    func assertRoundTrip(
+        _ store: URL, expecting kind: String, in directory: TemporaryTestDirectory, file: StaticString = #filePath, line: UInt = #line
+    )
+        throws -> Exporter.Summary
+    {
+        let archive = directory.path("backup-\(UUID().uuidString).qbak")
+        let summary = try export(store, to: archive)
+        XCTAssertEqual(summary.schema, kind, "\(summary.warnings)", file: file, line: line)
+        // The source is read through a snapshot: compare against a copy taken the same way.
+        let reference = directory.path("reference-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: reference, withIntermediateDirectories: true)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: store.path + suffix) {
+            try FileManager.default.copyItem(
+                atPath: store.path + suffix, toPath: reference.appendingPathComponent("default.store").path + suffix)
+        }
+        let target = directory.path("restored-\(UUID().uuidString)/default.store")
+        let result = try restore(archive, into: target)
+        XCTAssertEqual(result.repairs, 0, file: file, line: line)
+        let source = reference.appendingPathComponent("default.store")
+        try assertSameTables(source, target, "\(store.path) restored", file: file, line: line)
+        XCTAssertEqual(try structure(source), try structure(target), file: file, line: line)
+        XCTAssertEqual(try externalFiles(store), try externalFiles(target), "external-storage files", file: file, line: line)
+        let again = try export(target, to: directory.path("again-\(UUID().uuidString).qbak"))
+        XCTAssertEqual(again.entities, summary.entities, "a restored store exports the same members", file: file, line: line)
+        XCTAssertEqual(again.tables, summary.tables, file: file, line: line)
+        return summary
+    }
+
+    func testEveryFixtureOfAnotherAppRoundTripsExactlyThroughItsOwnModel() throws {
+        for fixture in Self.fixtures {
+            let directory = try TemporaryTestDirectory()
+            let store = try directory.copyFixture(fixture)
+            let summary = try assertRoundTrip(store, expecting: ArchiveManifest.Source.modelSchema, in: directory)
+            XCTAssertEqual(summary.warnings, [], fixture)
+        }
+    }
+
+    /// Every relationship kind is a property of the record, under its name: the join table and the
+    /// hidden inverse column are not carried as tables but as the links they hold.
+    func testRelationshipsAndCompositesAreWrittenUnderPropertyNames() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let archive = directory.path("k.qbak")
+        let summary = try export(store, to: archive)
+        XCTAssertEqual(summary.tables.map(\.name), ["Z_PRIMARYKEY", "sqlitemanager_extras"], "Z_5TAGS travels as Recipe.tags")
+        XCTAssertEqual(summary.files.map(\.path).filter { $0.hasPrefix("external/") }, ["external/85119BD1-9242-445A-9557-A0E0B987FF95"])
+        let lines = try Questbak.runTool(["sh", "-c", "zstd -dc '\(archive.path)' | tar -xO entities/Recipe.jsonl"]).standardOutput
+            .split(separator: "\n")
+        let first = try XCTUnwrap(lines.dropFirst().first.map(String.init))
+        for fragment in [
+            #""cost":"100""#, #""isFavorite":true"#, #""ratingCount":32767"#, #""author":1"#, #""featuredTag":2"#, #""steps":[1,2]"#,
+            #""tags":[1,2]"#, #""origin":{"country":"Italy","name":"Caffè Casoni, Florence"}"#,
+            #""identifier":"D1243318-E0D6-494D-926C-5273098E1EF4""#, #""memo":"Stir, don't shake.\u0000Hidden after a NUL.""#,
+        ] {
+            XCTAssertTrue(first.contains(fragment), "\(fragment) in \(first)")
+        }
+        XCTAssertTrue(lines.contains { $0.contains(#""cost":"12.5""#) }, "a REAL decimal is its exact shortest text")
+        let liquid = try Questbak.runTool(["sh", "-c", "zstd -dc '\(archive.path)' | tar -xO entities/Liquid.jsonl"]).standardOutput
+        XCTAssertTrue(liquid.contains(#""isCarbonated":false"#) && liquid.contains(#""recipe":1"#), liquid)
+    }
+
+    func testAStoreWithoutAModelCacheRoundTripsByItsTables() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "DELETE FROM Z_MODELCACHE") }
+        let summary = try assertRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)
+        XCTAssertTrue(summary.warnings.contains { $0.contains("no model cache") }, "\(summary.warnings)")
+        XCTAssertEqual(summary.tables.map(\.name), ["Z_5TAGS", "Z_PRIMARYKEY", "sqlitemanager_extras"])
+    }
+
+    /// A column the model does not explain would be lost by a record-by-record backup: the
+    /// store goes by its tables instead, and the export says which column.
+    func testAColumnTheModelDoesNotExplainIsKept() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/bennie-game")
+        try DatabaseQueue(path: store.path).write { db in
+            try db.execute(sql: "ALTER TABLE ZPLAYERDATA ADD COLUMN ZSECRET VARCHAR")
+            try db.execute(sql: "UPDATE ZPLAYERDATA SET ZSECRET = 'kept' WHERE Z_PK = 1")
+        }
+        let summary = try assertRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)
+        XCTAssertTrue(summary.warnings.contains { $0.contains("column ZPLAYERDATA.ZSECRET is not explained") }, "\(summary.warnings)")
+    }
+
+    /// A value the model's type cannot hold (text in an Int32 column) is kept as it is stored.
+    func testAValueItsTypeCannotHoldIsKeptAndNamed() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "UPDATE ZRECIPE SET ZSERVINGS = 'many' WHERE Z_PK = 2") }
+        let summary = try assertRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)
+        XCTAssertTrue(summary.warnings.contains { $0.contains("Recipe 2 servings") }, "\(summary.warnings)")
+    }
+
+    /// A join-table row that is no link of an existing record stays in its table, carried as it is.
+    func testAJoinRowThatLinksNoRecordIsCarriedAsATable() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "INSERT INTO Z_5TAGS VALUES (99, 1)") }
+        let summary = try assertRoundTrip(store, expecting: ArchiveManifest.Source.modelSchema, in: directory)
+        XCTAssertTrue(summary.tables.map(\.name).contains("Z_5TAGS"))
+        XCTAssertTrue(
+            summary.warnings.contains { $0.contains("join table Z_5TAGS has 1 row(s) that link no Recipe") }, "\(summary.warnings)")
+    }
+
+    /// Triggers and views are made after the rows are in, so they cannot change what was archived.
+    func testTriggersAndViewsComeBackWithoutFiring() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/bennie-game")
+        try DatabaseQueue(path: store.path).write { db in
+            try db.execute(sql: "CREATE TRIGGER bump AFTER INSERT ON ZPLAYERDATA BEGIN UPDATE ZPLAYERDATA SET ZCOINS = ZCOINS + 1; END")
+            try db.execute(sql: "CREATE VIEW rich AS SELECT ZNAME FROM ZPLAYERDATA WHERE ZCOINS > 10")
+        }
+        try assertRoundTrip(store, expecting: ArchiveManifest.Source.modelSchema, in: directory)
+    }
+
+    /// Another app's unversioned store says "1.0.0", as TimeQuest V1 does: it is not taken for
+    /// TimeQuest, not diagnosed against it, and restores as itself.
+    func testAnotherAppsOnePointOhStoreIsNotTimeQuest() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/bennie-game")
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+        XCTAssertEqual(inspection.versionIdentifiers, ["1.0.0"])
+        XCTAssertNil(inspection.schemaProblem, "no TimeQuest diagnosis for another app's store")
+        XCTAssertEqual(inspection.backup, ArchiveManifest.Source.modelSchema)
+        XCTAssertEqual(inspection.model?.hashesMatch, true)
+        XCTAssertEqual(inspection.model?.entityDetails.map(\.name).contains("PlayerData"), true)
+    }
+
+    func testARestoreAtAnotherVersionOrWithATemplateIsRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/bennie-game")
+        let archive = directory.path("b.qbak")
+        try export(store, to: archive)
+        var options = Importer.Options()
+        options.targetVersion = "2.0.0"
+        let work = try TemporaryTestDirectory()
+        XCTAssertThrowsError(
+            try Importer.run(archive: archive.path, into: directory.path("x.store"), options: options, workDirectory: work.url)
+        ) {
+            XCTAssertTrue("\($0)".contains("restores only as the version it was"), "\($0)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path("x.store").path))
+    }
+}
+
+/// Record lines of a model archive are read strictly: what export would not write is refused.
+final class ModelMemberDecodingTests: XCTestCase {
+    let plan = ModelLayout.EntityPlan(
+        name: "Recipe", number: 5, table: "ZRECIPE",
+        fields: [
+            .init(path: ["cost"], column: "ZCOST", kind: .decimal), .init(path: ["profile", "name"], column: "ZNAME1", kind: .string),
+        ],
+        toOne: [.init(name: "author", column: "ZAUTHOR")],
+        toMany: [
+            .init(
+                name: "tags", destination: "Tag",
+                storage: .joinTable(table: "Z_5TAGS", sourceColumn: "Z_5RECIPES", destinationColumn: "Z_7TAGS"))
+        ])
+
+    func decode(_ text: String) -> String? {
+        do {
+            _ = try ModelMemberEncoding.decode(Data(text.utf8), plan: plan, carriesOpt: true)
+            return nil
+        } catch let error as ModelMemberEncoding.LineError {
+            return error.reason
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func testAWellFormedLineDecodes() throws {
+        let row = try ModelMemberEncoding.decode(
+            Data(#"{"_pk":3,"_opt":2,"cost":"12.5","profile":{"name":"x"},"author":null,"tags":[1,4]}"#.utf8), plan: plan, carriesOpt: true)
+        XCTAssertEqual(row.values, [.real(12.5), .text(Data("x".utf8)), .null])
+        XCTAssertEqual(row.links, [[1, 4]])
+    }
+
+    func testWhatExportWouldNotWriteIsRefused() {
+        let base = #""_pk":3,"_opt":2"#
+        let cases: [(String, String)] = [
+            (#"{\#(base),"cost":"12.50","profile":{"name":"x"},"author":null,"tags":[]}"#, "cost must be exact decimal text"),
+            (#"{\#(base),"cost":"1e2","profile":{"name":"x"},"author":null,"tags":[]}"#, "cost must be exact decimal text"),
+            (#"{\#(base),"cost":12.5,"profile":{"name":"x"},"author":null,"tags":[]}"#, "cost must be exact decimal text"),
+            (#"{\#(base),"cost":"1","profile":{"name":"x","extra":1},"author":null,"tags":[]}"#, "unknown property profile.extra"),
+            (#"{\#(base),"cost":"1","profile":"x","author":null,"tags":[]}"#, "profile must be an object"),
+            (#"{\#(base),"cost":"1","author":null,"tags":[]}"#, "profile is missing"),
+            (#"{\#(base),"cost":"1","profile":{"name":"x"},"tags":[]}"#, "author is missing"),
+            (#"{\#(base),"cost":"1","profile":{"name":"x"},"author":null,"tags":[4,1]}"#, "tags is not in ascending _pk order"),
+            (#"{\#(base),"cost":"1","profile":{"name":"x"},"author":null,"tags":[1,1]}"#, "tags is not in ascending _pk order"),
+            (#"{\#(base),"cost":"1","profile":{"name":"x"},"author":null}"#, "tags must be an array"),
+            (#"{\#(base),"cost":"1","profile":{"name":"x"},"author":null,"tags":[],"z":1}"#, "unknown property z"),
+            (#"{"_pk":3,"cost":"1","profile":{"name":"x"},"author":null,"tags":[]}"#, "_opt is missing"),
+        ]
+        for (line, reason) in cases {
+            let found = decode(line)
+            XCTAssertTrue(found?.hasPrefix(reason) == true, "\(line): \(found ?? "accepted")")
+        }
+    }
+}
