@@ -137,12 +137,17 @@ public enum Importer {
         var entityResults: [EntityResult] = []
         var external: [(name: String, data: Data)] = []
         if let restore = statementRestore {
-            (readCounts, external) = try restore.write(from: reader, to: storeURL)
+            let result = try restore.write(from: reader, to: storeURL, log: log, validate: options.validate)
+            (readCounts, external) = (result.readCounts, result.external)
+            notes += result.notes
             let written = try restore.verifyReadBack(
-                storeURL, files: Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first }))
+                storeURL, digests: result.digests,
+                files: Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first }))
             FaultPoint.reached("read back and verified")
             entityResults = manifest.entities.map {
-                EntityResult(name: $0.name, read: readCounts[$0.name] ?? 0, written: written[$0.name] ?? 0, sha256: $0.sha256)
+                EntityResult(
+                    name: $0.name, read: readCounts[$0.name] ?? 0, written: written[$0.name] ?? 0,
+                    sha256: result.digests[$0.name]?.sha256 ?? $0.sha256)
             }
             let history = manifest.bookkeepingRows.filter { $0.value > 0 }.sorted { $0.key < $1.key }
             if !history.isEmpty {
@@ -150,8 +155,8 @@ public enum Importer {
                     "persistent history and CloudKit mirroring start empty, as Core Data rebuilds them (the source had "
                         + history.map { "\($0.value) rows in \($0.key)" }.joined(separator: ", ") + ")")
             }
-            if options.validate {
-                notes.append("restored exactly as archived: questbak has no repair rules for stores described by their own model yet")
+            if options.validate, manifest.source.schema == ArchiveManifest.Source.genericSchema {
+                notes.append("no repairs are made to a store no model describes: restored exactly as archived")
             }
         } else if let plan {
             var digests: [String: EntityMemberEncoding.Digest] = [:]

@@ -50,11 +50,21 @@ struct StatementRestore {
         ArchiveError.invalidLine(path: archive, member: member, line: line, reason: reason)
     }
 
-    /// Writes the store at `url`; returns the records read, by entity, and the external-storage
-    /// files (already checked against their digests by the reader), by name.
-    func write(from reader: ArchiveReader, to url: URL) throws -> (readCounts: [String: Int], external: [(name: String, data: Data)]) {
+    /// What a restore wrote: the records read by entity, the external-storage files (already
+    /// checked against their digests by the reader) by name, and each entity member's digest as
+    /// an export of the new store will write it (the manifest's, unless repairs changed it).
+    struct Written {
         var readCounts: [String: Int] = [:]
         var external: [(name: String, data: Data)] = []
+        var digests: [String: EntityMemberEncoding.Digest] = [:]
+        var notes: [String] = []
+    }
+
+    /// Writes the store at `url`. Repairs (a model archive only: duplicates by the model's
+    /// uniqueness constraints, orphans, defaults, cloudIDs) go to `log`; without `validate` an
+    /// archive that needs any is refused and nothing is written.
+    func write(from reader: ArchiveReader, to url: URL, log: RepairLog, validate: Bool) throws -> Written {
+        var written = Written()
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
             for sql in statements where !Self.isLater(sql) {
                 if let reason = CarriedTables.execute(sql, prefixes: Self.tablePrefixes + Self.laterPrefixes, in: db) {
@@ -64,12 +74,16 @@ struct StatementRestore {
             var carried = CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false)
             try carried.create(in: db)
             let tables = carried
-            try db.execute(sql: "CREATE TEMP TABLE questbak_links (tableName TEXT, columnName TEXT, target INTEGER, source INTEGER)")
+            try db.execute(
+                sql:
+                    "CREATE TEMP TABLE questbak_links (tableName TEXT, columnName TEXT, target INTEGER, source INTEGER, entity TEXT, relationship TEXT)"
+            )
+            try ModelDuplicateRule.prepare(db)
             var files: [String: Data] = [:]
-            var records = RecordInserter(restore: self, db: db)
+            var records = RecordInserter(restore: self, db: db, log: log)
             _ = try reader.read(
                 onRecordLine: { member, lineNumber, line in
-                    readCounts[member.name, default: 0] += 1
+                    written.readCounts[member.name, default: 0] += 1
                     try records.insert(line: line, member: member, lineNumber: lineNumber, files: files)
                 },
                 onTableLine: { table, lineNumber, line in
@@ -77,14 +91,26 @@ struct StatementRestore {
                 },
                 onFile: { file, data in
                     if file.path.hasPrefix(ExternalStorage.memberPrefix) {
-                        external.append((String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), data))
+                        written.external.append((String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), data))
                     } else {
                         files[file.path] = data
                     }
                 })
             try records.checkEveryEntityListed(files: files)
-            try applyDestinationLinks(db)
+            if let context = records.context {
+                try ModelDuplicateRule.repoint(context)
+                try applyDestinationLinks(db, log: log)
+                try ModelOrphanRule.apply(context)
+                written.notes += try ModelDefaultFillRule.apply(context)
+                try ModelCloudIDRule.apply(context)
+            } else {
+                try applyDestinationLinks(db, log: log)
+            }
+            if !validate && log.repairs > 0 {
+                throw ImportError.repairsNeeded(archive: archive, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
+            }
             try db.execute(sql: "DROP TABLE temp.questbak_links")
+            try db.execute(sql: "DROP TABLE temp.questbak_duplicates")
             guard let plist = files[ArchiveManifest.metadataPath] else {
                 throw ArchiveError.missingMember(path: archive, member: ArchiveManifest.metadataPath)
             }
@@ -95,8 +121,33 @@ struct StatementRestore {
                     throw ArchiveError.notAQuestbakArchive(path: archive, reason: "sql: \(reason)")
                 }
             }
+            // What the read-back must find: the archive's members, or, after repairs, the repaired records.
+            written.digests = try digests(db, layout: records.layout, path: url.path)
+            if log.repairs == 0 {
+                for member in manifest.entities where written.digests[member.name]?.sha256 != member.sha256 {
+                    throw ImportError.verificationFailed(
+                        store: url.path, entity: member.name, expected: "\(member.count) records \(member.sha256)",
+                        found: written.digests[member.name].map { "\($0.count) records \($0.sha256)" } ?? "no records")
+                }
+            }
         }
-        return (readCounts, external)
+        return written
+    }
+
+    /// Each entity member's digest, encoded from the store open on `db` as an export would.
+    func digests(_ db: Database, layout: ModelLayout?, path: String) throws -> [String: EntityMemberEncoding.Digest] {
+        var digests: [String: EntityMemberEncoding.Digest] = [:]
+        for member in manifest.entities {
+            if let plan = layout?.entity(named: member.name) {
+                digests[member.name] = try ModelMemberEncoding.digest(
+                    db, plan: plan, schemaVersion: manifest.effectiveSchemaVersion, path: path)
+            } else {
+                digests[member.name] = try GenericMemberEncoding.digest(
+                    db, entity: member.name, table: "Z" + member.name.uppercased(), schemaVersion: manifest.effectiveSchemaVersion,
+                    path: path)
+            }
+        }
+        return digests
     }
 
     static func isLater(_ sql: String) -> Bool {
@@ -105,27 +156,30 @@ struct StatementRestore {
     }
 
     /// Links kept on the destination's row (a to-many without an inverse) are set once every
-    /// record is in; a link to a record the archive lacks, or two sources for one destination, is
-    /// damage: nothing would hold it.
-    private func applyDestinationLinks(_ db: Database) throws {
+    /// record is in. A link to a record the archive lacks is left out, and of two sources that
+    /// name one destination (which one column cannot hold) the lower `_pk` keeps it: repairs,
+    /// reported, which an import without `--validate` refuses.
+    private func applyDestinationLinks(_ db: Database, log: RepairLog) throws {
         let targets = try Row.fetchAll(db, sql: "SELECT DISTINCT tableName, columnName FROM temp.questbak_links ORDER BY 1, 2")
         for target in targets {
             let table: String = target[0]
             let column: String = target[1]
             let scope = "FROM temp.questbak_links WHERE tableName = ? AND columnName = ?"
-            let missing =
-                try Int.fetchOne(
-                    db, sql: "SELECT count(*) \(scope) AND target NOT IN (SELECT Z_PK FROM \(table))", arguments: [table, column]) ?? 0
-            let twice =
-                try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM (SELECT target \(scope) GROUP BY target HAVING count(*) > 1)",
-                    arguments: [table, column])
-                ?? 0
-            guard missing == 0, twice == 0 else {
-                throw ArchiveError.notAQuestbakArchive(
-                    path: archive,
-                    reason:
-                        "links held in \(table).\(column): \(missing) name no record and \(twice) record(s) are named by two sources")
+            let dropped = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT source, target, entity, relationship, rowid \(scope)
+                      AND (target NOT IN (SELECT Z_PK FROM \(table))
+                           OR source > (SELECT min(l.source) FROM temp.questbak_links l
+                                        WHERE l.tableName = ? AND l.columnName = ? AND l.target = questbak_links.target))
+                    ORDER BY source, target
+                    """, arguments: [table, column, table, column])
+            for row in dropped {
+                try log.record(
+                    RepairEntry(
+                        rule: .orphan, kind: .repair, entity: row[2], primaryKey: row[0], cloudID: nil, field: row[3],
+                        old: .value(.integer(row[1])), new: .value(.null)))
+                try db.execute(sql: "DELETE FROM temp.questbak_links WHERE rowid = ?", arguments: [row[4]])
             }
             try db.execute(
                 sql:
@@ -139,12 +193,16 @@ struct StatementRestore {
     private struct RecordInserter {
         let restore: StatementRestore
         let db: Database
+        let log: RepairLog
         var layout: ModelLayout?
+        /// What the model's repairs work on, once the model is known.
+        var context: ModelRepairContext?
         var statements: [String: (insert: Statement, columns: [String])] = [:]
 
-        init(restore: StatementRestore, db: Database) {
+        init(restore: StatementRestore, db: Database, log: RepairLog) {
             self.restore = restore
             self.db = db
+            self.log = log
         }
 
         mutating func modelLayout(files: [String: Data], member: String) throws -> ModelLayout {
@@ -166,6 +224,7 @@ struct StatementRestore {
                     path: restore.archive, reason: "its model does not explain its own statements: \(problem)")
             }
             layout = made
+            context = ModelRepairContext(db: db, layout: made, model: model, log: log, storeUUID: restore.manifest.source.storeUUID)
             return made
         }
 
@@ -183,9 +242,21 @@ struct StatementRestore {
                 }
                 let columns = plan.fields.map(\.column) + plan.toOne.map(\.column)
                 let insert = try statement(plan.table, key: plan.name, columns: ["Z_PK", "Z_ENT", "Z_OPT"] + columns)
-                try run(
-                    insert, [.integer(row.primaryKey), .integer(plan.number), row.opt.map { .integer($0) } ?? .null] + row.values,
-                    member: member.path, lineNumber: lineNumber, primaryKey: row.primaryKey)
+                do {
+                    try ExactSQL.execute(
+                        insert, [.integer(row.primaryKey), .integer(plan.number), row.opt.map { .integer($0) } ?? .null] + row.values)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                    if try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_PK = ?", arguments: [row.primaryKey]) != 0 {
+                        throw restore.invalid(
+                            member.path, lineNumber, "\(RecordJSON.primaryKeyKey) \(row.primaryKey) appears more than once")
+                    }
+                    // A record the model's uniqueness constraint refuses is a duplicate of one restored before.
+                    guard let context, let (keeper, _) = try ModelDuplicateRule.keeper(of: row, plan: plan, context: context) else {
+                        throw restore.invalid(
+                            member.path, lineNumber, "record \(row.primaryKey) cannot be stored: \(error.message ?? "a constraint fails")")
+                    }
+                    try ModelDuplicateRule.drop(row, keeper: keeper, plan: plan, context: context)
+                }
                 for (link, targets) in zip(plan.toMany, row.links) {
                     for target in targets {
                         switch link.storage {
@@ -196,8 +267,8 @@ struct StatementRestore {
                                 primaryKey: row.primaryKey)
                         case .destinationColumn(let table, let column):
                             try db.execute(
-                                sql: "INSERT INTO temp.questbak_links VALUES (?, ?, ?, ?)",
-                                arguments: [table, column, target, row.primaryKey])
+                                sql: "INSERT INTO temp.questbak_links VALUES (?, ?, ?, ?, ?, ?)",
+                                arguments: [table, column, target, row.primaryKey, plan.name, link.name])
                         }
                     }
                 }
@@ -277,7 +348,9 @@ struct StatementRestore {
     /// Reads the closed store back: its statements are the archive's, it passes
     /// `integrity_check`, and every member (entities, tables, metadata, model cache) is what the
     /// manifest lists, byte for byte.
-    func verifyReadBack(_ url: URL, files expectedFiles: [String: String]) throws -> [String: Int] {
+    func verifyReadBack(
+        _ url: URL, digests: [String: EntityMemberEncoding.Digest], files expectedFiles: [String: String]
+    ) throws -> [String: Int] {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: url.path, configuration: configuration)
@@ -309,10 +382,9 @@ struct StatementRestore {
                         db, entity: member.name, table: "Z" + member.name.uppercased(), schemaVersion: manifest.effectiveSchemaVersion,
                         path: url.path)
                 }
-                guard digest.count == member.count, digest.sha256 == member.sha256 else {
-                    throw fail(
-                        member.name, expected: "\(member.count) records \(member.sha256)", found: "\(digest.count) records \(digest.sha256)"
-                    )
+                guard let wanted = digests[member.name], digest == wanted else {
+                    let expected = digests[member.name].map { "\($0.count) records \($0.sha256)" } ?? "a member"
+                    throw fail(member.name, expected: expected, found: "\(digest.count) records \(digest.sha256)")
                 }
                 written[member.name] = digest.count
             }

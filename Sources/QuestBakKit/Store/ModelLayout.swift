@@ -19,11 +19,16 @@ package struct ModelLayout: Sendable {
         package var path: [String]
         package var column: String
         package var kind: AttributeKind
+        /// A composite's elements are optional whatever the model says of them (a nil composite).
+        package var isOptional: Bool = true
+        /// The model's concrete default, as stored; nil when it has none (or one not storable).
+        var defaultValue: StoredValue?
     }
 
     package struct ToOne: Sendable, Equatable {
         package var name: String
         package var column: String
+        package var destination: String = ""
     }
 
     /// Where a to-many relationship that has no foreign key on the other side keeps its links.
@@ -207,14 +212,14 @@ package struct ModelLayout: Sendable {
                 }
                 var planned: [Planned] = []
                 var seenKeys: Set<String> = []
-                var leavesByEntity: [String: [(path: [String], key: String, kind: AttributeKind)]] = [:]
-                var toOneKeys: [String: [(name: String, key: String)]] = [:]
+                var leavesByEntity: [String: [(path: [String], key: String, kind: AttributeKind, attribute: CompiledAttribute)]] = [:]
+                var toOneKeys: [String: [(name: String, key: String, destination: String)]] = [:]
                 for entity in members.sorted(by: { $0.name < $1.name }) {
                     let (attributes, relationships) = properties(entity)
                     for (owner, attribute) in attributes {
                         for leaf in leaves(of: attribute, path: [attribute.name], entity: entity.name) {
                             let key = owner + "." + leaf.path.joined(separator: ".")
-                            leavesByEntity[entity.name, default: []].append((leaf.path, key, leaf.kind))
+                            leavesByEntity[entity.name, default: []].append((leaf.path, key, leaf.kind, leaf.attribute))
                             if seenKeys.insert(key).inserted {
                                 let type = leaf.kind.columnType
                                 planned.append(
@@ -226,7 +231,7 @@ package struct ModelLayout: Sendable {
                     }
                     for (owner, relationship) in relationships where !relationship.isToMany {
                         let key = owner + "." + relationship.name
-                        toOneKeys[entity.name, default: []].append((relationship.name, key))
+                        toOneKeys[entity.name, default: []].append((relationship.name, key, relationship.destination))
                         if seenKeys.insert(key).inserted {
                             planned.append(
                                 Planned(
@@ -254,10 +259,14 @@ package struct ModelLayout: Sendable {
                 plannedColumns[table] = names
                 for entity in members {
                     fieldsByEntity[entity.name] = (leavesByEntity[entity.name] ?? []).compactMap { leaf in
-                        names[leaf.key].map { Field(path: leaf.path, column: $0, kind: leaf.kind) }
+                        names[leaf.key].map {
+                            Field(
+                                path: leaf.path, column: $0, kind: leaf.kind, isOptional: leaf.path.count > 1 || leaf.attribute.isOptional,
+                                defaultValue: leaf.attribute.defaultValue.flatMap { Self.stored($0, as: leaf.kind) })
+                        }
                     }
                     toOneByEntity[entity.name] = (toOneKeys[entity.name] ?? []).compactMap { item in
-                        names[item.key].map { ToOne(name: item.name, column: $0) }
+                        names[item.key].map { ToOne(name: item.name, column: $0, destination: item.destination) }
                     }
                 }
             }
@@ -291,7 +300,35 @@ package struct ModelLayout: Sendable {
         }
 
         /// An attribute's stored leaves: itself, or a composite's elements, nested ones flattened.
-        mutating func leaves(of attribute: CompiledAttribute, path: [String], entity: String) -> [(path: [String], kind: AttributeKind)] {
+        /// A concrete default (SwiftData archives the value its default expression had when the
+        /// model was built) as the column stores it; nil for a form that has no column value.
+        static func stored(_ value: CompiledDefaultValue, as kind: AttributeKind) -> StoredValue? {
+            switch (value, kind) {
+            case (.integer(let number), .double), (.integer(let number), .float), (.integer(let number), .date):
+                return .real(Double(number))
+            case (.integer(let number), _): return .integer(number)
+            case (.real(let number), .integer), (.real(let number), .integer16), (.real(let number), .integer32):
+                return Int64(exactly: number).map { .integer($0) }
+            case (.real(let number), .decimal): return ValueCoding.decimalText(.real(number)).flatMap(ValueCoding.storedDecimal)
+            case (.real(let number), _): return .real(number)
+            case (.boolean(let flag), _): return .integer(flag ? 1 : 0)
+            case (.string(let text), _): return .text(Data(text.utf8))
+            case (.date(let seconds), _): return .real(seconds)
+            case (.uuid(let bytes), .string):
+                return .text(Data(bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }.uuidString.utf8))
+            case (.uuid(let bytes), _): return .blob(bytes)
+            case (.data(let bytes), _): return .blob(bytes)
+            case (.decimal(let mantissa, let exponent, let negative), _):
+                return DecimalDefault.text(mantissa: mantissa, exponent: exponent, isNegative: negative).flatMap(ValueCoding.storedDecimal)
+            case (.dictionary, _), (.other, _): return nil
+            }
+        }
+
+        mutating func leaves(
+            of attribute: CompiledAttribute, path: [String], entity: String
+        ) -> [(
+            path: [String], kind: AttributeKind, attribute: CompiledAttribute
+        )] {
             if attribute.isComposite {
                 if attribute.elements.isEmpty { notes.append("\(entity).\(path.joined(separator: ".")) is a composite with no elements") }
                 return attribute.elements.sorted { $0.name < $1.name }.flatMap { leaves(of: $0, path: path + [$0.name], entity: entity) }
@@ -301,7 +338,7 @@ package struct ModelLayout: Sendable {
                     "\(entity).\(path.joined(separator: ".")) has attribute type \(attribute.typeCode), whose storage is not known")
                 return []
             }
-            return [(path, kind)]
+            return [(path, kind, attribute)]
         }
 
         /// The to-many relationships of `entity` whose links a record carries.
@@ -424,5 +461,26 @@ package struct ModelLayout: Sendable {
                 }
             }
         }
+    }
+}
+
+/// An archived `NSDecimalNumber` default as canonical decimal text.
+enum DecimalDefault {
+    /// (−1 if negative) × mantissa × 10^exponent, where the mantissa is 16 bytes little-endian;
+    /// nil when it does not fit the forms a store holds (an Int64, or a Double's shortest text).
+    static func text(mantissa: Data, exponent: Int, isNegative: Bool) -> String? {
+        guard mantissa.count == 16, mantissa.dropFirst(8).allSatisfy({ $0 == 0 }) else { return nil }
+        let magnitude = mantissa.prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        var digits = String(magnitude)
+        if exponent > 0 {
+            digits += String(repeating: "0", count: exponent)
+        } else if exponent < 0 {
+            let places = -exponent
+            if digits.count <= places { digits = String(repeating: "0", count: places - digits.count + 1) + digits }
+            digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -places))
+        }
+        let text = (isNegative && magnitude != 0 ? "-" : "") + digits
+        if let integer = Int64(text) { return String(integer) }
+        return Double(text).map { "\($0)" }
     }
 }

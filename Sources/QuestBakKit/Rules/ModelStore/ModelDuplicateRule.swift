@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+
+/// Records that break one of the model's uniqueness constraints (`#Unique`,
+/// `@Attribute(.unique)`, `NSUniqueTuples`): the store's unique index refuses the later one as it
+/// is restored. It is left out and reported in full, and every relationship and link that named
+/// it is pointed at the record kept (the one restored first: the lower `_pk`), so nothing that
+/// referred to either record is lost.
+enum ModelDuplicateRule {
+    static func prepare(_ db: Database) throws {
+        try db.execute(
+            sql:
+                "CREATE TEMP TABLE questbak_duplicates (tableName TEXT, duplicate INTEGER, keeper INTEGER, PRIMARY KEY (tableName, duplicate))"
+        )
+    }
+
+    /// The record already restored that `row` duplicates by a uniqueness constraint, if any.
+    static func keeper(
+        of row: ModelMemberEncoding.Row, plan: ModelLayout.EntityPlan, context: ModelRepairContext
+    ) throws -> (
+        keeper: Int64, constraint: [String]
+    )? {
+        var tuples: [[String]] = []
+        var entity = context.model.entity(named: plan.name)
+        var seen: Set<String> = []
+        while let current = entity, seen.insert(current.name).inserted {
+            tuples += current.uniqueTuples
+            entity = current.superentity.flatMap { context.model.entity(named: $0) }
+        }
+        for tuple in tuples {
+            var conditions: [String] = []
+            var arguments: [StoredValue] = []
+            for name in tuple {
+                if let index = plan.fields.firstIndex(where: { $0.path == [name] }) {
+                    conditions.append("\(plan.fields[index].column) = ?")
+                    arguments.append(row.values[index])
+                } else if let index = plan.toOne.firstIndex(where: { $0.name == name }) {
+                    conditions.append("\(plan.toOne[index].column) = ?")
+                    arguments.append(row.values[plan.fields.count + index])
+                }
+            }
+            guard conditions.count == tuple.count else { continue }
+            let sql = "SELECT Z_PK FROM \(plan.table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY Z_PK LIMIT 1"
+            if let found = try ExactSQL.fetchAll(context.db, sql: sql, arguments).first?.first, case .integer(let keeper) = found {
+                return (keeper, tuple)
+            }
+        }
+        return nil
+    }
+
+    /// Leaves the duplicate out (its links are restored under its own key and moved with it).
+    static func drop(_ row: ModelMemberEncoding.Row, keeper: Int64, plan: ModelLayout.EntityPlan, context: ModelRepairContext) throws {
+        try context.log.record(
+            RepairEntry(
+                rule: .dedup, kind: .repair, entity: plan.name, primaryKey: row.primaryKey, cloudID: nil, field: nil,
+                old: .record(ModelRepairContext.reportable(row, plan: plan)), new: .value(.integer(keeper))))
+        try context.db.execute(
+            sql: "INSERT OR REPLACE INTO temp.questbak_duplicates VALUES (?, ?, ?)", arguments: [plan.table, row.primaryKey, keeper])
+    }
+
+    /// Points every foreign key and link that names a dropped duplicate at its keeper; runs once
+    /// every record is in, before the links kept on destination rows are set.
+    static func repoint(_ context: ModelRepairContext) throws {
+        let db = context.db
+        let pairs = try Row.fetchAll(db, sql: "SELECT tableName, duplicate, keeper FROM temp.questbak_duplicates ORDER BY 1, 2")
+        for pair in pairs {
+            let (table, duplicate, keeper): (String, Int64, Int64) = (pair[0], pair[1], pair[2])
+            for plan in context.layout.entities {
+                for relationship in plan.toOne where context.layout.entity(named: relationship.destination)?.table == table {
+                    let children = try Int64.fetchAll(
+                        db, sql: "SELECT Z_PK FROM \(plan.table) WHERE Z_ENT = \(plan.number) AND \(relationship.column) = ? ORDER BY Z_PK",
+                        arguments: [duplicate])
+                    for child in children {
+                        try context.log.record(
+                            RepairEntry(
+                                rule: .repoint, kind: .repair, entity: plan.name, primaryKey: child, cloudID: nil, field: relationship.name,
+                                old: .value(.integer(duplicate)), new: .value(.integer(keeper))))
+                    }
+                    try db.execute(
+                        sql:
+                            "UPDATE \(plan.table) SET \(relationship.column) = ? WHERE Z_ENT = \(plan.number) AND \(relationship.column) = ?",
+                        arguments: [keeper, duplicate])
+                }
+                for link in plan.toMany {
+                    let destinationTable = context.layout.entity(named: link.destination)?.table
+                    switch link.storage {
+                    case .joinTable(let join, let source, let destination):
+                        for (column, side) in [(source, plan.table), (destination, destinationTable)] where side == table {
+                            let moved =
+                                try Int.fetchOne(db, sql: "SELECT count(*) FROM \(join) WHERE \(column) = ?", arguments: [duplicate]) ?? 0
+                            if moved > 0 {
+                                try context.log.record(
+                                    RepairEntry(
+                                        rule: .repoint, kind: .repair, entity: plan.name, primaryKey: duplicate, cloudID: nil,
+                                        field: link.name, old: .value(.integer(duplicate)), new: .value(.integer(keeper))))
+                            }
+                            // A link the keeper has already is one link, not two.
+                            try db.execute(
+                                sql: "UPDATE OR IGNORE \(join) SET \(column) = ? WHERE \(column) = ?", arguments: [keeper, duplicate])
+                            try db.execute(sql: "DELETE FROM \(join) WHERE \(column) = ?", arguments: [duplicate])
+                        }
+                    case .destinationColumn(let linkTable, let linkColumn):
+                        let scope = "tableName = ? AND columnName = ?"
+                        if plan.table == table {
+                            try db.execute(
+                                sql: "UPDATE temp.questbak_links SET source = ? WHERE \(scope) AND source = ?",
+                                arguments: [keeper, linkTable, linkColumn, duplicate])
+                        }
+                        if destinationTable == table {
+                            try db.execute(
+                                sql: "UPDATE temp.questbak_links SET target = ? WHERE \(scope) AND target = ?",
+                                arguments: [keeper, linkTable, linkColumn, duplicate])
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

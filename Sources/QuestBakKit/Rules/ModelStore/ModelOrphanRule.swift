@@ -1,0 +1,48 @@
+import Foundation
+import GRDB
+
+/// A relationship that names a record the store does not have becomes nil (a to-one) or is left
+/// out (a link of a to-many), and is reported; the record that held it is kept.
+enum ModelOrphanRule {
+    static func apply(_ context: ModelRepairContext) throws {
+        let db = context.db
+        for plan in context.layout.entities {
+            for relationship in plan.toOne {
+                guard let exists = context.existsSQL("o.\(relationship.column)", in: relationship.destination) else { continue }
+                let condition = "o.Z_ENT = \(plan.number) AND o.\(relationship.column) IS NOT NULL AND NOT \(exists)"
+                let orphans = try Row.fetchAll(
+                    db, sql: "SELECT o.Z_PK, o.\(relationship.column) FROM \(plan.table) o WHERE \(condition) ORDER BY o.Z_PK")
+                for row in orphans {
+                    try context.log.record(
+                        RepairEntry(
+                            rule: .orphan, kind: .repair, entity: plan.name, primaryKey: row[0], cloudID: nil, field: relationship.name,
+                            old: .value(.integer(row[1])), new: .value(.null)))
+                }
+                if !orphans.isEmpty {
+                    try db.execute(
+                        sql:
+                            "UPDATE \(plan.table) SET \(relationship.column) = NULL WHERE Z_PK IN (SELECT o.Z_PK FROM \(plan.table) o WHERE \(condition))"
+                    )
+                }
+            }
+            for link in plan.toMany {
+                guard case .joinTable(let join, let source, let destination) = link.storage,
+                    let sourceExists = context.existsSQL("o.\(source)", in: plan.name),
+                    let destinationExists = context.existsSQL("o.\(destination)", in: link.destination)
+                else { continue }
+                let condition = "NOT \(sourceExists) OR NOT \(destinationExists)"
+                let orphans = try Row.fetchAll(
+                    db, sql: "SELECT o.\(source), o.\(destination) FROM \(join) o WHERE \(condition) ORDER BY 1, 2")
+                for row in orphans {
+                    try context.log.record(
+                        RepairEntry(
+                            rule: .orphan, kind: .repair, entity: plan.name, primaryKey: row[0], cloudID: nil, field: link.name,
+                            old: .value(.integer(row[1])), new: .value(.null)))
+                }
+                if !orphans.isEmpty {
+                    try db.execute(sql: "DELETE FROM \(join) WHERE rowid IN (SELECT o.rowid FROM \(join) o WHERE \(condition))")
+                }
+            }
+        }
+    }
+}
