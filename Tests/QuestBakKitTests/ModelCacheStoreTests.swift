@@ -74,3 +74,44 @@ final class ModelCacheStoreTests: XCTestCase {
         XCTAssertFalse(summary.hashesMatch)
     }
 }
+
+/// A decoded model is questbak's schema value: the same hashes, whichever way they are computed,
+/// and TimeQuest's schemas are one case of it.
+final class SchemaFromModelTests: XCTestCase {
+    func testTimeQuestSchemasAreOneCaseOfADecodedModel() throws {
+        for schema in TimeQuestSchemas.all {
+            let decoded = Schema(model: try ModelCacheDecoder.decode(try ModelCacheEncoder.encode(CompiledModel(schema: schema))))
+            XCTAssertEqual(ModelVersionHashes(schema: decoded), ModelVersionHashes(schema: schema), schema.versionIdentifier)
+            XCTAssertEqual(decoded.entities.map(\.name), schema.entities.map(\.name))
+            for (mine, theirs) in zip(decoded.entities, schema.entities) {
+                XCTAssertEqual(mine.attributes.map(\.name).sorted(), theirs.attributes.map(\.name).sorted())
+                XCTAssertEqual(mine.relationships.map(\.name).sorted(), theirs.relationships.map(\.name).sorted())
+            }
+        }
+    }
+
+    func testEveryAnyAppFixtureDecodesIntoASchemaWhoseHashesAreItsMetadatas() throws {
+        for fixture in ["AnyApp/kitchen-sink", "AnyApp/bennie-game"] {
+            let directory = try TemporaryTestDirectory()
+            let store = try directory.copyFixture(fixture)
+            let (cache, metadata) = try StoreSnapshot(storeAt: store).read { db in
+                (try StoreReader.modelCache(db), try StoreReader.metadata(db, path: store.path))
+            }
+            let schema = Schema(model: try ModelCacheDecoder.decode(try XCTUnwrap(cache)))
+            let hashes = ModelVersionHashes(schema: schema)
+            XCTAssertEqual(hashes.entityHashes, metadata.entityHashes, fixture)
+            XCTAssertEqual(metadata.plist["NSStoreModelVersionChecksumKey"], .string(hashes.checksum), fixture)
+            XCTAssertEqual(metadata.plist["NSStoreModelVersionHashesDigest"], .string(hashes.digest), fixture)
+            if fixture.hasSuffix("kitchen-sink") {
+                let recipe = try XCTUnwrap(schema.entity(named: "Recipe"))
+                XCTAssertEqual(recipe.uniquenessConstraints, [["code"]])
+                XCTAssertEqual(recipe.attribute(named: "cost")?.kind, .decimal)
+                XCTAssertEqual(recipe.attribute(named: "profile")?.kind, .composite)
+                XCTAssertEqual(recipe.attribute(named: "profile")?.elements.map(\.name), ["flavors", "intensity", "name", "origin"])
+                XCTAssertEqual(recipe.attribute(named: "keywords")?.transformerName, "NSSecureUnarchiveFromData")
+                XCTAssertEqual(recipe.relationship(named: "steps")?.inverse, nil)
+                XCTAssertEqual(schema.entity(named: "Liquid")?.superentity, "Ingredient")
+            }
+        }
+    }
+}

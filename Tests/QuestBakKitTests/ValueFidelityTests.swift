@@ -595,7 +595,8 @@ final class ValueFidelityTests: XCTestCase {
                 .string(String(repeating: "x", count: 100_000)),
             ]
         case .uuid: return [.uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))]
-        case .binary, .transformable: return [.binary(Data()), .binary(Data([0, 0xFF, 0]))]
+        case .binary, .transformable, .objectID: return [.binary(Data()), .binary(Data([0, 0xFF, 0]))]
+        case .composite: return []
         case .integerArray: return [.integerArray([]), .integerArray([.min, .max, 0])]
         case .stringArray: return [.stringArray([]), .stringArray(["\u{0}", "é"])]
         }

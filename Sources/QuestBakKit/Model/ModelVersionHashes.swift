@@ -25,21 +25,37 @@ public struct ModelVersionHashes: Sendable, Equatable {
     }
 
     public init(schema: Schema) {
+        let byName = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var hashes: [String: Data] = [:]
-        for entity in schema.entities {
-            hashes[entity.name] = Self.hash(of: entity)
+        func hash(_ entity: Entity, depth: Int) -> Data {
+            if let done = hashes[entity.name] { return done }
+            // A parent's hash comes first; a parent chain is cut at 64 in case a cache loops.
+            let parent = depth < 64 ? entity.superentity.flatMap { byName[$0] }.map { hash($0, depth: depth + 1) } : nil
+            let result = Self.hash(of: entity, parentHash: parent)
+            hashes[entity.name] = result
+            return result
         }
+        for entity in schema.entities { _ = hash(entity, depth: 0) }
         self.init(entityHashes: hashes)
     }
 
-    static func hash(of entity: Entity) -> Data {
+    /// The hashes of a model decoded from a store's own `Z_MODELCACHE`, by the scheme in
+    /// store-format.md: what the store's metadata must hold if the cache was read right.
+    public init(model: CompiledModel) {
+        self.init(schema: Schema(model: model))
+    }
+
+    static func hash(of entity: Entity, parentHash: Data?) -> Data {
         var properties: [(name: String, hash: Data)] = entity.attributes.map { ($0.name, hash(of: $0)) }
         properties += entity.relationships.map { ($0.name, hash(of: $0)) }
         var input = Data(entity.name.utf8)
-        input.append(0)  // not abstract; TimeQuest has no parent entities, modifiers or constraints
+        input.append(0)  // isAbstract: no key for it was seen in a cache (spec); SwiftData models are concrete
+        if let parentHash { input.append(parentHash) }
         for property in properties.sorted(by: { $0.name < $1.name }) {
             input.append(property.hash)
         }
+        if let modifier = entity.versionHashModifier { input.append(Data(modifier.utf8)) }
+        for constraint in entity.uniquenessConstraints.map({ $0.joined(separator: ".") }).sorted() { input.append(Data(constraint.utf8)) }
         return Data(SHA256.hash(data: input))
     }
 
@@ -53,8 +69,9 @@ public struct ModelVersionHashes: Sendable, Equatable {
         var input = propertyBase(name: relationship.name, isOptional: relationship.isOptional)
         input.append(Data(relationship.destination.utf8))
         if let inverse = relationship.inverse { input.append(Data(inverse.utf8)) }
-        input.append(littleEndian: Int32(relationship.isToMany ? 0 : 1))  // maxCount
-        input.append(littleEndian: Int32(0))  // minCount
+        input.append(littleEndian: Int32(truncatingIfNeeded: relationship.maxCount))
+        input.append(littleEndian: Int32(truncatingIfNeeded: relationship.minCount))
+        if relationship.isOrdered { input.append(littleEndian: UInt16(1)) }
         return Data(SHA256.hash(data: input))
     }
 
@@ -62,42 +79,6 @@ public struct ModelVersionHashes: Sendable, Equatable {
         var input = Data(name.utf8)
         input.append(littleEndian: UInt16(isOptional ? 1 : 0))
         return Data(SHA256.hash(data: input))
-    }
-
-    /// The hashes of a model decoded from a store's own `Z_MODELCACHE`, by the scheme in
-    /// store-format.md: what the store's metadata must hold if the cache was read right.
-    public init(model: CompiledModel) {
-        let byName = Dictionary(model.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var hashes: [String: Data] = [:]
-        func hash(_ entity: CompiledEntity, depth: Int) -> Data {
-            if let done = hashes[entity.name] { return done }
-            var input = Data(entity.name.utf8)
-            input.append(0)  // isAbstract: no key for it was seen in a cache (spec); SwiftData models are concrete
-            // A parent's hash comes first; a parent chain is cut at 64 in case a cache loops.
-            if let parent = entity.superentity.flatMap({ byName[$0] }), depth < 64 { input.append(hash(parent, depth: depth + 1)) }
-            var properties: [(name: String, hash: Data)] = entity.attributes.map { attribute in
-                var body = Self.propertyBase(name: attribute.name, isOptional: attribute.isOptional)
-                body.append(littleEndian: Int32(truncatingIfNeeded: attribute.typeCode))
-                return (attribute.name, Data(SHA256.hash(data: body)))
-            }
-            properties += entity.relationships.map { relationship in
-                var body = Self.propertyBase(name: relationship.name, isOptional: relationship.isOptional)
-                body.append(Data(relationship.destination.utf8))
-                if let inverse = relationship.inverse { body.append(Data(inverse.utf8)) }
-                body.append(littleEndian: Int32(truncatingIfNeeded: relationship.maxCount))
-                body.append(littleEndian: Int32(truncatingIfNeeded: relationship.minCount))
-                if relationship.isOrdered { body.append(littleEndian: UInt16(1)) }
-                return (relationship.name, Data(SHA256.hash(data: body)))
-            }
-            for property in properties.sorted(by: { $0.name < $1.name }) { input.append(property.hash) }
-            if let modifier = entity.versionHashModifier { input.append(Data(modifier.utf8)) }
-            for constraint in entity.uniqueTuples.map({ $0.joined(separator: ".") }).sorted() { input.append(Data(constraint.utf8)) }
-            let result = Data(SHA256.hash(data: input))
-            hashes[entity.name] = result
-            return result
-        }
-        for entity in model.entities { _ = hash(entity, depth: 0) }
-        self.init(entityHashes: hashes)
     }
 
     /// Which of the given schemas these hashes belong to, if any.

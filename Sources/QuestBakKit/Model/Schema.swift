@@ -58,12 +58,24 @@ public struct Entity: Sendable, Equatable {
     public var relationships: [Relationship]
     /// How duplicate records of this entity are recognised and merged (see `Repair/`).
     public var identity: Identity
+    /// The parent entity, whose properties this one inherits and whose table it shares.
+    public var superentity: String?
+    /// `#Unique` / `@Attribute(.unique)`: each a list of property names (`NSUniqueTuples`).
+    public var uniquenessConstraints: [[String]]
+    /// `NSVersionHashModifier`, which enters the entity's hash.
+    public var versionHashModifier: String?
 
-    public init(name: String, attributes: [Attribute], relationships: [Relationship] = [], identity: Identity = .init()) {
+    public init(
+        name: String, attributes: [Attribute], relationships: [Relationship] = [], identity: Identity = .init(), superentity: String? = nil,
+        uniquenessConstraints: [[String]] = [], versionHashModifier: String? = nil
+    ) {
         self.name = name
         self.attributes = attributes
         self.relationships = relationships
         self.identity = identity
+        self.superentity = superentity
+        self.uniquenessConstraints = uniquenessConstraints
+        self.versionHashModifier = versionHashModifier
     }
 
     public var tableName: String { "Z" + name.uppercased() }
@@ -109,10 +121,17 @@ public struct Attribute: Sendable, Equatable {
     /// `@Attribute(originalName:)`: the name this property had in the previous version, which
     /// makes a rename a lightweight change.
     public var originalName: String?
+    /// A composite's elements (kind `.composite`): a Codable struct stored inline, each element a
+    /// column of its own.
+    public var elements: [Attribute]
+    /// A transformable's `NSValueTransformerName` and value class (`Array<String>`).
+    public var transformerName: String?
+    public var valueClassName: String?
 
     public init(
         _ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil,
-        column: String? = nil, originalName: String? = nil
+        column: String? = nil, originalName: String? = nil, elements: [Attribute] = [], transformerName: String? = nil,
+        valueClassName: String? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -120,6 +139,9 @@ public struct Attribute: Sendable, Equatable {
         self.defaultValue = defaultValue
         self.storedColumnName = column
         self.originalName = originalName
+        self.elements = elements
+        self.transformerName = transformerName
+        self.valueClassName = valueClassName
     }
 }
 
@@ -133,17 +155,29 @@ public struct Relationship: Sendable, Equatable {
     public var inverse: String?
     public var isToMany: Bool
     public var deleteRule: DeleteRule
+    /// SwiftData makes a to-one `Model?` optional and a to-many `[Model] = []` not; a model cache
+    /// says so for each relationship.
+    public var isOptional: Bool
+    /// `NSMinCount` and `NSMaxCount` (1 for a to-one, 0 for an unbounded to-many).
+    public var minCount: Int
+    public var maxCount: Int
+    /// An ordered to-many (`NSIsOrdered`).
+    public var isOrdered: Bool
 
-    public init(_ name: String, to destination: String, inverse: String?, toMany: Bool, deleteRule: DeleteRule = .nullify) {
+    public init(
+        _ name: String, to destination: String, inverse: String?, toMany: Bool, deleteRule: DeleteRule = .nullify, optional: Bool? = nil,
+        minCount: Int = 0, maxCount: Int? = nil, ordered: Bool = false
+    ) {
         self.name = name
         self.destination = destination
         self.inverse = inverse
         self.isToMany = toMany
         self.deleteRule = deleteRule
+        self.isOptional = optional ?? !toMany
+        self.minCount = minCount
+        self.maxCount = maxCount ?? (toMany ? 0 : 1)
+        self.isOrdered = ordered
     }
-
-    /// SwiftData makes a to-one `Model?` optional and a to-many `[Model] = []` not.
-    public var isOptional: Bool { !isToMany }
 
     /// The foreign-key column of a to-one relationship; to-many sides with an inverse have none.
     public var columnName: String? { isToMany ? nil : "Z" + name.uppercased() }

@@ -54,6 +54,7 @@ package enum ExternalStorage {
     /// bytes is kept; one with other bytes is refused before anything is written. Returns what it
     /// created, for `remove` to take back if the restore fails after this.
     package static func install(_ files: [(name: String, data: Data)], forStore store: URL) throws -> [URL] {
+        guard !files.isEmpty else { return [] }
         let folder = folder(forStore: store)
         for (name, data) in files {
             let url = folder.appendingPathComponent(name)

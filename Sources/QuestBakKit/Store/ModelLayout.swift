@@ -153,23 +153,12 @@ package struct ModelLayout: Sendable {
             return found
         }
 
+        /// The kind a stored attribute has; nil for a type whose storage is not known.
         static func kind(of attribute: CompiledAttribute) -> AttributeKind? {
-            switch attribute.typeCode {
-            case CompiledAttribute.TypeCode.int16: return .integer16
-            case CompiledAttribute.TypeCode.int32: return .integer32
-            case CompiledAttribute.TypeCode.int64: return .integer
-            case CompiledAttribute.TypeCode.decimal: return .decimal
-            case CompiledAttribute.TypeCode.double: return .double
-            case CompiledAttribute.TypeCode.float: return .float
-            case CompiledAttribute.TypeCode.string: return .string
-            case CompiledAttribute.TypeCode.boolean: return .boolean
-            case CompiledAttribute.TypeCode.date: return .date
-            case CompiledAttribute.TypeCode.binary: return .binary
-            case CompiledAttribute.TypeCode.uuid: return .uuid
-            case CompiledAttribute.TypeCode.uri: return .uri
-            case CompiledAttribute.TypeCode.transformable: return .transformable
-            default: return nil
+            guard let kind = Attribute.knownKind(ofTypeCode: attribute.typeCode), ![.composite, .objectID].contains(kind) else {
+                return nil
             }
+            return kind
         }
 
         /// A column to be named: `base` plus a numeric suffix when an earlier column took it.
@@ -461,26 +450,5 @@ package struct ModelLayout: Sendable {
                 }
             }
         }
-    }
-}
-
-/// An archived `NSDecimalNumber` default as canonical decimal text.
-enum DecimalDefault {
-    /// (−1 if negative) × mantissa × 10^exponent, where the mantissa is 16 bytes little-endian;
-    /// nil when it does not fit the forms a store holds (an Int64, or a Double's shortest text).
-    static func text(mantissa: Data, exponent: Int, isNegative: Bool) -> String? {
-        guard mantissa.count == 16, mantissa.dropFirst(8).allSatisfy({ $0 == 0 }) else { return nil }
-        let magnitude = mantissa.prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
-        var digits = String(magnitude)
-        if exponent > 0 {
-            digits += String(repeating: "0", count: exponent)
-        } else if exponent < 0 {
-            let places = -exponent
-            if digits.count <= places { digits = String(repeating: "0", count: places - digits.count + 1) + digits }
-            digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -places))
-        }
-        let text = (isNegative && magnitude != 0 ? "-" : "") + digits
-        if let integer = Int64(text) { return String(integer) }
-        return Double(text).map { "\($0)" }
     }
 }

@@ -26,6 +26,11 @@ public enum AttributeKind: String, Sendable, Equatable, CaseIterable {
     /// Any transformable (`NSValueTransformerName`): the BLOB its transformer produced, carried as
     /// the bytes, never decoded and re-encoded (an encoder would not give back Apple's bytes).
     case transformable
+    /// A Codable struct stored inline (`NSCompositeAttributeDescription`): no column of its own,
+    /// its elements (`Attribute.elements`) each have one.
+    case composite
+    /// `NSObjectIDAttributeType`: not seen in a store; kept as its bytes.
+    case objectID
 
     /// The `NSAttributeType` raw value that enters the model version hash.
     public var hashTypeCode: Int32 {
@@ -37,6 +42,8 @@ public enum AttributeKind: String, Sendable, Equatable, CaseIterable {
         case .float: return 600
         case .uri: return 1200
         case .transformable: return 1800
+        case .composite: return 2100
+        case .objectID: return 2000
         case .double: return 500
         case .string: return 700
         case .boolean: return 800
@@ -55,7 +62,9 @@ public enum AttributeKind: String, Sendable, Equatable, CaseIterable {
         case .decimal: return "DECIMAL"
         case .date: return "TIMESTAMP"
         case .string, .uri: return "VARCHAR"
-        case .uuid, .binary, .integerArray, .stringArray, .transformable: return "BLOB"
+        case .uuid, .binary, .integerArray, .stringArray, .transformable, .objectID: return "BLOB"
+        // Never a column: its elements are.
+        case .composite: return "BLOB"
         }
     }
 }

@@ -273,6 +273,8 @@ extension ValueJSON {
         case (.date, _): throw mismatch("an ISO 8601 date")
         case (.string, _), (.uri, _), (.uuid, _), (.binary, _), (.transformable, _): throw mismatch("a string")
         case (.integerArray, _), (.stringArray, _): throw mismatch("an array")
+        // A composite is read element by element (its elements are the stored values).
+        case (.composite, _), (.objectID, _): throw mismatch("a value of one of its elements")
         }
     }
 }
