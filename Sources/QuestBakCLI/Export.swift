@@ -5,17 +5,22 @@ import QuestBakKit
 extension Questbak {
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Snapshot a V1 or V2 store, WAL included, into a compressed archive of JSON.",
+            abstract: "Snapshot any SwiftData or Core Data store, WAL included, into a compressed archive of JSON.",
             discussion: """
-                The archive is a tar file (zstd-compressed by default) holding manifest.json, one JSON Lines member per \
-                entity and the store's metadata; docs/archive-format.md describes it. The source store and its -wal and \
-                -shm are never modified. The archive is written to a temporary file beside FILE and renamed into place \
-                only when complete, so an interrupted export leaves no partial FILE. Set SOURCE_DATE_EPOCH or \
-                --created-at to make two exports of one store byte-identical.
+                The archive is a tar file (zstd-compressed by default) holding manifest.json, one JSON Lines member per entity and the \
+                store's metadata; docs/archive-format.md describes it. A TimeQuest store is written by its schema (archive format 2). \
+                Any other store is written as format 3, with its own CREATE statements, Z_PRIMARYKEY, the tables of other tools and \
+                its external-storage files (.<name>_SUPPORT/_EXTERNAL_DATA): its records typed by the store's own model (Z_MODELCACHE) \
+                when that model's hashes match the metadata and it explains every table, column and row, else by its tables, every \
+                value in its SQLite storage class, with the reason printed as a warning. The source store and its -wal and -shm are \
+                never modified. The archive is written to a temporary file beside FILE and renamed into place only when complete, so \
+                an interrupted export leaves no partial FILE. Set SOURCE_DATE_EPOCH or --created-at to make two exports of one store \
+                byte-identical.
                 """
         )
 
-        @Argument(help: "The store file (its -wal and -shm are read from beside it).", completion: .file())
+        @Argument(
+            help: "The store file (its -wal and -shm, and any external-storage files, are read from beside it).", completion: .file())
         var store: String
 
         @Option(

@@ -7,16 +7,20 @@ extension Questbak {
         static let configuration = CommandConfiguration(
             abstract: "Verify, validate and repair an archive, and restore it into a store atomically.",
             discussion: """
-                Every member is verified against the manifest before anything is kept. With --validate, questbak repairs \
-                what sync bugs and reinstalls leave behind (relationships to missing records become nil; duplicate records \
-                collapse into the lowest _pk with their children re-pointed; extra PlayerProfiles merge; missing values get \
-                the V2 default; missing, malformed or repeated cloudIDs are regenerated) and reports each repair. Without \
-                --validate an archive that needs repairs is refused. Without --into it only validates: exit 0 when the \
-                archive is clean, 2 when it needs repairs. A store is written into a temporary file beside STORE, read \
-                back and verified, and renamed into place; --replace keeps the old store as STORE.questbak-backup-<time>. \
-                To undo a replace: every file of that backup (with its -wal and -shm) and the commands that put them back \
-                are printed, on standard error under --quiet and --json; a replace refused because the store is in use \
-                keeps no backup.
+                Every member is verified against the manifest before anything is kept. With --validate, questbak repairs what sync \
+                bugs and reinstalls leave behind in a TimeQuest archive (relationships to missing records become nil; duplicate \
+                records collapse into the lowest _pk with their children re-pointed; extra PlayerProfiles merge; missing values get \
+                the V2 default; missing, malformed or repeated cloudIDs are regenerated) and reports each repair. Without --validate \
+                an archive that needs repairs is refused. Without --into it only validates: exit 0 when the archive is clean, 2 when \
+                it needs repairs. An archive of another app's store (format 3) is restored from the store's own statements as the \
+                version it was, its external-storage files written beside STORE before the store is put in place; --to-version with \
+                another version and --template are refused for it. With --validate it is repaired by the store's own model: \
+                records that break a uniqueness constraint collapse into the one restored first, with every relationship and link \
+                re-pointed; relationships and links to missing records are dropped; missing values get the model's default; \
+                cloudIDs are regenerated as above. A store is written into a temporary file beside STORE, read back \
+                and verified, and renamed into place; --replace keeps the old store as STORE.questbak-backup-<time>. To undo a \
+                replace: every file of that backup (with its -wal and -shm) and the commands that put them back are printed, on \
+                standard error under --quiet and --json; a replace refused because the store is in use keeps no backup.
                 """
         )
 
@@ -30,10 +34,12 @@ extension Questbak {
         @Flag(name: .customLong("validate"), help: "Validate and repair; without --into, only report.")
         var validateAndRepair = false
 
-        @Option(help: "The schema version of the new store, e.g. 2.0.0 (default: the archive's).")
+        @Option(help: "The schema version of the new store, e.g. 2.0.0 (default: the archive's, the only one another app's archive takes).")
         var toVersion: String?
 
-        @Option(help: "A store whose metadata (model hashes, framework version, model cache) the new store takes.", completion: .file())
+        @Option(
+            help: "A store whose metadata (model hashes, framework version, model cache) the new store takes (TimeQuest archives only).",
+            completion: .file())
         var template: String?
 
         @Flag(help: "Replace an existing STORE, keeping it as a backup beside it.")

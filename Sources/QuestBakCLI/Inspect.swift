@@ -8,7 +8,10 @@ extension Questbak {
             abstract: "Show what a store or an archive holds.",
             discussion: """
                 For a store: schema version, entity row counts, metadata, model-hash match and WAL state; works on any \
-                Core Data / SwiftData store. For an archive (or - for standard input): its manifest, after verifying \
+                Core Data / SwiftData store. The model the store carries (Z_MODELCACHE) is shown entity by entity \
+                (attributes with their Swift types, relationships with their inverses, unique constraints, indexes), with \
+                notes where its column layout is inferred, and a backup: line says whether an export goes by that model \
+                or by the store's tables, and why. For an archive (or - for standard input): its manifest, after verifying \
                 every member's size, SHA-256 and record count in one streaming pass.
                 """
         )

@@ -18,7 +18,7 @@ public enum CommandLineTool {
 struct Questbak: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "questbak",
-        abstract: "Back up, restore, repair and migration-check the SwiftData store of the TimeQuest app.",
+        abstract: "Back up and restore any SwiftData or Core Data store; repair and migration-check the TimeQuest app's.",
         discussion: """
             A SwiftData store is a Core Data SQLite file (default.store with -wal and -shm beside it). \
             questbak reads it without modifying any source file and writes archives and stores atomically.

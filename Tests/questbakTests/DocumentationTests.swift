@@ -68,6 +68,9 @@ final class DocumentationTests: XCTestCase {
         let fixture = Repository.fixtures.appendingPathComponent("v1-typical/default.store")
         try FileManager.default.copyItem(at: fixture, to: home.appendingPathComponent("Backups/default.store"))
         try FileManager.default.copyItem(at: fixture, to: home.appendingPathComponent("default.store"))
+        // Another app's store, for the README's "Any app's store" examples.
+        try FileManager.default.copyItem(
+            at: Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink"), to: home.appendingPathComponent("MyApp"))
         var blocks: [[String]] = []
         var current: [String]?
         for line in try readme().split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {

@@ -29,13 +29,11 @@ package enum StoreDescription {
         } catch {
             return .tables(reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
         }
-        let stored = try StoreReader.metadata(db, path: path).entityHashes
-        let computed = ModelVersionHashes(model: model).entityHashes
-        let differing = Set(computed.keys).union(stored.keys).filter { computed[$0] != stored[$0] }
+        let differing = try StoreReader.metadata(db, path: path).hashDifferences(from: ModelVersionHashes(model: model))
         if !differing.isEmpty {
             return .tables(
                 reason:
-                    "its model cache disagrees with its metadata (hashes differ for \(differing.sorted().joined(separator: ", ")))"
+                    "its model cache disagrees with its metadata (hashes differ for \(differing.joined(separator: ", ")))"
             )
         }
         let layout = try ModelLayout(db, model: model)

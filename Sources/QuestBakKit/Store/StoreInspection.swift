@@ -46,7 +46,8 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var versionIdentifiers: [String]
         /// Whether the hashes recomputed from the decoded model are the metadata's.
         public var hashesMatch: Bool
-        /// Entities whose recomputed hash differs from the metadata's (or that only one side has).
+        /// Entities whose recomputed hash differs from the metadata's (or that only one side has),
+        /// then "checksum" and "digest" when those differ.
         public var differingEntities: [String]
         /// Forms the decoder met that the spec marks as inference, or did not know.
         public var notes: [String]
@@ -124,12 +125,10 @@ extension StoreInspection.ModelSummary {
     /// The store's model cache checked against its metadata; nil when there is no cache.
     init?(_ db: Database) throws {
         guard let content = try StoreReader.modelCache(db) else { return nil }
-        let stored = try StoreReader.metadata(db, path: "").entityHashes
+        let metadata = try StoreReader.metadata(db, path: "")
         do {
             let model = try ModelCacheDecoder.decode(content)
-            let hashes = ModelVersionHashes(model: model).entityHashes
-            let names = Set(hashes.keys).union(stored.keys)
-            let differing = names.filter { hashes[$0] != stored[$0] }.sorted()
+            let differing = metadata.hashDifferences(from: ModelVersionHashes(model: model))
             self.init(
                 entities: model.entities.count, versionIdentifiers: model.versionIdentifiers, hashesMatch: differing.isEmpty,
                 differingEntities: differing, notes: model.notes, problem: nil,

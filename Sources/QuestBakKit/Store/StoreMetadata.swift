@@ -70,6 +70,17 @@ public struct StoreMetadata: Sendable, Equatable {
         ModelVersionHashes(entityHashes: entityHashes).matchingSchema(in: schemas)
     }
 
+    /// Where hashes recomputed from a model differ from the stored ones: each entity whose hash
+    /// differs (or that only one side has), then "checksum" and "digest" when the metadata holds
+    /// those and they differ. Empty when the model is the one the store was made with.
+    public func hashDifferences(from hashes: ModelVersionHashes) -> [String] {
+        let stored = entityHashes
+        var differing = Set(hashes.entityHashes.keys).union(stored.keys).filter { hashes.entityHashes[$0] != stored[$0] }.sorted()
+        if case .string(let checksum)? = plist["NSStoreModelVersionChecksumKey"], checksum != hashes.checksum { differing.append("checksum") }
+        if case .string(let digest)? = plist["NSStoreModelVersionHashesDigest"], digest != hashes.digest { differing.append("digest") }
+        return differing
+    }
+
     /// The same metadata for a store with another UUID.
     public func withUUID(_ newUUID: String) -> StoreMetadata {
         guard newUUID != uuid else { return self }
