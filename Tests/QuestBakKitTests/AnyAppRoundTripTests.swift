@@ -247,3 +247,22 @@ final class ModelMemberDecodingTests: XCTestCase {
         }
     }
 }
+
+extension AnyAppRoundTripTests {
+    /// Entity hashes that match but a checksum that does not: the metadata is not the model's,
+    /// so the store is not described by it (and still backed up whole, by its tables).
+    func testAChecksumThatDisagreesWithTheModelIsNamed() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/bennie-game")
+        try DatabaseQueue(path: store.path).write { db in
+            let metadata = try StoreReader.metadata(db, path: store.path)
+            guard case .dictionary(var entries) = metadata.plist else { return XCTFail("metadata is no dictionary") }
+            entries["NSStoreModelVersionChecksumKey"] = .string("AAAA")
+            try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [BinaryPropertyList.encode(.dictionary(entries))])
+        }
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+        XCTAssertEqual(inspection.model?.differingEntities, ["checksum"])
+        let summary = try assertRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)
+        XCTAssertTrue(summary.warnings.contains { $0.contains("hashes differ for checksum") }, "\(summary.warnings)")
+    }
+}

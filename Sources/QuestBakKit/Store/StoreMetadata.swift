@@ -76,7 +76,9 @@ public struct StoreMetadata: Sendable, Equatable {
     public func hashDifferences(from hashes: ModelVersionHashes) -> [String] {
         let stored = entityHashes
         var differing = Set(hashes.entityHashes.keys).union(stored.keys).filter { hashes.entityHashes[$0] != stored[$0] }.sorted()
-        if case .string(let checksum)? = plist["NSStoreModelVersionChecksumKey"], checksum != hashes.checksum { differing.append("checksum") }
+        if case .string(let checksum)? = plist["NSStoreModelVersionChecksumKey"], checksum != hashes.checksum {
+            differing.append("checksum")
+        }
         if case .string(let digest)? = plist["NSStoreModelVersionHashesDigest"], digest != hashes.digest { differing.append("digest") }
         return differing
     }
