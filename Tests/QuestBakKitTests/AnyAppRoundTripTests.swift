@@ -266,3 +266,25 @@ extension AnyAppRoundTripTests {
         XCTAssertTrue(summary.warnings.contains { $0.contains("hashes differ for checksum") }, "\(summary.warnings)")
     }
 }
+
+extension AnyAppRoundTripTests {
+    /// TimeQuest is chosen by the model hashes: a store with TimeQuest's tables whose metadata
+    /// names another model is backed up as another app's, whole, and said to be.
+    func testTimeQuestsTablesUnderAnotherModelsHashesAreNotTimeQuest() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        try DatabaseQueue(path: store.path).write { db in
+            let metadata = try StoreReader.metadata(db, path: store.path)
+            guard case .dictionary(var entries) = metadata.plist, case .dictionary(var hashes)? = entries["NSStoreModelVersionHashes"]
+            else { return XCTFail("no hashes") }
+            hashes["Routine"] = .data(Data(repeating: 7, count: 32))
+            entries["NSStoreModelVersionHashes"] = .dictionary(hashes)
+            try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [BinaryPropertyList.encode(.dictionary(entries))])
+        }
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+        XCTAssertNil(inspection.schemaVersion)
+        XCTAssertEqual(inspection.backup, ArchiveManifest.Source.genericSchema)
+        let summary = try assertRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)
+        XCTAssertTrue(summary.warnings.contains { $0.contains("model hashes are no TimeQuest schema's") }, "\(summary.warnings)")
+    }
+}

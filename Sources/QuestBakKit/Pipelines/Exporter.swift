@@ -317,24 +317,15 @@ public enum Exporter {
     }
 
     /// A known TimeQuest schema when the store is one; else the store's own model when it
-    /// describes the store exactly; else its tables, with the reason among the warnings. A store
-    /// with TimeQuest's entities that matches no TimeQuest schema is an error, not a generic
-    /// export: an archive that cannot be restored as TimeQuest is no TimeQuest backup.
+    /// describes the store exactly; else its tables, with the reason among the warnings.
     private static func describe(
         _ db: Database, metadata: StoreMetadata, path: String, candidates: [Schema], warnings: inout [String]
     ) throws -> Description {
-        do {
-            return .timeQuest(try StoreReader.detectSchema(db, path: path, candidates: candidates))
-        } catch let error as StoreError {
-            switch error {
-            case .schemaMismatch, .unsupportedVersion, .unknownVersion:
-                let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
-                if candidates.contains(where: { names == Set($0.entities.map(\.name)) }) { throw error }
-            default:
-                throw error
-            }
-        }
-        switch try StoreDescription.resolve(db, path: path) {
+        let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates)
+        warnings += odd
+        switch description {
+        case .timeQuest(let schema):
+            return .timeQuest(schema)
         case .model(let layout):
             warnings += layout.warnings
             return .model(layout)

@@ -12,12 +12,41 @@ package enum StoreDescription {
         case generic
     }
 
+    /// A store of a known TimeQuest schema.
+    case timeQuest(Schema)
     case model(ModelLayout)
     /// One sentence: why no model describes the store (its records are then written by their
     /// tables, every value in its SQLite storage class, no type inferred).
     case tables(reason: String)
 
-    package static func resolve(_ db: Database, path: String) throws -> StoreDescription {
+    /// How a store is described, with what is odd about that, one sentence each. TimeQuest only
+    /// when the model hashes say so (or, without hashes, its version and tables): metadata that
+    /// names a model of other hashes is another model, whatever its entities are called. A store
+    /// with TimeQuest's entities and hashes whose tables match no TimeQuest schema is an error,
+    /// not another app's: an archive that cannot be restored as TimeQuest is no TimeQuest backup.
+    package static func resolve(_ db: Database, path: String, candidates: [Schema]) throws -> (StoreDescription, warnings: [String]) {
+        let metadata = try StoreReader.metadata(db, path: path)
+        let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
+        let hasTimeQuestsEntities = candidates.contains { names == Set($0.entities.map(\.name)) }
+        var warnings: [String] = []
+        if metadata.entityHashes.isEmpty || metadata.schemaMatchingHashes(in: candidates) != nil {
+            do {
+                return (.timeQuest(try StoreReader.detectSchema(db, path: path, candidates: candidates)), [])
+            } catch let error as StoreError {
+                switch error {
+                case .schemaMismatch, .unsupportedVersion, .unknownVersion: if hasTimeQuestsEntities { throw error }
+                default: throw error
+                }
+            }
+        } else if hasTimeQuestsEntities {
+            warnings.append(
+                "the store has TimeQuest's entities, but its model hashes are no TimeQuest schema's: described as another app's")
+        }
+        return (try ownDescription(db, path: path), warnings)
+    }
+
+    /// The store's own model when it describes the store exactly, else its tables.
+    static func ownDescription(_ db: Database, path: String) throws -> StoreDescription {
         guard let content = try StoreReader.modelCache(db) else {
             return .tables(
                 reason: "the store has no model cache (Z_MODELCACHE; Core Data before about 2015 wrote none)"

@@ -89,24 +89,25 @@ extension StoreInspection {
             var problem: String?
             var backup = StoreDescription.Kind.timeQuest.rawValue
             var backupReason: String?
+            var warnings = try StoreInspection.warnings(db, model: model)
             do {
-                schemaVersion = try StoreReader.detectSchema(db, path: path, candidates: candidates).versionIdentifier
-            } catch let error as StoreError {
-                // Diagnosed against TimeQuest only when it has TimeQuest's entities: another
-                // app's "1.0.0" store is not a damaged TimeQuest store.
-                let names = Set(entities.map(\.name))
-                if candidates.contains(where: { names == Set($0.entities.map(\.name)) }) {
-                    problem = error.localizedDescription
-                } else {
-                    switch try StoreDescription.resolve(db, path: path) {
-                    case .model(let layout):
-                        backup = StoreDescription.Kind.model.rawValue
-                        model?.layoutNotes = layout.notes
-                    case .tables(let reason):
-                        backup = StoreDescription.Kind.generic.rawValue
-                        backupReason = reason
-                    }
+                let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates)
+                warnings += odd
+                switch description {
+                case .timeQuest(let schema):
+                    schemaVersion = schema.versionIdentifier
+                case .model(let layout):
+                    backup = StoreDescription.Kind.model.rawValue
+                    model?.layoutNotes = layout.notes
+                    warnings += layout.warnings
+                case .tables(let reason):
+                    backup = StoreDescription.Kind.generic.rawValue
+                    backupReason = reason
                 }
+            } catch let error as StoreError {
+                // Only a store with TimeQuest's entities is diagnosed against TimeQuest: another
+                // app's "1.0.0" store is not a damaged TimeQuest store.
+                problem = error.localizedDescription
             }
             return StoreInspection(
                 path: path, uuid: metadata.uuid, versionIdentifiers: metadata.versionIdentifiers,
@@ -116,7 +117,7 @@ extension StoreInspection {
                 schemaVersion: schemaVersion, schemaProblem: problem,
                 otherTables: Dictionary(
                     uniqueKeysWithValues: try StoreReader.otherTables(db).map { ($0.name, try StoreReader.rowCount(db, table: $0.name)) }),
-                warnings: try StoreInspection.warnings(db, model: model), model: model, backup: backup, backupReason: backupReason)
+                warnings: warnings, model: model, backup: backup, backupReason: backupReason)
         }
     }
 }
