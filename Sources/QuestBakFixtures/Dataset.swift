@@ -17,15 +17,17 @@ public struct Dataset: Sendable, Equatable {
         records[entity, default: []].append(EntityRecord(primaryKey: primaryKey, values: values))
     }
 
-    /// Writes the dataset as a new store at `url`.
+    /// Writes the dataset as a new store at `url`; `withModelCache` gives it its compiled model in
+    /// `Z_MODELCACHE`, as every store SwiftData writes has (encoded by questbak's own encoder).
     @discardableResult
-    public func write(to url: URL, uuid: String) throws -> StoreWriter.Summary {
-        try StoreWriter.write(to: url, schema: schema) { sink in
+    public func write(to url: URL, uuid: String, withModelCache: Bool = false) throws -> StoreWriter.Summary {
+        let cache = withModelCache ? try ModelCacheEncoder.encode(CompiledModel(schema: schema)) : nil
+        return try StoreWriter.write(to: url, schema: schema) { sink in
             for entity in schema.entities {
                 for record in records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
             }
             return StoreWriter.Bookkeeping(
-                metadata: StoreMetadata(schema: schema, uuid: uuid), maximumPrimaryKeyFloor: maximumPrimaryKeyFloor)
+                metadata: StoreMetadata(schema: schema, uuid: uuid), modelCache: cache, maximumPrimaryKeyFloor: maximumPrimaryKeyFloor)
         }
     }
 }

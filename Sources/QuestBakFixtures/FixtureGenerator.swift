@@ -152,7 +152,7 @@ public enum FixtureGenerator {
     }
 
     public static func write(_ fixture: Fixture, to url: URL) throws {
-        try fixture.dataset.write(to: url, uuid: fixture.uuid)
+        try fixture.dataset.write(to: url, uuid: fixture.uuid, withModelCache: true)
         guard let tail = fixture.walTail else { return }
         try appendLeavingWAL(tail, to: url)
     }

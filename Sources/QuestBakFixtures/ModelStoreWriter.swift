@@ -137,7 +137,7 @@ package enum ModelStoreWriter {
                 try db.execute(
                     sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
                     arguments: [store.uuid, metadata(for: store).encodedPlist])
-                try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [modelCache])
+                try CoreDataSQL.insertModelCache(db, modelCache)
                 // Another tool's table comes later than Core Data's: it was added to a store that existed.
                 for table in store.foreignTables {
                     try db.execute(sql: "CREATE TABLE \(table.name) (\(table.columnDefinitions))")

@@ -531,7 +531,7 @@ final class ArchiveReaderTests: XCTestCase {
         assertRefused(url, .missingMember(path: url.path, member: "entities/Routine.jsonl"), mentions: ["entities/Routine.jsonl"])
 
         var missingFile = members
-        missingFile.removeLast()
+        missingFile.removeAll { $0.path == "store/metadata.plist" }
         url = try bench.write(missingFile, "missing-file")
         assertRefused(url, .missingMember(path: url.path, member: "store/metadata.plist"))
 

@@ -63,11 +63,13 @@ final class ModelCacheStoreTests: XCTestCase {
     func testAStoreWithoutACacheAndOneWithADamagedCacheSaySo() throws {
         let directory = try TemporaryTestDirectory()
         let plain = try directory.copyFixture("v1-typical")
+        // As Core Data's stores from before about 2015 are: no compiled model in them.
+        try DatabaseQueue(path: plain.path).write { try $0.execute(sql: "DELETE FROM Z_MODELCACHE") }
         XCTAssertNil(try StoreInspection(snapshot: try StoreSnapshot(storeAt: plain)).model)
         XCTAssertTrue(try Questbak.run(["inspect", plain.path]).standardOutput.contains("model:               none in the store"))
         let damaged = try directory.copyFixture("v2-typical")
         let queue = try DatabaseQueue(path: damaged.path)
-        try queue.write { try $0.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (x'0102030405')") }
+        try queue.write { try $0.execute(sql: "UPDATE Z_MODELCACHE SET Z_CONTENT = x'0102030405'") }
         try queue.close()
         let summary = try XCTUnwrap(try StoreInspection(snapshot: try StoreSnapshot(storeAt: damaged)).model)
         XCTAssertNotNil(summary.problem)

@@ -51,7 +51,7 @@ final class ExportCommandTests: XCTestCase {
             names,
             [
                 "manifest.json", "entities/GameSession.jsonl", "entities/PlayerProfile.jsonl", "entities/Routine.jsonl",
-                "entities/RoutineTask.jsonl", "entities/TaskEstimation.jsonl", "store/metadata.plist",
+                "entities/RoutineTask.jsonl", "entities/TaskEstimation.jsonl", "store/metadata.plist", "store/modelcache.bin",
             ])
         XCTAssertTrue(listing.standardOutput.contains("2026-01-31 12:00"), listing.standardOutput)
         let extracted = directory.path("x")

@@ -104,7 +104,7 @@ package enum CoreDataSQL {
 
     static let selectModelCache = "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1"
 
-    static func insertModelCache(_ db: Database, _ content: Data) throws {
+    package static func insertModelCache(_ db: Database, _ content: Data) throws {
         try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [content])
     }
 }
