@@ -8,7 +8,7 @@ extension ExitStatus {
         case .failure: return "an unexpected failure that has no status of its own (a bug: please report it)"
         case .repairsNeeded:
             return
-                "the archive needs repairs: `import --validate` or `--dry-run` found some, or `import` without `--validate` refused to make them"
+                "the archive needs repairs: `import --validate` or `--dry-run` found some, or `import` without `--validate` refused to make them; or `lint` found properties that break CloudKit's rules"
         case .verificationFailed: return "`verify-migration` found a failing check, or nothing to check"
         case .usage: return "usage error: an unknown command or option, a missing or invalid argument"
         case .invalidInput:

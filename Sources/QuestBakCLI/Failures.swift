@@ -48,7 +48,8 @@ enum ExitStatus: Int32, CaseIterable {
                 case 3, 8, 10, 13, 14: return .ioError
                 default: return .failure
                 }
-            case .notACoreDataStore, .notAStore, .unreadableMetadata, .schemaMismatch, .undecodableValue, .recordTooLarge, .unknownVersion:
+            case .notACoreDataStore, .notAStore, .noModel, .unreadableMetadata, .schemaMismatch, .undecodableValue, .recordTooLarge,
+                .unknownVersion:
                 return .invalidInput
             case .unsupportedVersion: return .unsupportedVersion
             case .sourceKeptChanging: return .busy

@@ -230,26 +230,24 @@ extension Questbak {
     struct CheckMigration: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "check-migration",
-            abstract: "Check that a proposed schema is a lightweight migration from a built-in one.",
-            discussion: "Exits 0 when Core Data can migrate without custom code, 65 with every offending property named otherwise."
+            abstract: "Check that a proposed model is a lightweight migration from an older one.",
+            discussion: """
+                Each model is a store (its own model, read from Z_MODELCACHE: an empty store made by that build of the app is \
+                enough), a schema file (JSON, see `questbak schema`) or a built-in version. Exits 0 when Core Data can migrate \
+                without custom code, 65 with every offending property named otherwise.
+                """
         )
 
-        @Argument(help: "The proposed schema (JSON, see `questbak schema`).", completion: .file())
+        @Argument(help: "The proposed model: a store, a schema file or a built-in version.", completion: .file())
         var schemaFile: String
 
-        @Option(help: "The schema version it replaces (default: the newest built-in).")
+        @Option(help: "The model it replaces: a store, a schema file or a built-in version (default: the newest built-in).")
         var from: String?
 
         func run() throws {
             try reportingFailures {
-                let proposed = try Schema.load(from: try InputPath.schemaFile(schemaFile))
-                let old =
-                    try from.map { version in
-                        guard let schema = TimeQuestSchemas.schema(forVersion: version) else {
-                            throw ValidationError("--from \(version) is not a built-in schema")
-                        }
-                        return schema
-                    } ?? TimeQuestSchemas.newest
+                let proposed = try ModelArgument.schema(schemaFile)
+                let old = try from.map(ModelArgument.schema) ?? TimeQuestSchemas.newest
                 let problems = LightweightCheck.problems(from: old, to: proposed)
                 guard problems.isEmpty else {
                     throw MigrationError.notLightweight(from: old.versionIdentifier, to: proposed.versionIdentifier, problems: problems)
@@ -262,18 +260,29 @@ extension Questbak {
     struct SchemaCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "schema",
-            abstract: "Print a built-in schema as JSON, the starting point for describing a next version."
+            abstract: "Print a store's own model, or a built-in schema, as JSON: one file per version to commit and check.",
+            discussion: """
+                Given a store, prints the model the store carries (Z_MODELCACHE) in the schema-file format: entities with \
+                parents, attributes with types, optionality and the concrete defaults SwiftData archived, composites with their \
+                elements, relationships with inverses, delete rules and counts, uniqueness constraints. A store without a \
+                readable model cache is refused (exit 65). Given a version, or nothing, prints a built-in TimeQuest schema.
+                """
         )
 
-        @Argument(help: "The schema version (default: the newest).")
+        @Argument(help: "A store, or a built-in schema version (default: the newest built-in).", completion: .file())
         var version: String?
 
         func run() throws {
             try reportingFailures {
                 let wanted = version ?? TimeQuestSchemas.newest.versionIdentifier
-                guard let schema = TimeQuestSchemas.schema(forVersion: wanted) else {
+                let schema: Schema
+                if FileKind.of(wanted) == .sqliteStore {
+                    schema = try Schema.model(ofStoreAt: URL(fileURLWithPath: wanted))
+                } else if let builtIn = TimeQuestSchemas.schema(forVersion: wanted) {
+                    schema = builtIn
+                } else {
                     throw ValidationError(
-                        "\(wanted) is not a built-in schema (known: \(TimeQuestSchemas.all.map(\.versionIdentifier).joined(separator: ", ")))"
+                        "\(wanted) is neither a store nor a built-in schema (known: \(TimeQuestSchemas.all.map(\.versionIdentifier).joined(separator: ", ")))"
                     )
                 }
                 FileHandle.standardOutput.write(try schema.jsonData())

@@ -27,7 +27,7 @@ struct Questbak: ParsableCommand {
             """,
         version: QuestBak.version,
         subcommands: [
-            Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self,
+            Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self, Lint.self,
             ExitStatuses.self,
         ]
     )

@@ -67,7 +67,9 @@ final class SchemaFileTests: XCTestCase {
         let schema = try editing(try printedSchema(), entity: "Routine", attribute: "name") { $0["typo"] = true }
         try assertRefused(
             schema,
-            saying: "entity Routine, attribute name: unknown key \"typo\" (an attribute has name, type, optional, default, originalName)")
+            saying:
+                "entity Routine, attribute name: unknown key \"typo\" (an attribute has name, type, optional, default, originalName, elements, transformer, valueClass)"
+        )
     }
 
     func testAnUnknownKeyIsRefusedInARelationship() throws {
@@ -119,7 +121,10 @@ final class SchemaFileTests: XCTestCase {
         let missing = directory.path("v3.json")
         let checked = try Questbak.run(["check-migration", missing.path])
         XCTAssertEqual(checked.status, 66, checked.standardError)
-        XCTAssertEqual(checked.standardError, "questbak: error: \(missing.path): no such schema file\n")
+        XCTAssertEqual(
+            checked.standardError,
+            "questbak: error: \(missing.path): no such file, and not a built-in version (1.0.0, 2.0.0); give a store, a schema file (JSON, see `questbak schema`) or a built-in version\n"
+        )
         let store = try directory.copyFixture("v1-typical")
         let migrated = try Questbak.run(["migrate", store.path, "-o", directory.path("out.store").path, "--schema", missing.path])
         XCTAssertEqual(migrated.status, 66, migrated.standardError)
@@ -132,7 +137,8 @@ final class SchemaFileTests: XCTestCase {
         let folder = try Questbak.run(["check-migration", directory.url.path])
         XCTAssertEqual(folder.status, 66, folder.standardError)
         XCTAssertTrue(
-            folder.standardError.contains("is a folder; a schema file (JSON, see `questbak schema`) is expected"), folder.standardError)
+            folder.standardError.contains("is a folder; give a store, a schema file (JSON, see `questbak schema`) or a built-in version"),
+            folder.standardError)
     }
 
     // MARK: - Renames: originalName

@@ -148,7 +148,9 @@ struct AnyCodingKey: CodingKey {
 }
 
 extension Entity: Codable {
-    enum CodingKeys: String, CodingKey, CaseIterable { case name, attributes, relationships, naturalKey, singletonCloudID, merge }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, attributes, relationships, naturalKey, singletonCloudID, merge, superentity, unique, versionHashModifier
+    }
 
     public init(from decoder: Decoder) throws {
         let name = try? decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
@@ -169,7 +171,10 @@ extension Entity: Codable {
                 identity: Identity(
                     naturalKey: try container.decodeIfPresent([String].self, forKey: .naturalKey) ?? [],
                     singletonCloudID: try container.decodeIfPresent(String.self, forKey: .singletonCloudID),
-                    merge: merge))
+                    merge: merge),
+                superentity: try container.decodeIfPresent(String.self, forKey: .superentity),
+                uniquenessConstraints: try container.decodeIfPresent([[String]].self, forKey: .unique) ?? [],
+                versionHashModifier: try container.decodeIfPresent(String.self, forKey: .versionHashModifier))
         }
     }
 
@@ -181,6 +186,9 @@ extension Entity: Codable {
         if !identity.naturalKey.isEmpty { try container.encode(identity.naturalKey, forKey: .naturalKey) }
         try container.encodeIfPresent(identity.singletonCloudID, forKey: .singletonCloudID)
         if !identity.merge.isEmpty { try container.encode(identity.merge, forKey: .merge) }
+        try container.encodeIfPresent(superentity, forKey: .superentity)
+        if !uniquenessConstraints.isEmpty { try container.encode(uniquenessConstraints, forKey: .unique) }
+        try container.encodeIfPresent(versionHashModifier, forKey: .versionHashModifier)
     }
 }
 
@@ -190,7 +198,9 @@ extension AttributeKind: Codable {}
 
 extension Attribute: Codable {
     /// `renamedFrom` is the deprecated spelling of `originalName`, read but never written.
-    enum CodingKeys: String, CodingKey, CaseIterable { case name, type, optional, `default`, originalName, renamedFrom }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, type, optional, `default`, originalName, renamedFrom, elements, transformer, valueClass
+    }
 
     public init(from decoder: Decoder) throws {
         let name = try? decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
@@ -207,9 +217,15 @@ extension Attribute: Codable {
             if originalName != nil, renamedFrom != nil {
                 throw SchemaJSONProblem(location: [], message: "give \"originalName\" only (\"renamedFrom\" is its deprecated spelling)")
             }
+            let elements = try container.decodeIfPresent([Attribute].self, forKey: .elements) ?? []
+            if (kind == .composite) != !elements.isEmpty {
+                throw SchemaJSONProblem(location: [], message: "\"elements\" are given with type \"composite\", and only then")
+            }
             return Attribute(
                 name, kind, optional: try container.decodeIfPresent(Bool.self, forKey: .optional) ?? false,
-                default: defaultValue, originalName: originalName ?? renamedFrom)
+                default: defaultValue, originalName: originalName ?? renamedFrom, elements: elements,
+                transformerName: try container.decodeIfPresent(String.self, forKey: .transformer),
+                valueClassName: try container.decodeIfPresent(String.self, forKey: .valueClass))
         }
     }
 
@@ -264,11 +280,16 @@ extension Attribute: Codable {
         case nil: break
         }
         try container.encodeIfPresent(originalName, forKey: .originalName)
+        if !elements.isEmpty { try container.encode(elements, forKey: .elements) }
+        try container.encodeIfPresent(transformerName, forKey: .transformer)
+        try container.encodeIfPresent(valueClassName, forKey: .valueClass)
     }
 }
 
 extension Relationship: Codable {
-    enum CodingKeys: String, CodingKey, CaseIterable { case name, destination, inverse, toMany, deleteRule }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, destination, inverse, toMany, deleteRule, optional, minCount, maxCount, ordered
+    }
 
     public init(from decoder: Decoder) throws {
         let name = try? decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
@@ -282,7 +303,10 @@ extension Relationship: Codable {
                 try container.decode(String.self, forKey: .name), to: try container.decode(String.self, forKey: .destination),
                 inverse: try container.decodeIfPresent(String.self, forKey: .inverse),
                 toMany: try container.decodeIfPresent(Bool.self, forKey: .toMany) ?? false,
-                deleteRule: deleteRule ?? .nullify)
+                deleteRule: deleteRule ?? .nullify, optional: try container.decodeIfPresent(Bool.self, forKey: .optional),
+                minCount: try container.decodeIfPresent(Int.self, forKey: .minCount) ?? 0,
+                maxCount: try container.decodeIfPresent(Int.self, forKey: .maxCount),
+                ordered: try container.decodeIfPresent(Bool.self, forKey: .ordered) ?? false)
         }
     }
 
@@ -293,5 +317,10 @@ extension Relationship: Codable {
         try container.encodeIfPresent(inverse, forKey: .inverse)
         try container.encode(isToMany, forKey: .toMany)
         try container.encode(deleteRule, forKey: .deleteRule)
+        // Only where they differ from what `toMany` implies (SwiftData's `Model?` and `[Model] = []`).
+        if isOptional != !isToMany { try container.encode(isOptional, forKey: .optional) }
+        if minCount != 0 { try container.encode(minCount, forKey: .minCount) }
+        if maxCount != (isToMany ? 0 : 1) { try container.encode(maxCount, forKey: .maxCount) }
+        if isOrdered { try container.encode(true, forKey: .ordered) }
     }
 }

@@ -74,3 +74,25 @@ package enum StoreDescription {
         return .model(layout)
     }
 }
+
+extension Schema {
+    /// The model a store carries (`Z_MODELCACHE`) as a schema value, read through a snapshot so
+    /// the store is left untouched; refused, saying why, when the store has none it can read.
+    public static func model(ofStoreAt url: URL) throws -> Schema {
+        let snapshot = try StoreSnapshot(storeAt: url)
+        let path = snapshot.path
+        return try snapshot.read { db in
+            try StoreReader.requireCoreDataSQL(db, path: path)
+            guard let content = try StoreReader.modelCache(db) else {
+                throw StoreError.noModel(
+                    path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
+            }
+            do {
+                return Schema(model: try ModelCacheDecoder.decode(content))
+            } catch {
+                throw StoreError.noModel(
+                    path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+            }
+        }
+    }
+}

@@ -13,6 +13,9 @@ public enum StoreError: Error, Equatable {
     case notACoreDataStore(path: String, missingTables: [String])
     /// The path holds something other than a SQLite store (a folder, an archive, another file).
     case notAStore(path: String, reason: String)
+    /// The store carries no model questbak can read (no `Z_MODELCACHE`, or one that cannot be
+    /// decoded), where its model was asked for.
+    case noModel(path: String, reason: String)
     case unreadableMetadata(path: String, reason: String)
     /// The metadata names a version we know, but the tables do not have its shape.
     case schemaMismatch(path: String, versionIdentifier: String?, differences: [String])
@@ -49,6 +52,8 @@ extension StoreError: LocalizedError {
                 "\(path): not a Core Data / SwiftData store (missing table\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", ")))"
         case .notAStore(let path, let reason):
             return "\(path) is not a store: \(reason)"
+        case .noModel(let path, let reason):
+            return "\(path): its model is not known: \(reason)"
         case .unreadableMetadata(let path, let reason):
             return "\(path): cannot read Z_METADATA: \(reason)"
         case .schemaMismatch(let path, let version, let differences):
