@@ -37,7 +37,7 @@ package enum AnyAppFixtures {
             Generated with the TimeQuest fixtures by `make fixtures` (`swift run questbak-fixtures Fixtures`)
             from `Sources/QuestBakFixtures/AnyAppFixtures.swift`: each model is a `CompiledModel`, and
             `ModelStoreWriter` derives the tables, indexes, bookkeeping rows, metadata hashes and
-            `Z_MODELCACHE` from it (`ModelStoreLayout` holds the model-to-tables rules). Deterministic,
+            `Z_MODELCACHE` from it (`ModelTables` holds the model-to-tables rules). Deterministic,
             so regenerating gives identical bytes. `verify-migration` looks one folder deep and so
             never reaches these stores: they are not TimeQuest stores.
 

@@ -64,7 +64,7 @@ package struct ModelStore: Sendable {
 }
 
 /// Writes a `ModelStore` as a real SQLite file in Core Data's exact layout: the tables of
-/// `ModelStoreLayout`, the bookkeeping and history tables, metadata whose hashes are computed
+/// `ModelTables`, the bookkeeping and history tables, metadata whose hashes are computed
 /// from the same model, and that model in `Z_MODELCACHE`. Deterministic: the same bytes on every run.
 package enum ModelStoreWriter {
     package struct WriteError: Error, LocalizedError, Equatable {
@@ -100,7 +100,7 @@ package enum ModelStoreWriter {
 
     /// Writes the store at `url`, replacing any store, sidecars and external data there.
     package static func write(_ store: ModelStore, to url: URL) throws {
-        let layout = try ModelStoreLayout(model: store.model)
+        let layout = try ModelTables(model: store.model)
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
         let support = externalDataFolder(for: url).deletingLastPathComponent()
         if FileManager.default.fileExists(atPath: support.path) { try FileManager.default.removeItem(at: support) }
@@ -163,7 +163,7 @@ package enum ModelStoreWriter {
     }
 
     /// Inserts `rows` and stores their links; returns the largest key inserted per root entity.
-    static func insert(_ rows: [ModelRow], layout: ModelStoreLayout, db: Database) throws -> [String: Int64] {
+    static func insert(_ rows: [ModelRow], layout: ModelTables, db: Database) throws -> [String: Int64] {
         var highest: [String: Int64] = [:]
         for row in rows {
             guard let table = layout.table(for: row.entity), let number = layout.number(of: row.entity) else {
@@ -196,7 +196,7 @@ package enum ModelStoreWriter {
                 arguments: arguments)
             highest[table.rootEntity] = max(highest[table.rootEntity] ?? 0, row.primaryKey)
         }
-        var pairs: [String: (join: ModelStoreLayout.JoinTable, keys: Set<[Int64]>)] = [:]
+        var pairs: [String: (join: ModelTables.JoinTable, keys: Set<[Int64]>)] = [:]
         for row in rows {
             for (name, targets) in row.links.sorted(by: { $0.key < $1.key }) {
                 guard let (_, relationship) = layout.relationship(name, of: row.entity) else {
@@ -271,7 +271,7 @@ package enum ModelStoreWriter {
 
     /// Commits `rows` to the store at `url` and keeps them the way a running app leaves them:
     /// in `-wal`, not checkpointed into the main file (as `FixtureGenerator` does for `v1-wal`).
-    static func appendLeavingWAL(_ rows: [ModelRow], layout: ModelStoreLayout, to url: URL) throws {
+    static func appendLeavingWAL(_ rows: [ModelRow], layout: ModelTables, to url: URL) throws {
         let staging = try TemporaryDirectory.create(prefix: "questbak-any-app-wal")
         defer { TemporaryDirectory.remove(staging) }
         let working = staging.appendingPathComponent(url.lastPathComponent)

@@ -83,7 +83,7 @@ final class AnyAppFixtureTests: XCTestCase {
                 XCTAssertEqual(try String.fetchAll(db, sql: "PRAGMA integrity_check"), ["ok"], fixture.name)
                 // Creation order: entity tables and their indexes, bookkeeping, history, then the rest.
                 let statements = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
-                let layout = try ModelStoreLayout(model: model)
+                let layout = try ModelTables(model: model)
                 let expected = layout.createStatements + CoreDataSQL.bookkeeping + CoreDataSQL.history
                 XCTAssertEqual(Array(statements.prefix(expected.count)), expected, fixture.name)
             }
@@ -301,7 +301,7 @@ final class AnyAppFixtureTests: XCTestCase {
 
     func testTheLayoutReproducesTheSpecsExamples() throws {
         typealias Code = CompiledAttribute.TypeCode
-        let expenses = try ModelStoreLayout(
+        let expenses = try ModelTables(
             model: CompiledModel(
                 versionIdentifiers: ["1"],
                 entities: [
@@ -320,7 +320,7 @@ final class AnyAppFixtureTests: XCTestCase {
             expenses.joinTables.map(\.indexStatement),
             ["CREATE INDEX Z_1EXPENSES_Z_2EXPENSES_INDEX ON Z_1EXPENSES (Z_2EXPENSES, Z_1CATEGORIES)"])
         let element = { (name: String) in CompiledAttribute(name: name, typeCode: Code.string, isOptional: true) }
-        let cocktails = try ModelStoreLayout(
+        let cocktails = try ModelTables(
             model: CompiledModel(
                 versionIdentifiers: ["1"],
                 entities: [
@@ -342,7 +342,7 @@ final class AnyAppFixtureTests: XCTestCase {
         XCTAssertEqual(cocktails.tables[1].indexStatements, ["CREATE INDEX ZINGREDIENT_Z1SPEC_INDEX ON ZINGREDIENT (Z1SPEC)"])
         XCTAssertEqual(try cocktails.storage(of: "spec", from: "Cocktail"), .hiddenColumn(table: "ZINGREDIENT", column: "Z1SPEC"))
         // Sub-entities follow their parent, depth first, before the next name in the alphabet.
-        let animals = try ModelStoreLayout(
+        let animals = try ModelTables(
             model: CompiledModel(
                 versionIdentifiers: ["1"],
                 entities: ["Animal", "Bird", "Cat", "Kitten"].map { name in
@@ -357,7 +357,7 @@ final class AnyAppFixtureTests: XCTestCase {
     /// The generic rules give TimeQuest's tables exactly as questbak's own `TableLayout` does.
     func testTheLayoutAgreesWithQuestbaksTimeQuestTables() throws {
         for schema in TimeQuestSchemas.all {
-            let layout = try ModelStoreLayout(model: CompiledModel(schema: schema))
+            let layout = try ModelTables(model: CompiledModel(schema: schema))
             let expected = schema.entities.map { entity in TableLayout(entity: entity) }
             XCTAssertEqual(layout.tables.map(\.createStatement), expected.map(\.createTableSQL), schema.versionIdentifier)
             XCTAssertEqual(

@@ -91,7 +91,6 @@ package struct ModelLayout: Sendable {
     private struct Builder {
         let db: Database
         let model: CompiledModel
-        let byName: [String: CompiledEntity]
         let numbers: [String: Int64]
         var plans: [EntityPlan] = []
         var joinTables: Set<String> = []
@@ -100,49 +99,12 @@ package struct ModelLayout: Sendable {
         var warnings: [String] = []
         /// Declared column types by table (upper-cased names), read once.
         var columns: [String: [String: String]] = [:]
-        /// Columns each table's plan accounts for.
-        var explained: [String: Set<String>] = [:]
         var carriedAsTables: Set<String> = []
 
         init(_ db: Database, model: CompiledModel) throws {
             self.db = db
             self.model = model
-            byName = Dictionary(model.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
             numbers = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
-        }
-
-        /// The entity and its ancestors, nearest first (a loop in a damaged cache is cut).
-        func chain(_ entity: CompiledEntity) -> [CompiledEntity] {
-            var result = [entity]
-            var seen: Set<String> = [entity.name]
-            while let parent = result.last?.superentity.flatMap({ byName[$0] }), seen.insert(parent.name).inserted {
-                result.append(parent)
-            }
-            return result
-        }
-
-        func root(_ entity: CompiledEntity) -> CompiledEntity { chain(entity).last ?? entity }
-
-        func table(of entity: CompiledEntity) -> String { "Z" + root(entity).name.uppercased() }
-
-        /// Each property by name, an ancestor's where it defines one (sub-entities may or may not
-        /// repeat inherited properties in the cache: spec, inference), with the entity defining it.
-        func properties(
-            _ entity: CompiledEntity
-        ) -> (
-            attributes: [(owner: String, attribute: CompiledAttribute)],
-            relationships: [(owner: String, relationship: CompiledRelationship)]
-        ) {
-            var attributes: [String: (String, CompiledAttribute)] = [:]
-            var relationships: [String: (String, CompiledRelationship)] = [:]
-            for ancestor in chain(entity) {
-                for attribute in ancestor.attributes { attributes[attribute.name] = (ancestor.name, attribute) }
-                for relationship in ancestor.relationships { relationships[relationship.name] = (ancestor.name, relationship) }
-            }
-            return (
-                attributes.values.sorted { $0.1.name < $1.1.name }.map { (owner: $0.0, attribute: $0.1) },
-                relationships.values.sorted { $0.1.name < $1.1.name }.map { (owner: $0.0, relationship: $0.1) }
-            )
         }
 
         mutating func declaredColumns(_ table: String) -> [String: String]? {
@@ -161,134 +123,147 @@ package struct ModelLayout: Sendable {
             return kind
         }
 
-        /// A column to be named: `base` plus a numeric suffix when an earlier column took it.
-        struct Planned {
-            var key: String
-            var base: String
-            var declaredType: String
-            /// Core Data's creation order: integers, to-one keys, FLOAT/TIMESTAMP/DECIMAL, VARCHAR, BLOB.
-            var group: Int
-            var sortName: String
-        }
-
-        static func group(ofDeclaredType type: String) -> Int {
-            switch type {
-            case "INTEGER": return 0
-            case "FLOAT", "TIMESTAMP", "DECIMAL": return 2
-            case "VARCHAR": return 3
-            default: return 4
+        /// The attribute at `path` (a composite's element below its attribute) of `entity`.
+        func attribute(_ path: [String], of entity: String) -> CompiledAttribute? {
+            guard let first = path.first, var current = model.entity(named: entity)?.attributes.first(where: { $0.name == first }) else {
+                return nil
             }
+            for name in path.dropFirst() {
+                guard let element = current.elements.first(where: { $0.name == name }) else { return nil }
+                current = element
+            }
+            return current
         }
 
+        /// The store's tables laid out by `ModelTables` (the one home of Core Data's naming rules)
+        /// with the store's own entity numbers, then checked column by column against the store.
         mutating func build() {
             for note in model.notes { notes.append("model cache: \(note)") }
-            // Every entity of a table, so the columns of one hierarchy are named together.
-            var byTable: [String: [CompiledEntity]] = [:]
-            for entity in model.entities {
-                guard numbers[entity.name] != nil else {
-                    problems.append("entity \(entity.name) of the model has no row in Z_PRIMARYKEY")
-                    continue
-                }
-                byTable[table(of: entity), default: []].append(entity)
+            for entity in model.entities where numbers[entity.name] == nil {
+                problems.append("entity \(entity.name) of the model has no row in Z_PRIMARYKEY")
             }
-            var plannedColumns: [String: [String: String]] = [:]  // table → key → column
-            var fieldsByEntity: [String: [Field]] = [:]
-            var toOneByEntity: [String: [ToOne]] = [:]
-            for (table, members) in byTable.sorted(by: { $0.key < $1.key }) {
-                guard declaredColumns(table) != nil else {
-                    problems.append("table \(table) of entity \(members.map(\.name).sorted().joined(separator: ", ")) is missing")
-                    continue
-                }
-                var planned: [Planned] = []
-                var seenKeys: Set<String> = []
-                var leavesByEntity: [String: [(path: [String], key: String, kind: AttributeKind, attribute: CompiledAttribute)]] = [:]
-                var toOneKeys: [String: [(name: String, key: String, destination: String)]] = [:]
-                for entity in members.sorted(by: { $0.name < $1.name }) {
-                    let (attributes, relationships) = properties(entity)
-                    for (owner, attribute) in attributes {
-                        for leaf in leaves(of: attribute, path: [attribute.name], entity: entity.name) {
-                            let key = owner + "." + leaf.path.joined(separator: ".")
-                            leavesByEntity[entity.name, default: []].append((leaf.path, key, leaf.kind, leaf.attribute))
-                            if seenKeys.insert(key).inserted {
-                                let type = leaf.kind.columnType
-                                planned.append(
-                                    Planned(
-                                        key: key, base: "Z" + (leaf.path.last ?? "").uppercased(), declaredType: type,
-                                        group: Self.group(ofDeclaredType: type), sortName: leaf.path.joined(separator: ".")))
-                            }
-                        }
-                    }
-                    for (owner, relationship) in relationships where !relationship.isToMany {
-                        let key = owner + "." + relationship.name
-                        toOneKeys[entity.name, default: []].append((relationship.name, key, relationship.destination))
-                        if seenKeys.insert(key).inserted {
-                            planned.append(
-                                Planned(
-                                    key: key, base: "Z" + relationship.name.uppercased(), declaredType: "INTEGER", group: 1,
-                                    sortName: relationship.name))
-                        }
-                    }
-                }
-                // On a clash the later column gets a numeric suffix, as Core Data does; which one is
-                // later when two clash is inferred from the creation order (spec: `ZID`, `ZID1`).
-                var taken: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
-                var names: [String: String] = [:]
-                for column in planned.sorted(by: { ($0.group, $0.sortName) < ($1.group, $1.sortName) }) {
-                    var name = column.base
-                    var suffix = 1
-                    while taken.contains(name) {
-                        name = column.base + String(suffix)
-                        suffix += 1
-                    }
-                    if name != column.base { notes.append("\(table).\(name) holds \(column.sortName): the suffix is inferred") }
-                    taken.insert(name)
-                    names[column.key] = name
-                    check(table: table, column: name, declaredType: column.declaredType, holds: column.sortName)
-                }
-                plannedColumns[table] = names
-                for entity in members {
-                    fieldsByEntity[entity.name] = (leavesByEntity[entity.name] ?? []).compactMap { leaf in
-                        names[leaf.key].map {
-                            Field(
-                                path: leaf.path, column: $0, kind: leaf.kind, isOptional: leaf.path.count > 1 || leaf.attribute.isOptional,
-                                defaultValue: leaf.attribute.defaultValue.flatMap { Self.stored($0, as: leaf.kind) })
-                        }
-                    }
-                    toOneByEntity[entity.name] = (toOneKeys[entity.name] ?? []).compactMap { item in
-                        names[item.key].map { ToOne(name: item.name, column: $0, destination: item.destination) }
-                    }
-                }
-            }
-            for entity in model.entities {
-                guard let number = numbers[entity.name] else { continue }
-                plans.append(
-                    EntityPlan(
-                        name: entity.name, number: number, table: table(of: entity), fields: fieldsByEntity[entity.name] ?? [],
-                        toOne: toOneByEntity[entity.name] ?? [], toMany: toManyLinks(of: entity)))
-            }
-            // Every column of every entity table is one the model explains.
-            for (table, declared) in columns.sorted(by: { $0.key < $1.key }) where byTable[table] != nil {
-                let known = (explained[table] ?? []).union(["Z_PK", "Z_ENT", "Z_OPT"])
-                for column in declared.keys.sorted() where !known.contains(column) {
-                    problems.append("column \(table).\(column) is not explained by the store's model")
-                }
-            }
-        }
-
-        mutating func check(table: String, column: String, declaredType: String, holds: String) {
-            guard let declared = declaredColumns(table)?[column] else {
-                problems.append("\(table) has no column \(column) for \(holds)")
+            guard problems.isEmpty else { return }
+            let tables: ModelTables
+            do {
+                tables = try ModelTables(model: model, numbers: numbers)
+            } catch {
+                problems.append((error as? LocalizedError)?.errorDescription ?? "\(error)")
                 return
             }
-            explained[table, default: []].insert(column)
-            // Declared types are compared by their first word (`VARCHAR` and `VARCHAR(255)` agree).
-            let word = declared.split(separator: "(").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? declared
-            if word != declaredType {
-                problems.append("\(table).\(column) is declared \(declared), but \(holds) is \(declaredType)")
+            for table in tables.tables {
+                guard let declared = declaredColumns(table.name) else {
+                    problems.append("table \(table.name) of entity \(table.entities.joined(separator: ", ")) is missing")
+                    continue
+                }
+                var explained: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+                for column in table.columns {
+                    explained.insert(column.name)
+                    let holds: String
+                    switch column.source {
+                    case .attribute(let entity, let path): holds = "\(entity).\(path.joined(separator: "."))"
+                    case .toOne(let entity, let relationship): holds = "\(entity).\(relationship)"
+                    case .hiddenInverse(let source, let relationship): holds = "the links of \(source).\(relationship)"
+                    }
+                    guard let type = declared[column.name] else {
+                        problems.append("\(table.name) has no column \(column.name) for \(holds)")
+                        continue
+                    }
+                    // Declared types are compared by their first word (`VARCHAR` and `VARCHAR(255)` agree).
+                    let word = type.split(separator: "(").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? type
+                    if word != column.declaredType {
+                        problems.append("\(table.name).\(column.name) is declared \(type), but \(holds) is \(column.declaredType)")
+                    }
+                    if case .attribute(_, let path) = column.source, let last = path.last, column.name != "Z" + last.uppercased() {
+                        notes.append("\(table.name).\(column.name) holds \(holds): the suffix is inferred")
+                    }
+                }
+                for column in declared.keys.sorted() where !explained.contains(column) {
+                    problems.append("column \(table.name).\(column) is not explained by the store's model")
+                }
+            }
+            for entity in tables.numberedEntities {
+                guard let number = numbers[entity.name], let table = tables.table(for: entity.name) else { continue }
+                let lineage = Set(tables.lineage(of: entity.name).map(\.name))
+                var fields: [Field] = []
+                var toOne: [ToOne] = []
+                for column in table.columns {
+                    switch column.source {
+                    case .attribute(let owner, let path) where lineage.contains(owner):
+                        guard let attribute = attribute(path, of: owner) else { continue }
+                        guard let kind = Self.kind(of: attribute) else {
+                            problems.append(
+                                "\(owner).\(path.joined(separator: ".")) has attribute type \(attribute.typeCode), whose storage is not known"
+                            )
+                            continue
+                        }
+                        fields.append(
+                            Field(
+                                path: path, column: column.name, kind: kind, isOptional: path.count > 1 || attribute.isOptional,
+                                defaultValue: attribute.defaultValue.flatMap { Self.stored($0, as: kind) }))
+                    case .toOne(let owner, let name) where lineage.contains(owner):
+                        let destination = tables.relationship(name, of: owner)?.relationship.destination ?? ""
+                        toOne.append(ToOne(name: name, column: column.name, destination: destination))
+                    default: break
+                    }
+                }
+                // The record's key order: attributes by name, a composite's elements by name inside it.
+                fields.sort { $0.path.lexicographicallyPrecedes($1.path) }
+                toOne.sort { $0.name < $1.name }
+                plans.append(
+                    EntityPlan(
+                        name: entity.name, number: number, table: table.name, fields: fields, toOne: toOne,
+                        toMany: toManyLinks(of: entity.name, tables: tables)))
             }
         }
 
-        /// An attribute's stored leaves: itself, or a composite's elements, nested ones flattened.
+        /// The to-many relationships of `entity` whose links a record carries: those kept in a
+        /// hidden column of the destination, and the many-to-many ones whose join table is named
+        /// after this side (the lower entity number); the other side follows from the inverse.
+        mutating func toManyLinks(of entity: String, tables: ModelTables) -> [ToMany] {
+            var names: Set<String> = []
+            for ancestor in tables.lineage(of: entity) {
+                for relationship in ancestor.relationships where relationship.isToMany { names.insert(relationship.name) }
+            }
+            var links: [ToMany] = []
+            for name in names.sorted() {
+                guard let (_, relationship) = tables.relationship(name, of: entity) else { continue }
+                let storage: ModelTables.RelationshipStorage
+                do {
+                    storage = try tables.storage(of: name, from: entity)
+                } catch {
+                    problems.append((error as? LocalizedError)?.errorDescription ?? "\(error)")
+                    continue
+                }
+                switch storage {
+                case .hiddenColumn(let table, let column):
+                    links.append(
+                        ToMany(name: name, destination: relationship.destination, storage: .destinationColumn(table: table, column: column))
+                    )
+                case .joinTable(let join, let sourceIsLower):
+                    guard sourceIsLower else { continue }
+                    guard let declared = declaredColumns(join.name) else {
+                        problems.append("\(entity).\(name) is a many-to-many, but its join table \(join.name) is missing")
+                        continue
+                    }
+                    guard Set(declared.keys) == [join.lower.column, join.higher.column] else {
+                        problems.append(
+                            "join table \(join.name) of \(entity).\(name) has columns \(declared.keys.sorted().joined(separator: ", ")), not \(join.lower.column), \(join.higher.column)"
+                        )
+                        continue
+                    }
+                    if carriedAsTables.contains(join.name) { continue }
+                    joinTables.insert(join.name)
+                    links.append(
+                        ToMany(
+                            name: name, destination: relationship.destination,
+                            storage: .joinTable(table: join.name, sourceColumn: join.lower.column, destinationColumn: join.higher.column)))
+                case .foreignKey, .inverseForeignKey:
+                    continue
+                }
+            }
+            return links
+        }
+
         /// A concrete default (SwiftData archives the value its default expression had when the
         /// model was built) as the column stores it; nil for a form that has no column value.
         static func stored(_ value: CompiledDefaultValue, as kind: AttributeKind) -> StoredValue? {
@@ -311,96 +286,6 @@ package struct ModelLayout: Sendable {
                 return DecimalDefault.text(mantissa: mantissa, exponent: exponent, isNegative: negative).flatMap(ValueCoding.storedDecimal)
             case (.dictionary, _), (.other, _): return nil
             }
-        }
-
-        mutating func leaves(
-            of attribute: CompiledAttribute, path: [String], entity: String
-        ) -> [(
-            path: [String], kind: AttributeKind, attribute: CompiledAttribute
-        )] {
-            if attribute.isComposite {
-                if attribute.elements.isEmpty { notes.append("\(entity).\(path.joined(separator: ".")) is a composite with no elements") }
-                return attribute.elements.sorted { $0.name < $1.name }.flatMap { leaves(of: $0, path: path + [$0.name], entity: entity) }
-            }
-            guard let kind = Self.kind(of: attribute) else {
-                problems.append(
-                    "\(entity).\(path.joined(separator: ".")) has attribute type \(attribute.typeCode), whose storage is not known")
-                return []
-            }
-            return [(path, kind, attribute)]
-        }
-
-        /// The to-many relationships of `entity` whose links a record carries.
-        mutating func toManyLinks(of entity: CompiledEntity) -> [ToMany] {
-            var links: [ToMany] = []
-            for (owner, relationship) in properties(entity).relationships where relationship.isToMany {
-                guard let destination = byName[relationship.destination], let ownerNumber = numbers[owner] else {
-                    problems.append("\(entity.name).\(relationship.name) points at \(relationship.destination), which the model lacks")
-                    continue
-                }
-                let inverse = relationship.inverse.flatMap { name in
-                    properties(destination).relationships.first { $0.relationship.name == name }
-                }
-                if relationship.inverse != nil, inverse == nil {
-                    problems.append("\(entity.name).\(relationship.name) names an inverse \(destination.name) does not have")
-                    continue
-                }
-                guard let inverse else {
-                    // No inverse: Core Data keeps the link on the destination's row.
-                    let table = table(of: destination)
-                    let column = "Z\(ownerNumber)\(relationship.name.uppercased())"
-                    check(table: table, column: column, declaredType: "INTEGER", holds: "the links of \(entity.name).\(relationship.name)")
-                    links.append(
-                        ToMany(
-                            name: relationship.name, destination: destination.name,
-                            storage: .destinationColumn(table: table, column: column)))
-                    continue
-                }
-                guard inverse.relationship.isToMany else { continue }  // the other side's foreign key holds it
-                guard let otherNumber = numbers[inverse.owner] else { continue }
-                if let storage = joinTable(
-                    owner: (ownerNumber, relationship.name), other: (otherNumber, inverse.relationship.name),
-                    describing: "\(entity.name).\(relationship.name)")
-                {
-                    links.append(ToMany(name: relationship.name, destination: destination.name, storage: storage))
-                }
-            }
-            return links
-        }
-
-        /// The join table of a many-to-many, when this side is the one it is named after: the side
-        /// of the lower entity number (spec: `Z_1EXPENSES (Z_1CATEGORIES, Z_2EXPENSES)`). A
-        /// self-referential one was not seen: both spellings are tried and the choice noted.
-        mutating func joinTable(
-            owner: (number: Int64, name: String), other: (number: Int64, name: String), describing: String
-        )
-            -> LinkStorage?
-        {
-            if owner.number > other.number { return nil }
-            let table = "Z_\(owner.number)\(owner.name.uppercased())"
-            let sourceColumn = "Z_\(owner.number)\(other.name.uppercased())"
-            var destinationColumn = "Z_\(other.number)\(owner.name.uppercased())"
-            if owner.number == other.number {
-                // The other name's table is the same join table seen from the other relationship.
-                if owner.name > other.name, declaredColumns("Z_\(other.number)\(other.name.uppercased())") != nil { return nil }
-                if destinationColumn == sourceColumn { destinationColumn += "1" }
-                notes.append(
-                    "\(describing) is a self-referential many-to-many: join table \(table) (\(sourceColumn), \(destinationColumn)) is inferred"
-                )
-            }
-            guard let declared = declaredColumns(table) else {
-                problems.append("\(describing) is a many-to-many, but its join table \(table) is missing")
-                return nil
-            }
-            if carriedAsTables.contains(table) { return nil }
-            guard Set(declared.keys) == [sourceColumn, destinationColumn] else {
-                problems.append(
-                    "join table \(table) of \(describing) has columns \(declared.keys.sorted().joined(separator: ", ")), not \(sourceColumn), \(destinationColumn)"
-                )
-                return nil
-            }
-            joinTables.insert(table)
-            return .joinTable(table: table, sourceColumn: sourceColumn, destinationColumn: destinationColumn)
         }
 
         /// Every row of an entity table is a record of one of its entities, and every link points

@@ -1,14 +1,12 @@
 import Foundation
-import QuestBakKit
 
 /// The tables Core Data makes for a compiled model, derived from the model alone (spec:
-/// model-cache.md "From model to tables", store-format.md "Entity tables"). One mechanism for
-/// every model, so a fixture's layout follows from its `CompiledModel` and never from a table
-/// written out by hand.
+/// model-cache.md "From model to tables", store-format.md "Entity tables"): the one home of those
+/// rules. Fixtures are written from it; `ModelLayout` checks a real store against it.
 ///
 /// Where the spec says nothing, the choice made here is marked "inferred" and listed in
 /// `Fixtures/AnyApp/README.md`.
-package struct ModelStoreLayout: Sendable, Equatable {
+package struct ModelTables: Sendable, Equatable {
     package struct LayoutError: Error, LocalizedError, Equatable {
         package var reason: String
         package var errorDescription: String? { "cannot lay out the model: \(reason)" }
@@ -89,11 +87,15 @@ package struct ModelStoreLayout: Sendable, Equatable {
     package var model: CompiledModel
     /// Entities in `Z_ENT` order: alphabetical, sub-entities following their parent depth first.
     package var numberedEntities: [CompiledEntity]
+    /// `Z_ENT` numbers a store already gave the entities (its `Z_PRIMARYKEY`), which name hidden
+    /// columns and join tables; nil: numbered by the rule, as for a new store.
+    package var storedNumbers: [String: Int64]?
     package var tables: [Table]
     package var joinTables: [JoinTable]
 
-    package init(model: CompiledModel) throws {
+    package init(model: CompiledModel, numbers storedNumbers: [String: Int64]? = nil) throws {
         self.model = model
+        self.storedNumbers = storedNumbers
         numberedEntities = try Self.number(model)
         tables = []
         joinTables = []
@@ -107,7 +109,10 @@ package struct ModelStoreLayout: Sendable, Equatable {
 
     package func entity(named name: String) -> CompiledEntity? { numberedEntities.first { $0.name == name } }
 
-    package func number(of entity: String) -> Int? { numberedEntities.firstIndex { $0.name == entity }.map { $0 + 1 } }
+    package func number(of entity: String) -> Int? {
+        if let storedNumbers { return storedNumbers[entity].flatMap { Int(exactly: $0) } }
+        return numberedEntities.firstIndex { $0.name == entity }.map { $0 + 1 }
+    }
 
     /// The entity and its ancestors, nearest first.
     package func lineage(of name: String) -> [CompiledEntity] {
