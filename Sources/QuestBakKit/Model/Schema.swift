@@ -78,7 +78,11 @@ public struct Entity: Sendable, Equatable {
         self.versionHashModifier = versionHashModifier
     }
 
-    public var tableName: String { "Z" + name.uppercased() }
+    public var tableName: String { Entity.tableName(name) }
+
+    /// Core Data's table of an entity (of a root entity: sub-entities share it): `Z` + its name
+    /// upper-cased, the one spelling of that rule.
+    public static func tableName(_ entityName: String) -> String { "Z" + entityName.uppercased() }
 
     /// The attribute that names a record to CloudKit, in TimeQuest V2 and any app that follows
     /// its convention; the cloudID repair rules apply wherever an entity has it.

@@ -259,8 +259,9 @@ public enum Exporter {
         }
         // External-storage files travel beside the records that point at them (format 3); a
         // TimeQuest store has none, and anything found there is said, not dropped silently.
-        let external = ExternalStorage.files(forStore: URL(fileURLWithPath: path))
+        let external = try ExternalStorage.files(forStore: URL(fileURLWithPath: path))
         staged.warnings += external.notCarried
+        staged.warnings += try ExternalStorage.missingReferences(db, available: Set(external.files.map(\.name)))
         if staged.formatVersion >= 3 {
             for (name, url) in external.files {
                 let data: Data

@@ -38,6 +38,19 @@ struct StatementRestore {
                 archive: archive,
                 reason: "its source schema \"\(ArchiveError.displayName(manifest.source.schema))\" is not one questbak knows")
         }
+        for table in manifest.tables ?? [] where table.name != CoreDataSQL.primaryKeyTable && CoreDataSQL.isCoreDataTable(table.name) {
+            // Z_METADATA and Z_MODELCACHE come from their files; history and mirroring start empty.
+            throw ArchiveError.notAQuestbakArchive(path: archive, reason: "it carries Core Data's own table \(table.name) as rows")
+        }
+        if let settings = manifest.sqlite {
+            guard (9...16).contains(where: { 1 << $0 == settings.pageSize }), (0...2).contains(settings.autoVacuum) else {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: archive,
+                    reason:
+                        "sqlite: page size \(settings.pageSize) and auto_vacuum \(settings.autoVacuum) are not a power of two from 512 to 65536 and 0, 1 or 2"
+                )
+            }
+        }
         guard (manifest.tables ?? []).contains(where: { $0.name == CoreDataSQL.primaryKeyTable }) else {
             throw ArchiveError.notAQuestbakArchive(
                 path: archive, reason: "a \(manifest.source.schema) archive must carry \(CoreDataSQL.primaryKeyTable)")
@@ -71,6 +84,9 @@ struct StatementRestore {
                     throw ArchiveError.notAQuestbakArchive(path: archive, reason: "sql: \(reason)")
                 }
             }
+            for table in CoreDataSQL.requiredTables + ["Z_MODELCACHE"] where try !db.tableExists(table) {
+                throw ArchiveError.notAQuestbakArchive(path: archive, reason: "its statements (sql) make no table \(table)")
+            }
             var carried = CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false)
             try carried.create(in: db)
             let tables = carried
@@ -100,9 +116,14 @@ struct StatementRestore {
             if let context = records.context {
                 try ModelDuplicateRule.repoint(context)
                 try applyDestinationLinks(db, log: log)
-                try ModelOrphanRule.apply(context)
-                written.notes += try ModelDefaultFillRule.apply(context)
-                try ModelCloudIDRule.apply(context)
+                // Without --validate the store is restored as it was archived: what the model would
+                // repair is the app's data as the store held it. (Duplicates a unique index refuses
+                // and links no column can hold cannot be stored as they were: those need --validate.)
+                if validate {
+                    try ModelOrphanRule.apply(context)
+                    written.notes += try ModelDefaultFillRule.apply(context)
+                    try ModelCloudIDRule.apply(context)
+                }
             } else {
                 try applyDestinationLinks(db, log: log)
             }
@@ -121,6 +142,7 @@ struct StatementRestore {
                     throw ArchiveError.notAQuestbakArchive(path: archive, reason: "sql: \(reason)")
                 }
             }
+            written.notes += try ExternalStorage.missingReferences(db, available: Set(written.external.map(\.name)))
             // What the read-back must find: the archive's members, or, after repairs, the repaired records.
             written.digests = try digests(db, layout: records.layout, path: url.path)
             if log.repairs == 0 {
@@ -143,7 +165,7 @@ struct StatementRestore {
                     db, plan: plan, schemaVersion: manifest.effectiveSchemaVersion, path: path)
             } else {
                 digests[member.name] = try GenericMemberEncoding.digest(
-                    db, entity: member.name, table: "Z" + member.name.uppercased(), schemaVersion: manifest.effectiveSchemaVersion,
+                    db, entity: member.name, table: Entity.tableName(member.name), schemaVersion: manifest.effectiveSchemaVersion,
                     path: path)
             }
         }
@@ -218,6 +240,17 @@ struct StatementRestore {
                     path: restore.archive,
                     reason: "\(ArchiveManifest.modelCachePath): \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
             }
+            // The model is the store's only if its hashes are the metadata's (export checked it; a
+            // tampered archive may not have been made by an export).
+            guard let plist = files[ArchiveManifest.metadataPath], let metadata = try? StoreMetadata(uuid: "", encodedPlist: plist) else {
+                throw restore.invalid(member, 1, "the archive's metadata (\(ArchiveManifest.metadataPath)) must come before its records")
+            }
+            let differing = metadata.hashDifferences(from: ModelVersionHashes(model: model))
+            guard differing.isEmpty else {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: restore.archive,
+                    reason: "its model cache disagrees with its metadata (hashes differ for \(differing.joined(separator: ", ")))")
+            }
             let made = try ModelLayout(db, model: model, checkRows: false, carriedAsTables: restore.carriedTableNames)
             if let problem = made.problems.first {
                 throw ArchiveError.notAQuestbakArchive(
@@ -278,7 +311,7 @@ struct StatementRestore {
         }
 
         mutating func insertGeneric(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int) throws {
-            let table = "Z" + member.name.uppercased()
+            let table = Entity.tableName(member.name)
             guard try db.tableExists(table) else {
                 throw restore.invalid(member.path, lineNumber, "the archive's statements make no table \(table) for entity \(member.name)")
             }
@@ -365,37 +398,66 @@ struct StatementRestore {
             guard try CoreDataSQL.schemaStatements(db) == statements else {
                 throw fail("(statements)", expected: "the archive's \(statements.count) statements", found: "others")
             }
-            var written: [String: Int] = [:]
+            if let settings = manifest.sqlite, try StoreFileSettings.of(db) != settings {
+                throw fail("(file)", expected: "page size \(settings.pageSize), auto_vacuum \(settings.autoVacuum)", found: "others")
+            }
             let layout: ModelLayout?
-            if isModel, let cache = try StoreReader.modelCache(db) {
-                layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache), carriedAsTables: carriedTableNames)
+            if isModel {
+                do {
+                    let cache = try StoreReader.modelCache(db) ?? Data()
+                    layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache), carriedAsTables: carriedTableNames)
+                } catch {
+                    throw fail(
+                        "(model)", expected: "the archive's model", found: (error as? LocalizedError)?.errorDescription ?? "\(error)")
+                }
                 if let problem = layout?.problems.first { throw fail("(model)", expected: "the model explains the store", found: problem) }
             } else {
                 layout = nil
             }
+            let found = try self.digests(db, layout: layout, path: url.path)
+            var written: [String: Int] = [:]
             for member in manifest.entities {
-                let digest: EntityMemberEncoding.Digest
-                if let plan = layout?.entity(named: member.name) {
-                    digest = try ModelMemberEncoding.digest(db, plan: plan, schemaVersion: manifest.effectiveSchemaVersion, path: url.path)
-                } else {
-                    digest = try GenericMemberEncoding.digest(
-                        db, entity: member.name, table: "Z" + member.name.uppercased(), schemaVersion: manifest.effectiveSchemaVersion,
-                        path: url.path)
-                }
-                guard let wanted = digests[member.name], digest == wanted else {
+                guard let digest = found[member.name], let wanted = digests[member.name], digest == wanted else {
                     let expected = digests[member.name].map { "\($0.count) records \($0.sha256)" } ?? "a member"
-                    throw fail(member.name, expected: expected, found: "\(digest.count) records \(digest.sha256)")
+                    throw fail(
+                        member.name, expected: expected, found: found[member.name].map { "\($0.count) records \($0.sha256)" } ?? "none")
                 }
                 written[member.name] = digest.count
             }
             try CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false).verify(db, store: url.path)
-            let found = [
+            // Core Data's one metadata row and one cache row, exactly as archived.
+            let metadataRows = try ExactSQL.fetchAll(db, sql: "SELECT Z_VERSION, Z_UUID FROM Z_METADATA")
+            let uuid: StoredValue = manifest.source.storeUUID.isEmpty ? .null : .text(Data(manifest.source.storeUUID.utf8))
+            guard metadataRows.count == 1, metadataRows.first?[1] == uuid else {
+                throw fail("Z_METADATA", expected: "one row, Z_UUID \(manifest.source.storeUUID)", found: "\(metadataRows.count) rows")
+            }
+            let cacheRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE") ?? 0
+            let cacheExpected = expectedFiles[ArchiveManifest.modelCachePath] == nil ? 0 : 1
+            guard cacheRows == cacheExpected else {
+                throw fail("Z_MODELCACHE", expected: "\(cacheExpected) row(s)", found: "\(cacheRows)")
+            }
+            let files = [
                 ArchiveManifest.metadataPath: try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist),
                 ArchiveManifest.modelCachePath: try StoreReader.modelCache(db),
             ]
             for (path, digest) in expectedFiles.sorted(by: { $0.key < $1.key }) where !path.hasPrefix(ExternalStorage.memberPrefix) {
-                let actual = found[path].flatMap { $0 }.map { SHA256.hash(data: $0).hexString }
+                let actual = files[path].flatMap { $0 }.map { SHA256.hash(data: $0).hexString }
                 guard actual == digest else { throw fail(path, expected: "sha256 \(digest)", found: actual ?? "nothing") }
+            }
+            // Every table is accounted for: an entity's, a carried one, a join table the records
+            // fill, Core Data's bookkeeping, or its history and mirroring, which start empty.
+            let entityTables = Set(layout?.entities.map(\.table) ?? manifest.entities.map { Entity.tableName($0.name) })
+            let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union([
+                "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE",
+            ])
+            for table in try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+            where !accounted.contains(table) {
+                guard CoreDataSQL.isHistoryOrMirroringTable(table), try StoreReader.rowCount(db, table: table) == 0 else {
+                    throw fail(
+                        "table \(table)", expected: "a table the archive fills or names", found: "one its statements make and nothing fills"
+                    )
+                }
             }
             return written
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// The files Core Data keeps beside a store for attributes with external storage
 /// (`@Attribute(.externalStorage)`): `.<store name>_SUPPORT/_EXTERNAL_DATA/<file>` next to the
@@ -27,17 +28,26 @@ package enum ExternalStorage {
 
     /// The files to carry, by name, and one sentence for each thing in the support folder that
     /// is not carried (another folder, a link, a name that is not safe to unpack).
-    package static func files(forStore store: URL) -> (files: [(name: String, url: URL)], notCarried: [String]) {
+    package static func files(forStore store: URL) throws -> (files: [(name: String, url: URL)], notCarried: [String]) {
         let support = supportFolder(forStore: store)
         let manager = FileManager.default
-        guard let top = try? manager.contentsOfDirectory(atPath: support.path) else { return ([], []) }
+        guard manager.fileExists(atPath: support.path) else { return ([], []) }
+        func list(_ folder: URL) throws -> [String] {
+            do {
+                return try manager.contentsOfDirectory(atPath: folder.path)
+            } catch {
+                // A folder that is there but cannot be read would be a backup without its files.
+                throw StoreError.unreadable(path: folder.path, reason: error.localizedDescription)
+            }
+        }
+        let top = try list(support)
         var notCarried: [String] = []
         for entry in top.sorted() where entry != "_EXTERNAL_DATA" {
             notCarried.append("\(support.appendingPathComponent(entry).path) is not external-storage data and is not carried")
         }
         let folder = folder(forStore: store)
         var files: [(String, URL)] = []
-        for name in ((try? manager.contentsOfDirectory(atPath: folder.path)) ?? []).sorted() {
+        for name in (manager.fileExists(atPath: folder.path) ? try list(folder) : []).sorted() {
             let url = folder.appendingPathComponent(name)
             let type = (try? manager.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType) ?? nil
             guard type == .typeRegular, isSafeFileName(name) else {
@@ -47,6 +57,37 @@ package enum ExternalStorage {
             files.append((name, url))
         }
         return (files, notCarried)
+    }
+
+    /// Records that refer to an external-storage file that is not among `available`, one sentence
+    /// each (at most 20, then a count). The form of a reference is inference (model-cache.md): a
+    /// BLOB of the byte 0x02 and then the file's name, a UUID in ASCII.
+    package static func missingReferences(_ db: Database, available: Set<String>) throws -> [String] {
+        var missing: [String] = []
+        var total = 0
+        for (key, table) in try StoreReader.modelTables(db) {
+            for column in try db.columns(in: table) where column.type.uppercased().hasPrefix("BLOB") {
+                let quoted = column.name.quotedDatabaseIdentifier
+                let sql = """
+                    SELECT Z_PK, substr(\(quoted), 2) FROM \(table.quotedDatabaseIdentifier)
+                    WHERE typeof(\(quoted)) = 'blob' AND length(\(quoted)) = 37 AND substr(\(quoted), 1, 1) = x'02' ORDER BY Z_PK
+                    """
+                for row in try ExactSQL.fetchAll(db, sql: sql) {
+                    guard case .blob(let bytes) = row[1], let name = String(bytes: bytes, encoding: .ascii), !available.contains(name)
+                    else {
+                        continue
+                    }
+                    total += 1
+                    if missing.count < 20 {
+                        missing.append(
+                            "\(key.name) \(row[0].reportable) \(column.name) refers to the external-storage file \(name), which is not there"
+                        )
+                    }
+                }
+            }
+        }
+        if total > missing.count { missing.append("and \(total - missing.count) more such references") }
+        return missing
     }
 
     /// Writes the files into the store's external-storage folder, each durably (written to a

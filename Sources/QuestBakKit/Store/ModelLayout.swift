@@ -139,8 +139,29 @@ package struct ModelLayout: Sendable {
         /// with the store's own entity numbers, then checked column by column against the store.
         mutating func build() {
             for note in model.notes { notes.append("model cache: \(note)") }
-            for entity in model.entities where numbers[entity.name] == nil {
-                problems.append("entity \(entity.name) of the model has no row in Z_PRIMARYKEY")
+            // Every name becomes a table or column name in SQL: only plain identifiers are used, so
+            // no name from a store or an archive can change what a statement means.
+            func checkName(_ name: String, _ what: String) {
+                if !Schema.isPlainIdentifier(name) {
+                    problems.append("\(what) name \"\(name.prefix(80))\" is not a plain identifier ([A-Za-z_][A-Za-z0-9_]*)")
+                }
+            }
+            func checkAttribute(_ attribute: CompiledAttribute, of entity: String) {
+                checkName(attribute.name, "\(entity): property")
+                for element in attribute.elements { checkAttribute(element, of: entity) }
+            }
+            for entity in model.entities {
+                checkName(entity.name, "entity")
+                for attribute in entity.attributes { checkAttribute(attribute, of: entity.name) }
+                for relationship in entity.relationships {
+                    checkName(relationship.name, "\(entity.name): property")
+                    checkName(relationship.destination, "\(entity.name).\(relationship.name): destination")
+                    if let inverse = relationship.inverse { checkName(inverse, "\(entity.name).\(relationship.name): inverse") }
+                }
+                for name in entity.uniqueTuples.joined() + entity.indexes.flatMap({ [$0.name] + $0.elements.map(\.propertyName) }) {
+                    checkName(name, "\(entity.name): index or constraint")
+                }
+                if numbers[entity.name] == nil { problems.append("entity \(entity.name) of the model has no row in Z_PRIMARYKEY") }
             }
             guard problems.isEmpty else { return }
             let tables: ModelTables
@@ -267,25 +288,9 @@ package struct ModelLayout: Sendable {
         /// A concrete default (SwiftData archives the value its default expression had when the
         /// model was built) as the column stores it; nil for a form that has no column value.
         static func stored(_ value: CompiledDefaultValue, as kind: AttributeKind) -> StoredValue? {
-            switch (value, kind) {
-            case (.integer(let number), .double), (.integer(let number), .float), (.integer(let number), .date):
-                return .real(Double(number))
-            case (.integer(let number), _): return .integer(number)
-            case (.real(let number), .integer), (.real(let number), .integer16), (.real(let number), .integer32):
-                return Int64(exactly: number).map { .integer($0) }
-            case (.real(let number), .decimal): return ValueCoding.decimalText(.real(number)).flatMap(ValueCoding.storedDecimal)
-            case (.real(let number), _): return .real(number)
-            case (.boolean(let flag), _): return .integer(flag ? 1 : 0)
-            case (.string(let text), _): return .text(Data(text.utf8))
-            case (.date(let seconds), _): return .real(seconds)
-            case (.uuid(let bytes), .string):
-                return .text(Data(bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }.uuidString.utf8))
-            case (.uuid(let bytes), _): return .blob(bytes)
-            case (.data(let bytes), _): return .blob(bytes)
-            case (.decimal(let mantissa, let exponent, let negative), _):
-                return DecimalDefault.text(mantissa: mantissa, exponent: exponent, isNegative: negative).flatMap(ValueCoding.storedDecimal)
-            case (.dictionary, _), (.other, _): return nil
-            }
+            // The one conversion of an archived default (the schema value's), as the column stores it.
+            guard case .value(let value)? = Attribute.defaultValue(value, kind: kind) else { return nil }
+            return ValueCoding.encode(value)
         }
 
         /// Every row of an entity table is a record of one of its entities, and every link points

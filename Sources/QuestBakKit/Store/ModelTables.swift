@@ -253,7 +253,7 @@ package struct ModelTables: Sendable, Equatable {
 
     private func table(root: CompiledEntity) throws -> Table {
         let members = descendants(of: root.name)
-        let tableName = "Z" + root.name.uppercased()
+        let tableName = Entity.tableName(root.name)
         var planned: [Planned] = []
         func plan(_ base: String, _ type: String, _ group: Int, _ key: String, _ source: ColumnSource) {
             planned.append(Planned(base: base, type: type, group: group, sortKey: key, sequence: planned.count, source: source))

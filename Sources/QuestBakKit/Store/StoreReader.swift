@@ -87,7 +87,7 @@ public enum StoreReader {
         for key in keys where CoreDataSQL.isModelEntity(number: key.number) {
             var root = key
             while root.superNumber != 0, let parent = byNumber[root.superNumber], parent.number != root.number { root = parent }
-            let table = "Z" + root.name.uppercased()
+            let table = Entity.tableName(root.name)
             if seen.insert(table).inserted, try db.tableExists(table) { tables.append((root, table)) }
         }
         return tables

@@ -211,7 +211,6 @@ extension ValueJSON {
         case (_, .null): return .null
         case (.integer, .integer(let number)), (.integer16, .integer(let number)), (.integer32, .integer(let number)):
             return .integer(number)
-        case (.decimal, .integer(let number)): return .decimal(String(number))
         case (.decimal, .string(let text)):
             guard Value.decimalNumber(text) != nil else {
                 throw TypeMismatch(

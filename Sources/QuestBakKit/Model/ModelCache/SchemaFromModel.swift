@@ -45,7 +45,12 @@ extension Attribute {
         case (.integer(let number), .date): return .value(.date(Double(number)))
         case (.integer(let number), .decimal): return .value(.decimal(String(number)))
         case (.integer(let number), _): return .value(.integer(number))
-        case (.real(let number), .decimal): return .value(.decimal("\(number)"))
+        case (.real(let number), .decimal):
+            // The canonical text of what a DECIMAL column stores (a whole number is an INTEGER).
+            let text = Int64(exactly: number).map(String.init) ?? "\(number)"
+            return Value.decimalNumber(text) == nil ? nil : .value(.decimal(text))
+        case (.real(let number), .integer), (.real(let number), .integer16), (.real(let number), .integer32):
+            return Int64(exactly: number).map { .value(.integer($0)) }
         case (.real(let number), _): return .value(.double(number))
         case (.boolean(let flag), _): return .value(.boolean(flag))
         case (.string(let text), _): return .value(.string(text))

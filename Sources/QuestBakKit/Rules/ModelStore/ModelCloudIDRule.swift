@@ -26,7 +26,7 @@ enum ModelCloudIDRule {
                 let old = try ExactSQL.fetchAll(db, sql: "SELECT \(column) FROM \(plan.table) WHERE Z_PK = ?", [.integer(primaryKey)])
                 try context.log.record(
                     RepairEntry(
-                        rule: .cloudID, kind: .repair, entity: plan.name, primaryKey: primaryKey, cloudID: id,
+                        rule: .cloudID, kind: context.cloudIDKind, entity: plan.name, primaryKey: primaryKey, cloudID: id,
                         field: Entity.cloudIDAttribute,
                         old: .value(old.first?.first?.reportable ?? .null), new: .value(.string(id))))
                 try db.execute(sql: "UPDATE \(plan.table) SET \(column) = ? WHERE Z_PK = ?", arguments: [id, primaryKey])

@@ -13,6 +13,9 @@ struct ModelRepairContext {
     let log: RepairLog
     /// Names the store in generated cloudIDs, so one archive restored twice gets the same IDs.
     let storeUUID: String
+    /// `.migration` when the cloudIDs are given as part of a migration (a shared default value
+    /// a lightweight migration left), `.repair` when they mend damage.
+    var cloudIDKind: RepairEntry.Kind = .repair
 
     /// The entity numbers of `entity` and its sub-entities: the rows a relationship to it may name.
     func numbers(ofSubtree entity: String) -> [Int64] {
