@@ -14,7 +14,8 @@ extension Questbak {
                 an archive that needs repairs is refused. Without --into it only validates: exit 0 when the archive is clean, 2 when \
                 it needs repairs. An archive of another app's store (format 3) is restored from the store's own statements as the \
                 version it was, its external-storage files written beside STORE before the store is put in place; --to-version with \
-                another version and --template are refused for it. With --validate it is repaired by the store's own model: \
+                another version and --template are refused for it. Without --validate it is restored as archived; with \
+                --validate it is repaired by the store's own model: \
                 records that break a uniqueness constraint collapse into the one restored first, with every relationship and link \
                 re-pointed; relationships and links to missing records are dropped; missing values get the model's default; \
                 cloudIDs are regenerated as above. A store is written into a temporary file beside STORE, read back \
