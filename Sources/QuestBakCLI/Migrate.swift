@@ -29,6 +29,12 @@ extension Questbak {
                 a default) is refused with the offending properties named. The source is never modified unless --in-place \
                 is given; then it is kept as STORE.questbak-backup-<time>, and every file of that backup and the commands \
                 that put them back are printed (on standard error under --quiet and --json).
+
+                Any app's store migrates with --to NEW_MODEL_STORE, a store made by the app's new build (an empty one is \
+                enough): the new build's tables and indexes (its own statements), every record moved by entity and property \
+                name or originalName, new properties given the new model's archived default, entities renumbered with their \
+                join tables and hidden columns, and the new build's metadata and model cache, so it opens the store without \
+                migrating again. A cloudID default shared by every record (SwiftData archives UUID() once) becomes one per record.
                 """
         )
 
@@ -38,6 +44,12 @@ extension Questbak {
         // The same name as import's option for the same thing.
         @Option(help: "The schema version to migrate to (default: the newest).")
         var toVersion: String?
+
+        @Option(
+            name: .customLong("to"),
+            help: "A store made by the app's new build (an empty one is enough): migrate any app's store to its model.",
+            completion: .file())
+        var toModelStore: String?
 
         @Option(name: .shortAndLong, help: "The new store to write.", completion: .file())
         var output: String?
@@ -72,6 +84,9 @@ extension Questbak {
             if (output == nil) == !inPlace {
                 throw ValidationError("give either -o NEW_STORE or --in-place")
             }
+            if toModelStore != nil, toVersion != nil || schemaOptions.schemaFile != nil {
+                throw ValidationError("--to STORE names the new model; --to-version and --schema name a TimeQuest schema: give one")
+            }
             if let now, DateText.secondsSinceReferenceDate(iso8601: now) == nil {
                 throw ValidationError("--now must look like 2026-01-31T12:00:00Z")
             }
@@ -98,9 +113,15 @@ extension Questbak {
                 defer { TemporaryDirectory.remove(work) }
                 let result: Migrator.Result
                 do {
-                    result = try Migrator.migrate(
-                        storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) }, options: options,
-                        workDirectory: work, candidates: candidates)
+                    if let toModelStore {
+                        result = try ModelMigrator.migrate(
+                            storeAt: URL(fileURLWithPath: store), toModelOf: URL(fileURLWithPath: toModelStore),
+                            output: output.map { URL(fileURLWithPath: $0) }, options: options, workDirectory: work)
+                    } else {
+                        result = try Migrator.migrate(
+                            storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) },
+                            options: options, workDirectory: work, candidates: candidates)
+                    }
                 } catch MigrationError.alreadyAtVersion(let path, let version) {
                     // A no-op, not a failure: nothing is written (no -o, no backup, no --report).
                     if json {

@@ -1,0 +1,285 @@
+import Foundation
+import GRDB
+
+/// `questbak migrate STORE --to NEW_MODEL_STORE`: any app's store migrated to the model of a store
+/// made by the app's new build (an empty one is enough), as Core Data's lightweight migration
+/// would: the new build's tables, columns and indexes (its own statements), every record moved
+/// by entity and property name (or the renaming identifier, `originalName`), new properties given
+/// the new model's archived default, entities renumbered with their hidden columns and join
+/// tables, the new model's metadata and model cache copied verbatim so the new build opens the
+/// store without migrating again. What a lightweight migration leaves wrong is repaired and
+/// reported: one shared default cloudID (SwiftData archives `UUID()` once) becomes one per record.
+public enum ModelMigrator {
+    public static func migrate(
+        storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL
+    ) throws -> Migrator.Result {
+        let destination = options.inPlace ? source : (output ?? source)
+        try StorePlacement.checkTarget(destination, replace: options.inPlace)
+        StorePlacement.removeStaleTemporaries(besides: destination)
+        let sourceFiles = [source, CoreDataSQL.sidecar(of: source, "-wal")]
+        let fingerprint = try FileFingerprint.of(sourceFiles)
+        let old = try Side(storeAt: source, describedExactly: true)
+        let new = try Side(storeAt: modelStore, describedExactly: false)
+        let (oldSchema, newSchema) = (Schema(model: old.model), Schema(model: new.model))
+        if ModelVersionHashes(schema: oldSchema) == ModelVersionHashes(schema: newSchema) {
+            throw MigrationError.alreadyAtVersion(path: source.path, version: old.version)
+        }
+        let problems = LightweightCheck.problems(from: oldSchema, to: newSchema)
+        guard problems.isEmpty else { throw MigrationError.notLightweight(from: old.version, to: new.version, problems: problems) }
+
+        let working = StorePlacement.temporaryStoreURL(besides: destination)
+        for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(working.path + suffix) }
+        defer {
+            for suffix in CoreDataSQL.storeFileSuffixes {
+                unlink(working.path + suffix)
+                TemporaryFiles.removed(working.path + suffix)
+            }
+        }
+        let log = try RepairLog(directory: workDirectory)
+        var counts: [String: Int] = [:]
+        try StoreWriter.writeDatabase(to: working, settings: new.settings) { db in
+            for sql in new.statements where !StatementRestore.isLater(sql) {
+                if let reason = CarriedTables.execute(
+                    sql, prefixes: StatementRestore.tablePrefixes + StatementRestore.laterPrefixes, in: db)
+                {
+                    throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")
+                }
+            }
+            try copyEntityKeys(db, old: old, new: new)
+            let layout = try ModelLayout(db, model: new.model, checkRows: false)
+            if let problem = layout.problems.first {
+                throw StoreError.noModel(path: modelStore.path, reason: "its model does not explain its own tables: \(problem)")
+            }
+            try old.snapshot.read { source in
+                counts = try copyRecords(from: source, old: old, into: db, layout: layout, new: new)
+                try copyLinks(from: source, old: old, into: db, new: new)
+                try copyOtherTables(from: source, old: old, into: db)
+            }
+            try CoreDataSQL.insertMetadata(db, uuid: old.metadata.uuid, plist: new.metadata.withUUID(old.metadata.uuid).encodedPlist)
+            if let cache = new.cache { try CoreDataSQL.insertModelCache(db, cache) }
+            let context = ModelRepairContext(
+                db: db, layout: layout, model: new.model, log: log, storeUUID: old.metadata.uuid, cloudIDKind: .migration)
+            try ModelCloudIDRule.apply(context)
+            for sql in new.statements where StatementRestore.isLater(sql) {
+                if let reason = CarriedTables.execute(sql, prefixes: StatementRestore.laterPrefixes, in: db) {
+                    throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")
+                }
+            }
+        }
+        try verify(working, new: new, expected: counts)
+        if options.inPlace, try FileFingerprint.of(sourceFiles) != fingerprint {
+            throw StoreError.sqlite(
+                path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
+        }
+        let backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
+        return Migrator.Result(
+            store: source.path, output: destination.path, sourceSchemaVersion: old.version, targetSchemaVersion: new.version,
+            counts: log.counts, backup: backup?.path, backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [],
+            log: log)
+    }
+
+    /// One side of the migration, read once through a snapshot.
+    struct Side {
+        let snapshot: StoreSnapshot
+        let metadata: StoreMetadata
+        let model: CompiledModel
+        let cache: Data?
+        let statements: [String]
+        let settings: StoreFileSettings
+        let keys: [EntityKey]
+        let version: String
+
+        /// `describedExactly`: the source, whose every table, column and row its model must
+        /// explain (else a record-by-record migration would leave something behind).
+        init(storeAt url: URL, describedExactly: Bool) throws {
+            snapshot = try StoreSnapshot(storeAt: url)
+            let path = snapshot.path
+            (metadata, model, cache, statements, settings, keys) = try snapshot.read { db in
+                try StoreReader.requireCoreDataSQL(db, path: path)
+                guard let cache = try StoreReader.modelCache(db) else {
+                    throw StoreError.noModel(
+                        path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
+                }
+                let model: CompiledModel
+                do {
+                    model = try ModelCacheDecoder.decode(cache)
+                } catch {
+                    throw StoreError.noModel(
+                        path: path,
+                        reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+                }
+                if describedExactly, case .tables(let reason) = try StoreDescription.ownDescription(db, path: path) {
+                    throw StoreError.noModel(path: path, reason: "its model does not describe it exactly (\(reason))")
+                }
+                return (
+                    try StoreReader.metadata(db, path: path), model, cache, try CoreDataSQL.schemaStatements(db),
+                    try StoreFileSettings.of(db),
+                    try StoreReader.entityKeys(db)
+                )
+            }
+            version = metadata.versionIdentifiers.first ?? ""
+        }
+
+        /// The entity of this side that `entity` of the other side is (same name, or renamed).
+        func counterpart(of entity: CompiledEntity) -> CompiledEntity? {
+            model.entity(named: entity.name) ?? entity.renamingIdentifier.flatMap { model.entity(named: $0) }
+        }
+    }
+
+    /// The new build's entity numbers and parents; each entity's `Z_MAX` carried from the old
+    /// store (or the new store's, for a new entity), so no key is handed out twice.
+    static func copyEntityKeys(_ db: Database, old: Side, new: Side) throws {
+        let oldMaxima = Dictionary(old.keys.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
+        for key in new.keys {
+            let previous = new.model.entity(named: key.name).flatMap { old.counterpart(of: $0) }.flatMap { oldMaxima[$0.name] }
+            try db.execute(
+                sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+                arguments: [key.number, key.name, key.superNumber, max(previous ?? 0, key.maximumPrimaryKey)])
+        }
+    }
+
+    /// Every record of every old entity into its new entity, value by value; returns the
+    /// records written by new entity.
+    static func copyRecords(from source: Database, old: Side, into db: Database, layout: ModelLayout, new: Side) throws -> [String: Int] {
+        let oldLayout = try ModelLayout(source, model: old.model)
+        var counts: [String: Int] = [:]
+        for plan in layout.entities {
+            guard let entity = new.model.entity(named: plan.name), let previous = old.counterpart(of: entity),
+                let oldPlan = oldLayout.entity(named: previous.name)
+            else { continue }
+            // Each new column's source: the old column of the same property (a renamed
+            // attribute's by its original name), or its default.
+            var selected = ["Z_PK", "Z_OPT"]
+            var sources: [Int?] = []
+            for field in plan.fields {
+                let top = entity.attributes.first { $0.name == field.path[0] }
+                let originalPath = [top?.renamingIdentifier ?? field.path[0]] + field.path.dropFirst()
+                if let match = oldPlan.fields.first(where: { $0.path == field.path || $0.path == originalPath }) {
+                    selected.append(match.column)
+                    sources.append(selected.count - 1)
+                } else {
+                    sources.append(nil)
+                }
+            }
+            for relationship in plan.toOne {
+                if let match = oldPlan.toOne.first(where: { $0.name == relationship.name }) {
+                    selected.append(match.column)
+                    sources.append(selected.count - 1)
+                } else {
+                    sources.append(nil)
+                }
+            }
+            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + plan.fields.map(\.column) + plan.toOne.map(\.column)
+            let insert = try db.makeStatement(
+                sql:
+                    "INSERT INTO \(plan.table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            )
+            let defaults: [StoredValue] = plan.fields.map { $0.defaultValue ?? .null } + plan.toOne.map { _ in .null }
+            var written = 0
+            try ExactSQL.forEachRow(
+                source,
+                sql: "SELECT \(selected.joined(separator: ", ")) FROM \(oldPlan.table) WHERE Z_ENT = \(oldPlan.number) ORDER BY Z_PK"
+            ) { row in
+                var values: [StoredValue] = [row[0], .integer(plan.number), row[1]]
+                for (index, column) in sources.enumerated() {
+                    // A value the old store lacks (NULL) in a property that is now required gets its default, as Core Data's
+                    // migration fills it.
+                    let value = column.map { row[$0] } ?? defaults[index]
+                    values.append(value == .null && index < plan.fields.count && !plan.fields[index].isOptional ? defaults[index] : value)
+                }
+                try ExactSQL.execute(insert, values)
+                written += 1
+            }
+            counts[plan.name, default: 0] += written
+        }
+        return counts
+    }
+
+    /// Every link of every to-many relationship without a foreign key on the other side, moved
+    /// from the old model's join table or hidden column to the new model's.
+    static func copyLinks(from source: Database, old: Side, into db: Database, new: Side) throws {
+        let oldNumbers = Dictionary(old.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
+        let newNumbers = Dictionary(new.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
+        let oldTables = try ModelTables(model: old.model, numbers: oldNumbers)
+        let newTables = try ModelTables(model: new.model, numbers: newNumbers)
+        for entity in new.model.entities {
+            guard let previous = old.counterpart(of: entity) else { continue }
+            for relationship in entity.relationships where relationship.isToMany {
+                guard let newStorage = try? newTables.storage(of: relationship.name, from: entity.name),
+                    let oldStorage = try? oldTables.storage(of: relationship.name, from: previous.name)
+                else { continue }
+                // The pairs (source record, destination record) the old store holds.
+                let pairsSQL: String
+                switch oldStorage {
+                case .hiddenColumn(let table, let column): pairsSQL = "SELECT \(column), Z_PK FROM \(table) WHERE \(column) IS NOT NULL"
+                case .joinTable(let join, let sourceIsLower):
+                    let (mine, theirs) = sourceIsLower ? (join.lower.column, join.higher.column) : (join.higher.column, join.lower.column)
+                    pairsSQL = "SELECT \(mine), \(theirs) FROM \(join.name)"
+                case .foreignKey, .inverseForeignKey: continue
+                }
+                let write: Statement
+                switch newStorage {
+                case .hiddenColumn(let table, let column):
+                    write = try db.makeStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?")
+                case .joinTable(let join, let sourceIsLower):
+                    // A many-to-many pair is written once, from the side its join table is named after.
+                    guard sourceIsLower else { continue }
+                    write = try db.makeStatement(
+                        sql: "INSERT OR IGNORE INTO \(join.name) (\(join.lower.column), \(join.higher.column)) VALUES (?, ?)")
+                case .foreignKey, .inverseForeignKey: continue
+                }
+                try ExactSQL.forEachRow(source, sql: pairsSQL) { row in try ExactSQL.execute(write, [row[0], row[1]]) }
+            }
+        }
+    }
+
+    /// Tables that belong to no entity and are no join table of the old model (another tool's
+    /// table) come along as they are, with their statements.
+    static func copyOtherTables(from source: Database, old: Side, into db: Database) throws {
+        let joinTables = Set(
+            (try? ModelTables(model: old.model, numbers: Dictionary(old.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { a, _ in a })))?
+                .joinTables.map(\.name) ?? [])
+        for (name, sql, indexes) in try StoreReader.otherTables(source) where !joinTables.contains(name) {
+            guard try !db.tableExists(name) else { continue }
+            for statement in [sql] + indexes {
+                if let reason = CarriedTables.execute(statement, prefixes: StatementRestore.tablePrefixes, in: db) {
+                    throw StoreError.schemaMismatch(
+                        path: old.snapshot.path, versionIdentifier: nil, differences: ["table \(name): \(reason)"])
+                }
+            }
+            let columns = try source.columns(in: name).map(\.name.quotedDatabaseIdentifier)
+            let insert = try db.makeStatement(
+                sql:
+                    "INSERT INTO \(name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            )
+            try ExactSQL.forEachRow(source, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(name.quotedDatabaseIdentifier)") { row in
+                try ExactSQL.execute(insert, (0..<row.count).map { row[$0] })
+            }
+        }
+    }
+
+    /// The migrated store read back: intact, described exactly by the new model (every link
+    /// naming a record), with every record of the old store.
+    static func verify(_ url: URL, new: Side, expected: [String: Int]) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+        defer { try? queue.close() }
+        try queue.read { db in
+            guard try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" else {
+                throw StoreError.schemaMismatch(path: url.path, versionIdentifier: new.version, differences: ["integrity_check fails"])
+            }
+            let layout = try ModelLayout(db, model: new.model)
+            var differences = layout.problems
+            for plan in layout.entities {
+                let found = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_ENT = \(plan.number)") ?? 0
+                if found != expected[plan.name] ?? 0 {
+                    differences.append("\(plan.name): \(found) records, expected \(expected[plan.name] ?? 0)")
+                }
+            }
+            if !differences.isEmpty {
+                throw StoreError.schemaMismatch(path: url.path, versionIdentifier: new.version, differences: differences)
+            }
+        }
+    }
+}

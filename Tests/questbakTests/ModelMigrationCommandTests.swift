@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+@testable import QuestBakFixtures
+@testable import QuestBakKit
+
+/// `migrate STORE --to NEW_MODEL_STORE`: any app's store moved to the model of its new build, as
+/// Core Data's lightweight migration would, with nothing of the old store left behind.
+final class ModelMigrationCommandTests: XCTestCase {
+    typealias Code = CompiledAttribute.TypeCode
+    static let sharedCloudID = "0E0E0E0E-1111-4222-8333-444455556666"
+
+    /// The kitchen-sink model's next version: a new entity that sorts early (renumbering those
+    /// after it, and so the join table and hidden column), a renamed attribute, an optional and a
+    /// defaulted new one, and a cloudID whose default SwiftData archived once.
+    static func nextModel(requiredWithoutDefault: Bool = false) -> CompiledModel {
+        var model = AnyAppFixtures.kitchenSinkModel
+        model.versionIdentifiers = ["3.0.0"]
+        model.entities.append(AnyAppFixtures.entity("Cellar", [AnyAppFixtures.attribute("label", Code.string, optional: true)]))
+        if let recipe = model.entities.firstIndex(where: { $0.name == "Recipe" }) {
+            var attributes = model.entities[recipe].attributes
+            if let memo = attributes.firstIndex(where: { $0.name == "memo" }) {
+                attributes[memo].name = "remark"
+                attributes[memo].renamingIdentifier = "memo"
+            }
+            attributes.append(AnyAppFixtures.attribute("notes", Code.string, optional: true))
+            attributes.append(AnyAppFixtures.attribute("difficulty", Code.int64, default: .integer(3)))
+            attributes.append(AnyAppFixtures.attribute("cloudID", Code.string, default: .string(sharedCloudID)))
+            if requiredWithoutDefault { attributes.append(AnyAppFixtures.attribute("rating2", Code.double)) }
+            model.entities[recipe].attributes = attributes.sorted { $0.name < $1.name }
+        }
+        model.entities.sort { $0.name < $1.name }
+        return model
+    }
+
+    func newBuildStore(_ model: CompiledModel, at url: URL) throws {
+        var store = ModelStore(model: model, uuid: "11111111-2222-4333-8444-555555555555", rows: [])
+        store.frameworkVersion = 1526
+        try ModelStoreWriter.write(store, to: url)
+    }
+
+    func pairs(_ store: URL, _ sql: String) throws -> [[Int64]] {
+        let queue = try DatabaseQueue(path: store.path)
+        defer { try? queue.close() }
+        return try queue.read { db in try Row.fetchAll(db, sql: sql).map { [$0[0], $0[1]] } }
+    }
+
+    func testAnyAppsStoreMigratesToTheModelOfItsNewBuild() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let next = directory.path("next/default.store")
+        try FileManager.default.createDirectory(at: next.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try newBuildStore(Self.nextModel(), at: next)
+        let output = directory.path("migrated.store")
+        let result = try Questbak.run(["migrate", store.path, "--to", next.path, "-o", output.path, "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        XCTAssertEqual(report["targetSchemaVersion"] as? String, "3.0.0")
+        XCTAssertEqual(
+            (report["counts"] as? [String: Int])?["migration.cloudID"], 3,
+            "each of the 4 recipes its own cloudID; the first keeps the shared one")
+
+        // The new build opens it without migrating: its hashes are the new model's, its cache the new build's.
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: output))
+        XCTAssertEqual(inspection.model?.hashesMatch, true)
+        XCTAssertEqual(inspection.backup, ArchiveManifest.Source.modelSchema)
+        XCTAssertEqual(inspection.versionIdentifiers, ["3.0.0"])
+        let source = directory.path("source-copy")
+        try FileManager.default.copyItem(at: store.deletingLastPathComponent(), to: source)
+        let old = source.appendingPathComponent("default.store")
+        // Every record and value moved: the renamed attribute under its new name, links under the new numbers.
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, ifnull(length(ZREMARK), -1) FROM ZRECIPE ORDER BY Z_PK"),
+            try pairs(old, "SELECT Z_PK, ifnull(length(ZMEMO), -1) FROM ZRECIPE ORDER BY Z_PK"))
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_6RECIPES, Z_8TAGS FROM Z_6TAGS ORDER BY 1, 2"),
+            try pairs(old, "SELECT Z_5RECIPES, Z_7TAGS FROM Z_5TAGS ORDER BY 1, 2"), "many-to-many links, renumbered")
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, ifnull(Z6STEPS, -1) FROM ZSTEP ORDER BY Z_PK"),
+            try pairs(old, "SELECT Z_PK, ifnull(Z5STEPS, -1) FROM ZSTEP ORDER BY Z_PK"),
+            "links kept on the destination's row, renumbered")
+        XCTAssertEqual(try pairs(output, "SELECT DISTINCT Z_ENT, ZDIFFICULTY FROM ZRECIPE"), [[6, 3]], "renumbered, defaulted")
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_ENT, count(*) FROM ZINGREDIENT GROUP BY Z_ENT ORDER BY 1"),
+            try pairs(old, "SELECT Z_ENT + 1, count(*) FROM ZINGREDIENT GROUP BY Z_ENT ORDER BY 1"), "sub-entities renumbered")
+        XCTAssertEqual(
+            try pairs(output, "SELECT count(DISTINCT ZCLOUDID), count(*) FROM ZRECIPE"), [[4, 4]], "one cloudID per recipe")
+        XCTAssertEqual(
+            try pairs(output, "SELECT count(*), 0 FROM sqlitemanager_extras"), [[2, 0]], "another tool's table comes along")
+        // And it backs up by its own model, exactly.
+        let archive = directory.path("m.qbak")
+        XCTAssertEqual(try Questbak.run(["export", output.path, "-o", archive.path, "-q"]).status, 0)
+    }
+
+    func testAChangeCoreDataCannotInferIsRefusedNamingTheProperty() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let next = directory.path("next/default.store")
+        try FileManager.default.createDirectory(at: next.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try newBuildStore(Self.nextModel(requiredWithoutDefault: true), at: next)
+        let output = directory.path("migrated.store")
+        let result = try Questbak.run(["migrate", store.path, "--to", next.path, "-o", output.path])
+        XCTAssertEqual(result.status, 65, result.standardError)
+        XCTAssertTrue(result.standardError.contains("Recipe.rating2"), result.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
+        // The same store as its own target has nothing to do.
+        let same = try Questbak.run(["migrate", store.path, "--to", store.path, "-o", output.path])
+        XCTAssertEqual(same.status, 0, same.standardError)
+        XCTAssertTrue(same.standardOutput.contains("nothing to do"), same.standardOutput)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
+    }
+}
