@@ -164,7 +164,11 @@ extension Questbak {
                 <store>.expected-<version>.dump, printing a diff on any difference; check that no record or value was lost \
                 or changed beyond the reported repairs, that cloudIDs are unique, that there is one PlayerProfile, that \
                 relationships are intact and that the model hashes are the target's; and export, import and export again, \
-                expecting identical members. Prints one line per check and a closing "N passed, N failed". An app team \
+                expecting identical members. With --to NEW_MODEL_STORE (a store made by the app's new build), any app's \
+                fixture stores are migrated to that store's model and checked the same way: the golden dump is the migrated \
+                records as an archive writes them, and the invariants check that every record, value and link of the old \
+                store is in the new one by entity, _pk and property. Prints one line per check and a closing "N passed, N \
+                failed". An app team \
                 commits stores copied from its simulators into a folder and runs this with --fixtures on every change. \
                 --record (or QUESTBAK_RECORD=1) rewrites the golden files on purpose and fails, so it is never used by accident in CI.
                 """
@@ -176,6 +180,11 @@ extension Questbak {
 
         @OptionGroup var schemaOptions: SchemaOptions
 
+        @Option(
+            name: .customLong("to"),
+            help: "A store made by the app's new build: check any app's fixture stores migrating to its model.", completion: .file())
+        var toModelStore: String?
+
         @Flag(help: "Rewrite the golden dumps instead of comparing (also QUESTBAK_RECORD=1).")
         var record = false
 
@@ -186,8 +195,16 @@ extension Questbak {
             var failed = 0
             try reportingFailures(json: json) {
                 let folder = try InputPath.fixturesFolder(fixtures)
-                let (target, candidates) = try schemaOptions.schemas()
+                var (target, candidates) = try schemaOptions.schemas()
+                if let toModelStore {
+                    guard schemaOptions.schemaFile == nil else {
+                        throw ValidationError("--to STORE names the new model; --schema names a TimeQuest schema: give one")
+                    }
+                    target = try Schema.model(ofStoreAt: URL(fileURLWithPath: toModelStore))
+                    candidates = [target]
+                }
                 var verifier = MigrationVerifier(fixtures: folder, target: target, candidates: candidates)
+                verifier.modelStore = toModelStore.map { URL(fileURLWithPath: $0) }
                 verifier.record = record || ProcessInfo.processInfo.environment["QUESTBAK_RECORD"] == "1"
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }

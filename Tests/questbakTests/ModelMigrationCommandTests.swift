@@ -112,3 +112,48 @@ final class ModelMigrationCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
     }
 }
+
+extension ModelMigrationCommandTests {
+    /// The gate for any app: fixture stores of the old model, the new build's store as --to;
+    /// golden dumps recorded once, then every check passes, and a dropped row or link, or a
+    /// new model Core Data cannot migrate to, fails with a reason.
+    func testTheGateChecksAnyAppsFixturesAgainstTheNewBuildsModel() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = directory.path("MigrationFixtures")
+        try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink"), to: fixtures.appendingPathComponent("kitchen-sink"))
+        let next = directory.path("next.store")
+        try newBuildStore(Self.nextModel(), at: next)
+        let gate = ["verify-migration", "--fixtures", fixtures.path, "--to", next.path]
+
+        let recorded = try Questbak.run(gate + ["--record"])
+        XCTAssertEqual(recorded.status, 3, "record mode always fails: \(recorded.standardOutput)")
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: fixtures.appendingPathComponent("kitchen-sink/default.store.expected-3.0.0.dump").path))
+        let passed = try Questbak.run(gate)
+        XCTAssertEqual(passed.status, 0, passed.standardOutput + passed.standardError)
+        XCTAssertTrue(passed.standardOutput.contains("4 passed, 0 failed"), passed.standardOutput)
+        for name in ["migrate", "golden", "invariants", "round-trip"] {
+            XCTAssertTrue(passed.standardOutput.contains("ok   kitchen-sink/default.store: \(name)"), passed.standardOutput)
+        }
+
+        // A dropped record and a dropped many-to-many link: the golden dump says which.
+        let store = fixtures.appendingPathComponent("kitchen-sink/default.store")
+        try DatabaseQueue(path: store.path).write { db in
+            try db.execute(sql: "DELETE FROM ZSTEP WHERE Z_PK = 5")
+            try db.execute(sql: "DELETE FROM Z_5TAGS WHERE Z_5RECIPES = 2")
+        }
+        let dropped = try Questbak.run(gate)
+        XCTAssertEqual(dropped.status, 3, dropped.standardOutput)
+        XCTAssertTrue(dropped.standardOutput.contains("FAIL kitchen-sink/default.store: golden"), dropped.standardOutput)
+
+        // A new build whose model adds a required attribute without a default.
+        let broken = directory.path("broken.store")
+        try newBuildStore(Self.nextModel(requiredWithoutDefault: true), at: broken)
+        let refused = try Questbak.run(["verify-migration", "--fixtures", fixtures.path, "--to", broken.path])
+        XCTAssertEqual(refused.status, 3, refused.standardOutput)
+        XCTAssertTrue(refused.standardOutput.contains("FAIL kitchen-sink/default.store: migrate"), refused.standardOutput)
+        XCTAssertTrue(refused.standardOutput.contains("Recipe.rating2"), refused.standardOutput)
+    }
+}
