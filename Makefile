@@ -6,6 +6,8 @@ APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev sqlite3 zstd util-linux
 MAN_DATE := 2026-11-22
 MAN_OUTPUT := .build/plugins/GenerateManual/outputs/questbak/questbak.1
 DEMO := .build/demo
+# Other apps' migration gates (Fixtures/Gates/<App>: old stores, the new build's empty store).
+GATES := BennieGame Ritualist
 
 .PHONY: deps build demo test lint format man man-check fixtures golden fuzz bench clean install
 
@@ -40,6 +42,11 @@ test: deps lint
 	python3 Scripts/test-summary.py .build/xunit.xml
 	$(MAKE) man-check
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
+	@for app in $(GATES); do \
+		echo "gate: $$app"; \
+		env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures/Gates/$$app/fixtures \
+			--to Fixtures/Gates/$$app/next/default.store || exit 1; \
+	done
 
 # The code style (.swift-format, with swift format from the toolchain): `make format` applies it.
 lint:
@@ -76,6 +83,9 @@ fixtures: deps
 # Rewrites the golden migration dumps beside the fixtures; only on purpose, then review the diff.
 golden: build
 	-.build/debug/questbak verify-migration --fixtures Fixtures --record
+	-for app in $(GATES); do \
+		.build/debug/questbak verify-migration --fixtures Fixtures/Gates/$$app/fixtures --to Fixtures/Gates/$$app/next/default.store --record; \
+	done
 
 # The fuzz campaign (docs/reliability.md): 2,500 byte mutants and 2,500 value mutants of each corpus seed.
 fuzz: deps

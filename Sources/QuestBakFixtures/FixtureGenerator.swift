@@ -144,7 +144,12 @@ public enum FixtureGenerator {
             into a temporary directory before opening it. Each store carries its compiled model in
             `Z_MODELCACHE`, as every store SwiftData writes does (encoded by questbak's test encoder,
             not byte for byte what Apple's framework writes), and `questbak inspect` decodes it.
-            Stores of other apps are in [AnyApp/](AnyApp/README.md).
+            Stores of other apps are in [AnyApp/](AnyApp/README.md). `Gates/<App>/` holds other apps' migration
+            gates (seeds 002 and 004), as an app team sets one up: `fixtures/<name>/default.store` of the old
+            model with its golden dump, and `next/default.store`, the new build's empty store; `make test`
+            runs `verify-migration --fixtures Gates/<App>/fixtures --to Gates/<App>/next/default.store`
+            for BennieGame (1.0.0 → 1.2.0: sync fields and a new entity that renumbers others) and
+            Ritualist (1.0.0 → 2.0.0: `schemaVersion` defaulting to "v1", an optional new field).
 
             | fixture | contents |
             |---|---|

@@ -31,6 +31,7 @@ do {
         try FixtureGenerator.writeAll(to: URL(fileURLWithPath: arguments[0], isDirectory: true))
         print("wrote \(FixtureGenerator.all.count) fixture stores to \(arguments[0])")
         try AnyAppFixtures.writeAll(to: URL(fileURLWithPath: arguments[0], isDirectory: true))
+        try GateFixtures.writeAll(to: URL(fileURLWithPath: arguments[0], isDirectory: true))
         print("wrote \(AnyAppFixtures.all.count) fixture stores to \(arguments[0])/\(AnyAppFixtures.folderName)")
     }
 } catch {

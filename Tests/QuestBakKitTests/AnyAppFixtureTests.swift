@@ -366,3 +366,28 @@ final class AnyAppFixtureTests: XCTestCase {
         }
     }
 }
+
+/// The other apps' migration gates in `Fixtures/Gates/`: the committed stores are the
+/// generator's, byte for byte (their golden dumps are recorded on purpose, not generated).
+final class GateFixtureTests: XCTestCase {
+    func testCommittedGateStoresMatchTheGenerator() throws {
+        let directory = try TemporaryTestDirectory()
+        try GateFixtures.writeAll(to: directory.url)
+        for gate in GateFixtures.all {
+            var stores = gate.fixtures.map {
+                GateFixtures.fixturesFolder(gate, in: directory.url).appendingPathComponent("\($0.name)/default.store")
+            }
+            stores.append(GateFixtures.nextStore(gate, in: directory.url))
+            for generated in stores {
+                let relative = String(generated.path.dropFirst(directory.url.path.count + 1))
+                let committed = Repository.fixtures.appendingPathComponent(relative)
+                XCTAssertEqual(try Data(contentsOf: generated), try Data(contentsOf: committed), relative)
+            }
+            let goldens = try FileManager.default.subpathsOfDirectory(
+                atPath: GateFixtures.fixturesFolder(gate, in: Repository.fixtures).path
+            )
+            .filter { $0.hasSuffix(".dump") }
+            XCTAssertEqual(goldens.count, gate.fixtures.count, "\(gate.name): one golden dump per fixture store")
+        }
+    }
+}
