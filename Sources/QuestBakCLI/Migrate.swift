@@ -51,6 +51,13 @@ extension Questbak {
             completion: .file())
         var toModelStore: String?
 
+        @Option(
+            name: .customLong("through"),
+            help:
+                "With --to: a store of an earlier model of the app, oldest first (repeat it): migrate step by step, as a staged migration.",
+            completion: .file())
+        var through: [String] = []
+
         @Option(name: .shortAndLong, help: "The new store to write.", completion: .file())
         var output: String?
 
@@ -87,6 +94,7 @@ extension Questbak {
             if toModelStore != nil, toVersion != nil || schemaOptions.schemaFile != nil {
                 throw ValidationError("--to STORE names the new model; --to-version and --schema name a TimeQuest schema: give one")
             }
+            if !through.isEmpty, toModelStore == nil { throw ValidationError("--through goes with --to NEW_MODEL_STORE") }
             if let now, DateText.secondsSinceReferenceDate(iso8601: now) == nil {
                 throw ValidationError("--now must look like 2026-01-31T12:00:00Z")
             }
@@ -115,8 +123,10 @@ extension Questbak {
                 do {
                     if let toModelStore {
                         result = try ModelMigrator.migrate(
-                            storeAt: URL(fileURLWithPath: store), toModelOf: URL(fileURLWithPath: toModelStore),
-                            output: output.map { URL(fileURLWithPath: $0) }, options: options, workDirectory: work)
+                            storeAt: URL(fileURLWithPath: store), through: through.map { URL(fileURLWithPath: $0) },
+                            toModelOf: URL(fileURLWithPath: toModelStore), output: output.map { URL(fileURLWithPath: $0) },
+                            options: options,
+                            workDirectory: work)
                     } else {
                         result = try Migrator.migrate(
                             storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) },
@@ -185,6 +195,12 @@ extension Questbak {
             help: "A store made by the app's new build: check any app's fixture stores migrating to its model.", completion: .file())
         var toModelStore: String?
 
+        @Option(
+            name: .customLong("through"),
+            help: "With --to: a store of an earlier model of the app, oldest first (repeat it): each fixture migrates step by step.",
+            completion: .file())
+        var through: [String] = []
+
         @Flag(help: "Rewrite the golden dumps instead of comparing (also QUESTBAK_RECORD=1).")
         var record = false
 
@@ -205,6 +221,8 @@ extension Questbak {
                 }
                 var verifier = MigrationVerifier(fixtures: folder, target: target, candidates: candidates)
                 verifier.modelStore = toModelStore.map { URL(fileURLWithPath: $0) }
+                if !through.isEmpty, toModelStore == nil { throw ValidationError("--through goes with --to NEW_MODEL_STORE") }
+                verifier.modelChain = through.map { URL(fileURLWithPath: $0) }
                 verifier.record = record || ProcessInfo.processInfo.environment["QUESTBAK_RECORD"] == "1"
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }

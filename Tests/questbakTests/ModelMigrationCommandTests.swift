@@ -157,3 +157,68 @@ extension ModelMigrationCommandTests {
         XCTAssertTrue(refused.standardOutput.contains("Recipe.rating2"), refused.standardOutput)
     }
 }
+
+extension ModelMigrationCommandTests {
+    /// Version 4.0.0: 3.0.0 with `remark` renamed again, to `comment`, and a new optional attribute.
+    static func fourthModel() -> CompiledModel {
+        var model = nextModel()
+        model.versionIdentifiers = ["4.0.0"]
+        if let recipe = model.entities.firstIndex(where: { $0.name == "Recipe" }),
+            let remark = model.entities[recipe].attributes.firstIndex(where: { $0.name == "remark" })
+        {
+            model.entities[recipe].attributes[remark].name = "comment"
+            model.entities[recipe].attributes[remark].renamingIdentifier = "remark"
+            model.entities[recipe].attributes.append(AnyAppFixtures.attribute("season", Code.string, optional: true))
+            model.entities[recipe].attributes.sort { $0.name < $1.name }
+        }
+        return model
+    }
+
+    /// A chain of models, as a staged migration runs it: 2.1.0 → 3.0.0 → 4.0.0, each step checked;
+    /// a store of a model outside the chain is an unknown model version, as Core Data says.
+    func testAChainMigratesStepByStepAndAnUnknownVersionIsNamed() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let (first, second, third) = (directory.path("v2.1.store"), directory.path("v3.store"), directory.path("v4.store"))
+        try newBuildStore(AnyAppFixtures.kitchenSinkModel, at: first)
+        try newBuildStore(Self.nextModel(), at: second)
+        try newBuildStore(Self.fourthModel(), at: third)
+        let output = directory.path("migrated.store")
+        let result = try Questbak.run([
+            "migrate", store.path, "--through", first.path, "--through", second.path, "--to", third.path, "-o", output.path,
+        ])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("from schema 2.1.0 to 4.0.0"), result.standardOutput)
+        let source = directory.path("source")
+        try FileManager.default.copyItem(at: store.deletingLastPathComponent(), to: source)
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, ifnull(length(ZCOMMENT), -1) FROM ZRECIPE ORDER BY Z_PK"),
+            try pairs(source.appendingPathComponent("default.store"), "SELECT Z_PK, ifnull(length(ZMEMO), -1) FROM ZRECIPE ORDER BY Z_PK"),
+            "renamed twice, kept")
+        XCTAssertEqual(try StoreInspection(snapshot: try StoreSnapshot(storeAt: output)).versionIdentifiers, ["4.0.0"])
+
+        let other = try directory.copyFixture("AnyApp/bennie-game")
+        let unknown = try Questbak.run([
+            "migrate", other.path, "--through", first.path, "--through", second.path, "--to", third.path, "-o",
+            directory.path("o.store").path,
+        ])
+        XCTAssertEqual(unknown.status, 65, unknown.standardError)
+        XCTAssertTrue(
+            unknown.standardError.contains("unknown model version: its model (1.0.0) is none of the given models (2.1.0, 3.0.0, 4.0.0)"),
+            unknown.standardError)
+
+        // The gate runs the chain for every fixture and names an unknown version the same way.
+        let fixtures = directory.path("MigrationFixtures")
+        try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: store.deletingLastPathComponent(), to: fixtures.appendingPathComponent("kitchen-sink"))
+        let gate = ["verify-migration", "--fixtures", fixtures.path, "--through", first.path, "--through", second.path, "--to", third.path]
+        XCTAssertEqual(try Questbak.run(gate + ["--record"]).status, 3)
+        let passed = try Questbak.run(gate)
+        XCTAssertEqual(passed.status, 0, passed.standardOutput)
+        try FileManager.default.copyItem(at: other.deletingLastPathComponent(), to: fixtures.appendingPathComponent("bennie-game"))
+        let failed = try Questbak.run(gate)
+        XCTAssertEqual(failed.status, 3, failed.standardOutput)
+        XCTAssertTrue(failed.standardOutput.contains("FAIL bennie-game/default.store: migrate"), failed.standardOutput)
+        XCTAssertTrue(failed.standardOutput.contains("unknown model version"), failed.standardOutput)
+    }
+}

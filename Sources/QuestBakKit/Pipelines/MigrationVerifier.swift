@@ -27,6 +27,8 @@ public struct MigrationVerifier {
     /// For any app: a store made by the new build, whose model the fixtures migrate to
     /// (`target` is then that model as a schema value).
     public var modelStore: URL?
+    /// Stores of the app's earlier models, oldest first, for a chain (`--through`).
+    public var modelChain: [URL] = []
 
     public init(fixtures: URL, target: Schema = TimeQuestSchemas.newest, candidates: [Schema] = TimeQuestSchemas.all) {
         self.fixtures = fixtures

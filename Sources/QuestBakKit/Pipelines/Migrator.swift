@@ -5,6 +5,9 @@ public enum MigrationError: Error, Equatable, LocalizedError {
     case notLightweight(from: String, to: String, problems: [String])
     case alreadyAtVersion(path: String, version: String)
     case downgrade(path: String, from: String, to: String)
+    /// The store's model is none of the models of the chain it was given (Core Data's staged
+    /// migration fails the same way: "Cannot use staged migration with an unknown model version").
+    case unknownModelVersion(path: String, version: String, known: [String])
 
     public var errorDescription: String? {
         switch self {
@@ -14,6 +17,9 @@ public enum MigrationError: Error, Equatable, LocalizedError {
             return "\(path): the store is already schema \(version)"
         case .downgrade(let path, let from, let to):
             return "\(path): cannot migrate schema \(from) back to \(to)"
+        case .unknownModelVersion(let path, let version, let known):
+            return
+                "\(path): unknown model version: its model (\(version.isEmpty ? "no version identifier" : version)) is none of the given models (\(known.joined(separator: ", "))), so Core Data's staged migration could not start from it either"
         }
     }
 }
@@ -47,6 +53,8 @@ public enum Migrator {
         /// The backup's files: the store and the `-wal` and `-shm` it had.
         public var backupFiles: [String]
         public let log: RepairLog
+        /// A chain's earlier steps' logs (the last step's is `log`), oldest first.
+        public var earlierLogs: [RepairLog] = []
 
         // One vocabulary with import's result: what was read is the source, what was written the target.
         enum CodingKeys: String, CodingKey {

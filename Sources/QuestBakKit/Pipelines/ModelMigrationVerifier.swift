@@ -30,8 +30,8 @@ extension MigrationVerifier {
             let result: Migrator.Result
             do {
                 result = try ModelMigrator.migrate(
-                    storeAt: store, toModelOf: modelStore, output: migrated, options: Migrator.Options(now: Self.verificationNow),
-                    workDirectory: work)
+                    storeAt: store, through: modelChain, toModelOf: modelStore, output: migrated,
+                    options: Migrator.Options(now: Self.verificationNow), workDirectory: work)
                 add(
                     Check(
                         fixture: label, name: "migrate", passed: true,
@@ -42,7 +42,7 @@ extension MigrationVerifier {
             }
             let dump = try Self.modelDump(migrated)
             add(try golden(dump, for: store, label: label))
-            add(modelInvariants(store: store, migrated: migrated, log: result.log, label: label))
+            add(modelInvariants(store: store, migrated: migrated, logs: result.earlierLogs + [result.log], label: label))
             add(modelRoundTrip(migrated, dump: dump, work: work, label: label))
         }
         return checks
@@ -73,18 +73,28 @@ extension MigrationVerifier {
     /// Every record of the old store is in the new one with every value and link it had (a
     /// renamed property under its new name), but for what the report says changed; the new
     /// store's hashes are the new model's.
-    func modelInvariants(store: URL, migrated: URL, log: RepairLog, label: String) -> Check {
+    func modelInvariants(store: URL, migrated: URL, logs: [RepairLog], label: String) -> Check {
         var problems: [String] = []
         do {
-            let (changed, _) = try Self.reportedEdits(in: log)
-            let cloudIDs = Set(try log.keys(rule: .cloudID))
-            let renamed = Dictionary(
-                target.entities.flatMap { entity in
-                    entity.attributes.compactMap { attribute in
-                        attribute.originalName.map { ("\(entity.name).\($0)", attribute.name) }
+            var changed: Set<RecordField> = []
+            for log in logs {
+                changed.formUnion(try Self.reportedEdits(in: log).changed)
+                changed.formUnion(try log.keys(rule: .cloudID))
+            }
+            // Each step's renames (`originalName`), from the step after the fixture's own model on:
+            // a property renamed twice in a chain is followed to its last name.
+            let models = try modelChain.map { try Schema.model(ofStoreAt: $0) } + [target]
+            let own = ModelVersionHashes(schema: try Schema.model(ofStoreAt: store))
+            let first = (models.firstIndex { ModelVersionHashes(schema: $0) == own } ?? -1) + 1
+            func successorName(_ property: String, of entity: String) -> String {
+                var name = property
+                for model in models[min(first, models.count - 1)...] {
+                    if let renamed = model.entity(named: entity)?.attributes.first(where: { $0.originalName == name }) {
+                        name = renamed.name
                     }
-                },
-                uniquingKeysWith: { first, _ in first })
+                }
+                return name
+            }
             func objects(_ lines: [String]) throws -> [Int64: [String: JSONValue]] {
                 var byKey: [Int64: [String: JSONValue]] = [:]
                 for line in lines {
@@ -104,9 +114,9 @@ extension MigrationVerifier {
                         continue
                     }
                     for (property, value) in values.sorted(by: { $0.key < $1.key }) {
-                        let newName = renamed["\(successor).\(property)"] ?? property
+                        let newName = successorName(property, of: successor)
                         let field = RecordField(entity: successor, primaryKey: key, field: newName)
-                        if changed.contains(field) || cloudIDs.contains(field) { continue }
+                        if changed.contains(field) { continue }
                         if migratedValues[newName] != value { problems.append("\(entity) \(key) \(property) changed or was lost") }
                     }
                 }

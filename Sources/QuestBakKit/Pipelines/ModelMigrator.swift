@@ -10,6 +10,82 @@ import GRDB
 /// store without migrating again. What a lightweight migration leaves wrong is repaired and
 /// reported: one shared default cloudID (SwiftData archives `UUID()` once) becomes one per record.
 public enum ModelMigrator {
+    /// Migrates through a chain of models, as Core Data's staged migration does: `through` are
+    /// stores of the app's earlier models, oldest first, then `modelStore`'s. The store's own
+    /// model must be one of the chain (else it is an unknown model version); each step from there
+    /// is checked and migrated in turn. Without `through`, one step to `modelStore`'s model.
+    public static func migrate(
+        storeAt source: URL, through chain: [URL], toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL
+    ) throws -> Migrator.Result {
+        guard !chain.isEmpty else {
+            return try migrate(storeAt: source, toModelOf: modelStore, output: output, options: options, workDirectory: workDirectory)
+        }
+        let stores = chain + [modelStore]
+        let models = try stores.map { try Schema.model(ofStoreAt: $0) }
+        let own = ModelVersionHashes(schema: try Schema.model(ofStoreAt: source))
+        guard let position = models.firstIndex(where: { ModelVersionHashes(schema: $0) == own }) else {
+            let version = try StoreSnapshot(storeAt: source).read { try StoreReader.metadata($0, path: source.path) }.versionIdentifiers
+                .first
+            throw MigrationError.unknownModelVersion(
+                path: source.path, version: version ?? "",
+                known: models.map { $0.versionIdentifier.isEmpty ? "(none)" : $0.versionIdentifier })
+        }
+        if position == stores.count - 1 {
+            throw MigrationError.alreadyAtVersion(path: source.path, version: models[position].versionIdentifier)
+        }
+        // Every step is checked before any is made: a chain that breaks anywhere writes nothing.
+        for step in (position + 1)..<stores.count {
+            let problems = LightweightCheck.problems(from: models[step - 1], to: models[step])
+            guard problems.isEmpty else {
+                throw MigrationError.notLightweight(
+                    from: models[step - 1].versionIdentifier, to: models[step].versionIdentifier, problems: problems)
+            }
+        }
+        var current = source
+        var logs: [RepairLog] = []
+        var counts: [String: Int] = [:]
+        for step in (position + 1)..<(stores.count - 1) {
+            let work = workDirectory.appendingPathComponent("step-\(step)")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            var stepOptions = options
+            stepOptions.inPlace = false
+            let result = try migrate(
+                storeAt: current, toModelOf: stores[step], output: work.appendingPathComponent("default.store"), options: stepOptions,
+                workDirectory: work)
+            logs.append(result.log)
+            counts.merge(result.counts, uniquingKeysWith: +)
+            current = URL(fileURLWithPath: result.output)
+        }
+        let last = workDirectory.appendingPathComponent("step-last")
+        try FileManager.default.createDirectory(at: last, withIntermediateDirectories: true)
+        if current != source, options.inPlace {
+            // The chain ran on copies; the last step replaces the source itself, keeping it as a backup.
+            var result = try migrate(
+                storeAt: current, toModelOf: modelStore, output: last.appendingPathComponent("default.store"),
+                options: {
+                    var o = options
+                    o.inPlace = false
+                    return o
+                }(), workDirectory: last)
+            let backup = try StorePlacement.place(
+                URL(fileURLWithPath: result.output), at: source, replace: true, backupStamp: options.backupStamp)
+            result.store = source.path
+            result.output = source.path
+            result.backup = backup?.path
+            result.backupFiles = backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? []
+            result.counts.merge(counts, uniquingKeysWith: +)
+            result.earlierLogs = logs
+            result.sourceSchemaVersion = models[position].versionIdentifier
+            return result
+        }
+        var result = try migrate(storeAt: current, toModelOf: modelStore, output: output, options: options, workDirectory: last)
+        result.store = source.path
+        result.counts.merge(counts, uniquingKeysWith: +)
+        result.earlierLogs = logs
+        result.sourceSchemaVersion = models[position].versionIdentifier
+        return result
+    }
+
     public static func migrate(
         storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL
     ) throws -> Migrator.Result {
