@@ -222,3 +222,34 @@ extension ModelMigrationCommandTests {
         XCTAssertTrue(failed.standardOutput.contains("unknown model version"), failed.standardOutput)
     }
 }
+
+extension ModelMigrationCommandTests {
+    /// A removed attribute is inferred as Core Data infers it: the migration drops its values and
+    /// reports each one; the gate, whose job is that nothing is lost, fails and says how many.
+    func testARemovedAttributeIsDroppedAsCoreDataDoesReportedAndTheGateFails() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        var model = Self.nextModel()
+        if let recipe = model.entities.firstIndex(where: { $0.name == "Recipe" }) {
+            model.entities[recipe].attributes.removeAll { $0.name == "sweetness" }
+        }
+        let next = directory.path("next.store")
+        try newBuildStore(model, at: next)
+        let output = directory.path("migrated.store")
+        let report = directory.path("report.json")
+        let result = try Questbak.run(["migrate", store.path, "--to", next.path, "-o", output.path, "--report", report.path])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("4 unstorable.unknown-property"), result.standardOutput)
+        let text = try String(contentsOf: report, encoding: .utf8)
+        XCTAssertTrue(text.contains(#""field":"sweetness""#), text)
+
+        let fixtures = directory.path("MigrationFixtures")
+        try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: store.deletingLastPathComponent(), to: fixtures.appendingPathComponent("kitchen-sink"))
+        let gate = try Questbak.run(["verify-migration", "--fixtures", fixtures.path, "--to", next.path])
+        XCTAssertEqual(gate.status, 3, gate.standardOutput)
+        XCTAssertTrue(
+            gate.standardOutput.contains("Recipe.sweetness is not in the new model: 4 value(s) dropped by the migration"),
+            gate.standardOutput)
+    }
+}

@@ -2,11 +2,16 @@
 /// (seeds 001 and 003: custom migrations crash with CloudKit, so lightweight is the only kind).
 /// Returns one sentence per offending property; empty means lightweight.
 public enum LightweightCheck {
-    public static func problems(from old: Schema, to new: Schema) -> [String] {
+    /// `dropping`: removals are accepted, as Core Data's inference accepts them (the entity's or
+    /// property's data is then dropped, which the migration must report); otherwise each is a
+    /// problem, since a rename without `originalName` looks just like one.
+    public static func problems(from old: Schema, to new: Schema, dropping: Bool = false) -> [String] {
         var problems: [String] = []
         for oldEntity in old.entities {
             guard let newEntity = new.entity(named: oldEntity.name) else {
-                problems.append("\(oldEntity.name): entity removed (a lightweight migration cannot delete an entity's data)")
+                if !dropping {
+                    problems.append("\(oldEntity.name): entity removed (a lightweight migration cannot delete an entity's data)")
+                }
                 continue
             }
             let renamedSources = Set(newEntity.attributes.compactMap(\.originalName))
@@ -15,6 +20,7 @@ public enum LightweightCheck {
                     newEntity.attributes.first { $0.originalName == attribute.name }
                     ?? newEntity.attribute(named: attribute.name).flatMap { renamedSources.contains(attribute.name) ? nil : $0 }
                 guard let successor else {
+                    if dropping { continue }
                     problems.append(
                         "\(oldEntity.name).\(attribute.name): removed, or renamed without @Attribute(originalName: \"\(attribute.name)\")"
                             + " (in a schema file: \"originalName\": \"\(attribute.name)\" on the renamed attribute)")
@@ -36,7 +42,7 @@ public enum LightweightCheck {
             }
             for relationship in oldEntity.relationships {
                 guard let successor = newEntity.relationship(named: relationship.name) else {
-                    problems.append("\(oldEntity.name).\(relationship.name): relationship removed")
+                    if !dropping { problems.append("\(oldEntity.name).\(relationship.name): relationship removed") }
                     continue
                 }
                 if successor.destination != relationship.destination || successor.isToMany != relationship.isToMany {

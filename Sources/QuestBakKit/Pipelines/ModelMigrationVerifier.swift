@@ -105,8 +105,13 @@ extension MigrationVerifier {
                 return byKey
             }
             let after = Dictionary(try Self.records(migrated).map { ($0.entity, $0.lines) }, uniquingKeysWith: { first, _ in first })
+            var droppedValues: [String: Int] = [:]
             for (entity, lines) in try Self.records(store) {
                 let successor = target.entities.first { $0.name == entity }?.name ?? entity
+                guard target.entity(named: successor) != nil else {
+                    problems.append("\(entity) is not in the new model: its \(lines.count) records are dropped by the migration")
+                    continue
+                }
                 let new = try objects(after[successor] ?? [])
                 for (key, values) in try objects(lines).sorted(by: { $0.key < $1.key }) {
                     guard let migratedValues = new[key] else {
@@ -117,9 +122,19 @@ extension MigrationVerifier {
                         let newName = successorName(property, of: successor)
                         let field = RecordField(entity: successor, primaryKey: key, field: newName)
                         if changed.contains(field) { continue }
-                        if migratedValues[newName] != value { problems.append("\(entity) \(key) \(property) changed or was lost") }
+                        if migratedValues[newName] == nil, value != .null, value != .array([]) {
+                            // A property the new model lacks: Core Data drops its values.
+                            droppedValues["\(entity).\(property)", default: 0] += 1
+                        } else if migratedValues[newName] != nil, migratedValues[newName] != value {
+                            problems.append("\(entity) \(key) \(property) changed or was lost")
+                        }
                     }
                 }
+            }
+            for (property, count) in droppedValues.sorted(by: { $0.key < $1.key }) {
+                problems.append(
+                    "\(property) is not in the new model: \(count) value(s) dropped by the migration (removed, or renamed without originalName)"
+                )
             }
             let metadata = try StoreSnapshot(storeAt: migrated).read { try StoreReader.metadata($0, path: migrated.path) }
             let differing = metadata.hashDifferences(from: ModelVersionHashes(schema: target))

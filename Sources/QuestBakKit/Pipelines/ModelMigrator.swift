@@ -35,7 +35,7 @@ public enum ModelMigrator {
         }
         // Every step is checked before any is made: a chain that breaks anywhere writes nothing.
         for step in (position + 1)..<stores.count {
-            let problems = LightweightCheck.problems(from: models[step - 1], to: models[step])
+            let problems = LightweightCheck.problems(from: models[step - 1], to: models[step], dropping: true)
             guard problems.isEmpty else {
                 throw MigrationError.notLightweight(
                     from: models[step - 1].versionIdentifier, to: models[step].versionIdentifier, problems: problems)
@@ -100,7 +100,8 @@ public enum ModelMigrator {
         if ModelVersionHashes(schema: oldSchema) == ModelVersionHashes(schema: newSchema) {
             throw MigrationError.alreadyAtVersion(path: source.path, version: old.version)
         }
-        let problems = LightweightCheck.problems(from: oldSchema, to: newSchema)
+        // Removals are inferred as Core Data infers them; every value they drop is in the report.
+        let problems = LightweightCheck.problems(from: oldSchema, to: newSchema, dropping: true)
         guard problems.isEmpty else { throw MigrationError.notLightweight(from: old.version, to: new.version, problems: problems) }
 
         let working = StorePlacement.temporaryStoreURL(besides: destination)
@@ -128,6 +129,7 @@ public enum ModelMigrator {
             }
             try old.snapshot.read { source in
                 counts = try copyRecords(from: source, old: old, into: db, layout: layout, new: new)
+                try reportDropped(from: source, old: old, layout: layout, new: new, log: log)
                 try copyLinks(from: source, old: old, into: db, new: new)
                 try copyOtherTables(from: source, old: old, into: db)
             }
@@ -269,6 +271,56 @@ public enum ModelMigrator {
             counts[plan.name, default: 0] += written
         }
         return counts
+    }
+
+    /// What the new model has no place for (a removed attribute or entity, or one renamed without
+    /// `originalName`, which looks the same) is dropped, as Core Data drops it: each value, each
+    /// record, goes into the report (`unstorable`), never away without a word.
+    static func reportDropped(from source: Database, old: Side, layout: ModelLayout, new: Side, log: RepairLog) throws {
+        let oldLayout = try ModelLayout(source, model: old.model)
+        for oldPlan in oldLayout.entities {
+            let plan = new.model.entities.first { $0.name == oldPlan.name || $0.renamingIdentifier == oldPlan.name }
+                .flatMap { layout.entity(named: $0.name) }
+            let entity = plan.flatMap { new.model.entity(named: $0.name) }
+            let kept = Set(
+                (plan?.fields ?? []).map { field in
+                    [entity?.attributes.first { $0.name == field.path[0] }?.renamingIdentifier ?? field.path[0]] + field.path.dropFirst()
+                } + (plan?.fields ?? []).map(\.path))
+            let keptRelationships = Set((plan?.toOne ?? []).map(\.name))
+            let dropped = oldPlan.fields.filter { !kept.contains($0.path) }
+            let droppedToOne = oldPlan.toOne.filter { !keptRelationships.contains($0.name) }
+            guard plan == nil || !dropped.isEmpty || !droppedToOne.isEmpty else { continue }
+            let columns = ["Z_PK"] + oldPlan.fields.map(\.column) + oldPlan.toOne.map(\.column)
+            try ExactSQL.forEachRow(
+                source, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(oldPlan.table) WHERE Z_ENT = \(oldPlan.number) ORDER BY Z_PK"
+            ) { row in
+                guard case .integer(let primaryKey) = row[0] else { return }
+                var values: [String: Value] = [:]
+                for (index, field) in oldPlan.fields.enumerated() {
+                    values[field.path.joined(separator: ".")] =
+                        (try? ValueCoding.decode(row[1 + index], as: field.kind)) ?? row[1 + index].reportable
+                }
+                for (index, relationship) in oldPlan.toOne.enumerated() {
+                    values[relationship.name] = row[1 + oldPlan.fields.count + index].reportable
+                }
+                if plan == nil {
+                    try log.record(
+                        RepairEntry(
+                            rule: .unknownProperty, kind: .unstorable, entity: oldPlan.name, primaryKey: primaryKey, cloudID: nil,
+                            field: nil,
+                            old: .record(values), new: nil))
+                    return
+                }
+                for name in dropped.map({ $0.path.joined(separator: ".") }) + droppedToOne.map(\.name) {
+                    guard let value = values[name], value != .null else { continue }
+                    try log.record(
+                        RepairEntry(
+                            rule: .unknownProperty, kind: .unstorable, entity: oldPlan.name, primaryKey: primaryKey, cloudID: nil,
+                            field: name,
+                            old: .value(value), new: nil))
+                }
+            }
+        }
     }
 
     /// Every link of every to-many relationship without a foreign key on the other side, moved
