@@ -253,3 +253,106 @@ extension ModelMigrationCommandTests {
             gate.standardOutput)
     }
 }
+
+/// Regression cases from the review of `migrate --to`.
+extension ModelMigrationCommandTests {
+    /// Migrates a copy of the kitchen sink to `edit` applied to its model (as 3.0.0); returns the
+    /// command's result, the migrated store and the source copy.
+    func migrateKitchenSink(
+        _ directories: inout [TemporaryTestDirectory], _ edit: (inout CompiledModel) -> Void
+    ) throws -> (result: CommandResult, output: URL, source: URL) {
+        let directory = try TemporaryTestDirectory()
+        directories.append(directory)
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        var model = AnyAppFixtures.kitchenSinkModel
+        model.versionIdentifiers = ["3.0.0"]
+        edit(&model)
+        let next = directory.path("next-\(UUID().uuidString).store")
+        try newBuildStore(model, at: next)
+        let output = directory.path("out-\(UUID().uuidString)/default.store")
+        try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let result = try Questbak.run(["migrate", store.path, "--to", next.path, "-o", output.path])
+        return (result, output, store)
+    }
+
+    func edit(_ model: inout CompiledModel, _ entity: String, _ change: (inout CompiledEntity) -> Void) {
+        guard let index = model.entities.firstIndex(where: { $0.name == entity }) else { return XCTFail("no \(entity)") }
+        change(&model.entities[index])
+    }
+
+    func testTheReviewsMigrationCasesKeepEveryValueAndLink() throws {
+        let directory = try TemporaryTestDirectory()
+        var directories: [TemporaryTestDirectory] = []
+        // External-storage files come along with -o.
+        var (result, output, source) = try migrateKitchenSink(&directories) { model in
+            edit(&model, "Tag") { $0.attributes.append(AnyAppFixtures.attribute("season", Code.string, optional: true)) }
+        }
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(
+            FileManager.default.fileExists(
+                atPath: ExternalStorage.folder(forStore: output).appendingPathComponent(AnyAppFixtures.externalPhotoName).path))
+
+        // A to-many gaining an inverse: its links move from the hidden column to the new foreign key.
+        (result, output, source) = try migrateKitchenSink(&directories) { model in
+            edit(&model, "Recipe") { entity in
+                if let steps = entity.relationships.firstIndex(where: { $0.name == "steps" }) {
+                    entity.relationships[steps].inverse = "recipe"
+                }
+            }
+            edit(&model, "Step") { entity in
+                entity.relationships.append(AnyAppFixtures.toOne("recipe", "Recipe", inverse: "steps"))
+            }
+        }
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, ifnull(ZRECIPE, -1) FROM ZSTEP ORDER BY Z_PK"),
+            try pairs(source, "SELECT Z_PK, ifnull(Z5STEPS, -1) FROM ZSTEP ORDER BY Z_PK"))
+
+        // Relationships renamed with originalName, and an inherited attribute renamed.
+        (result, output, source) = try migrateKitchenSink(&directories) { model in
+            edit(&model, "Recipe") { entity in
+                for (old, new) in [("featuredTag", "highlight"), ("steps", "instructions")] {
+                    if let index = entity.relationships.firstIndex(where: { $0.name == old }) {
+                        entity.relationships[index].name = new
+                        entity.relationships[index].renamingIdentifier = old
+                    }
+                }
+            }
+            edit(&model, "Ingredient") { entity in
+                if let index = entity.attributes.firstIndex(where: { $0.name == "name" }) {
+                    entity.attributes[index].name = "title"
+                    entity.attributes[index].renamingIdentifier = "name"
+                }
+            }
+        }
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, ifnull(ZHIGHLIGHT, -1) FROM ZRECIPE ORDER BY Z_PK"),
+            try pairs(source, "SELECT Z_PK, ifnull(ZFEATUREDTAG, -1) FROM ZRECIPE ORDER BY Z_PK"))
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, ifnull(Z5INSTRUCTIONS, -1) FROM ZSTEP ORDER BY Z_PK"),
+            try pairs(source, "SELECT Z_PK, ifnull(Z5STEPS, -1) FROM ZSTEP ORDER BY Z_PK"))
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, length(ZTITLE) FROM ZINGREDIENT ORDER BY Z_PK"),
+            try pairs(source, "SELECT Z_PK, length(ZNAME) FROM ZINGREDIENT ORDER BY Z_PK"), "sub-entity rows keep the renamed value")
+        XCTAssertFalse(result.standardOutput.contains("unstorable"), result.standardOutput)
+
+        // A to-many removed: each dropped link is in the report.
+        (result, output, source) = try migrateKitchenSink(&directories) { model in
+            edit(&model, "Recipe") { entity in entity.relationships.removeAll { $0.name == "steps" } }
+        }
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("5 unstorable.unknown-property"), result.standardOutput)
+
+        // Going back is refused: the older build could not open the store.
+        let store = try directory.copyFixture("AnyApp/bennie-game")
+        let older = directory.path("older.store")
+        var model = AnyAppFixtures.bennieGameModel
+        model.versionIdentifiers = ["0.9.0"]
+        edit(&model, "PlayerData") { $0.attributes.removeAll { $0.name == "coins" } }
+        try newBuildStore(model, at: older)
+        let back = try Questbak.run(["migrate", store.path, "--to", older.path, "-o", directory.path("back.store").path])
+        XCTAssertEqual(back.status, 65, back.standardError)
+        XCTAssertTrue(back.standardError.contains("cannot migrate schema 1.0.0 back to 0.9.0"), back.standardError)
+    }
+}

@@ -41,7 +41,10 @@ public enum LightweightCheck {
                 }
             }
             for relationship in oldEntity.relationships {
-                guard let successor = newEntity.relationship(named: relationship.name) else {
+                guard
+                    let successor = newEntity.relationships.first(where: { $0.originalName == relationship.name })
+                        ?? newEntity.relationship(named: relationship.name)
+                else {
                     if !dropping { problems.append("\(oldEntity.name).\(relationship.name): relationship removed") }
                     continue
                 }

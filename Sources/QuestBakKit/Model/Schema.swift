@@ -167,6 +167,8 @@ public struct Relationship: Sendable, Equatable {
     public var maxCount: Int
     /// An ordered to-many (`NSIsOrdered`).
     public var isOrdered: Bool
+    /// The name it had in the previous version (its renaming identifier), as for attributes.
+    public var originalName: String?
 
     public init(
         _ name: String, to destination: String, inverse: String?, toMany: Bool, deleteRule: DeleteRule = .nullify, optional: Bool? = nil,
@@ -181,6 +183,7 @@ public struct Relationship: Sendable, Equatable {
         self.minCount = minCount
         self.maxCount = maxCount ?? (toMany ? 0 : 1)
         self.isOrdered = ordered
+        self.originalName = nil
     }
 
     /// The foreign-key column of a to-one relationship; to-many sides with an inverse have none.

@@ -122,6 +122,16 @@ extension MigrationVerifier {
                         let newName = successorName(property, of: successor)
                         let field = RecordField(entity: successor, primaryKey: key, field: newName)
                         if changed.contains(field) { continue }
+                        // A relationship whose links now live on the other side (it gained an inverse) is not on
+                        // this record any more; the migration counts its links on both sides.
+                        if migratedValues[newName] == nil,
+                            target.entity(named: successor)?.relationships.contains(where: {
+                                $0.name == newName || $0.originalName == property
+                            })
+                                == true
+                        {
+                            continue
+                        }
                         if migratedValues[newName] == nil, value != .null, value != .array([]) {
                             // A property the new model lacks: Core Data drops its values.
                             droppedValues["\(entity).\(property)", default: 0] += 1

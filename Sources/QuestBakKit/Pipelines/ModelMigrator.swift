@@ -20,8 +20,18 @@ public enum ModelMigrator {
         guard !chain.isEmpty else {
             return try migrate(storeAt: source, toModelOf: modelStore, output: output, options: options, workDirectory: workDirectory)
         }
+        guard !options.inPlace else {
+            // The steps run on copies in the work folder; replacing the source from there is not
+            // made safe yet (another file system, the source changing meanwhile).
+            throw StoreError.io(path: source.path, reason: "a chain (--through) writes a new store: give -o instead of --in-place")
+        }
         let stores = chain + [modelStore]
         let models = try stores.map { try Schema.model(ofStoreAt: $0) }
+        // Oldest first: a chain out of order would drop what a later model has again.
+        for (earlier, later) in zip(models, models.dropFirst())
+        where !VersionIdentifier.isNewer(later.versionIdentifier, than: earlier.versionIdentifier) {
+            throw MigrationError.downgrade(path: modelStore.path, from: earlier.versionIdentifier, to: later.versionIdentifier)
+        }
         let own = ModelVersionHashes(schema: try Schema.model(ofStoreAt: source))
         guard let position = models.firstIndex(where: { ModelVersionHashes(schema: $0) == own }) else {
             let version = try StoreSnapshot(storeAt: source).read { try StoreReader.metadata($0, path: source.path) }.versionIdentifiers
@@ -51,34 +61,15 @@ public enum ModelMigrator {
             stepOptions.inPlace = false
             let result = try migrate(
                 storeAt: current, toModelOf: stores[step], output: work.appendingPathComponent("default.store"), options: stepOptions,
-                workDirectory: work)
+                workDirectory: work, stepOfChain: true)
             logs.append(result.log)
             counts.merge(result.counts, uniquingKeysWith: +)
             current = URL(fileURLWithPath: result.output)
         }
         let last = workDirectory.appendingPathComponent("step-last")
         try FileManager.default.createDirectory(at: last, withIntermediateDirectories: true)
-        if current != source, options.inPlace {
-            // The chain ran on copies; the last step replaces the source itself, keeping it as a backup.
-            var result = try migrate(
-                storeAt: current, toModelOf: modelStore, output: last.appendingPathComponent("default.store"),
-                options: {
-                    var o = options
-                    o.inPlace = false
-                    return o
-                }(), workDirectory: last)
-            let backup = try StorePlacement.place(
-                URL(fileURLWithPath: result.output), at: source, replace: true, backupStamp: options.backupStamp)
-            result.store = source.path
-            result.output = source.path
-            result.backup = backup?.path
-            result.backupFiles = backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? []
-            result.counts.merge(counts, uniquingKeysWith: +)
-            result.earlierLogs = logs
-            result.sourceSchemaVersion = models[position].versionIdentifier
-            return result
-        }
-        var result = try migrate(storeAt: current, toModelOf: modelStore, output: output, options: options, workDirectory: last)
+        var result = try migrate(
+            storeAt: current, toModelOf: modelStore, output: output, options: options, workDirectory: last, stepOfChain: current != source)
         result.store = source.path
         result.counts.merge(counts, uniquingKeysWith: +)
         result.earlierLogs = logs
@@ -89,6 +80,15 @@ public enum ModelMigrator {
     public static func migrate(
         storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL
     ) throws -> Migrator.Result {
+        try migrate(
+            storeAt: source, toModelOf: modelStore, output: output, options: options, workDirectory: workDirectory, stepOfChain: false)
+    }
+
+    /// `stepOfChain`: a step whose model hashes like the previous one (only defaults or indexes
+    /// changed) is still made, so the chain ends with the last build's statements and metadata.
+    static func migrate(
+        storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL, stepOfChain: Bool
+    ) throws -> Migrator.Result {
         let destination = options.inPlace ? source : (output ?? source)
         try StorePlacement.checkTarget(destination, replace: options.inPlace)
         StorePlacement.removeStaleTemporaries(besides: destination)
@@ -97,8 +97,12 @@ public enum ModelMigrator {
         let old = try Side(storeAt: source, describedExactly: true)
         let new = try Side(storeAt: modelStore, describedExactly: false)
         let (oldSchema, newSchema) = (Schema(model: old.model), Schema(model: new.model))
-        if ModelVersionHashes(schema: oldSchema) == ModelVersionHashes(schema: newSchema) {
+        if !stepOfChain, ModelVersionHashes(schema: oldSchema) == ModelVersionHashes(schema: newSchema) {
             throw MigrationError.alreadyAtVersion(path: source.path, version: old.version)
+        }
+        // Core Data's older build cannot open a newer store: a migration only goes forward.
+        if VersionIdentifier.isNewer(old.version, than: new.version) {
+            throw MigrationError.downgrade(path: source.path, from: old.version, to: new.version)
         }
         // Removals are inferred as Core Data infers them; every value they drop is in the report.
         let problems = LightweightCheck.problems(from: oldSchema, to: newSchema, dropping: true)
@@ -122,15 +126,16 @@ public enum ModelMigrator {
                     throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")
                 }
             }
-            try copyEntityKeys(db, old: old, new: new)
+            let largestKeys = try old.snapshot.read { source in try largestPrimaryKeys(source, old: old) }
+            try copyEntityKeys(db, old: old, new: new, largestKeys: largestKeys)
             let layout = try ModelLayout(db, model: new.model, checkRows: false)
             if let problem = layout.problems.first {
                 throw StoreError.noModel(path: modelStore.path, reason: "its model does not explain its own tables: \(problem)")
             }
             try old.snapshot.read { source in
-                counts = try copyRecords(from: source, old: old, into: db, layout: layout, new: new)
+                counts = try copyRecords(from: source, old: old, into: db, layout: layout, new: new, log: log)
                 try reportDropped(from: source, old: old, layout: layout, new: new, log: log)
-                try copyLinks(from: source, old: old, into: db, new: new)
+                try copyLinks(from: source, old: old, into: db, new: new, log: log)
                 try copyOtherTables(from: source, old: old, into: db)
             }
             try CoreDataSQL.insertMetadata(db, uuid: old.metadata.uuid, plist: new.metadata.withUUID(old.metadata.uuid).encodedPlist)
@@ -145,11 +150,22 @@ public enum ModelMigrator {
             }
         }
         try verify(working, new: new, expected: counts)
+        // The files external-storage records point at stay with the store (in place they are already there).
+        let external = try ExternalStorage.files(forStore: source)
+        let installed =
+            destination == source
+            ? [] : try ExternalStorage.install(try external.files.map { ($0.name, try Data(contentsOf: $0.url)) }, forStore: destination)
         if options.inPlace, try FileFingerprint.of(sourceFiles) != fingerprint {
             throw StoreError.sqlite(
                 path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
         }
-        let backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
+        let backup: URL?
+        do {
+            backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
+        } catch {
+            ExternalStorage.remove(installed)
+            throw error
+        }
         return Migrator.Result(
             store: source.path, output: destination.path, sourceSchemaVersion: old.version, targetSchemaVersion: new.version,
             counts: log.counts, backup: backup?.path, backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [],
@@ -206,8 +222,9 @@ public enum ModelMigrator {
 
     /// The new build's entity numbers and parents; each entity's `Z_MAX` carried from the old
     /// store (or the new store's, for a new entity), so no key is handed out twice.
-    static func copyEntityKeys(_ db: Database, old: Side, new: Side) throws {
-        let oldMaxima = Dictionary(old.keys.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
+    static func copyEntityKeys(_ db: Database, old: Side, new: Side, largestKeys: [String: Int64]) throws {
+        // Z_MAX never below a key in use, even where the old store's was (Core Data would hand it out again).
+        let oldMaxima = Dictionary(old.keys.map { ($0.name, max($0.maximumPrimaryKey, largestKeys[$0.name] ?? 0)) }, uniquingKeysWith: max)
         for key in new.keys {
             let previous = new.model.entity(named: key.name).flatMap { old.counterpart(of: $0) }.flatMap { oldMaxima[$0.name] }
             try db.execute(
@@ -216,9 +233,31 @@ public enum ModelMigrator {
         }
     }
 
+    /// The largest `Z_PK` of each old entity's rows.
+    static func largestPrimaryKeys(_ source: Database, old: Side) throws -> [String: Int64] {
+        var largest: [String: Int64] = [:]
+        for plan in try ModelLayout(source, model: old.model).entities {
+            largest[plan.name] = try Int64.fetchOne(source, sql: "SELECT max(Z_PK) FROM \(plan.table) WHERE Z_ENT = \(plan.number)")
+        }
+        return largest
+    }
+
     /// Every record of every old entity into its new entity, value by value; returns the
     /// records written by new entity.
-    static func copyRecords(from source: Database, old: Side, into db: Database, layout: ModelLayout, new: Side) throws -> [String: Int] {
+    /// The attribute `name` of `entity` or of an ancestor (sub-entities list only their own).
+    static func attribute(_ name: String, of entity: String, in model: CompiledModel) -> CompiledAttribute? {
+        var current = model.entity(named: entity)
+        var seen: Set<String> = []
+        while let found = current, seen.insert(found.name).inserted {
+            if let attribute = found.attributes.first(where: { $0.name == name }) { return attribute }
+            current = found.superentity.flatMap { model.entity(named: $0) }
+        }
+        return nil
+    }
+
+    static func copyRecords(
+        from source: Database, old: Side, into db: Database, layout: ModelLayout, new: Side, log: RepairLog
+    ) throws -> [String: Int] {
         let oldLayout = try ModelLayout(source, model: old.model)
         var counts: [String: Int] = [:]
         for plan in layout.entities {
@@ -230,7 +269,7 @@ public enum ModelMigrator {
             var selected = ["Z_PK", "Z_OPT"]
             var sources: [Int?] = []
             for field in plan.fields {
-                let top = entity.attributes.first { $0.name == field.path[0] }
+                let top = attribute(field.path[0], of: entity.name, in: new.model)
                 let originalPath = [top?.renamingIdentifier ?? field.path[0]] + field.path.dropFirst()
                 if let match = oldPlan.fields.first(where: { $0.path == field.path || $0.path == originalPath }) {
                     selected.append(match.column)
@@ -240,7 +279,8 @@ public enum ModelMigrator {
                 }
             }
             for relationship in plan.toOne {
-                if let match = oldPlan.toOne.first(where: { $0.name == relationship.name }) {
+                let renamed = Self.relationship(relationship.name, of: entity.name, in: new.model)?.renamingIdentifier
+                if let match = oldPlan.toOne.first(where: { $0.name == relationship.name || $0.name == renamed }) {
                     selected.append(match.column)
                     sources.append(selected.count - 1)
                 } else {
@@ -260,10 +300,22 @@ public enum ModelMigrator {
             ) { row in
                 var values: [StoredValue] = [row[0], .integer(plan.number), row[1]]
                 for (index, column) in sources.enumerated() {
-                    // A value the old store lacks (NULL) in a property that is now required gets its default, as Core Data's
-                    // migration fills it.
                     let value = column.map { row[$0] } ?? defaults[index]
-                    values.append(value == .null && index < plan.fields.count && !plan.fields[index].isOptional ? defaults[index] : value)
+                    // A value the old store lacks (NULL) in a property that is now required gets its default, as Core
+                    // Data's migration fills it: reported, since the record changes.
+                    if column != nil, value == .null, index < plan.fields.count, !plan.fields[index].isOptional, defaults[index] != .null,
+                        case .integer(let primaryKey) = row[0]
+                    {
+                        let field = plan.fields[index]
+                        try log.record(
+                            RepairEntry(
+                                rule: .defaultFill, kind: .migration, entity: plan.name, primaryKey: primaryKey, cloudID: nil,
+                                field: field.path.joined(separator: "."), old: .value(.null),
+                                new: .value((try? ValueCoding.decode(defaults[index], as: field.kind)) ?? defaults[index].reportable)))
+                        values.append(defaults[index])
+                    } else {
+                        values.append(value)
+                    }
                 }
                 try ExactSQL.execute(insert, values)
                 written += 1
@@ -281,12 +333,15 @@ public enum ModelMigrator {
         for oldPlan in oldLayout.entities {
             let plan = new.model.entities.first { $0.name == oldPlan.name || $0.renamingIdentifier == oldPlan.name }
                 .flatMap { layout.entity(named: $0.name) }
-            let entity = plan.flatMap { new.model.entity(named: $0.name) }
             let kept = Set(
                 (plan?.fields ?? []).map { field in
-                    [entity?.attributes.first { $0.name == field.path[0] }?.renamingIdentifier ?? field.path[0]] + field.path.dropFirst()
+                    [attribute(field.path[0], of: plan?.name ?? "", in: new.model)?.renamingIdentifier ?? field.path[0]]
+                        + field.path.dropFirst()
                 } + (plan?.fields ?? []).map(\.path))
-            let keptRelationships = Set((plan?.toOne ?? []).map(\.name))
+            let keptRelationships = Set(
+                (plan?.toOne ?? []).flatMap { toOne in
+                    [toOne.name] + [relationship(toOne.name, of: plan?.name ?? "", in: new.model)?.renamingIdentifier].compactMap { $0 }
+                })
             let dropped = oldPlan.fields.filter { !kept.contains($0.path) }
             let droppedToOne = oldPlan.toOne.filter { !keptRelationships.contains($0.name) }
             guard plan == nil || !dropped.isEmpty || !droppedToOne.isEmpty else { continue }
@@ -323,40 +378,99 @@ public enum ModelMigrator {
         }
     }
 
-    /// Every link of every to-many relationship without a foreign key on the other side, moved
-    /// from the old model's join table or hidden column to the new model's.
-    static func copyLinks(from source: Database, old: Side, into db: Database, new: Side) throws {
-        let oldNumbers = Dictionary(old.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
-        let newNumbers = Dictionary(new.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
-        let oldTables = try ModelTables(model: old.model, numbers: oldNumbers)
-        let newTables = try ModelTables(model: new.model, numbers: newNumbers)
+    /// The (source, destination) record pairs a relationship's storage holds, whatever it is: a
+    /// foreign key on the source or the destination, a hidden column, a join table.
+    static func pairsSQL(_ storage: ModelTables.RelationshipStorage) -> String {
+        switch storage {
+        case .foreignKey(let table, let column): return "SELECT Z_PK, \(column) FROM \(table) WHERE \(column) IS NOT NULL"
+        case .inverseForeignKey(let table, let column), .hiddenColumn(let table, let column):
+            return "SELECT \(column), Z_PK FROM \(table) WHERE \(column) IS NOT NULL"
+        case .joinTable(let join, let sourceIsLower):
+            let (mine, theirs) = sourceIsLower ? (join.lower.column, join.higher.column) : (join.higher.column, join.lower.column)
+            return "SELECT \(mine), \(theirs) FROM \(join.name)"
+        }
+    }
+
+    /// The relationship of `entity` (or an ancestor) named `name`, with the entity declaring it.
+    static func relationship(_ name: String, of entity: String, in model: CompiledModel) -> CompiledRelationship? {
+        var current = model.entity(named: entity)
+        var seen: Set<String> = []
+        while let found = current, seen.insert(found.name).inserted {
+            if let relationship = found.relationships.first(where: { $0.name == name }) { return relationship }
+            current = found.superentity.flatMap { model.entity(named: $0) }
+        }
+        return nil
+    }
+
+    /// Every link of every relationship moved from the old model's storage to the new model's,
+    /// whichever each is (a storage may change: a to-many gaining an inverse moves its links from
+    /// a hidden column to a foreign key), each relationship's links counted on both sides. A
+    /// relationship the new model lacks drops its links: each is reported.
+    static func copyLinks(from source: Database, old: Side, into db: Database, new: Side, log: RepairLog) throws {
+        let oldTables = try ModelTables(
+            model: old.model, numbers: Dictionary(old.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { a, _ in a }))
+        let newTables = try ModelTables(
+            model: new.model, numbers: Dictionary(new.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { a, _ in a }))
+        var moved: Set<String> = []  // old "Entity.relationship" whose links found a new home
+        var lost: [String] = []
         for entity in new.model.entities {
             guard let previous = old.counterpart(of: entity) else { continue }
-            for relationship in entity.relationships where relationship.isToMany {
-                guard let newStorage = try? newTables.storage(of: relationship.name, from: entity.name),
-                    let oldStorage = try? oldTables.storage(of: relationship.name, from: previous.name)
+            for relationship in entity.relationships {
+                let oldName =
+                    Self.relationship(relationship.name, of: previous.name, in: old.model) != nil
+                    ? relationship.name : (relationship.renamingIdentifier ?? relationship.name)
+                guard Self.relationship(oldName, of: previous.name, in: old.model) != nil,
+                    let newStorage = try? newTables.storage(of: relationship.name, from: entity.name),
+                    let oldStorage = try? oldTables.storage(of: oldName, from: previous.name)
                 else { continue }
-                // The pairs (source record, destination record) the old store holds.
-                let pairsSQL: String
-                switch oldStorage {
-                case .hiddenColumn(let table, let column): pairsSQL = "SELECT \(column), Z_PK FROM \(table) WHERE \(column) IS NOT NULL"
-                case .joinTable(let join, let sourceIsLower):
-                    let (mine, theirs) = sourceIsLower ? (join.lower.column, join.higher.column) : (join.higher.column, join.lower.column)
-                    pairsSQL = "SELECT \(mine), \(theirs) FROM \(join.name)"
-                case .foreignKey, .inverseForeignKey: continue
-                }
+                moved.insert("\(previous.name).\(oldName)")
+                // A many-to-many pair is written once, from the side its join table is named after.
+                if case .joinTable(_, false) = newStorage { continue }
                 let write: Statement
+                var reversed = false
                 switch newStorage {
-                case .hiddenColumn(let table, let column):
+                case .foreignKey(let table, let column):
                     write = try db.makeStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?")
-                case .joinTable(let join, let sourceIsLower):
-                    // A many-to-many pair is written once, from the side its join table is named after.
-                    guard sourceIsLower else { continue }
+                    reversed = true
+                case .inverseForeignKey(let table, let column), .hiddenColumn(let table, let column):
+                    write = try db.makeStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?")
+                case .joinTable(let join, _):
                     write = try db.makeStatement(
                         sql: "INSERT OR IGNORE INTO \(join.name) (\(join.lower.column), \(join.higher.column)) VALUES (?, ?)")
+                }
+                var count = 0
+                try ExactSQL.forEachRow(source, sql: pairsSQL(oldStorage)) { row in
+                    try ExactSQL.execute(write, reversed ? [row[1], row[0]] : [row[0], row[1]])
+                    count += 1
+                }
+                let written = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(pairsSQL(newStorage)))") ?? 0
+                if written != count { lost.append("\(entity.name).\(relationship.name): \(count) links, \(written) after the migration") }
+            }
+        }
+        if !lost.isEmpty {
+            throw StoreError.schemaMismatch(path: old.snapshot.path, versionIdentifier: new.version, differences: lost)
+        }
+        // The links of a to-many the new model lacks (and whose inverse does not keep them) are dropped: reported.
+        for entity in old.model.entities {
+            for relationship in entity.relationships where relationship.isToMany && !moved.contains("\(entity.name).\(relationship.name)") {
+                guard let storage = try? oldTables.storage(of: relationship.name, from: entity.name) else { continue }
+                switch storage {
+                case .hiddenColumn, .joinTable:
+                    if case .joinTable(let join, _) = storage,
+                        moved.contains("\(join.higher.entity).\(join.higher.relationship)")
+                            || moved.contains("\(join.lower.entity).\(join.lower.relationship)")
+                    {
+                        continue
+                    }
+                    try ExactSQL.forEachRow(source, sql: pairsSQL(storage)) { row in
+                        guard case .integer(let from) = row[0] else { return }
+                        try log.record(
+                            RepairEntry(
+                                rule: .unknownProperty, kind: .unstorable, entity: entity.name, primaryKey: from, cloudID: nil,
+                                field: relationship.name, old: .value(row[1].reportable), new: nil))
+                    }
                 case .foreignKey, .inverseForeignKey: continue
                 }
-                try ExactSQL.forEachRow(source, sql: pairsSQL) { row in try ExactSQL.execute(write, [row[0], row[1]]) }
             }
         }
     }
@@ -368,11 +482,19 @@ public enum ModelMigrator {
             (try? ModelTables(model: old.model, numbers: Dictionary(old.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { a, _ in a })))?
                 .joinTables.map(\.name) ?? [])
         for (name, sql, indexes) in try StoreReader.otherTables(source) where !joinTables.contains(name) {
-            guard try !db.tableExists(name) else { continue }
-            for statement in [sql] + indexes {
-                if let reason = CarriedTables.execute(statement, prefixes: StatementRestore.tablePrefixes, in: db) {
+            if try db.tableExists(name) {
+                // The new build made it too: its rows still come along, into the same columns.
+                guard try db.columns(in: name).map(\.name) == source.columns(in: name).map(\.name) else {
                     throw StoreError.schemaMismatch(
-                        path: old.snapshot.path, versionIdentifier: nil, differences: ["table \(name): \(reason)"])
+                        path: old.snapshot.path, versionIdentifier: nil,
+                        differences: ["table \(name) is in the new build's store with other columns: its rows cannot be carried"])
+                }
+            } else {
+                for statement in [sql] + indexes {
+                    if let reason = CarriedTables.execute(statement, prefixes: StatementRestore.tablePrefixes, in: db) {
+                        throw StoreError.schemaMismatch(
+                            path: old.snapshot.path, versionIdentifier: nil, differences: ["table \(name): \(reason)"])
+                    }
                 }
             }
             let columns = try source.columns(in: name).map(\.name.quotedDatabaseIdentifier)

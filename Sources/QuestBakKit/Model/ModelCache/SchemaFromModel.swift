@@ -73,6 +73,7 @@ extension Relationship {
             relationship.name, to: relationship.destination, inverse: relationship.inverse, toMany: relationship.isToMany,
             deleteRule: rules[relationship.deleteRule] ?? .nullify, optional: relationship.isOptional, minCount: relationship.minCount,
             maxCount: relationship.maxCount, ordered: relationship.isOrdered)
+        originalName = relationship.renamingIdentifier.flatMap { $0 == relationship.name ? nil : $0 }
     }
 }
 
