@@ -151,6 +151,7 @@ extension Questbak {
                         "migrated \(result.store) from schema \(result.sourceSchemaVersion) to \(result.targetSchemaVersion) into \(result.output)"
                     ]
                     if let undo { lines.append(undo) }
+                    lines += result.notes ?? []
                     lines.append(
                         "changes: "
                             + (result.counts.isEmpty

@@ -356,3 +356,38 @@ extension ModelMigrationCommandTests {
         XCTAssertTrue(back.standardError.contains("cannot migrate schema 1.0.0 back to 0.9.0"), back.standardError)
     }
 }
+
+extension ModelMigrationCommandTests {
+    /// An entity renamed with its renaming identifier keeps its records and the relationships to
+    /// it; an empty composite default is a default (a new required composite is lightweight, and
+    /// lint does not flag one); history the source had is said to start empty.
+    func testAnEntityRenameAndAnEmptyCompositeDefaultMigrate() throws {
+        var directories: [TemporaryTestDirectory] = []
+        let (result, output, source) = try migrateKitchenSink(&directories) { model in
+            edit(&model, "Author") { entity in
+                entity.name = "Writer"
+                entity.renamingIdentifier = "Author"
+            }
+            edit(&model, "Recipe") { entity in
+                if let author = entity.relationships.firstIndex(where: { $0.name == "author" }) {
+                    entity.relationships[author].destination = "Writer"
+                }
+                entity.attributes.append(
+                    AnyAppFixtures.composite(
+                        "serving", default: .dictionary([:]), [AnyAppFixtures.attribute("glass", Code.string, optional: true)]))
+                entity.attributes.sort { $0.name < $1.name }
+            }
+            model.entities.sort { $0.name < $1.name }
+        }
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, length(ZNAME) FROM ZWRITER ORDER BY Z_PK"),
+            try pairs(source, "SELECT Z_PK, length(ZNAME) FROM ZAUTHOR ORDER BY Z_PK"), "the renamed entity keeps its records")
+        XCTAssertEqual(
+            try pairs(output, "SELECT Z_PK, ifnull(ZAUTHOR, -1) FROM ZRECIPE ORDER BY Z_PK"),
+            try pairs(source, "SELECT Z_PK, ifnull(ZAUTHOR, -1) FROM ZRECIPE ORDER BY Z_PK"))
+        let lint = try Questbak.run(["lint", output.path])
+        XCTAssertFalse(lint.standardOutput.contains("serving"), lint.standardOutput)
+        XCTAssertFalse(lint.standardOutput.contains("Recipe.profile"), lint.standardOutput)
+    }
+}

@@ -8,7 +8,8 @@ public enum LightweightCheck {
     public static func problems(from old: Schema, to new: Schema, dropping: Bool = false) -> [String] {
         var problems: [String] = []
         for oldEntity in old.entities {
-            guard let newEntity = new.entity(named: oldEntity.name) else {
+            guard let newEntity = new.entity(named: oldEntity.name) ?? new.entities.first(where: { $0.originalName == oldEntity.name })
+            else {
                 if !dropping {
                     problems.append("\(oldEntity.name): entity removed (a lightweight migration cannot delete an entity's data)")
                 }
@@ -48,7 +49,10 @@ public enum LightweightCheck {
                     if !dropping { problems.append("\(oldEntity.name).\(relationship.name): relationship removed") }
                     continue
                 }
-                if successor.destination != relationship.destination || successor.isToMany != relationship.isToMany {
+                let sameDestination =
+                    successor.destination == relationship.destination
+                    || new.entity(named: successor.destination)?.originalName == relationship.destination
+                if !sameDestination || successor.isToMany != relationship.isToMany {
                     problems.append(
                         "\(oldEntity.name).\(relationship.name): relationship changes from \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination) to \(successor.isToMany ? "to-many" : "to-one") \(successor.destination)"
                     )

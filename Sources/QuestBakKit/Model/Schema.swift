@@ -64,6 +64,8 @@ public struct Entity: Sendable, Equatable {
     public var uniquenessConstraints: [[String]]
     /// `NSVersionHashModifier`, which enters the entity's hash.
     public var versionHashModifier: String?
+    /// The name it had in the previous version (its renaming identifier), as for attributes.
+    public var originalName: String?
 
     public init(
         name: String, attributes: [Attribute], relationships: [Relationship] = [], identity: Identity = .init(), superentity: String? = nil,

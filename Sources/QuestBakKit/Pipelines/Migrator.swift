@@ -55,12 +55,14 @@ public enum Migrator {
         public let log: RepairLog
         /// A chain's earlier steps' logs (the last step's is `log`), oldest first.
         public var earlierLogs: [RepairLog] = []
+        /// What the migration did to the store as a whole, one sentence each; nil when nothing.
+        public var notes: [String]?
 
         // One vocabulary with import's result: what was read is the source, what was written the target.
         enum CodingKeys: String, CodingKey {
             case store = "source"
             case output = "target"
-            case sourceSchemaVersion, targetSchemaVersion, counts, backup, backupFiles
+            case sourceSchemaVersion, targetSchemaVersion, counts, backup, backupFiles, notes
         }
     }
 

@@ -107,7 +107,8 @@ extension MigrationVerifier {
             let after = Dictionary(try Self.records(migrated).map { ($0.entity, $0.lines) }, uniquingKeysWith: { first, _ in first })
             var droppedValues: [String: Int] = [:]
             for (entity, lines) in try Self.records(store) {
-                let successor = target.entities.first { $0.name == entity }?.name ?? entity
+                let successor =
+                    (target.entities.first { $0.name == entity } ?? target.entities.first { $0.originalName == entity })?.name ?? entity
                 guard target.entity(named: successor) != nil else {
                     problems.append("\(entity) is not in the new model: its \(lines.count) records are dropped by the migration")
                     continue

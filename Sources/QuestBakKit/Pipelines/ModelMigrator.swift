@@ -166,10 +166,19 @@ public enum ModelMigrator {
             ExternalStorage.remove(installed)
             throw error
         }
-        return Migrator.Result(
+        var result = Migrator.Result(
             store: source.path, output: destination.path, sourceSchemaVersion: old.version, targetSchemaVersion: new.version,
             counts: log.counts, backup: backup?.path, backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [],
             log: log)
+        // The new build's store starts its persistent history and CloudKit mirroring anew.
+        let history = try old.snapshot.read { try StoreReader.bookkeepingRowCounts($0) }.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+        if !history.isEmpty {
+            result.notes = [
+                "persistent history and CloudKit mirroring start empty in the migrated store (the source had "
+                    + history.map { "\($0.value) rows in \($0.key)" }.joined(separator: ", ") + ")"
+            ]
+        }
+        return result
     }
 
     /// One side of the migration, read once through a snapshot.

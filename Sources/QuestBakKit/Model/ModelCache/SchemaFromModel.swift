@@ -9,10 +9,12 @@ extension Schema {
         self.init(
             versionIdentifier: model.versionIdentifiers.first ?? "",
             entities: model.entities.map { entity in
-                Entity(
+                var converted = Entity(
                     name: entity.name, attributes: entity.attributes.map(Attribute.init(compiled:)),
                     relationships: entity.relationships.map(Relationship.init(compiled:)), superentity: entity.superentity,
                     uniquenessConstraints: entity.uniqueTuples, versionHashModifier: entity.versionHashModifier)
+                converted.originalName = entity.renamingIdentifier.flatMap { $0 == entity.name ? nil : $0 }
+                return converted
             })
     }
 }
@@ -61,6 +63,9 @@ extension Attribute {
         case (.decimal(let mantissa, let exponent, let negative), _):
             return DecimalDefault.text(mantissa: mantissa, exponent: exponent, isNegative: negative).map { .value(.decimal($0)) }
         case (.data(let bytes), _): return .value(.binary(bytes))
+        // An empty composite (the `{}` SwiftData archives for a struct whose elements are all
+        // optional) is a default: a record gets no element values, which every element allows.
+        case (.dictionary(let entries), .composite) where entries.isEmpty: return .value(.null)
         case (.dictionary, _), (.other, _): return nil
         }
     }
