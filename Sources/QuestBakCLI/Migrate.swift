@@ -95,6 +95,7 @@ extension Questbak {
                 throw ValidationError("--to STORE names the new model; --to-version and --schema name a TimeQuest schema: give one")
             }
             if !through.isEmpty, toModelStore == nil { throw ValidationError("--through goes with --to NEW_MODEL_STORE") }
+            if !through.isEmpty, inPlace { throw ValidationError("a chain (--through) writes a new store: give -o instead of --in-place") }
             if let now, DateText.secondsSinceReferenceDate(iso8601: now) == nil {
                 throw ValidationError("--now must look like 2026-01-31T12:00:00Z")
             }

@@ -23,7 +23,7 @@ public enum ModelMigrator {
         guard !options.inPlace else {
             // The steps run on copies in the work folder; replacing the source from there is not
             // made safe yet (another file system, the source changing meanwhile).
-            throw StoreError.io(path: source.path, reason: "a chain (--through) writes a new store: give -o instead of --in-place")
+            throw StoreError.io(path: source.path, reason: "a chain of models migrates into a new store, not in place")
         }
         let stores = chain + [modelStore]
         let models = try stores.map { try Schema.model(ofStoreAt: $0) }
@@ -251,19 +251,13 @@ public enum ModelMigrator {
         return largest
     }
 
-    /// Every record of every old entity into its new entity, value by value; returns the
-    /// records written by new entity.
     /// The attribute `name` of `entity` or of an ancestor (sub-entities list only their own).
     static func attribute(_ name: String, of entity: String, in model: CompiledModel) -> CompiledAttribute? {
-        var current = model.entity(named: entity)
-        var seen: Set<String> = []
-        while let found = current, seen.insert(found.name).inserted {
-            if let attribute = found.attributes.first(where: { $0.name == name }) { return attribute }
-            current = found.superentity.flatMap { model.entity(named: $0) }
-        }
-        return nil
+        model.lineage(of: entity).lazy.compactMap { $0.attributes.first { $0.name == name } }.first
     }
 
+    /// Every record of every old entity into its new entity, value by value; returns the
+    /// records written by new entity.
     static func copyRecords(
         from source: Database, old: Side, into db: Database, layout: ModelLayout, new: Side, log: RepairLog
     ) throws -> [String: Int] {
@@ -400,15 +394,9 @@ public enum ModelMigrator {
         }
     }
 
-    /// The relationship of `entity` (or an ancestor) named `name`, with the entity declaring it.
+    /// The relationship `name` of `entity` or of an ancestor.
     static func relationship(_ name: String, of entity: String, in model: CompiledModel) -> CompiledRelationship? {
-        var current = model.entity(named: entity)
-        var seen: Set<String> = []
-        while let found = current, seen.insert(found.name).inserted {
-            if let relationship = found.relationships.first(where: { $0.name == name }) { return relationship }
-            current = found.superentity.flatMap { model.entity(named: $0) }
-        }
-        return nil
+        model.lineage(of: entity).lazy.compactMap { $0.relationships.first { $0.name == name } }.first
     }
 
     /// Every link of every relationship moved from the old model's storage to the new model's,

@@ -115,15 +115,7 @@ package struct ModelTables: Sendable, Equatable {
     }
 
     /// The entity and its ancestors, nearest first.
-    package func lineage(of name: String) -> [CompiledEntity] {
-        var chain: [CompiledEntity] = []
-        var next = entity(named: name)
-        while let current = next, !chain.contains(where: { $0.name == current.name }) {
-            chain.append(current)
-            next = current.superentity.flatMap { entity(named: $0) }
-        }
-        return chain
-    }
+    package func lineage(of name: String) -> [CompiledEntity] { model.lineage(of: name) }
 
     /// The entity and every sub-entity below it.
     package func descendants(of name: String) -> [String] {

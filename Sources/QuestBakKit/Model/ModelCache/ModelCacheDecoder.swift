@@ -17,6 +17,18 @@ public struct CompiledModel: Sendable, Equatable {
     }
 
     public func entity(named name: String) -> CompiledEntity? { entities.first { $0.name == name } }
+
+    /// The entity and its ancestors, nearest first (a loop in a damaged cache is cut): where an
+    /// inherited property is found, since a sub-entity lists only its own.
+    public func lineage(of name: String) -> [CompiledEntity] {
+        var chain: [CompiledEntity] = []
+        var next = entity(named: name)
+        while let current = next, !chain.contains(where: { $0.name == current.name }) {
+            chain.append(current)
+            next = current.superentity.flatMap { entity(named: $0) }
+        }
+        return chain
+    }
 }
 
 public struct CompiledEntity: Sendable, Equatable {
