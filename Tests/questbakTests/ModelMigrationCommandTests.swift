@@ -391,3 +391,22 @@ extension ModelMigrationCommandTests {
         XCTAssertFalse(lint.standardOutput.contains("Recipe.profile"), lint.standardOutput)
     }
 }
+
+extension ModelMigrationCommandTests {
+    /// What the new build's store does not have of the source's (history rows, its own triggers)
+    /// is said, not dropped without a word.
+    func testAMigrationSaysWhatItDoesNotCarry() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/bennie-game")
+        try DatabaseQueue(path: store.path).write { db in
+            try db.execute(sql: "INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE) VALUES (1, 16001, 1, 0)")
+            try db.execute(sql: "CREATE TRIGGER audit AFTER UPDATE ON ZPLAYERDATA BEGIN SELECT 1; END")
+        }
+        let next = Repository.fixtures.appendingPathComponent("Gates/BennieGame/next/default.store")
+        let result = try Questbak.run(["migrate", store.path, "--to", next.path, "-o", directory.path("m.store").path])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(
+            result.standardOutput.contains("start empty in the migrated store (the source had 1 rows in ACHANGE)"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("the source's CREATE TRIGGER audit"), result.standardOutput)
+    }
+}

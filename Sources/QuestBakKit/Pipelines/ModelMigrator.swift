@@ -170,14 +170,19 @@ public enum ModelMigrator {
             store: source.path, output: destination.path, sourceSchemaVersion: old.version, targetSchemaVersion: new.version,
             counts: log.counts, backup: backup?.path, backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [],
             log: log)
-        // The new build's store starts its persistent history and CloudKit mirroring anew.
+        // The new build's store starts its persistent history and CloudKit mirroring anew, and has
+        // its own triggers and views: the source's others are said, not dropped without a word.
+        var notes: [String] = []
         let history = try old.snapshot.read { try StoreReader.bookkeepingRowCounts($0) }.filter { $0.value > 0 }.sorted { $0.key < $1.key }
         if !history.isEmpty {
-            result.notes = [
+            notes.append(
                 "persistent history and CloudKit mirroring start empty in the migrated store (the source had "
-                    + history.map { "\($0.value) rows in \($0.key)" }.joined(separator: ", ") + ")"
-            ]
+                    + history.map { "\($0.value) rows in \($0.key)" }.joined(separator: ", ") + ")")
         }
+        for statement in old.statements where StatementRestore.isLater(statement) && !new.statements.contains(statement) {
+            notes.append("the source's \(statement.prefix(60))… is not in the new build's store and is not carried")
+        }
+        result.notes = notes.isEmpty ? nil : notes
         return result
     }
 
