@@ -1,0 +1,47 @@
+import Foundation
+
+/// `questbak verify ARCHIVE`: a checksum proves the bytes, not that the backup restores. The
+/// archive is restored into a scratch folder, as `import` would restore it (every member checked,
+/// the store written, `integrity_check`, read back), and each restored entity is encoded again
+/// and compared with its member: the archive restores exactly only when every digest is the
+/// manifest's and nothing needed a repair.
+public enum ArchiveVerifier {
+    public struct EntityCheck: Sendable, Encodable {
+        public var name: String
+        public var records: Int
+        public var archived: String
+        public var restored: String
+        public var same: Bool
+    }
+
+    public struct Result: Encodable {
+        public var archive: String
+        public var schema: String
+        public var formatVersion: Int
+        public var restoresExactly: Bool
+        public var entities: [EntityCheck]
+        /// What a restore would change, by `kind.rule` (repairs, data the target cannot hold).
+        public var counts: [String: Int]
+        public var notes: [String]
+    }
+
+    public static func verify(archive file: String, displayName: String? = nil, workDirectory: URL) throws -> Result {
+        let path = displayName ?? file
+        let manifest = try ArchiveReader(path: file, displayPath: path).readManifest()
+        var options = Importer.Options()
+        // Repairs are made (and counted) rather than refused, so the answer names them all.
+        options.validate = true
+        let restored = try Importer.run(archive: file, displayName: path, into: nil, options: options, workDirectory: workDirectory)
+        let archived = Dictionary(manifest.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let entities = restored.entities.map { entity in
+            EntityCheck(
+                name: entity.name, records: entity.written, archived: archived[entity.name]?.sha256 ?? "",
+                restored: entity.sha256, same: archived[entity.name]?.sha256 == entity.sha256)
+        }
+        let changes = restored.counts.filter { !$0.key.hasPrefix("bookkeeping.") }.values.reduce(0, +)
+        return Result(
+            archive: path, schema: manifest.source.schema, formatVersion: manifest.formatVersion,
+            restoresExactly: changes == 0 && entities.allSatisfy(\.same) && entities.count == manifest.entities.count,
+            entities: entities, counts: restored.counts, notes: restored.notes)
+    }
+}
