@@ -5,7 +5,9 @@ extension ExitStatus {
     var meaning: String {
         switch self {
         case .success: return "success: the command did what was asked"
-        case .failure: return "an unexpected failure that has no status of its own (a bug: please report it)"
+        case .failure:
+            return
+                "`diff` found that its two inputs differ (as diff does); for any other command, an unexpected failure that has no status of its own (a bug: please report it)"
         case .repairsNeeded:
             return
                 "the archive needs repairs: `import --validate` or `--dry-run` found some, or `import` without `--validate` refused to make them; or `lint` found properties that break CloudKit's rules"
@@ -26,7 +28,7 @@ extension ExitStatus {
     var example: String {
         switch self {
         case .success: return "`questbak inspect default.store`"
-        case .failure: return "none known"
+        case .failure: return "`questbak diff default.store other.store` when they differ"
         case .repairsNeeded: return "`questbak import damaged.qbak --validate`"
         case .verificationFailed: return "`questbak verify-migration --fixtures empty-folder`"
         case .usage: return "`questbak expor default.store`"

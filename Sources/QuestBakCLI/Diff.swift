@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import QuestBakKit
+
+extension Questbak {
+    struct Diff: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show what differs between two stores or archives of one app, record by record.",
+            discussion: """
+                A and B are each a store or an archive, possibly of different versions. Records are matched by identity: the \
+                same cloudID where every record of the entity has its own, else the app's natural key (TimeQuest's), else \
+                _pk. Lists added, removed and changed records per entity, with the changed fields (old value, then new); a property \
+                only one side has (one a migration added) is named as such, not as a change. Exits 0 when they are the same, \
+                1 when they differ, as diff does.
+                """
+        )
+
+        @Argument(help: "A store or an archive.", completion: .file())
+        var a: String
+
+        @Argument(help: "Another store or archive of the same app.", completion: .file())
+        var b: String
+
+        @Flag(help: "Counts only.")
+        var stat = false
+
+        @Flag(help: "Print the differences as JSON.")
+        var json = false
+
+        func run() throws {
+            var same = true
+            try reportingFailures(json: json) {
+                let work = try TemporaryDirectory.create(prefix: "questbak-work")
+                defer { TemporaryDirectory.remove(work) }
+                let result = try Differ.diff(URL(fileURLWithPath: a), URL(fileURLWithPath: b), workDirectory: work)
+                same = result.isEmpty
+                if json {
+                    print(try JSONOutput.render(result))
+                    return
+                }
+                var lines: [String] = []
+                for entity in result.entities where !entity.isEmpty || !entity.fieldsOnlyInA.isEmpty || !entity.fieldsOnlyInB.isEmpty {
+                    lines.append(
+                        "\(entity.name): \(entity.added.count) added, \(entity.removed.count) removed, \(entity.changed.count) changed (matched by \(entity.matchedBy))"
+                    )
+                    if !entity.fieldsOnlyInB.isEmpty {
+                        lines.append("  only in B (added): \(entity.fieldsOnlyInB.joined(separator: ", "))")
+                    }
+                    if !entity.fieldsOnlyInA.isEmpty {
+                        lines.append("  only in A (removed): \(entity.fieldsOnlyInA.joined(separator: ", "))")
+                    }
+                    guard !stat else { continue }
+                    lines += entity.added.map { "  + \($0)" }
+                    lines += entity.removed.map { "  - \($0)" }
+                    for change in entity.changed {
+                        lines.append(
+                            "  ~ \(change.identity): " + change.fields.map { "\($0.field) \($0.old) → \($0.new)" }.joined(separator: ", "))
+                    }
+                }
+                lines.append("\(result.added) added, \(result.removed) removed, \(result.changed) changed")
+                print(lines.joined(separator: "\n"))
+            }
+            if !same { throw ExitCode(ExitStatus.failure.rawValue) }
+        }
+    }
+}
