@@ -66,6 +66,9 @@ extension Questbak {
         @Flag(help: "Read an archive of a newer schema; what the new store cannot hold goes to the report.")
         var allowNewer = false
 
+        @Flag(help: "Keep records of one natural key whose cloudIDs differ as distinct records (by default they are one record).")
+        var keepDistinctIds = false
+
         @Flag(name: .shortAndLong, help: "Print nothing but errors.")
         var quiet = false
 
@@ -96,6 +99,7 @@ extension Questbak {
                 options.now = now.flatMap { DateText.secondsSinceReferenceDate(iso8601: $0) }
                 options.randomIDs = randomIds
                 options.allowNewer = allowNewer
+                options.keepDistinctIDs = keepDistinctIds
                 options.backupStamp = Self.stamp(Date())
                 options.schemas = try schemaOptions.schemas().candidates
                 let file = archive == "-" ? try Self.spool(standardInputTo: work).path : archive

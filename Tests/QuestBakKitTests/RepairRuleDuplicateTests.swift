@@ -31,8 +31,22 @@ final class RepairRuleDuplicateTests: XCTestCase {
         return dataset
     }
 
-    func testDuplicatesCollapseIntoTheLowestKeyWithChildrenRepointedParentsFirst() throws {
+    /// The identity rule: one natural key is one record, whatever cloudIDs its copies got; the
+    /// keeper keeps the first cloudID, and each dropped copy's is reported with it.
+    func testOneNaturalKeyIsOneRecordWhateverItsCloudIDs() throws {
         let run = try RuleRun.apply([DuplicateRule()], to: duplicates(), in: try TemporaryTestDirectory())
+        XCTAssertNil(run.failure)
+        XCTAssertEqual(try run.records("Routine").map(\.primaryKey), [1, 4, 5])
+        XCTAssertEqual(try run.values("Routine", "cloudID")[1], .string(D.cloudA))
+        XCTAssertEqual(try run.values("RoutineTask", "routine"), [10: .integer(1), 12: .integer(1)])
+        let entries = try run.entries()
+        XCTAssertTrue(entries.contains("repair dedup: Routine _pk 3 (\(D.cloudB)) dropped as a duplicate of _pk 1"), "\(entries)")
+    }
+
+    /// `--keep-distinct-ids`: records whose well-formed cloudIDs differ stay two (the behaviour
+    /// before the identity rule).
+    func testDuplicatesCollapseIntoTheLowestKeyWithChildrenRepointedParentsFirst() throws {
+        let run = try RuleRun.apply([DuplicateRule()], to: duplicates(), in: try TemporaryTestDirectory(), keepDistinctIDs: true)
         XCTAssertNil(run.failure)
         XCTAssertEqual(try run.records("Routine").map(\.primaryKey), [1, 3, 4, 5])
         XCTAssertEqual(try run.values("Routine", "cloudID"), [1: .string(D.cloudA), 3: .string(D.cloudB), 4: .null, 5: .null])

@@ -49,10 +49,12 @@ struct RuleRun {
     static func apply(
         _ rules: [any RepairRule], to dataset: Dataset, in directory: TemporaryTestDirectory, defaultsSchema: Schema? = nil,
         now: Double = 0,
-        randomIDs: Bool = false, cloudIDKind: RepairEntry.Kind = .repair
+        randomIDs: Bool = false, cloudIDKind: RepairEntry.Kind = .repair, keepDistinctIDs: Bool = false
     ) throws -> RuleRun {
         try run(dataset, in: directory, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs, cloudIDKind: cloudIDKind) {
             context in
+            var context = context
+            context.keepDistinctIDs = keepDistinctIDs
             for rule in rules { try rule.apply(in: context) }
         }
     }

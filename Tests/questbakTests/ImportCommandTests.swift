@@ -269,7 +269,7 @@ final class ImportCommandTests: XCTestCase {
         let archive = directory.path("v2.qbak")
         try builder.write(to: archive)
         let store = directory.path("restored.store")
-        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json"])
+        let result = try Questbak.run(["import", archive.path, "--into", store.path, "--validate", "--json", "--keep-distinct-ids"])
         XCTAssertEqual(result.status, 0, result.standardError)
         XCTAssertEqual(
             entries(try report(result), dropping: ["old"]).map { [$0["rule"], $0["_pk"], $0["field"], $0["new"]] },
@@ -277,6 +277,16 @@ final class ImportCommandTests: XCTestCase {
                 ["dedup", "2", nil, "1"], ["merge", "1", "cloudID", x],
             ])
         XCTAssertEqual(try rows(store, "SELECT Z_PK, ZCLOUDID FROM ZROUTINE ORDER BY Z_PK"), [["1", x], ["3", y]])
+
+        // By default the natural key is the identity: the copy under a fresh UUID is the same
+        // routine, dropped and reported with its cloudID, so the app can delete it from CloudKit.
+        let merged = directory.path("merged.store")
+        let identity = try Questbak.run(["import", archive.path, "--into", merged.path, "--validate", "--json"])
+        XCTAssertEqual(identity.status, 0, identity.standardError)
+        XCTAssertEqual(
+            entries(try report(identity), dropping: ["old"]).map { [$0["rule"], $0["_pk"], $0["cloudID"], $0["new"]] },
+            [["dedup", "2", x, "1"], ["merge", "1", x, x], ["dedup", "3", y, "1"]])
+        XCTAssertEqual(try rows(merged, "SELECT Z_PK, ZCLOUDID FROM ZROUTINE ORDER BY Z_PK"), [["1", x]])
     }
 
     // MARK: Verification failures

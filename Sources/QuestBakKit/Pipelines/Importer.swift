@@ -21,6 +21,8 @@ public enum Importer {
         public var randomIDs = false
         /// Read archives of a newer schema, reporting what the target cannot store.
         public var allowNewer = false
+        /// Keep records of one natural key whose cloudIDs differ as distinct records.
+        public var keepDistinctIDs = false
         /// Names the backup of a replaced store (`<store>.questbak-backup-<stamp>`).
         public var backupStamp = "backup"
         /// The schemas an archive may be of, oldest first; the last is the newest.
@@ -178,7 +180,7 @@ public enum Importer {
                     db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
                     now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
                     cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
-                    log: log, path: path
+                    log: log, path: path, keepDistinctIDs: options.keepDistinctIDs
                 ).run()
                 if !options.validate && log.repairs > 0 {
                     throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })

@@ -12,14 +12,24 @@ struct DuplicateGroup {
     /// Keepers without a cloudID, ascending; those before `nextWithoutCloudID` have since taken one.
     private var keepersWithoutCloudID: [Int] = []
     private var nextWithoutCloudID = 0
+    /// Whether two well-formed cloudIDs that differ make two records; when not, every record of
+    /// the key joins the first (the natural key is the identity).
+    private let distinctIDsAreDistinct: Bool
 
-    init(key: [StoredValue] = []) {
+    init(key: [StoredValue] = [], distinctIDsAreDistinct: Bool = true) {
         self.key = key
+        self.distinctIDsAreDistinct = distinctIDsAreDistinct
     }
 
     /// The keeper the record joins and the cloudID it carries over to it (when the keeper had
     /// none), or nil when the record is a keeper itself.
     mutating func keeper(for primaryKey: Int64, cloudID: String?) -> (keeper: Int64, carried: String?)? {
+        if !distinctIDsAreDistinct, !keepers.isEmpty {
+            // One record per key: the first keeps its cloudID, or takes the first it is offered.
+            guard keepers[0].cloudID == nil, let cloudID else { return (keepers[0].primaryKey, nil) }
+            keepers[0].cloudID = cloudID
+            return (keepers[0].primaryKey, cloudID)
+        }
         let firstWithout = nextWithoutCloudID < keepersWithoutCloudID.count ? keepersWithoutCloudID[nextWithoutCloudID] : nil
         let candidate: Int?
         if let cloudID {

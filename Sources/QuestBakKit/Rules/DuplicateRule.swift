@@ -1,9 +1,11 @@
 import GRDB
 
-/// Records with the same natural key are one record stored twice (sync, reinstall), unless both
-/// carry well-formed cloudIDs that differ: then CloudKit knows them as two. The lowest `Z_PK` of
-/// each group is kept; children of the others are re-pointed to it; each dropped record is
-/// reported in full; a keeper without a cloudID takes its duplicate's. Entities are visited
+/// Records with the same natural key are one record stored twice (sync, reinstall), even when
+/// their cloudIDs differ: seed 000 makes the natural key the identity because copies get fresh
+/// UUIDs. (`keepDistinctIDs` keeps records whose well-formed cloudIDs differ as two, the earlier
+/// behaviour.) The lowest `Z_PK` of each group is kept, with its own cloudID; children of the
+/// others are re-pointed to it; each dropped record is reported in full, its cloudID with it, so
+/// the app can delete it from CloudKit; a keeper without a cloudID takes its duplicate's. Entities are visited
 /// parents first, so a key that names a parent sees the parent's final `Z_PK`. Singletons have a
 /// rule of their own (`SingletonMergeRule`).
 struct DuplicateRule: RepairRule {
@@ -46,7 +48,7 @@ struct DuplicateRule: RepairRule {
             SELECT Z_PK, \(cloudColumn ?? "NULL"), \(keyColumns.joined(separator: ", ")) FROM \(layout.tableName)
             WHERE \(complete) ORDER BY \(keyColumns.joined(separator: ", ")), Z_PK
             """
-        var group = DuplicateGroup()
+        var group = DuplicateGroup(distinctIDsAreDistinct: context.keepDistinctIDs)
         let insert = try context.db.makeStatement(sql: "INSERT INTO temp.questbak_pairs (duplicate, keeper, carried) VALUES (?, ?, ?)")
         try ExactSQL.forEachRow(context.db, sql: sql) { row in
             let primaryKey = row.integer(0) ?? 0
@@ -54,7 +56,9 @@ struct DuplicateRule: RepairRule {
             let rowKey = (0..<keyColumns.count).map { row[2 + $0] }
             // Rows arrive in SQLite's order of the key, so one key's rows are adjacent; they are
             // one key when SQLite calls them equal: text and BLOBs byte for byte, numbers by value.
-            if !StoredValue.sameKey(rowKey, group.key) { group = DuplicateGroup(key: rowKey) }
+            if !StoredValue.sameKey(rowKey, group.key) {
+                group = DuplicateGroup(key: rowKey, distinctIDsAreDistinct: context.keepDistinctIDs)
+            }
             if let match = group.keeper(for: primaryKey, cloudID: cloudID) {
                 try insert.execute(arguments: [primaryKey, match.keeper, match.carried])
             }

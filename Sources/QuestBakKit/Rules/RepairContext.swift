@@ -20,6 +20,9 @@ struct RepairContext {
     let log: RepairLog
     /// The store or archive being repaired, for error messages.
     let path: String
+    /// Records of one natural key whose cloudIDs differ stay distinct (the behaviour before the
+    /// identity rule): off by default, since sync and reinstalls copy records under fresh UUIDs.
+    var keepDistinctIDs = false
 }
 
 // MARK: Shared by the rules

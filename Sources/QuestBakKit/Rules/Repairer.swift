@@ -19,11 +19,11 @@ struct Repairer {
 
     init(
         db: Database, schema: Schema, defaultsSchema: Schema, now: Double, randomIDs: Bool, cloudIDKind: RepairEntry.Kind, log: RepairLog,
-        path: String
+        path: String, keepDistinctIDs: Bool = false
     ) {
         context = RepairContext(
             db: db, schema: schema, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs, cloudIDKind: cloudIDKind, log: log,
-            path: path)
+            path: path, keepDistinctIDs: keepDistinctIDs)
     }
 
     func run() throws {
