@@ -191,17 +191,23 @@ public enum FixtureGenerator {
                 return .commit
             }
         }
-        // Copy while the connection is still open: closing would checkpoint and delete the WAL.
+        try WriteAheadLog.copyKeepingWAL(queue, from: working, to: url)
+    }
+}
+
+extension WriteAheadLog {
+    /// Copies a store whose newest rows are only in its WAL, with `-wal` and `-shm`, while its
+    /// connection is still open (closing would checkpoint and delete the WAL), then closes it
+    /// and makes the copy's WAL deterministic.
+    static func copyKeepingWAL(_ queue: DatabaseQueue, from working: URL, to url: URL) throws {
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(atPath: url.path + suffix)
             try FileManager.default.copyItem(atPath: working.path + suffix, toPath: url.path + suffix)
         }
         try queue.close()
-        try WriteAheadLog.makeDeterministic(walAt: URL(fileURLWithPath: url.path + "-wal"), shmAt: URL(fileURLWithPath: url.path + "-shm"))
+        try makeDeterministic(walAt: URL(fileURLWithPath: url.path + "-wal"), shmAt: URL(fileURLWithPath: url.path + "-shm"))
     }
-}
 
-extension WriteAheadLog {
     /// SQLite salts a new WAL with random bytes. Fixtures must be byte-identical across runs, so
     /// the salts are replaced by fixed values and every checksum recomputed. The `-shm` index is
     /// zeroed: it is process-local state that the first connection rebuilds from the WAL anyway.

@@ -288,12 +288,6 @@ package enum ModelStoreWriter {
                 return .commit
             }
         }
-        // Copy while the connection is still open: closing would checkpoint and delete the WAL.
-        for suffix in ["", "-wal", "-shm"] {
-            try? FileManager.default.removeItem(atPath: url.path + suffix)
-            try FileManager.default.copyItem(atPath: working.path + suffix, toPath: url.path + suffix)
-        }
-        try queue.close()
-        try WriteAheadLog.makeDeterministic(walAt: URL(fileURLWithPath: url.path + "-wal"), shmAt: URL(fileURLWithPath: url.path + "-shm"))
+        try WriteAheadLog.copyKeepingWAL(queue, from: working, to: url)
     }
 }
