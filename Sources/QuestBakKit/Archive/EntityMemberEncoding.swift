@@ -64,16 +64,23 @@ enum EntityMemberEncoding {
         var count: Int
         var bytes: Int64
         var sha256: String
+
+        /// The digest of a member as `encode` streams it (any of the member encodings), without
+        /// keeping its bytes.
+        static func of(_ encode: (([UInt8]) throws -> Void) throws -> Int) throws -> Digest {
+            var hasher = SHA256()
+            var bytes: Int64 = 0
+            let count = try encode { chunk in
+                hasher.update(data: chunk)
+                bytes += Int64(chunk.count)
+            }
+            return Digest(count: count, bytes: bytes, sha256: hasher.finalize().hexString)
+        }
     }
 
     static func digest(_ db: Database, schema: Schema, entity: Entity, path: String) throws -> Digest {
-        var hasher = SHA256()
-        var bytes: Int64 = 0
-        let count = try encode(db, schema: schema, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: path) {
-            chunk in
-            hasher.update(data: chunk)
-            bytes += Int64(chunk.count)
+        try Digest.of {
+            try encode(db, schema: schema, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: path, write: $0)
         }
-        return Digest(count: count, bytes: bytes, sha256: hasher.finalize().hexString)
     }
 }

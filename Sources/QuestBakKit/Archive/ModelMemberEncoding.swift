@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GRDB
 
@@ -137,13 +136,7 @@ enum ModelMemberEncoding {
     ) throws
         -> EntityMemberEncoding.Digest
     {
-        var hasher = SHA256()
-        var bytes: Int64 = 0
-        let count = try encode(db, plan: plan, schemaVersion: schemaVersion, path: path) { chunk in
-            hasher.update(data: chunk)
-            bytes += Int64(chunk.count)
-        }
-        return .init(count: count, bytes: bytes, sha256: hasher.finalize().hexString)
+        try .of { try encode(db, plan: plan, schemaVersion: schemaVersion, path: path, write: $0) }
     }
 
     /// One record line, read back into its row and its links.
@@ -293,12 +286,6 @@ enum GenericMemberEncoding {
     ) throws
         -> EntityMemberEncoding.Digest
     {
-        var hasher = SHA256()
-        var bytes: Int64 = 0
-        let count = try encode(db, entity: entity, table: table, schemaVersion: schemaVersion, path: path) { chunk in
-            hasher.update(data: chunk)
-            bytes += Int64(chunk.count)
-        }
-        return .init(count: count, bytes: bytes, sha256: hasher.finalize().hexString)
+        try .of { try encode(db, entity: entity, table: table, schemaVersion: schemaVersion, path: path, write: $0) }
     }
 }
