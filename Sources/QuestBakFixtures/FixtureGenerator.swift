@@ -168,9 +168,30 @@ public enum FixtureGenerator {
     /// Inserts `tail` into the store at `url` and keeps the result the way a running app leaves
     /// it: the new rows committed to `-wal` and not checkpointed into the main file.
     static func appendLeavingWAL(_ tail: Dataset, to url: URL) throws {
+        try WriteAheadLog.commitLeavingWAL(to: url) { db in
+            let sink = StoreWriter.Sink(db: db, schema: tail.schema)
+            for entity in tail.schema.entities {
+                for record in tail.records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
+                if let highest = sink.maximumPrimaryKeys[entity.name] {
+                    try db.execute(
+                        sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_NAME = ?", arguments: [highest, entity.name])
+                }
+            }
+            // The profile was saved again by the app: a changed row, and its Z_OPT counts the save.
+            try db.execute(sql: "UPDATE ZPLAYERPROFILE SET ZTOTALXP = ZTOTALXP + 40, Z_OPT = Z_OPT + 1")
+        }
+    }
+}
+
+extension WriteAheadLog {
+    /// Commits what `body` writes to the store at `url` and leaves it the way a running app does:
+    /// in `-wal`, not checkpointed into the main file. The write happens on a copy; the copy is
+    /// taken back with its `-wal` and `-shm` while its connection is still open (closing would
+    /// checkpoint and delete the WAL), and its WAL made deterministic.
+    static func commitLeavingWAL(to url: URL, _ body: (Database) throws -> Void) throws {
         let staging = try TemporaryDirectory.create(prefix: "questbak-wal-fixture")
         defer { TemporaryDirectory.remove(staging) }
-        let working = staging.appendingPathComponent(storeFileName)
+        let working = staging.appendingPathComponent(url.lastPathComponent)
         try FileManager.default.copyItem(at: url, to: working)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
@@ -178,28 +199,10 @@ public enum FixtureGenerator {
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             try db.inTransaction {
-                let sink = StoreWriter.Sink(db: db, schema: tail.schema)
-                for entity in tail.schema.entities {
-                    for record in tail.records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
-                    if let highest = sink.maximumPrimaryKeys[entity.name] {
-                        try db.execute(
-                            sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_NAME = ?", arguments: [highest, entity.name])
-                    }
-                }
-                // The profile was saved again by the app: a changed row, and its Z_OPT counts the save.
-                try db.execute(sql: "UPDATE ZPLAYERPROFILE SET ZTOTALXP = ZTOTALXP + 40, Z_OPT = Z_OPT + 1")
+                try body(db)
                 return .commit
             }
         }
-        try WriteAheadLog.copyKeepingWAL(queue, from: working, to: url)
-    }
-}
-
-extension WriteAheadLog {
-    /// Copies a store whose newest rows are only in its WAL, with `-wal` and `-shm`, while its
-    /// connection is still open (closing would checkpoint and delete the WAL), then closes it
-    /// and makes the copy's WAL deterministic.
-    static func copyKeepingWAL(_ queue: DatabaseQueue, from working: URL, to url: URL) throws {
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(atPath: url.path + suffix)
             try FileManager.default.copyItem(atPath: working.path + suffix, toPath: url.path + suffix)

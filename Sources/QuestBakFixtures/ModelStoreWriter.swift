@@ -272,22 +272,10 @@ package enum ModelStoreWriter {
     /// Commits `rows` to the store at `url` and keeps them the way a running app leaves them:
     /// in `-wal`, not checkpointed into the main file (as `FixtureGenerator` does for `v1-wal`).
     static func appendLeavingWAL(_ rows: [ModelRow], layout: ModelTables, to url: URL) throws {
-        let staging = try TemporaryDirectory.create(prefix: "questbak-any-app-wal")
-        defer { TemporaryDirectory.remove(staging) }
-        let working = staging.appendingPathComponent(url.lastPathComponent)
-        try FileManager.default.copyItem(at: url, to: working)
-        var configuration = Configuration()
-        configuration.foreignKeysEnabled = false
-        let queue = try DatabaseQueue(path: working.path, configuration: configuration)
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
-            try db.inTransaction {
-                for (root, key) in try insert(rows, layout: layout, db: db).sorted(by: { $0.key < $1.key }) {
-                    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_NAME = ?", arguments: [key, root])
-                }
-                return .commit
+        try WriteAheadLog.commitLeavingWAL(to: url) { db in
+            for (root, key) in try insert(rows, layout: layout, db: db).sorted(by: { $0.key < $1.key }) {
+                try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_NAME = ?", arguments: [key, root])
             }
         }
-        try WriteAheadLog.copyKeepingWAL(queue, from: working, to: url)
     }
 }
