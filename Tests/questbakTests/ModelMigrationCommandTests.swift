@@ -35,6 +35,14 @@ final class ModelMigrationCommandTests: XCTestCase {
         return model
     }
 
+    /// A gate's fixtures folder holding a copy of `folder` (a store with its sidecars) as `kitchen-sink`.
+    func gateFixtures(in directory: TemporaryTestDirectory, holding folder: URL) throws -> URL {
+        let fixtures = directory.path("MigrationFixtures")
+        try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: folder, to: fixtures.appendingPathComponent("kitchen-sink"))
+        return fixtures
+    }
+
     func newBuildStore(_ model: CompiledModel, at url: URL) throws {
         var store = ModelStore(model: model, uuid: "11111111-2222-4333-8444-555555555555", rows: [])
         store.frameworkVersion = 1526
@@ -119,10 +127,7 @@ extension ModelMigrationCommandTests {
     /// new model Core Data cannot migrate to, fails with a reason.
     func testTheGateChecksAnyAppsFixturesAgainstTheNewBuildsModel() throws {
         let directory = try TemporaryTestDirectory()
-        let fixtures = directory.path("MigrationFixtures")
-        try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(
-            at: Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink"), to: fixtures.appendingPathComponent("kitchen-sink"))
+        let fixtures = try gateFixtures(in: directory, holding: Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink"))
         let next = directory.path("next.store")
         try newBuildStore(Self.nextModel(), at: next)
         let gate = ["verify-migration", "--fixtures", fixtures.path, "--to", next.path]
@@ -208,9 +213,7 @@ extension ModelMigrationCommandTests {
             unknown.standardError)
 
         // The gate runs the chain for every fixture and names an unknown version the same way.
-        let fixtures = directory.path("MigrationFixtures")
-        try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: store.deletingLastPathComponent(), to: fixtures.appendingPathComponent("kitchen-sink"))
+        let fixtures = try gateFixtures(in: directory, holding: store.deletingLastPathComponent())
         let gate = ["verify-migration", "--fixtures", fixtures.path, "--through", first.path, "--through", second.path, "--to", third.path]
         XCTAssertEqual(try Questbak.run(gate + ["--record"]).status, 3)
         let passed = try Questbak.run(gate)
@@ -243,9 +246,7 @@ extension ModelMigrationCommandTests {
         let text = try String(contentsOf: report, encoding: .utf8)
         XCTAssertTrue(text.contains(#""field":"sweetness""#), text)
 
-        let fixtures = directory.path("MigrationFixtures")
-        try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: store.deletingLastPathComponent(), to: fixtures.appendingPathComponent("kitchen-sink"))
+        let fixtures = try gateFixtures(in: directory, holding: store.deletingLastPathComponent())
         let gate = try Questbak.run(["verify-migration", "--fixtures", fixtures.path, "--to", next.path])
         XCTAssertEqual(gate.status, 3, gate.standardOutput)
         XCTAssertTrue(
