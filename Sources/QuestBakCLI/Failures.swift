@@ -64,7 +64,8 @@ enum ExitStatus: Int32, CaseIterable {
         case let error as ImportError:
             switch error {
             case .repairsNeeded: return .repairsNeeded
-            case .unknownTargetVersion: return .usage
+            case .unknownTargetVersion, .notADateProperty: return .usage
+            case .storeChangedDuringMerge: return .busy
             case .verificationFailed: return .ioError
             case .notImportable, .downgrade, .template: return .invalidInput
             }

@@ -69,10 +69,38 @@ extension Questbak {
         @Flag(help: "Keep records of one natural key whose cloudIDs differ as distinct records (by default they are one record).")
         var keepDistinctIds = false
 
+        @Flag(
+            help:
+                "Merge the archive's records into the existing STORE instead of replacing it: nothing of the store is deleted, the old store is kept beside it."
+        )
+        var merge = false
+
+        @Option(help: "With --merge, whose value a field keeps when both have one: store (default), archive, or newer.")
+        var prefer: Merger.Preference = .store
+
+        @Option(
+            help: ArgumentHelp(
+                "With --prefer newer, the date property that says which copy of ENTITY is newer (repeatable; default: updatedAt and its kin).",
+                valueName: "ENTITY.PROPERTY"))
+        var newerBy: [String] = []
+
         @Flag(name: .shortAndLong, help: "Print nothing but errors.")
         var quiet = false
 
         func validate() throws {
+            if merge {
+                if into == nil { throw ValidationError("--merge needs --into STORE, the store to merge into") }
+                if replace { throw ValidationError("--merge keeps the store and adds to it; leave out --replace") }
+                if toVersion != nil || template != nil {
+                    throw ValidationError("--merge writes the store's own version and metadata; leave out --to-version and --template")
+                }
+            } else if prefer != .store || !newerBy.isEmpty {
+                throw ValidationError("--prefer and --newer-by need --merge")
+            }
+            if !newerBy.isEmpty && prefer != .newer { throw ValidationError("--newer-by needs --prefer newer") }
+            for pair in newerBy where Self.entityAndProperty(pair) == nil {
+                throw ValidationError("--newer-by must look like Entity.property, found \"\(pair)\"")
+            }
             if into == nil && !validateAndRepair {
                 throw ValidationError("give --into STORE to restore, or --validate to check the archive only")
             }
@@ -103,6 +131,10 @@ extension Questbak {
                 options.backupStamp = Self.stamp(Date())
                 options.schemas = try schemaOptions.schemas().candidates
                 let file = archive == "-" ? try Self.spool(standardInputTo: work).path : archive
+                if merge, let into {
+                    status = try runMerge(archive: file, into: URL(fileURLWithPath: into), work: work)
+                    return
+                }
                 let result = try Importer.run(
                     archive: file, displayName: archive == "-" ? "standard input" : archive, into: into.map { URL(fileURLWithPath: $0) },
                     options: options, workDirectory: work)
@@ -124,6 +156,12 @@ extension Questbak {
                 if result.dryRun && unclean > 0 { status = .repairsNeeded }
             }
             if status != .success { throw ExitCode(status.rawValue) }
+        }
+
+        static func entityAndProperty(_ text: String) -> (entity: String, property: String)? {
+            let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
+            return (String(parts[0]), String(parts[1]))
         }
 
         /// Standard input is read twice (the manifest, then everything), so it is saved first.

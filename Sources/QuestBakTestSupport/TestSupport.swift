@@ -48,6 +48,13 @@ public final class TemporaryTestDirectory {
         try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent(name), to: destination)
         return destination.appendingPathComponent("default.store")
     }
+
+    /// The same, into a folder of the given name (for two copies of one fixture side by side).
+    public func copyFixture(_ name: String, as folder: String) throws -> URL {
+        let destination = url.appendingPathComponent(folder)
+        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent(name), to: destination)
+        return destination.appendingPathComponent("default.store")
+    }
 }
 
 /// Every file under a directory with its bytes and modification time, to prove nothing changed.

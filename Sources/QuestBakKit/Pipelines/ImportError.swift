@@ -7,6 +7,11 @@ public enum ImportError: Error, Equatable, LocalizedError {
     case downgrade(archive: String, from: String, to: String)
     case unknownTargetVersion(version: String, supported: [String])
     case template(path: String, reason: String)
+    /// A merge was asked to say which copy is newer by a property the store's model does not
+    /// have as a date.
+    case notADateProperty(entity: String, property: String, reason: String)
+    /// The store changed while the merge ran (the app saved meanwhile); nothing was put in place.
+    case storeChangedDuringMerge(store: String)
     /// The written store did not read back as written.
     case verificationFailed(store: String, entity: String, expected: String, found: String)
 
@@ -23,6 +28,10 @@ public enum ImportError: Error, Equatable, LocalizedError {
             return "schema version \(version) to write is not a known schema (known: \(supported.joined(separator: ", ")))"
         case .template(let path, let reason):
             return "\(path): cannot use as a template: \(reason)"
+        case .notADateProperty(let entity, let property, let reason):
+            return "\(entity).\(property) cannot say which copy is newer: \(reason)"
+        case .storeChangedDuringMerge(let store):
+            return "\(store): the store changed while the merge ran (is the app open?); nothing was put in place"
         case .verificationFailed(let store, let entity, let expected, let found):
             return "\(store): \(entity) did not read back as written (expected \(expected), found \(found)); nothing was put in place"
         }

@@ -14,6 +14,9 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
         /// Core Data's bookkeeping made consistent with the records (`Z_MAX` raised to the
         /// largest `Z_PK`); always allowed, always reported.
         case bookkeeping
+        /// What `import --merge` did to the store: a record inserted, a field filled, a conflict
+        /// settled, a cloudID superseded, a link added, a reference that could not be translated.
+        case merge
     }
 
     public enum Rule: String, Sendable, Encodable, CaseIterable {
@@ -22,6 +25,7 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
         case cloudID
         case unknownProperty = "unknown-property"
         case maximumPrimaryKey = "z-max"
+        case insert, fill, conflict, supersede, link, dangling
     }
 
     public var rule: Rule

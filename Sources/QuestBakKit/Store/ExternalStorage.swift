@@ -60,11 +60,21 @@ package enum ExternalStorage {
     }
 
     /// Records that refer to an external-storage file that is not among `available`, one sentence
-    /// each (at most 20, then a count). The form of a reference is inference (model-cache.md): a
-    /// BLOB of the byte 0x02 and then the file's name, a UUID in ASCII.
+    /// each (at most 20, then a count).
     package static func missingReferences(_ db: Database, available: Set<String>) throws -> [String] {
-        var missing: [String] = []
-        var total = 0
+        let missing = try references(db).filter { !available.contains($0.name) }
+        var sentences = missing.prefix(20).map {
+            "\($0.entity) \($0.primaryKey.reportable) \($0.column) refers to the external-storage file \($0.name), which is not there"
+        }
+        if missing.count > sentences.count { sentences.append("and \(missing.count - sentences.count) more such references") }
+        return sentences
+    }
+
+    /// Every reference to an external-storage file in the store's entity tables. The form of a
+    /// reference is inference (model-cache.md): a BLOB of the byte 0x02 and then the file's name,
+    /// a UUID in ASCII.
+    static func references(_ db: Database) throws -> [(entity: String, primaryKey: StoredValue, column: String, name: String)] {
+        var found: [(entity: String, primaryKey: StoredValue, column: String, name: String)] = []
         for (key, table) in try StoreReader.modelTables(db) {
             for column in try db.columns(in: table) where column.type.uppercased().hasPrefix("BLOB") {
                 let quoted = column.name.quotedDatabaseIdentifier
@@ -73,21 +83,12 @@ package enum ExternalStorage {
                     WHERE typeof(\(quoted)) = 'blob' AND length(\(quoted)) = 37 AND substr(\(quoted), 1, 1) = x'02' ORDER BY Z_PK
                     """
                 for row in try ExactSQL.fetchAll(db, sql: sql) {
-                    guard case .blob(let bytes) = row[1], let name = String(bytes: bytes, encoding: .ascii), !available.contains(name)
-                    else {
-                        continue
-                    }
-                    total += 1
-                    if missing.count < 20 {
-                        missing.append(
-                            "\(key.name) \(row[0].reportable) \(column.name) refers to the external-storage file \(name), which is not there"
-                        )
-                    }
+                    guard case .blob(let bytes) = row[1], let name = String(bytes: bytes, encoding: .ascii) else { continue }
+                    found.append((key.name, row[0], column.name, name))
                 }
             }
         }
-        if total > missing.count { missing.append("and \(total - missing.count) more such references") }
-        return missing
+        return found
     }
 
     /// Writes the files into the store's external-storage folder, each durably (written to a

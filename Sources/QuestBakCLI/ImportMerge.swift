@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import QuestBakKit
+
+extension Merger.Preference: ExpressibleByArgument {}
+
+extension Questbak.Import {
+    /// `import --merge`: the archive's records merged into the existing store.
+    func runMerge(archive file: String, into target: URL, work: URL) throws -> ExitStatus {
+        var options = Merger.Options()
+        options.validate = validateAndRepair
+        options.preference = prefer
+        options.newerBy = Dictionary(
+            newerBy.compactMap { Self.entityAndProperty($0) }.map { ($0.entity, $0.property) }, uniquingKeysWith: { _, last in last })
+        options.keepDistinctIDs = keepDistinctIds
+        options.now = now.flatMap { DateText.secondsSinceReferenceDate(iso8601: $0) }
+        options.randomIDs = randomIds
+        options.allowNewer = allowNewer
+        options.dryRun = dryRun
+        options.backupStamp = Self.stamp(Date())
+        options.schemas = try schemaOptions.schemas().candidates
+        let result = try Merger.run(
+            archive: file, displayName: archive == "-" ? "standard input" : archive, into: target, options: options, workDirectory: work)
+        let document = try ReportDocument.json(summary: result, log: result.log)
+        if let report { try ReportDocument.write(document, to: URL(fileURLWithPath: report)) }
+        if json {
+            FileHandle.standardOutput.write(document)
+        } else if !quiet {
+            print(try Self.text(result))
+        }
+        if let backup = result.backup {
+            let undo = Undo.text(backup: backup, files: result.backupFiles, target: result.target)
+            if quiet || json { FileHandle.standardError.write(Data((undo + "\n").utf8)) } else { print(undo) }
+        }
+        return .success
+    }
+
+    static func text(_ result: Merger.Result) throws -> String {
+        let action: String
+        if result.unchanged {
+            action = "nothing to merge into \(result.target)"
+        } else {
+            action = result.dryRun ? "dry run: would merge into \(result.target)" : "merged into \(result.target)"
+        }
+        var lines = [
+            "\(action) from \(result.source), schema \(result.schemaVersion), conflicts settled for the \(result.preference.rawValue)"
+        ]
+        lines += result.notes
+        let width = result.entities.map(\.name.count).max() ?? 0
+        for entity in result.entities {
+            let matched = entity.matched.values.reduce(0, +)
+            let how = entity.matched.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.value) by \($0.key)" }.joined(
+                separator: ", ")
+            lines.append(
+                "  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  store " + String(entity.store).leftPadded(8)
+                    + "  archive " + String(entity.archive).leftPadded(8) + "  matched " + String(matched).leftPadded(8) + "  inserted "
+                    + String(entity.inserted).leftPadded(8) + "  changed " + String(entity.changed).leftPadded(6)
+                    + (how.isEmpty ? "" : "  (\(how))"))
+        }
+        let merged = result.counts.filter { $0.key.hasPrefix("merge.") || $0.key.hasPrefix("bookkeeping.") }
+        if merged.isEmpty {
+            lines.append("no changes")
+        } else {
+            lines.append("changes: " + merged.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+            let shown = ReportText.lines(try result.log.firstEntries(20))
+            lines += shown.map { "  " + $0 }
+            let total = merged.values.reduce(0, +)
+            if total > shown.count { lines.append("  … \(total - shown.count) more (--report FILE or --json lists all)") }
+        }
+        if let superseded = result.counts["merge.supersede"] {
+            lines.append(
+                "\(superseded) cloudID(s) of the archive's copies are superseded by the store's: the app can delete those records from CloudKit (--report FILE lists them)"
+            )
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,331 @@
+import Foundation
+import GRDB
+
+/// `questbak import ARCHIVE --merge --into STORE`: an archive's records merged into a store that
+/// has data of its own (a reinstalled device that has played since the backup, a second device
+/// before its first sync). Nothing of the store is deleted; every insert, fill, conflict and
+/// superseded cloudID is reported; the store is replaced atomically, the old one kept beside it.
+///
+/// The story: the archive is restored as it would be by `import` (verified, and repaired with
+/// `validate`) into a scratch store of the store's own version; a snapshot of the store is copied
+/// beside it; `RecordMerge` merges the scratch store's records into the copy in one transaction;
+/// the copy is read back and checked; and it replaces the store, unless the merge changed nothing,
+/// in which case the store is left byte for byte as it was.
+public enum Merger {
+    /// Which value a field keeps when the store and the archive both have one and they differ.
+    public enum Preference: String, CaseIterable, Sendable, Encodable {
+        /// The store's (the default): the archive only fills what the store lacks.
+        case store
+        case archive
+        /// The copy whose date property (`newerBy`, or `updatedAt` and its kin) is later.
+        case newer
+    }
+
+    public struct Options {
+        /// Repairs of the archive's own data (as `import --validate`); without it an archive
+        /// that needs any is refused.
+        public var validate = false
+        public var preference: Preference = .store
+        /// Entity name → the date property that says which copy is newer, for `.newer`.
+        public var newerBy: [String: String] = [:]
+        /// Records of one natural key whose cloudIDs differ are not the same record.
+        public var keepDistinctIDs = false
+        public var now: Double?
+        public var randomIDs = false
+        public var allowNewer = false
+        /// Do everything but put the merged store in place.
+        public var dryRun = false
+        public var backupStamp = "backup"
+        public var schemas: [Schema] = TimeQuestSchemas.all
+
+        public init() {}
+    }
+
+    public struct EntityResult: Sendable, Encodable {
+        public var name: String
+        /// Records of the store before the merge.
+        public var store: Int
+        /// Records of the archive (after its own repairs).
+        public var archive: Int
+        /// Archive records found in the store, by the identity that matched them.
+        public var matched: [String: Int]
+        public var inserted: Int
+        /// Store records whose values the merge changed.
+        public var changed: Int
+        /// Records of the merged store.
+        public var written: Int
+    }
+
+    public struct Result: Encodable {
+        public var source: String
+        public var target: String
+        public var dryRun: Bool
+        /// The merge found nothing to add or change: the store was left as it was.
+        public var unchanged: Bool
+        public var schemaVersion: String
+        public var preference: Preference
+        public var entities: [EntityResult]
+        /// Entries by `kind.rule`.
+        public var counts: [String: Int]
+        public var changes: Int
+        /// Repairs made to the archive's own records before the merge (`import --validate`'s).
+        public var archiveRepairs: [String: Int]
+        public var backup: String?
+        public var backupFiles: [String]
+        public var notes: [String]
+        public let log: RepairLog
+
+        enum CodingKeys: String, CodingKey {
+            case source, target, dryRun, unchanged, schemaVersion, preference, entities, counts, changes, archiveRepairs, backup
+            case backupFiles, notes
+        }
+    }
+
+    /// Property names that say when a record last changed, tried in this order for `.newer`
+    /// when `newerBy` names none for an entity.
+    public static let conventionalModificationDates = [
+        "updatedAt", "modifiedAt", "lastModified", "lastModifiedAt", "modificationDate", "dateModified", "lastUpdated",
+    ]
+
+    public static func run(
+        archive file: String, displayName: String? = nil, into target: URL, options: Options, workDirectory: URL
+    ) throws -> Result {
+        let path = displayName ?? file
+        StorePlacement.removeStaleTemporaries(besides: target)
+        let before = try FileFingerprint.of(CoreDataSQL.storeFileSuffixes.map { CoreDataSQL.sidecar(of: target, $0) })
+        let snapshot = try StoreSnapshot(storeAt: target)
+        let (description, _) = try snapshot.read { db in
+            try StoreReader.requireCoreDataSQL(db, path: target.path)
+            return try StoreDescription.resolve(db, path: target.path, candidates: options.schemas)
+        }
+        let manifest = try ArchiveReader(path: file, displayPath: path).readManifest()
+        let kind = manifest.source.schema
+        var targetVersion: String?
+        switch description {
+        case .tables(let reason):
+            throw ImportError.notImportable(
+                archive: path,
+                reason: "no model describes the store \(target.path) (\(reason)), so its records cannot be matched to the archive's")
+        case .timeQuest(let schema):
+            guard kind == ArchiveManifest.Source.timeQuestSchema else {
+                throw ImportError.notImportable(
+                    archive: path,
+                    reason: "it is an archive of another app's store (\(ArchiveError.displayName(kind))); \(target.path) is TimeQuest's")
+            }
+            targetVersion = schema.versionIdentifier
+        case .model:
+            guard kind == ArchiveManifest.Source.modelSchema else {
+                throw ImportError.notImportable(
+                    archive: path,
+                    reason: kind == ArchiveManifest.Source.timeQuestSchema
+                        ? "it is a TimeQuest archive; \(target.path) is another app's store"
+                        : "it is a generic archive (no model described the store it came from), so its records cannot be matched")
+            }
+        }
+
+        // The archive, restored as `import` would, as the store's version.
+        var importOptions = Importer.Options()
+        importOptions.validate = options.validate
+        importOptions.targetVersion = targetVersion
+        importOptions.now = options.now
+        importOptions.randomIDs = options.randomIDs
+        importOptions.allowNewer = options.allowNewer
+        importOptions.keepDistinctIDs = options.keepDistinctIDs
+        importOptions.schemas = options.schemas
+        let scratchFolder = workDirectory.appendingPathComponent("archive-store")
+        let importWork = workDirectory.appendingPathComponent("import")
+        try FileManager.default.createDirectory(at: importWork, withIntermediateDirectories: true)
+        let scratch = scratchFolder.appendingPathComponent("default.store")
+        let restored = try Importer.run(archive: file, displayName: path, into: scratch, options: importOptions, workDirectory: importWork)
+        // What the restore did to the scratch store's own folder is no concern of the user's.
+        var notes = restored.notes.filter { !$0.contains(scratchFolder.path) }.map { "archive: " + $0 }
+        let archiveRepairs = restored.counts.filter { $0.key.hasPrefix("repair.") || $0.key.hasPrefix("unstorable.") }
+        if !archiveRepairs.isEmpty {
+            notes.append(
+                "the archive's own records were repaired before the merge (\(archiveRepairs.values.reduce(0, +)) repairs; `questbak import ARCHIVE --validate --report FILE` lists them)"
+            )
+        }
+
+        let layout: MergeLayout
+        switch description {
+        case .timeQuest(let schema): layout = MergeLayout(timeQuest: schema)
+        case .model(let storeLayout):
+            layout = try sameModel(store: snapshot, storeLayout: storeLayout, scratch: scratch, archive: path)
+        case .tables: preconditionFailure("refused above")
+        }
+        notes += layout.notes
+        let newerColumns = try newerColumns(layout, options: options, notes: &notes)
+
+        // The merged store is built beside the target, from a snapshot of it.
+        let merged = StorePlacement.temporaryStoreURL(besides: target)
+        for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(merged.path + suffix) }
+        defer {
+            for suffix in CoreDataSQL.storeFileSuffixes {
+                unlink(merged.path + suffix)
+                TemporaryFiles.removed(merged.path + suffix)
+            }
+        }
+        try snapshot.copyFiles(to: merged)
+        let log = try RepairLog(directory: workDirectory)
+        var merge: RecordMerge
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = false
+            let queue = try DatabaseQueue(path: merged.path, configuration: configuration)
+            merge = try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [scratch.path])
+                var merge = RecordMerge(
+                    db: db, layout: layout, preference: options.preference, newerColumns: newerColumns,
+                    keepDistinctIDs: options.keepDistinctIDs, log: log, storePath: target.path)
+                try db.inTransaction {
+                    try merge.run()
+                    FaultPoint.reached("before commit of the merge")
+                    return .commit
+                }
+                try db.execute(sql: "DETACH DATABASE incoming")
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                return merge
+            }
+            try queue.close()
+        } catch let error as DatabaseError {
+            throw StoreError.wrapping(error, path: target.path)
+        }
+        notes += merge.notes
+        let written = try verify(merged, layout: layout, counts: merge.counts, target: target)
+        // The external-storage files that records merged in refer to, and the store lacks.
+        let present = Set(try ExternalStorage.files(forStore: target).files.map(\.name))
+        let needed = try DatabaseQueue(path: merged.path).read { db in
+            Set(try ExternalStorage.references(db).map(\.name)).subtracting(present)
+        }
+        let external = try ExternalStorage.files(forStore: scratch).files.filter { needed.contains($0.name) }.map {
+            (name: $0.name, data: try Data(contentsOf: $0.url))
+        }
+        if !external.isEmpty {
+            notes.append(
+                "\(options.dryRun ? "would write" : "wrote") \(external.count) external-storage file(s) to \(ExternalStorage.folder(forStore: target).path)"
+            )
+        }
+        FaultPoint.reached("merged store read back and verified")
+
+        // Conflicts the store won, superseded cloudIDs and untranslatable references change nothing.
+        let storeChanged =
+            ["merge.insert", "merge.fill", "merge.link"].contains { (log.counts[$0] ?? 0) > 0 }
+            || merge.counts.values.contains { $0.changed > 0 }
+        var backup: URL?
+        if storeChanged && !options.dryRun {
+            guard try FileFingerprint.of(CoreDataSQL.storeFileSuffixes.map { CoreDataSQL.sidecar(of: target, $0) }) == before else {
+                throw ImportError.storeChangedDuringMerge(store: target.path)
+            }
+            let installed = try ExternalStorage.install(external, forStore: target)
+            do {
+                backup = try StorePlacement.place(merged, at: target, replace: true, backupStamp: options.backupStamp)
+            } catch {
+                ExternalStorage.remove(installed)
+                throw error
+            }
+        } else if !storeChanged {
+            notes.append("the store already holds every record of the archive: left as it was")
+        }
+        let entities = layout.entities.map { entity in
+            let counts = merge.counts[entity.name] ?? .init()
+            return EntityResult(
+                name: entity.name, store: counts.inStore, archive: counts.inArchive, matched: counts.matchedBy, inserted: counts.inserted,
+                changed: counts.changed, written: written[entity.name] ?? 0)
+        }.sorted { $0.name < $1.name }
+        return Result(
+            source: path, target: target.path, dryRun: options.dryRun, unchanged: !storeChanged,
+            schemaVersion: targetVersion ?? manifest.effectiveSchemaVersion, preference: options.preference, entities: entities,
+            counts: log.counts, changes: log.total, archiveRepairs: archiveRepairs, backup: backup?.path,
+            backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
+    }
+
+    /// The archive's model must be the store's: the same entity hashes and the same tables.
+    private static func sameModel(store: StoreSnapshot, storeLayout: ModelLayout, scratch: URL, archive: String) throws -> MergeLayout {
+        let (storeHashes, model) = try store.read { db -> ([String: Data], CompiledModel) in
+            let metadata = try StoreReader.metadata(db, path: store.path)
+            guard let content = try StoreReader.modelCache(db) else {
+                throw StoreError.noModel(path: store.path, reason: "it has no model cache")
+            }
+            return (metadata.entityHashes, try ModelCacheDecoder.decode(content))
+        }
+        let scratchSnapshot = try StoreSnapshot(storeAt: scratch)
+        let (archiveHashes, archiveLayout) = try scratchSnapshot.read { db in
+            (try StoreReader.metadata(db, path: archive).entityHashes, try ModelLayout(db, model: model))
+        }
+        let differing = Set(storeHashes.keys).union(archiveHashes.keys).filter { storeHashes[$0] != archiveHashes[$0] }.sorted()
+        guard differing.isEmpty else {
+            throw ImportError.notImportable(
+                archive: archive,
+                reason:
+                    "its model is not the store's (entities that differ: \(differing.joined(separator: ", "))); migrate the older one first (questbak migrate --to)"
+            )
+        }
+        guard archiveLayout.entities == storeLayout.entities, archiveLayout.problems.isEmpty else {
+            throw ImportError.notImportable(
+                archive: archive, reason: "its store's tables are laid out otherwise than \(store.path)'s, though the model is the same")
+        }
+        return MergeLayout(model: model, layout: storeLayout)
+    }
+
+    /// For `.newer`: each entity's date column, named by `newerBy` or by convention; entities
+    /// without one keep the store's values, and a note says so.
+    private static func newerColumns(_ layout: MergeLayout, options: Options, notes: inout [String]) throws -> [String: String] {
+        guard options.preference == .newer else { return [:] }
+        for (entity, property) in options.newerBy.sorted(by: { $0.key < $1.key }) {
+            guard let plan = layout.entity(named: entity) else {
+                throw ImportError.notADateProperty(
+                    entity: entity, property: property,
+                    reason: "the store has no entity \(entity) (it has \(layout.entities.map(\.name).sorted().joined(separator: ", ")))")
+            }
+            guard let field = plan.field(named: property) else {
+                throw ImportError.notADateProperty(entity: entity, property: property, reason: "\(entity) has no property \(property)")
+            }
+            guard field.kind == .date else {
+                throw ImportError.notADateProperty(entity: entity, property: property, reason: "it is not a date")
+            }
+        }
+        var columns: [String: String] = [:]
+        var without: [String] = []
+        for entity in layout.entities {
+            let names = options.newerBy[entity.name].map { [$0] } ?? conventionalModificationDates
+            if let field = names.lazy.compactMap({ entity.field(named: $0) }).first(where: { $0.kind == .date }) {
+                columns[entity.name] = field.column
+                notes.append("newer by \(entity.name).\(field.name)")
+            } else {
+                without.append(entity.name)
+            }
+        }
+        if !without.isEmpty {
+            notes.append(
+                "no date property says which copy is newer for \(without.joined(separator: ", ")) (--newer-by ENTITY.PROPERTY names one): the store's values are kept there"
+            )
+        }
+        return columns
+    }
+
+    /// Reads the merged store back: intact, every store record still there, every inserted one
+    /// added, and no reference the merge wrote pointing at nothing.
+    private static func verify(_ url: URL, layout: MergeLayout, counts: [String: RecordMerge.Counts], target: URL) throws -> [String: Int] {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            guard try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" else {
+                throw ImportError.verificationFailed(store: url.path, entity: "(file)", expected: "integrity_check ok", found: "damage")
+            }
+            var written: [String: Int] = [:]
+            for entity in layout.entities {
+                let found = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(entity.table) r WHERE \(entity.rows("r"))") ?? 0
+                let expected = (counts[entity.name]?.inStore ?? 0) + (counts[entity.name]?.inserted ?? 0)
+                guard found == expected else {
+                    throw ImportError.verificationFailed(
+                        store: url.path, entity: entity.name, expected: "\(expected) records", found: "\(found) records")
+                }
+                written[entity.name] = found
+            }
+            return written
+        }
+    }
+}

@@ -1,0 +1,450 @@
+import Foundation
+import GRDB
+
+/// The merge itself, as SQL on one connection: `main` is a copy of the store (the merge's
+/// result), `incoming` the archive restored into a store of the same layout. Nothing is ever
+/// deleted from `main`.
+///
+/// 1. Every incoming record is matched to a store record by the layout's identity keys, or given
+///    a new `Z_PK` above every key the store has used (`temp.questbak_map`). Parents are matched
+///    first, so a key that names a parent compares the parent's record in the store.
+/// 2. Records only in the archive are inserted, each column that names a record translated
+///    through the map; records in both are compared field by field: what the store lacks is
+///    filled, a conflict is settled by the preference (or by the app profile's rule for that
+///    property), a different cloudID is kept as the store has it and reported as superseded.
+/// 3. Join-table links are added (a link the store has already stays one link), and `Z_MAX`
+///    raised to the largest key.
+///
+/// The work is set-based: the map and the keys being compared live in SQLite's temp store, so
+/// memory stays flat whatever the size of either side.
+struct RecordMerge {
+    let db: Database
+    let layout: MergeLayout
+    let preference: Merger.Preference
+    /// Entity name → the column that says which copy is newer (`--prefer newer`).
+    let newerColumns: [String: String]
+    let keepDistinctIDs: Bool
+    let log: RepairLog
+    let storePath: String
+
+    struct Counts {
+        var inStore = 0
+        var inArchive = 0
+        var inserted = 0
+        var changed = 0
+        var matchedBy: [String: Int] = [:]
+    }
+
+    private(set) var counts: [String: Counts] = [:]
+    private(set) var notes: [String] = []
+
+    mutating func run() throws {
+        try db.execute(
+            sql: """
+                CREATE TEMP TABLE questbak_map (tbl TEXT NOT NULL, incoming INTEGER NOT NULL, store INTEGER NOT NULL, how TEXT NOT NULL,
+                                                PRIMARY KEY (tbl, incoming)) WITHOUT ROWID
+                """)
+        for table in layout.tables { try checkSameColumns(table) }
+        let danglingBefore = try danglingReferences()
+        for entity in layout.entities {
+            var entityCounts = Counts()
+            entityCounts.inStore = try count("main", entity)
+            entityCounts.inArchive = try count("incoming", entity)
+            counts[entity.name] = entityCounts
+            try match(entity)
+        }
+        for entity in layout.entities {
+            try reportDangling(entity)
+            try insertNew(entity)
+            try mergeMatched(entity)
+        }
+        for join in layout.joinTables { try addLinks(join) }
+        for entity in layout.entities { try raiseMaximumKey(entity) }
+        // The proof that every reference the merge wrote was translated: none points at nothing
+        // that did not before.
+        for (place, after) in try danglingReferences() where after > danglingBefore[place] ?? 0 {
+            throw ImportError.verificationFailed(
+                store: storePath, entity: place, expected: "\(danglingBefore[place] ?? 0) references to no record",
+                found: "\(after)")
+        }
+    }
+
+    /// By `table.column`: how many rows name a record their destination table does not hold.
+    private func danglingReferences() throws -> [String: Int] {
+        var found: [String: Int] = [:]
+        for entity in layout.entities {
+            for field in entity.fields {
+                guard let reference = field.reference, found["\(entity.table).\(field.column)"] == nil else { continue }
+                found["\(entity.table).\(field.column)"] =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT count(*) FROM main.\(entity.table) r
+                            WHERE r.\(field.column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM main.\(reference) d WHERE d.Z_PK = r.\(field.column))
+                            """) ?? 0
+            }
+        }
+        return found
+    }
+
+    // MARK: 1. Identity
+
+    private func count(_ schema: String, _ entity: MergeLayout.EntityPlan) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r"))") ?? 0
+    }
+
+    /// The store's and the archive's table must have the same columns: the
+    /// archive was restored as the store's version, so anything else is a layout this merge does
+    /// not know.
+    private func checkSameColumns(_ table: String) throws {
+        // In any order: a lightweight migration appends the columns it adds.
+        let store = try columns(table, in: "main")
+        let archive = try columns(table, in: "incoming")
+        guard Set(store.map { $0.uppercased() }) == Set(archive.map { $0.uppercased() }) else {
+            throw StoreError.notAStore(
+                path: storePath,
+                reason:
+                    "its table \(table) has columns (\(store.joined(separator: ", "))) the archive's store has not (\(archive.joined(separator: ", ")))"
+            )
+        }
+    }
+
+    private func columns(_ table: String, in schema: String) throws -> [String] {
+        try Row.fetchAll(db, sql: "PRAGMA \(schema).table_info(\(table))").map { $0["name"] as String }
+    }
+
+    /// SQL for the store key of the record `column` of `alias` names, in table `table`.
+    private func translated(_ alias: String, _ column: String, to table: String) -> String {
+        "(SELECT t.store FROM temp.questbak_map t WHERE t.tbl = '\(table)' AND t.incoming = \(alias).\(column))"
+    }
+
+    /// The archive's value of `field` as the store would hold it: a reference translated.
+    private func incomingValue(_ field: MergeLayout.Field) -> String {
+        field.reference.map { translated("i", field.column, to: $0) } ?? "i.\(field.column)"
+    }
+
+    private var unmatched: String { "NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = i.Z_PK)" }
+
+    private mutating func match(_ entity: MergeLayout.EntityPlan) throws {
+        if entity.isSingleton {
+            // One record per store: every copy of it is the store's (the lowest key, as dedup keeps).
+            if let keeper = try Int64.fetchOne(db, sql: "SELECT min(Z_PK) FROM main.\(entity.table) s WHERE \(entity.rows("s"))") {
+                try db.execute(
+                    sql: """
+                        INSERT INTO temp.questbak_map (tbl, incoming, store, how)
+                        SELECT ?, i.Z_PK, ?, 'singleton' FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)
+                        """, arguments: [entity.table, keeper, entity.table])
+                if db.changesCount > 0 { counts[entity.name]?.matchedBy["singleton", default: 0] += db.changesCount }
+            }
+        }
+        for key in entity.keys {
+            try match(entity, by: key)
+        }
+        try assignNewKeys(entity)
+    }
+
+    private mutating func match(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
+        let names = key.fields.indices.map { "k\($0)" }
+        let isContent = key.kind == .content
+        let cloud = entity.cloudIDColumn
+        let withCloud = keepDistinctIDs && key.kind == .naturalKey && cloud != nil
+        try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_key")
+        // Columns without a declared type: no affinity, so values keep their storage class.
+        try db.execute(
+            sql: "CREATE TEMP TABLE questbak_key (pk INTEGER, \((names + (withCloud ? ["cloud"] : [])).joined(separator: ", ")))")
+        var storeFilter = key.fields.map { isContent ? "1" : "s.\($0.column) IS NOT NULL" }
+        var incomingFilter: [String] = []
+        if key.kind == .cloudID, let cloud {
+            // A cloudID another record of its side shares is a default, not an identity.
+            storeFilter.append(DeterministicID.wellFormedSQL("s.\(cloud)"))
+            storeFilter.append(
+                "s.\(cloud) IN (SELECT x.\(cloud) FROM main.\(entity.table) x WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1)"
+            )
+            incomingFilter.append(DeterministicID.wellFormedSQL("i.\(cloud)"))
+            incomingFilter.append(
+                "i.\(cloud) IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1)"
+            )
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO temp.questbak_key
+                SELECT s.Z_PK, \((key.fields.map { "s.\($0.column)" } + (withCloud ? ["s.\(cloud!)"] : [])).joined(separator: ", "))
+                FROM main.\(entity.table) s WHERE \(entity.rows("s")) AND \(storeFilter.joined(separator: " AND "))
+                """)
+        try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (\((names + ["pk"]).joined(separator: ", ")))")
+        // `+` strips the archive column's affinity: values compare as stored, as in a unique index.
+        let comparison = isContent ? "IS" : "="
+        var conditions = zip(names, key.fields).map { "k.\($0) \(comparison) +\(incomingValue($1))" }
+        if withCloud, let cloud {
+            conditions.append(
+                "NOT (\(DeterministicID.wellFormedSQL("k.cloud")) AND \(DeterministicID.wellFormedSQL("i.\(cloud)")) AND k.cloud <> i.\(cloud))"
+            )
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO temp.questbak_map (tbl, incoming, store, how)
+                SELECT ?, ipk, spk, ? FROM (
+                    SELECT i.Z_PK AS ipk,
+                           (SELECT k.pk FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND ")) ORDER BY k.pk LIMIT 1) AS spk
+                    FROM incoming.\(entity.table) i
+                    WHERE \(entity.rows("i")) AND \(unmatched) \(incomingFilter.map { " AND " + $0 }.joined())
+                ) WHERE spk IS NOT NULL
+                """, arguments: [entity.table, key.kind.rawValue, entity.table])
+        if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
+        try db.execute(sql: "DROP TABLE temp.questbak_key")
+    }
+
+    /// Records only in the archive get keys above every key the store's table has used (its
+    /// rows, its `Z_MAX`, and keys already given in this merge), in the archive's order.
+    private mutating func assignNewKeys(_ entity: MergeLayout.EntityPlan) throws {
+        let names = layout.entities.filter { $0.table == entity.table }.map(\.name)
+        let placeholders = names.map { _ in "?" }.joined(separator: ", ")
+        let base =
+            try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT max(coalesce((SELECT max(Z_PK) FROM main.\(entity.table)), 0),
+                               coalesce((SELECT max(store) FROM temp.questbak_map WHERE tbl = ?), 0),
+                               coalesce((SELECT max(Z_MAX) FROM main.Z_PRIMARYKEY WHERE Z_NAME IN (\(placeholders))), 0))
+                    """, arguments: StatementArguments([entity.table] + names)) ?? 0
+        let needed =
+            try Int64.fetchOne(
+                db, sql: "SELECT count(*) FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)",
+                arguments: [entity.table]) ?? 0
+        guard needed > 0 else { return }
+        guard base <= Int64.max - needed else {
+            throw StoreError.notAStore(
+                path: storePath, reason: "its table \(entity.table) has used keys up to \(base): no room for \(needed) more records")
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO temp.questbak_map (tbl, incoming, store, how)
+                SELECT ?, i.Z_PK, ? + row_number() OVER (ORDER BY i.Z_PK), 'new'
+                FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)
+                """, arguments: [entity.table, base, entity.table])
+        counts[entity.name]?.inserted = db.changesCount
+    }
+
+    // MARK: 2. Records
+
+    private func cloudID(_ value: StoredValue) -> String? { value.validText }
+
+    /// A reference to a record the archive does not have cannot be translated: it is left out
+    /// (the column stays as the store has it, or NULL in a new record) and reported.
+    private func reportDangling(_ entity: MergeLayout.EntityPlan) throws {
+        for field in entity.fields {
+            guard let reference = field.reference else { continue }
+            try ExactSQL.forEachRow(
+                db,
+                sql: """
+                    SELECT m.store, i.\(field.column) FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.Z_PK = m.incoming
+                    WHERE m.tbl = ? AND \(entity.rows("i")) AND i.\(field.column) IS NOT NULL
+                      AND NOT EXISTS (SELECT 1 FROM temp.questbak_map d WHERE d.tbl = ? AND d.incoming = i.\(field.column))
+                    ORDER BY m.store
+                    """, [.text(Data(entity.table.utf8)), .text(Data(reference.utf8))]
+            ) { row in
+                try log.record(
+                    RepairEntry(
+                        rule: .dangling, kind: .merge, entity: entity.name, primaryKey: row.integer(0) ?? 0, cloudID: nil,
+                        field: field.name, old: .value(row[1].reportable), new: .value(.null)))
+            }
+        }
+    }
+
+    private func insertNew(_ entity: MergeLayout.EntityPlan) throws {
+        let references = layout.references(in: entity.table)
+        let columns = try columns(entity.table, in: "main").filter { !["Z_PK", "Z_ENT", "Z_OPT"].contains($0.uppercased()) }
+        let values = columns.map { column in references[column].map { translated("i", column, to: $0) } ?? "i.\(column)" }
+        try db.execute(
+            sql: """
+                INSERT INTO main.\(entity.table) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined()))
+                SELECT m.store, i.Z_ENT, i.Z_OPT\(values.map { ", " + $0 }.joined())
+                FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.Z_PK = m.incoming
+                WHERE m.tbl = ? AND m.how = 'new' AND \(entity.rows("i")) ORDER BY m.store
+                """, arguments: [entity.table])
+        let cloud = entity.cloudIDColumn.map { "i.\($0)" } ?? "NULL"
+        try ExactSQL.forEachRow(
+            db,
+            sql: """
+                SELECT m.store, m.incoming, \(cloud) FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.Z_PK = m.incoming
+                WHERE m.tbl = ? AND m.how = 'new' AND \(entity.rows("i")) ORDER BY m.store
+                """, [.text(Data(entity.table.utf8))]
+        ) { row in
+            try log.record(
+                RepairEntry(
+                    rule: .insert, kind: .merge, entity: entity.name, primaryKey: row.integer(0) ?? 0, cloudID: cloudID(row[2]),
+                    field: nil, old: nil, new: .value(.integer(row.integer(1) ?? 0))))
+        }
+    }
+
+    /// Records in both: those that differ in any field are gathered in a scratch table first
+    /// (one pass over the map), then settled one by one, so memory holds one record, never the
+    /// whole table.
+    private mutating func mergeMatched(_ entity: MergeLayout.EntityPlan) throws {
+        let fields = entity.fields
+        guard !fields.isEmpty else { return }
+        let newer = preference == .newer ? newerColumns[entity.name] : nil
+        let selected =
+            ["m.store", "m.incoming", newer.map { "s.\($0)" } ?? "NULL", newer.map { "i.\($0)" } ?? "NULL"]
+            + fields.map { "s.\($0.column)" } + fields.map(incomingValue)
+        let differs = fields.map { "s.\($0.column) IS NOT +\(incomingValue($0))" }.joined(separator: " OR ")
+        // Columns without a declared type: no affinity, so values keep their storage class.
+        try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_differing")
+        try db.execute(
+            sql: "CREATE TEMP TABLE questbak_differing (\(selected.indices.map { "c\($0)" }.joined(separator: ", ")))")
+        try db.execute(
+            sql: """
+                INSERT INTO temp.questbak_differing
+                SELECT \(selected.joined(separator: ", "))
+                FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.Z_PK = m.incoming
+                JOIN main.\(entity.table) s ON s.Z_PK = m.store
+                WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
+                ORDER BY m.store, m.incoming
+                """, arguments: [entity.table])
+        try ExactSQL.forEachRow(db, sql: "SELECT * FROM temp.questbak_differing ORDER BY rowid") { row in
+            guard case .integer(let storeKey) = row[0] else { return }
+            let archiveIsNewer = newer != nil && Self.compare(row[3], row[2]).map { $0 > 0 } == true
+            let store = (0..<fields.count).map { row[4 + $0] }
+            let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
+            try settle(entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer)
+        }
+        try db.execute(sql: "DROP TABLE temp.questbak_differing")
+    }
+
+    /// Decides every differing field of one record in both, applies the changes and reports them.
+    private mutating func settle(
+        _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool
+    ) throws {
+        let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
+            cloudID(store[$0])
+        }
+        var changes: [(column: String, value: StoredValue)] = []
+        for (index, field) in entity.fields.enumerated() {
+            let (mine, theirs) = (store[index], archive[index])
+            if StoredValue.sameKey([mine], [theirs]) || theirs == .null { continue }
+            func entry(_ rule: RepairEntry.Rule, old: StoredValue, new: StoredValue) -> RepairEntry {
+                RepairEntry(
+                    rule: rule, kind: .merge, entity: entity.name, primaryKey: storeKey, cloudID: storeCloudID, field: field.name,
+                    old: .value(reportable(old, field)), new: .value(reportable(new, field)))
+            }
+            if mine == .null {
+                // What the store lacks, the archive fills, whatever the preference.
+                try log.record(entry(.fill, old: mine, new: theirs))
+                changes.append((field.column, theirs))
+                continue
+            }
+            if field.column == entity.cloudIDColumn {
+                // The store's record keeps its cloudID; the archive's copy's is for the app to retire.
+                try log.record(entry(.supersede, old: theirs, new: mine))
+                continue
+            }
+            let archiveWins: Bool
+            if let rule = entity.rules[field.name], let order = Self.compare(theirs, mine) {
+                archiveWins = rule == .maximum ? order > 0 : order < 0
+            } else {
+                switch preference {
+                case .store: archiveWins = false
+                case .archive: archiveWins = true
+                case .newer: archiveWins = archiveIsNewer
+                }
+            }
+            // `old` is the value that lost, `new` the one the merged store holds.
+            try log.record(entry(.conflict, old: archiveWins ? mine : theirs, new: archiveWins ? theirs : mine))
+            if archiveWins { changes.append((field.column, theirs)) }
+        }
+        guard !changes.isEmpty else { return }
+        counts[entity.name]?.changed += 1
+        // Core Data counts a record's versions in Z_OPT: a changed record is a new version.
+        try ExactSQL.execute(
+            db,
+            sql:
+                "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())Z_OPT = coalesce(Z_OPT, 0) + 1 WHERE Z_PK = ?",
+            changes.map(\.value) + [.integer(storeKey)])
+    }
+
+    private func reportable(_ stored: StoredValue, _ field: MergeLayout.Field) -> Value {
+        guard let kind = field.kind else { return stored.reportable }
+        return (try? ValueCoding.decode(stored, as: kind)) ?? stored.reportable
+    }
+
+    /// The order of two stored values as SQLite sorts them (numbers by value, then text, then
+    /// BLOBs, byte for byte); nil when either is NULL.
+    static func compare(_ lhs: StoredValue, _ rhs: StoredValue) -> Int? {
+        func rank(_ value: StoredValue) -> Int {
+            switch value {
+            case .null: return 0
+            case .integer, .real: return 1
+            case .text: return 2
+            case .blob: return 3
+            }
+        }
+        func number(_ value: StoredValue) -> Double? {
+            switch value {
+            case .integer(let number): return Double(number)
+            case .real(let number): return number
+            default: return nil
+            }
+        }
+        guard lhs != .null, rhs != .null else { return nil }
+        if rank(lhs) != rank(rhs) { return rank(lhs) < rank(rhs) ? -1 : 1 }
+        switch (lhs, rhs) {
+        case (.integer(let a), .integer(let b)): return a == b ? 0 : (a < b ? -1 : 1)
+        case (.text(let a), .text(let b)), (.blob(let a), .blob(let b)):
+            return a.elementsEqual(b) ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+        default:
+            guard let a = number(lhs), let b = number(rhs) else { return nil }
+            return a == b ? 0 : (a < b ? -1 : 1)
+        }
+    }
+
+    // MARK: 3. Links and bookkeeping
+
+    private mutating func addLinks(_ join: MergeLayout.JoinTable) throws {
+        let others = try columns(join.name, in: "main").filter {
+            ![join.sourceColumn.uppercased(), join.destinationColumn.uppercased()].contains($0.uppercased())
+        }
+        let from = """
+            FROM incoming.\(join.name) j
+            JOIN temp.questbak_map ms ON ms.tbl = '\(join.sourceTable)' AND ms.incoming = j.\(join.sourceColumn)
+            JOIN temp.questbak_map md ON md.tbl = '\(join.destinationTable)' AND md.incoming = j.\(join.destinationColumn)
+            WHERE NOT EXISTS (SELECT 1 FROM main.\(join.name) x
+                              WHERE x.\(join.sourceColumn) = ms.store AND x.\(join.destinationColumn) = md.store)
+            """
+        try ExactSQL.forEachRow(db, sql: "SELECT ms.store, md.store \(from) ORDER BY 1, 2") { row in
+            try log.record(
+                RepairEntry(
+                    rule: .link, kind: .merge, entity: join.entity, primaryKey: row.integer(0) ?? 0, cloudID: nil, field: join.relationship,
+                    old: nil, new: .value(.integer(row.integer(1) ?? 0))))
+        }
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO main.\(join.name) (\(([join.sourceColumn, join.destinationColumn] + others).joined(separator: ", ")))
+                SELECT ms.store, md.store\(others.map { ", j." + $0 }.joined()) \(from)
+                """)
+        let unlinked =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM incoming.\(join.name) j
+                    WHERE NOT EXISTS (SELECT 1 FROM temp.questbak_map ms WHERE ms.tbl = '\(join.sourceTable)' AND ms.incoming = j.\(join.sourceColumn))
+                       OR NOT EXISTS (SELECT 1 FROM temp.questbak_map md WHERE md.tbl = '\(join.destinationTable)' AND md.incoming = j.\(join.destinationColumn))
+                    """) ?? 0
+        if unlinked > 0 {
+            notes.append("\(unlinked) link(s) of \(join.entity).\(join.relationship) in the archive name no record of it: not merged")
+        }
+    }
+
+    /// Core Data hands out keys above `Z_MAX`: it must not fall below a key the merge used.
+    private func raiseMaximumKey(_ entity: MergeLayout.EntityPlan) throws {
+        guard entity.isRoot, let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM main.\(entity.table)"),
+            let current = try Row.fetchOne(db, sql: "SELECT Z_ENT, Z_MAX FROM main.Z_PRIMARYKEY WHERE Z_NAME = ?", arguments: [entity.name])
+        else { return }
+        let floor: Int64 = current["Z_MAX"] ?? 0
+        guard largest > floor else { return }
+        try log.record(
+            RepairEntry(
+                rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil, field: "Z_MAX",
+                old: .value(.integer(floor)), new: .value(.integer(largest))))
+        try db.execute(sql: "UPDATE main.Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_NAME = ?", arguments: [largest, entity.name])
+    }
+}
