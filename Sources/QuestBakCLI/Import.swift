@@ -138,11 +138,8 @@ extension Questbak {
                 let result = try Importer.run(
                     archive: file, displayName: archive == "-" ? "standard input" : archive, into: into.map { URL(fileURLWithPath: $0) },
                     options: options, workDirectory: work)
-                let document = try ReportDocument.json(summary: result, log: result.log)
-                if let report { try ReportDocument.write(document, to: URL(fileURLWithPath: report)) }
-                if json {
-                    FileHandle.standardOutput.write(document)
-                } else if !quiet {
+                try ReportDocument.emit(summary: result, log: result.log, report: report, json: json)
+                if !json && !quiet {
                     print(try Self.text(result))
                 }
                 // How to undo a replace is printed whatever else is asked: to standard error under

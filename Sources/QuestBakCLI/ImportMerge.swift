@@ -21,11 +21,8 @@ extension Questbak.Import {
         options.schemas = try schemaOptions.schemas().candidates
         let result = try Merger.run(
             archive: file, displayName: archive == "-" ? "standard input" : archive, into: target, options: options, workDirectory: work)
-        let document = try ReportDocument.json(summary: result, log: result.log)
-        if let report { try ReportDocument.write(document, to: URL(fileURLWithPath: report)) }
-        if json {
-            FileHandle.standardOutput.write(document)
-        } else if !quiet {
+        try ReportDocument.emit(summary: result, log: result.log, report: report, json: json)
+        if !json && !quiet {
             print(try Self.text(result))
         }
         if let backup = result.backup {

@@ -142,12 +142,9 @@ extension Questbak {
                     }
                     return
                 }
-                let document = try ReportDocument.json(summary: result, log: result.log)
-                if let report { try ReportDocument.write(document, to: URL(fileURLWithPath: report)) }
+                try ReportDocument.emit(summary: result, log: result.log, report: report, json: json)
                 let undo = result.backup.map { Undo.text(backup: $0, files: result.backupFiles, target: result.output) }
-                if json {
-                    FileHandle.standardOutput.write(document)
-                } else if !quiet {
+                if !json && !quiet {
                     var lines = [
                         "migrated \(result.store) from schema \(result.sourceSchemaVersion) to \(result.targetSchemaVersion) into \(result.output)"
                     ]
@@ -403,25 +400,35 @@ private enum InputPath {
 }
 
 /// A report document: a command's summary object with every log entry appended as `entries`.
+/// The JSON report: the summary's keys, then `entries`, one repair-log entry a line. Streamed in
+/// chunks, never held whole: a merge of a million records logs millions of entries.
 enum ReportDocument {
-    static func json<Summary: Encodable>(summary: Summary, log: RepairLog) throws -> Data {
+    static func stream<Summary: Encodable>(summary: Summary, log: RepairLog, to output: FileHandle) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var output = try encoder.encode(summary)
-        output.removeLast()  // the closing brace: the entries follow
-        output.append(Data(",\"entries\":[".utf8))
+        var buffer = try encoder.encode(summary)
+        buffer.removeLast()  // the closing brace: the entries follow
+        buffer.append(Data(",\"entries\":[".utf8))
         var first = true
         try log.forEachEntryLine { line in
-            output.append(Data(((first ? "\n" : ",\n") + line).utf8))
+            buffer.append(Data(((first ? "\n" : ",\n") + line).utf8))
             first = false
+            if buffer.count >= 1 << 20 {
+                try output.write(contentsOf: buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
         }
-        output.append(Data("\n]}\n".utf8))
-        return output
+        buffer.append(Data("\n]}\n".utf8))
+        try output.write(contentsOf: buffer)
     }
 
-    static func write(_ document: Data, to url: URL) throws {
-        let file = try AtomicOutputFile(destination: url, overwrite: true)
-        try FileHandle(fileDescriptor: file.fileDescriptor, closeOnDealloc: false).write(contentsOf: document)
-        try file.commit()
+    /// Writes the report to `report` (atomically) and to standard output when `json`.
+    static func emit<Summary: Encodable>(summary: Summary, log: RepairLog, report: String?, json: Bool) throws {
+        if let report {
+            let file = try AtomicOutputFile(destination: URL(fileURLWithPath: report), overwrite: true)
+            try stream(summary: summary, log: log, to: FileHandle(fileDescriptor: file.fileDescriptor, closeOnDealloc: false))
+            try file.commit()
+        }
+        if json { try stream(summary: summary, log: log, to: FileHandle.standardOutput) }
     }
 }

@@ -1,12 +1,12 @@
 // Generates stores: `swift run questbak-fixtures Fixtures` regenerates the golden fixtures
 // (TimeQuest's, and the stores of other apps in Fixtures/AnyApp);
-// `swift run questbak-fixtures --bulk N [--v1] STORE` writes a large store of N estimations.
+// `swift run questbak-fixtures --bulk N [--v1] [--seed S] STORE` writes a large store of N estimations.
 import Foundation
 import QuestBakFixtures
 import QuestBakKit
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-let usage = "usage: questbak-fixtures DIRECTORY | --bulk N [--v1] STORE"
+let usage = "usage: questbak-fixtures DIRECTORY | --bulk N [--v1] [--seed S] STORE"
 func fail(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data("questbak-fixtures: \(message)\n".utf8))
     exit(status)
@@ -19,11 +19,22 @@ do {
     if arguments.first == "--bulk" {
         let v1 = arguments.contains("--v1")
         arguments.removeAll { $0 == "--v1" }
+        // Another seed gives the same records (natural keys) under other cloudIDs and values: a
+        // second device's copy, for the merge benchmark.
+        var seed: UInt64 = 1
+        if let index = arguments.firstIndex(of: "--seed") {
+            guard index + 1 < arguments.count, let value = UInt64(arguments[index + 1]) else {
+                fail("--seed needs a number", status: 64)
+            }
+            seed = value
+            arguments.removeSubrange(index...(index + 1))
+        }
         guard arguments.count == 3, let count = Int(arguments[1]) else {
-            fail("usage: questbak-fixtures --bulk N [--v1] STORE", status: 64)
+            fail("usage: questbak-fixtures --bulk N [--v1] [--seed S] STORE", status: 64)
         }
         try BulkStore.write(
-            to: URL(fileURLWithPath: arguments[2]), schema: v1 ? TimeQuestSchemas.v1 : TimeQuestSchemas.v2, estimations: count)
+            to: URL(fileURLWithPath: arguments[2]), schema: v1 ? TimeQuestSchemas.v1 : TimeQuestSchemas.v2, estimations: count,
+            seed: seed)
         print("wrote \(arguments[2]) with \(count) estimations")
     } else {
         // An option it does not know is not a folder name: `--hlep` must not become a folder.
