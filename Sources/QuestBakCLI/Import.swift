@@ -21,7 +21,13 @@ extension Questbak {
                 cloudIDs are regenerated as above. A store is written into a temporary file beside STORE, read back \
                 and verified, and renamed into place; --replace keeps the old store as STORE.questbak-backup-<time>. To undo a \
                 replace: every file of that backup (with its -wal and -shm) and the commands that put them back are printed, on \
-                standard error under --quiet and --json; a replace refused because the store is in use keeps no backup.
+                standard error under --quiet and --json; a replace refused because the store is in use keeps no backup. \
+                With --merge, the archive's records are merged into the existing STORE instead: records are matched by cloudID, \
+                uniqueness constraint or natural key (never _pk); records only in the archive are inserted under new keys with \
+                their relationships and links translated; in records of both, what the store lacks is filled and a conflict is \
+                settled by --prefer (store by default, archive, or newer by a date property) after the app's own rules; the \
+                store's cloudID is kept and the archive's reported as superseded. Nothing is deleted. A merge that adds nothing \
+                leaves STORE byte for byte; otherwise the old store is kept as STORE.questbak-backup-<time>.
                 """
         )
 
