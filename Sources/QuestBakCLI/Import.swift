@@ -121,7 +121,7 @@ extension Questbak {
 
         func run() throws {
             var status = ExitStatus.success
-            try reportingFailures(json: json, hint: Self.hint) {
+            try reportingFailures(json: json, hint: merge ? Self.mergeHint : Self.hint) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
                 var options = Importer.Options()

@@ -32,6 +32,16 @@ extension Questbak.Import {
         return .success
     }
 
+    static func mergeHint(_ error: Error) -> String? {
+        switch error {
+        case ImportError.notImportable(_, let reason) where reason.contains("its model is not the store's"):
+            return "migrate the older store with questbak migrate OLD --to NEW_MODEL_STORE, then merge"
+        case ImportError.notADateProperty: return "name a date property with --newer-by ENTITY.PROPERTY, or leave --newer-by out"
+        case ImportError.storeChangedDuringMerge: return "close the app and run the merge again"
+        default: return hint(error)
+        }
+    }
+
     static func text(_ result: Merger.Result) throws -> String {
         let action: String
         if result.unchanged {
@@ -42,7 +52,9 @@ extension Questbak.Import {
         var lines = [
             "\(action) from \(result.source), schema \(result.schemaVersion), conflicts settled for the \(result.preference.rawValue)"
         ]
-        lines += result.notes
+        lines += result.notes.map {
+            $0.hasPrefix("no date property says which copy is newer") ? $0 + " (--newer-by ENTITY.PROPERTY names one)" : $0
+        }
         let width = result.entities.map(\.name.count).max() ?? 0
         for entity in result.entities {
             let matched = entity.matched.values.reduce(0, +)

@@ -142,7 +142,7 @@ public enum Merger {
         let archiveRepairs = restored.counts.filter { $0.key.hasPrefix("repair.") || $0.key.hasPrefix("unstorable.") }
         if !archiveRepairs.isEmpty {
             notes.append(
-                "the archive's own records were repaired before the merge (\(archiveRepairs.values.reduce(0, +)) repairs; `questbak import ARCHIVE --validate --report FILE` lists them)"
+                "the archive's own records were repaired before the merge (\(archiveRepairs.values.reduce(0, +)) repairs, the same a validating import of the archive alone would make and list)"
             )
         }
 
@@ -258,7 +258,7 @@ public enum Merger {
             throw ImportError.notImportable(
                 archive: archive,
                 reason:
-                    "its model is not the store's (entities that differ: \(differing.joined(separator: ", "))); migrate the older one first (questbak migrate --to)"
+                    "its model is not the store's (entities that differ: \(differing.joined(separator: ", "))); migrate the older store to the newer model first"
             )
         }
         guard archiveLayout.entities == storeLayout.entities, archiveLayout.problems.isEmpty else {
@@ -298,7 +298,7 @@ public enum Merger {
         }
         if !without.isEmpty {
             notes.append(
-                "no date property says which copy is newer for \(without.joined(separator: ", ")) (--newer-by ENTITY.PROPERTY names one): the store's values are kept there"
+                "no date property says which copy is newer for \(without.joined(separator: ", ")) and none was named for it: the store's values are kept there"
             )
         }
         return columns
