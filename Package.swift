@@ -26,6 +26,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // zstd itself: archive frames with content checksums (libarchive's zstd filter sets none).
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
         // The library: Values ← Model ← Store ← Archive ← Rules ← Pipelines. No flags, no
         // environment, no signal handlers: an app can embed it.
         .target(
@@ -33,6 +39,7 @@ let package = Package(
             dependencies: [
                 "CArchive",
                 "CZlib",
+                "CZstd",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for reading and binding TEXT with exact byte lengths (StoredValue).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -89,23 +89,45 @@ public enum Exporter {
             sql: staged.sql, sqlite: staged.sqlite,
             warnings: staged.formatVersion >= 3 && !staged.warnings.isEmpty ? staged.warnings : nil)
 
+        // The members were compressed as they were staged; the manifest's frame is made now and
+        // written first (FramedTar).
+        let outputPath = output?.destination.path ?? "standard output"
         do {
-            let writer = try TarArchiveWriter(
-                fileDescriptor: descriptor, compression: options.compression, modificationTime: Int(options.createdAt))
-            try writer.addFile(path: ArchiveManifest.path, data: try manifest.encoded())
+            let modificationTime = Int(options.createdAt)
+            let zstd = options.compression == .zstd ? try ZstdFrameCompressor() : nil
+            func frame(_ data: Data) throws {
+                try data.withUnsafeBytes {
+                    try FramedTar.appendFrame(to: descriptor, options.compression, bytes: $0, path: outputPath, zstd: zstd)
+                }
+            }
+            let manifestData = try manifest.encoded()
+            var first = try FramedTar.header(
+                path: ArchiveManifest.path, size: Int64(manifestData.count), modificationTime: modificationTime)
+            first.append(manifestData)
+            first.append(Data(count: FramedTar.padding(after: Int64(manifestData.count))))
+            try frame(first)
+            func append(_ file: URL, as memberPath: String, size: Int64) throws {
+                try frame(try FramedTar.header(path: memberPath, size: size, modificationTime: modificationTime))
+                try copy(file, to: descriptor, output: outputPath)
+            }
             if manifest.restoresFromStatements {
                 // A restore from statements needs the model and Z_PRIMARYKEY before the records.
-                for (member, file) in staged.files { try copy(file, as: member.path, size: member.bytes, into: writer) }
-                for (member, file) in staged.tables { try copy(file, as: member.path, size: member.bytes, into: writer) }
-                for (member, file) in staged.entities { try copy(file, as: member.path, size: member.bytes, into: writer) }
+                for (member, file) in staged.files { try append(file, as: member.path, size: member.bytes) }
+                for (member, file) in staged.tables { try append(file, as: member.path, size: member.bytes) }
+                for (member, file) in staged.entities { try append(file, as: member.path, size: member.bytes) }
             } else {
-                for (member, file) in staged.entities { try copy(file, as: member.path, size: member.bytes, into: writer) }
-                for (member, file) in staged.tables { try copy(file, as: member.path, size: member.bytes, into: writer) }
-                for (member, file) in staged.files { try copy(file, as: member.path, size: member.bytes, into: writer) }
+                for (member, file) in staged.entities { try append(file, as: member.path, size: member.bytes) }
+                for (member, file) in staged.tables { try append(file, as: member.path, size: member.bytes) }
+                for (member, file) in staged.files { try append(file, as: member.path, size: member.bytes) }
             }
-            try writer.finish()
-        } catch let error as LibArchiveError {
-            throw ArchiveError.write(path: output?.destination.path ?? "standard output", reason: error.localizedDescription)
+            try frame(FramedTar.trailer)
+        } catch let error as ArchiveError {
+            throw error
+        } catch StoreError.io(_, let reason) {
+            // The operating system's on writing (a full disk, a closed pipe).
+            throw ArchiveError.write(path: outputPath, reason: reason)
+        } catch {
+            throw ArchiveError.write(path: outputPath, reason: error.localizedDescription)
         }
         var archiveBytes: Int64?
         if let output {
@@ -196,7 +218,7 @@ public enum Exporter {
         /// Stages one entity member written by `encode`.
         func stageEntity(_ name: String, _ encode: (([UInt8]) throws -> Void) throws -> Int) throws {
             let file = staging.appendingPathComponent(name + ".jsonl")
-            let writer = try HashingFileWriter(url: file)
+            let writer = try StagedMember(url: file, compression: options.compression)
             let done = try encode(writer.write)
             let (bytes, digest) = try writer.finish()
             staged.entities.append(
@@ -250,12 +272,8 @@ public enum Exporter {
         ] {
             guard let data else { continue }
             let file = staging.appendingPathComponent(URL(fileURLWithPath: memberPath).lastPathComponent)
-            try data.write(to: file)
-            staged.files.append(
-                (
-                    ArchiveManifest.FileMember(path: memberPath, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString),
-                    file
-                ))
+            let (bytes, digest) = try stageFile(data, at: file, options: options)
+            staged.files.append((ArchiveManifest.FileMember(path: memberPath, bytes: bytes, sha256: digest), file))
         }
         // External-storage files travel beside the records that point at them (format 3); a
         // TimeQuest store has none, and anything found there is said, not dropped silently.
@@ -271,13 +289,9 @@ public enum Exporter {
                     throw StoreError.unreadable(path: url.path, reason: error.localizedDescription)
                 }
                 let file = staging.appendingPathComponent("external-" + name)
-                try data.write(to: file)
+                let (bytes, digest) = try stageFile(data, at: file, options: options)
                 staged.files.append(
-                    (
-                        ArchiveManifest.FileMember(
-                            path: ExternalStorage.memberPrefix + name, bytes: Int64(data.count), sha256: SHA256.hash(data: data).hexString),
-                        file
-                    ))
+                    (ArchiveManifest.FileMember(path: ExternalStorage.memberPrefix + name, bytes: bytes, sha256: digest), file))
             }
         } else if !external.files.isEmpty {
             staged.warnings.append(
@@ -302,7 +316,7 @@ public enum Exporter {
                     ])
             }
             let file = staging.appendingPathComponent("table-" + name + ".jsonl")
-            let writer = try HashingFileWriter(url: file)
+            let writer = try StagedMember(url: file, compression: options.compression)
             let count = try TableMemberEncoding.encode(db, table: name, path: path, write: writer.write)
             let (bytes, digest) = try writer.finish()
             staged.tables.append(
@@ -336,57 +350,22 @@ public enum Exporter {
         }
     }
 
-    private static func copy(_ file: URL, as memberPath: String, size: Int64, into writer: TarArchiveWriter) throws {
+    /// Appends a staged member's frames to the archive.
+    private static func copy(_ file: URL, to descriptor: Int32, output: String) throws {
         guard let handle = FileHandle(forReadingAtPath: file.path) else {
             throw ArchiveError.write(path: file.path, reason: "staged member vanished")
         }
         defer { try? handle.close() }
-        try writer.addFile(path: memberPath, size: size) { write in
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-                try chunk.withUnsafeBytes { try write($0) }
-            }
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            try chunk.withUnsafeBytes { try FramedTar.writeAll(descriptor, $0, path: output) }
         }
     }
-}
 
-/// Appends to a file through a buffer, computing its SHA-256 on the way.
-final class HashingFileWriter {
-    private let handle: FileHandle
-    private var buffer: [UInt8] = []
-    private var hasher = SHA256()
-    private var bytes: Int64 = 0
-    private let url: URL
-
-    init(url: URL) throws {
-        self.url = url
-        guard FileManager.default.createFile(atPath: url.path, contents: nil), let handle = FileHandle(forWritingAtPath: url.path) else {
-            throw StoreError.io(path: url.path, reason: "cannot create a staging file")
-        }
-        self.handle = handle
-        buffer.reserveCapacity(1 << 20)
-    }
-
-    func write(_ chunk: [UInt8]) throws {
-        buffer.append(contentsOf: chunk)
-        if buffer.count >= 1 << 20 { try flush() }
-    }
-
-    private func flush() throws {
-        guard !buffer.isEmpty else { return }
-        hasher.update(data: buffer)
-        bytes += Int64(buffer.count)
-        do {
-            try handle.write(contentsOf: buffer)
-        } catch {
-            throw StoreError.io(path: url.path, reason: error.localizedDescription)
-        }
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    func finish() throws -> (bytes: Int64, sha256: String) {
-        try flush()
-        try handle.close()
-        return (bytes, hasher.finalize().hexString)
+    /// Stages a member whose bytes are already in memory.
+    private static func stageFile(_ data: Data, at file: URL, options: Options) throws -> (bytes: Int64, sha256: String) {
+        let writer = try StagedMember(url: file, compression: options.compression)
+        try writer.write(data)
+        return try writer.finish()
     }
 }
 

@@ -1,0 +1,4 @@
+#ifndef QUESTBAK_CZSTD_SHIM_H
+#define QUESTBAK_CZSTD_SHIM_H
+#include <zstd.h>
+#endif

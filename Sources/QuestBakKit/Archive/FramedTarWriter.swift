@@ -1,0 +1,238 @@
+import CArchive
+import CZstd
+import Crypto
+import Dispatch
+import Foundation
+
+/// Writes an archive as a sequence of independently compressed frames: zstd frames and gzip
+/// members both decompress, concatenated, to the concatenation of their contents, so the tar
+/// inside is byte for byte the one a single compressed stream would hold.
+///
+/// Why: the manifest comes first and lists every member's SHA-256, so a single stream could not
+/// start compressing before the last member was encoded, and one core sat idle while the other
+/// worked. With frames, a member is hashed and compressed on a second thread, block by block,
+/// while the encoder produces the next block (`StagedMember`); the manifest's frame is made last
+/// and written first. A tar entry's bytes do not depend on where it sits in the stream, so each
+/// piece can be made on its own: a header frame once the size is known, the data's frames as
+/// they come, the padding with the last of them.
+package enum FramedTar {
+    /// Uncompressed bytes per data frame: large enough that compression loses little by starting
+    /// afresh (zstd's window at its default level is 2 MiB), small enough to keep memory flat.
+    package static let blockSize = 4 << 20
+
+    /// The tar header of a regular file, as `TarArchiveWriter` writes it (pax, restricted).
+    package static func header(path: String, size: Int64, modificationTime: Int) throws -> Data {
+        guard let archive = archive_write_new() else { throw LibArchiveError("archive_write_new", nil) }
+        defer { archive_write_free(archive) }
+        func check(_ result: Int32, _ operation: String) throws {
+            if result < ARCHIVE_WARN { throw LibArchiveError(operation, archive) }
+        }
+        try check(archive_write_set_format_pax_restricted(archive), "set tar format")
+        try check(archive_write_add_filter_none(archive), "add no filter")
+        try check(archive_write_set_bytes_per_block(archive, 0), "unblocked output")
+        // A header is at most a pax extended header and a ustar header: a few KiB for any name
+        // a member may have (member names are checked to be short and plain elsewhere).
+        let capacity = 64 * 1024
+        var output = [UInt8](repeating: 0, count: capacity)
+        var used = 0
+        try output.withUnsafeMutableBytes { buffer in
+            try check(archive_write_open_memory(archive, buffer.baseAddress, capacity, &used), "open memory")
+            let entry = archive_entry_new()
+            defer { archive_entry_free(entry) }
+            archive_entry_set_pathname(entry, path)
+            archive_entry_set_size(entry, size)
+            archive_entry_set_filetype(entry, 0o100000)  // AE_IFREG
+            archive_entry_set_perm(entry, 0o644)
+            archive_entry_set_mtime(entry, modificationTime, 0)
+            archive_entry_set_uid(entry, 0)
+            archive_entry_set_gid(entry, 0)
+            try check(archive_write_header(archive, entry), "write header of \(path)")
+        }
+        // Only the header: the entry is never finished, so no data, padding or trailer follows.
+        return Data(output[0..<used])
+    }
+
+    /// The zero bytes that bring a member's data to a whole 512-byte block.
+    package static func padding(after size: Int64) -> Int { Int((512 - size % 512) % 512) }
+
+    /// The end of a tar: two zero blocks.
+    package static let trailer = Data(count: 1024)
+
+    /// Appends `bytes` and then `zeros` zero bytes to the file open on `descriptor` as one frame
+    /// of `compression`, straight from the caller's buffer (no copy, no output buffer).
+    package static func appendFrame(
+        to descriptor: Int32, _ compression: ArchiveCompression, bytes: UnsafeRawBufferPointer, zeros: Int = 0, path: String,
+        zstd: ZstdFrameCompressor? = nil
+    ) throws {
+        switch compression {
+        case .none:
+            try writeAll(descriptor, bytes, path: path)
+            if zeros > 0 { try [UInt8](repeating: 0, count: zeros).withUnsafeBytes { try writeAll(descriptor, $0, path: path) } }
+            return
+        case .zstd:
+            let compressor = try zstd ?? ZstdFrameCompressor()
+            let frame = try compressor.frame(bytes, zeros: zeros)
+            try frame.withUnsafeBytes { try writeAll(descriptor, $0, path: path) }
+            return
+        case .gzip:
+            break
+        }
+        guard let archive = archive_write_new() else { throw LibArchiveError("archive_write_new", nil) }
+        defer { archive_write_free(archive) }
+        func check(_ result: Int32, _ operation: String) throws {
+            if result < ARCHIVE_WARN { throw LibArchiveError(operation, archive) }
+        }
+        try check(archive_write_set_format_raw(archive), "set raw format")
+        // gzip members carry a CRC-32 of their content of their own.
+        try check(archive_write_add_filter_gzip(archive), "add gzip filter")
+        try check(archive_write_set_filter_option(archive, "gzip", "timestamp", nil), "disable gzip timestamp")
+        try check(archive_write_set_bytes_per_block(archive, 0), "unblocked output")
+        try check(archive_write_open_fd(archive, descriptor), "open staging file")
+        let entry = archive_entry_new()
+        defer { archive_entry_free(entry) }
+        archive_entry_set_pathname(entry, "data")
+        archive_entry_set_filetype(entry, 0o100000)
+        archive_entry_set_size(entry, Int64(bytes.count + zeros))
+        try check(archive_write_header(archive, entry), "write header")
+        if bytes.count > 0 {
+            guard archive_write_data(archive, bytes.baseAddress, bytes.count) == bytes.count else {
+                throw LibArchiveError("compress \(path)", archive, withCause: true)
+            }
+        }
+        if zeros > 0 {
+            let written = [UInt8](repeating: 0, count: zeros).withUnsafeBytes { archive_write_data(archive, $0.baseAddress, $0.count) }
+            guard written == zeros else { throw LibArchiveError("compress \(path)", archive, withCause: true) }
+        }
+        try check(archive_write_close(archive), "finish frame of \(path)")
+    }
+
+    package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, bytes.baseAddress?.advanced(by: offset), bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw StoreError.io(path: path, reason: String(cString: strerror(errno))) }
+            offset += written
+        }
+    }
+}
+
+/// zstd frames at zstd's default level (3, as libarchive's filter used) with a content checksum,
+/// so that a flipped bit anywhere in a frame, the manifest's included, fails the read instead of
+/// changing a value. One compressor is reused for every frame of a member.
+package final class ZstdFrameCompressor {
+    private let context: OpaquePointer
+    private var output: [UInt8] = []
+
+    package init() throws {
+        guard let context = ZSTD_createCCtx() else { throw StoreError.io(path: "zstd", reason: "cannot create a compression context") }
+        self.context = context
+        ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, 3)
+        ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
+    }
+
+    deinit { ZSTD_freeCCtx(context) }
+
+    /// `bytes` followed by `zeros` zero bytes as one frame (the zeros are a tar member's padding).
+    package func frame(_ bytes: UnsafeRawBufferPointer, zeros: Int = 0) throws -> ArraySlice<UInt8> {
+        var input = bytes
+        var padded: [UInt8] = []
+        if zeros > 0 {
+            padded = Array(bytes) + [UInt8](repeating: 0, count: zeros)
+        }
+        return try padded.withUnsafeBytes { paddedBytes in
+            if zeros > 0 { input = paddedBytes }
+            let bound = ZSTD_compressBound(input.count)
+            if output.count < bound { output = [UInt8](repeating: 0, count: bound) }
+            let written = output.withUnsafeMutableBytes {
+                ZSTD_compress2(context, $0.baseAddress, $0.count, input.baseAddress, input.count)
+            }
+            guard ZSTD_isError(written) == 0 else {
+                throw StoreError.io(path: "zstd", reason: String(cString: ZSTD_getErrorName(written)))
+            }
+            return output[0..<written]
+        }
+    }
+}
+
+/// One member being staged: its bytes are hashed and compressed into frames in a file, on a
+/// second thread, while the caller produces more. `finish` waits for the last frame and gives the
+/// member's size and SHA-256 (of the bytes, not the frames).
+///
+/// Memory stays flat: one block is compressed while the caller fills the next; the caller waits
+/// otherwise.
+package final class StagedMember: @unchecked Sendable {
+    // @unchecked: `hasher`, `output` and `failure` are touched only on `queue` (serial) once the
+    // first block is handed over, and read by the caller only after `queue.sync` has drained it.
+    package let url: URL
+    private let compression: ArchiveCompression
+    private let queue = DispatchQueue(label: "questbak.stage")
+    private let slots = DispatchSemaphore(value: 1)
+    private var buffer: [UInt8] = []
+    private var bytes: Int64 = 0
+    private var hasher = SHA256()
+    private let descriptor: Int32
+    private var failure: Error?
+    private let zstd: ZstdFrameCompressor?
+
+    package init(url: URL, compression: ArchiveCompression) throws {
+        self.url = url
+        self.compression = compression
+        descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw StoreError.io(path: url.path, reason: "cannot create a staging file") }
+        zstd = compression == .zstd ? try ZstdFrameCompressor() : nil
+        buffer.reserveCapacity(FramedTar.blockSize)
+    }
+
+    deinit { close(descriptor) }
+
+    package func write(_ chunk: [UInt8]) throws {
+        buffer.append(contentsOf: chunk)
+        if buffer.count >= FramedTar.blockSize { try handOver(last: false) }
+    }
+
+    package func write(_ data: Data) throws {
+        buffer.append(contentsOf: data)
+        if buffer.count >= FramedTar.blockSize { try handOver(last: false) }
+    }
+
+    /// The member's size and SHA-256, once every frame is in the file.
+    package func finish() throws -> (bytes: Int64, sha256: String) {
+        try handOver(last: true)
+        let (failure, digest): (Error?, String) = queue.sync { (self.failure, self.hasher.finalize().hexString) }
+        if let failure { throw failure }
+        return (bytes, digest)
+    }
+
+    private func handOver(last: Bool) throws {
+        // The block is handed over whole (its storage moves, it is not copied); the caller
+        // starts the next in a fresh buffer once the previous block is done.
+        slots.wait()
+        if let failure {
+            slots.signal()
+            throw failure
+        }
+        var block: [UInt8] = []
+        swap(&block, &buffer)
+        buffer.reserveCapacity(FramedTar.blockSize)
+        bytes += Int64(block.count)
+        let zeros = last ? FramedTar.padding(after: bytes) : 0
+        guard !block.isEmpty || zeros > 0 else {
+            slots.signal()
+            return
+        }
+        let handed = block
+        queue.async {
+            defer { self.slots.signal() }
+            do {
+                self.hasher.update(data: handed)
+                try handed.withUnsafeBytes {
+                    try FramedTar.appendFrame(
+                        to: self.descriptor, self.compression, bytes: $0, zeros: zeros, path: self.url.path, zstd: self.zstd)
+                }
+            } catch {
+                self.failure = error
+            }
+        }
+    }
+}
