@@ -167,15 +167,49 @@ public enum Importer {
                 var files: [String: Data] = [:]
                 try carried.create(in: sink.database)
                 let tables = carried
-                _ = try reader.read(
-                    onRecordLine: { member, lineNumber, line in
-                        readCounts[member.name, default: 0] += 1
-                        try plan.insert(line: line, member: member, lineNumber: lineNumber, archive: path, into: sink, log: log)
+                // Reading, checking and parsing the archive on a second core while SQLite inserts
+                // on this one (the transaction's thread), in the archive's order.
+                enum Item {
+                    case records([Plan.DecodedLine])
+                    case tableLine(ArchiveManifest.TableMember, Int, Data)
+                    case file(ArchiveManifest.FileMember, Data)
+                }
+                try HandOff.run(
+                    capacity: 16,
+                    produce: { (handOver: (Item) throws -> Void) in
+                        var batch: [Plan.DecodedLine] = []
+                        func flush() throws {
+                            if !batch.isEmpty { try handOver(.records(batch)) }
+                            batch.removeAll(keepingCapacity: true)
+                        }
+                        _ = try reader.read(
+                            onRecordLine: { member, lineNumber, line in
+                                batch.append(try plan.decode(line: line, member: member, lineNumber: lineNumber, archive: path))
+                                if batch.count >= 512 { try flush() }
+                            },
+                            onTableLine: { table, lineNumber, line in
+                                try flush()
+                                try handOver(.tableLine(table, lineNumber, line))
+                            },
+                            onFile: { file, data in
+                                try flush()
+                                try handOver(.file(file, data))
+                            })
+                        try flush()
                     },
-                    onTableLine: { table, lineNumber, line in
-                        try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
-                    },
-                    onFile: { file, data in files[file.path] = data })
+                    consume: { item in
+                        switch item {
+                        case .records(let lines):
+                            for line in lines {
+                                readCounts[line.memberName, default: 0] += 1
+                                try plan.apply(line, archive: path, into: sink, log: log)
+                            }
+                        case .tableLine(let table, let lineNumber, let line):
+                            try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
+                        case .file(let file, let data):
+                            files[file.path] = data
+                        }
+                    })
                 try Repairer(
                     db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
                     now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
@@ -337,11 +371,34 @@ public enum Importer {
             }
         }
 
-        /// Decodes one record line and inserts it; what the target cannot store is reported
-        /// (`--allow-newer`) or refused.
-        func insert(
-            line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String, into sink: StoreWriter.Sink, log: RepairLog
-        ) throws {
+        /// One record line, decoded and checked: the record to insert (none when its entity is
+        /// not the target's) and what the target cannot store, for the report.
+        struct DecodedLine {
+            var memberName: String
+            var memberPath: String
+            var lineNumber: Int
+            var entity: String?
+            var record: EntityRecord?
+            var unstorable: [RepairEntry] = []
+        }
+
+        /// Inserts a decoded line (on the thread of the store's transaction).
+        func apply(_ line: DecodedLine, archive: String, into sink: StoreWriter.Sink, log: RepairLog) throws {
+            for entry in line.unstorable { try log.record(entry) }
+            guard let entity = line.entity, let record = line.record else { return }
+            do {
+                try sink.insert(record, into: entity)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw ArchiveError.invalidLine(
+                    path: archive, member: line.memberPath, line: line.lineNumber,
+                    reason: "\(RecordJSON.primaryKeyKey) \(record.primaryKey) appears more than once")
+            }
+        }
+
+        /// Decodes one record line (on any thread: it touches neither the store nor the log); what
+        /// the target cannot store is kept for the report (`--allow-newer`) or refused.
+        func decode(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String) throws -> DecodedLine {
+            var decoded = DecodedLine(memberName: member.name, memberPath: member.path, lineNumber: lineNumber)
             func invalid(_ reason: String) -> ArchiveError {
                 ArchiveError.invalidLine(path: archive, member: member.path, line: lineNumber, reason: reason)
             }
@@ -367,11 +424,11 @@ public enum Importer {
             }
             guard let entity = target.entity(named: member.name) else {
                 // Only with allowNewer: an entity the target does not have is kept in the report.
-                try log.record(
+                decoded.unstorable.append(
                     RepairEntry(
                         rule: .unknownProperty, kind: .unstorable, entity: member.name, primaryKey: primaryKey, cloudID: nil, field: nil,
                         old: .value(.string(String(decoding: line, as: UTF8.self))), new: nil))
-                return
+                return decoded
             }
             var values: [String: Value] = [:]
             let bookkeepingKeys = manifest.formatVersion >= 2 ? [RecordJSON.primaryKeyKey, RecordJSON.optKey] : [RecordJSON.primaryKeyKey]
@@ -390,7 +447,7 @@ public enum Importer {
                     default: throw invalid("\(key) must be the _pk of a \(relationship.destination) or null, found \(json.typeName)")
                     }
                 } else if newerSource {
-                    try log.record(
+                    decoded.unstorable.append(
                         RepairEntry(
                             rule: .unknownProperty, kind: .unstorable, entity: entity.name, primaryKey: primaryKey, cloudID: nil,
                             field: key,
@@ -405,11 +462,9 @@ public enum Importer {
                     throw invalid("\(name) is missing (every property of \(entity.name) is written, null when empty)")
                 }
             }
-            do {
-                try sink.insert(EntityRecord(primaryKey: primaryKey, opt: opt, values: values), into: entity.name)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw invalid("\(RecordJSON.primaryKeyKey) \(primaryKey) appears more than once")
-            }
+            decoded.entity = entity.name
+            decoded.record = EntityRecord(primaryKey: primaryKey, opt: opt, values: values)
+            return decoded
         }
 
         static func reportable(_ json: JSONValue) -> Value {
