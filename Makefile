@@ -9,7 +9,7 @@ DEMO := .build/demo
 # Other apps' migration gates (Fixtures/Gates/<App>: old stores, the new build's empty store).
 GATES := BennieGame Ritualist
 
-.PHONY: deps build demo test lint format man man-check fixtures golden fuzz bench clean install
+.PHONY: deps build demo test lint format man man-check fixtures golden fuzz crash-recorder bench clean install
 
 deps:
 	@missing=""; for package in $(APT_PACKAGES); do \
@@ -94,6 +94,13 @@ golden: build
 # The fuzz campaign (docs/reliability.md): 2,500 byte mutants and 2,500 value mutants of each corpus seed.
 fuzz: deps
 	swift run -c release questbak-fuzz --iterations 2500
+
+# The power-loss recorder (Tools/crash-recorder/recorder.c), an LD_PRELOAD shim; the tests build
+# it themselves when it is missing or older than its source.
+crash-recorder: .build/crash-recorder.so
+.build/crash-recorder.so: Tools/crash-recorder/recorder.c
+	@mkdir -p .build
+	cc -shared -fPIC -O2 -Wall -o $@ $< -ldl
 
 # The performance benchmark (docs/performance.md); SIZES="10000 100000" picks the store sizes.
 bench: deps
