@@ -50,3 +50,34 @@ final class PowerLossTests: XCTestCase {
             ])
     }
 }
+
+/// The bugs the power-loss harness found, each on the exact state that showed it.
+final class PowerLossRegressionTests: XCTestCase {
+    /// Found by the campaign: `StorePlacement.place` renamed the new store over the old one while
+    /// SQLite's removal of the old, checkpointed `-wal` was not yet durable (nothing had synced
+    /// the folder), so a power loss could keep the rename and lose the unlink and the WAL's
+    /// truncation: the old WAL beside the new main file, replayed into it by the next open
+    /// (import --replace: neither the old nor the new data; migrate --in-place: malformed).
+    func testTheNewStoreNeverMeetsTheOldWAL() throws {
+        for name in ["import --replace (live WAL)", "migrate --in-place"] {
+            let command = try XCTUnwrap(PowerLossCommand.all.first { $0.name == name })
+            let work = try PowerLossHarness.workDirectory()
+            defer { try? FileManager.default.removeItem(at: work) }
+            let harness = PowerLossHarness(exhaustiveLimit: 8, samples: 32)
+            let recording = try harness.record(command, in: work)
+            let explorer = CrashStateExplorer(recording: recording, exhaustiveLimit: 8, samples: 32, seed: 14)
+            let renamed = try XCTUnwrap(
+                recording.operations.lastIndex { if case .rename(_, "default.store") = $0 { return true } else { return false } })
+            let newStore = explorer.finalState["default.store"]
+            var placed = 0
+            explorer.forEachState { prefix, state in
+                guard prefix > renamed, state["default.store"] == newStore else { return }
+                placed += 1
+                XCTAssertTrue(
+                    (state["default.store-wal"] ?? []).isEmpty,
+                    "\(name), after operation \(prefix): the new store beside a WAL of \(state["default.store-wal"]?.count ?? 0) bytes")
+            }
+            XCTAssertGreaterThan(placed, 0, name)
+        }
+    }
+}
