@@ -80,4 +80,22 @@ final class PowerLossRegressionTests: XCTestCase {
             XCTAssertGreaterThan(placed, 0, name)
         }
     }
+
+    /// Found by the quick part: `import --into` linked its store into place and then removed its
+    /// temporary name; a crash between the two left the temporary files, and the next run
+    /// refused the existing target before removing what a dead run had left.
+    func testARunAfterACrashBetweenLinkAndUnlinkRemovesTheTemporaryFiles() throws {
+        let command = try XCTUnwrap(PowerLossCommand.all.first { $0.name == "import --into" })
+        let work = try PowerLossHarness.workDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let harness = PowerLossHarness(exhaustiveLimit: 0, samples: 0)
+        let recording = try harness.record(command, in: work)
+        let linked = try XCTUnwrap(
+            recording.operations.firstIndex { if case .link(_, "default.store") = $0 { return true } else { return false } })
+        let state = CrashStateExplorer(recording: recording, exhaustiveLimit: 0, samples: 0, seed: 0).state(prefix: linked + 1, fates: [:])
+        XCTAssertTrue(state.keys.contains { $0.hasPrefix(".default.store.questbak-") }, "\(state.keys.sorted())")
+        let (outcome, problems) = try harness.check(state, of: command, recording: recording, in: work)
+        XCTAssertEqual(outcome, "new")
+        XCTAssertEqual(problems, [])
+    }
 }
