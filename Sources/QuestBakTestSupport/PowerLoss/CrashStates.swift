@@ -37,7 +37,7 @@ public struct CrashStateExplorer {
     public typealias Files = [String: [UInt8]]
 
     /// The operations of the first `count` that are not durable when the power goes.
-    func volatile(prefix count: Int) -> [Int] {
+    public func volatile(prefix count: Int) -> [Int] {
         let operations = recording.operations[0..<count]
         var lastFileSync: [Int: Int] = [:]
         var lastDirectorySync: [String: Int] = [:]
@@ -115,9 +115,14 @@ public struct CrashStateExplorer {
             case .sync, .syncDirectory, .close: break
             }
         }
+        // A name inside a folder whose own entry was lost is lost with it.
+        func reachable(_ path: String) -> Bool {
+            let parent = Self.parent(path.hasSuffix("/") ? String(path.dropLast()) : path)
+            return parent == "." || (folders.contains(parent + "/") && reachable(parent + "/"))
+        }
         var files: Files = [:]
-        for folder in folders { files[folder] = [] }
-        for (path, file) in names { files[path] = contents[file] ?? [] }
+        for folder in folders where reachable(folder) { files[folder] = [] }
+        for (path, file) in names where reachable(path) { files[path] = contents[file] ?? [] }
         return files
     }
 

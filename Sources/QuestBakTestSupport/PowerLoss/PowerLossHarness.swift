@@ -73,6 +73,30 @@ public struct PowerLossCommand: Sendable {
                 ]
             }),
         PowerLossCommand(
+            name: "import --into (new folders)", fixture: nil, target: "new/folders/default.store", output: .store(replaces: false),
+            refusalsWhenDone: ["already exists"], prepare: exportTypical,
+            arguments: { work in
+                [
+                    "import", work.appendingPathComponent("typical.qbak").path, "--into",
+                    work.appendingPathComponent("app/new/folders/default.store").path, "-q",
+                ]
+            }),
+        PowerLossCommand(
+            name: "import --into (external storage)", fixture: nil, output: .store(replaces: false), refusalsWhenDone: ["already exists"],
+            prepare: { work in
+                let result = try Questbak.run([
+                    "export", Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink/default.store").path, "-o",
+                    work.appendingPathComponent("kitchen-sink.qbak").path, "-q", "--created-at", "2026-01-01T00:00:00Z",
+                ])
+                guard result.status == 0 else { throw CrashRecording.Failure.recorder("export of kitchen-sink: \(result.standardError)") }
+            },
+            arguments: { work in
+                [
+                    "import", work.appendingPathComponent("kitchen-sink.qbak").path, "--into",
+                    work.appendingPathComponent("app/default.store").path, "-q",
+                ]
+            }),
+        PowerLossCommand(
             name: "import --replace (live WAL)", fixture: "v1-wal", output: .store(replaces: true), prepare: exportTypical,
             arguments: { work in
                 [
@@ -203,11 +227,20 @@ public struct PowerLossHarness {
         var rerunKeySet: Set<String> = []
         try explorer.forEachState { prefix, state in
             report.states += 1
-            guard seen.insert(CrashStateExplorer.key(state)).inserted else { return }
-            report.distinctStates += 1
+            let distinct = seen.insert(CrashStateExplorer.key(state)).inserted
+            // Once the command has returned, its result is durable: no loss may take it back.
+            // (Checked even on a state seen before: an empty folder is fine at the start, not at the end.)
+            let finished = prefix == recording.operations.count
+            guard distinct || finished else { return }
             var problems: [String] = []
             let outcome = checker.check(state, problems: &problems)
-            report.outcomes[outcome, default: 0] += 1
+            if finished, !["new", "complete archive"].contains(outcome) {
+                problems.append("the command had finished, yet a power loss leaves the target \(outcome)")
+            }
+            if distinct {
+                report.distinctStates += 1
+                report.outcomes[outcome, default: 0] += 1
+            }
             report.failures += problems.map { "after operation \(prefix) of \(recording.operations.count): \($0)" }
             // A second run depends on the target's bytes and on which names exist (temporary
             // files are removed by name, whatever they hold): one run per such state.
@@ -276,6 +309,13 @@ struct StateChecker {
             for name in backups where state[name] != nil && state[name] != final[name] {
                 problems.append("the backup \(name) is not complete (\(state[name]?.count ?? 0) bytes)")
             }
+            // A new store's records point at its external-storage files: they are all there.
+            if outcome == "new" {
+                for (name, bytes) in final where name.contains("_SUPPORT/") && !name.hasSuffix("/") && state[name] != bytes {
+                    problems.append(
+                        "the target is new but its external-storage file \(name) is \(state[name] == nil ? "missing" : "incomplete")")
+                }
+            }
             if replaces, outcome != "old, byte for byte" {
                 for name in backups where !name.hasSuffix("-shm") && state[name] == nil {
                     problems.append("the target is \(outcome) but its backup \(name) is missing")
@@ -315,7 +355,8 @@ struct StateChecker {
             problems.append("(\(outcome)) a second run failed with \(result.status): \(result.standardError)")
             return
         }
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+        let targetFolder = folder.appendingPathComponent(command.target).deletingLastPathComponent()
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: targetFolder.path).filter {
             $0.contains(".questbak-") && (!$0.contains("questbak-backup") || $0.contains(".partial-"))
         }
         if !leftovers.isEmpty { problems.append("(\(outcome)) temporary files survived a second run: \(leftovers.sorted())") }
