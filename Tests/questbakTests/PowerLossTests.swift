@@ -98,4 +98,21 @@ final class PowerLossRegressionTests: XCTestCase {
         XCTAssertEqual(outcome, "new")
         XCTAssertEqual(problems, [])
     }
+
+    /// Found by the check that a finished command is durable: `import --into` a store in folders
+    /// it creates synced only the innermost folder, so a power loss after the run had succeeded
+    /// could take the new folders, and the store in them, away.
+    func testFoldersAnImportCreatedOutliveAPowerLossAfterIt() throws {
+        let command = try XCTUnwrap(PowerLossCommand.all.first { $0.name == "import --into (new folders)" })
+        let work = try PowerLossHarness.workDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let recording = try PowerLossHarness(exhaustiveLimit: 0, samples: 0).record(command, in: work)
+        let explorer = CrashStateExplorer(recording: recording, exhaustiveLimit: 0, samples: 0, seed: 0)
+        let end = recording.operations.count
+        let everythingLost = Dictionary(uniqueKeysWithValues: explorer.volatile(prefix: end).map { ($0, CrashStateExplorer.Fate.lost) })
+        let state = explorer.state(prefix: end, fates: everythingLost)
+        XCTAssertNotNil(explorer.finalState[command.target])
+        XCTAssertTrue(
+            state[command.target] == explorer.finalState[command.target], "a power loss after the run leaves \(state.keys.sorted())")
+    }
 }

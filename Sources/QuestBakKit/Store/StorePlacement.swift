@@ -58,6 +58,10 @@ public enum StorePlacement {
                 removeFolders(missing)
                 throw OutputError.cannotCreate(path: folder.path, reason: error.localizedDescription)
             }
+            // A new folder's entry is durable only once its parent is synced; place() syncs just
+            // the innermost folder, so without this a power loss after a successful run could
+            // take the folders, and the store in them, away.
+            Durability.syncDirectory(of: folder)
         }
         return missing
     }
