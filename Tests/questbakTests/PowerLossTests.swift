@@ -115,4 +115,27 @@ final class PowerLossRegressionTests: XCTestCase {
         XCTAssertTrue(
             state[command.target] == explorer.finalState[command.target], "a power loss after the run leaves \(state.keys.sorted())")
     }
+
+    /// Found by the quick part: an import wrote a store's external-storage files durably but not
+    /// the entry of their support folder in the store's folder, so a power loss could keep the
+    /// store, just linked into place, and lose the folder its records point into.
+    func testTheNewStoreNeverLacksItsExternalStorage() throws {
+        let command = try XCTUnwrap(PowerLossCommand.all.first { $0.name == "import --into (external storage)" })
+        let work = try PowerLossHarness.workDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let harness = PowerLossHarness(exhaustiveLimit: 0, samples: 0)
+        let recording = try harness.record(command, in: work)
+        let explorer = CrashStateExplorer(recording: recording, exhaustiveLimit: 0, samples: 0, seed: 0)
+        let linked = try XCTUnwrap(
+            recording.operations.firstIndex { if case .link(_, "default.store") = $0 { return true } else { return false } })
+        // Everything not yet durable lost, but the link.
+        let fates = Dictionary(
+            uniqueKeysWithValues: explorer.volatile(prefix: linked + 1).filter { $0 != linked }.map { ($0, CrashStateExplorer.Fate.lost) })
+        let state = explorer.state(prefix: linked + 1, fates: fates)
+        XCTAssertNotNil(state["default.store"])
+        XCTAssertTrue(explorer.finalState.keys.contains { $0.contains("_EXTERNAL_DATA/") && !$0.hasSuffix("/") })
+        let (outcome, problems) = try harness.check(state, of: command, recording: recording, in: work)
+        XCTAssertEqual(outcome, "new")
+        XCTAssertEqual(problems, [])
+    }
 }
