@@ -168,11 +168,18 @@ public struct CrashStateExplorer {
         return sets
     }
 
+    /// The prefixes explored: from the files found at the start (`existing`) to the whole log.
+    public var prefixes: ClosedRange<Int> {
+        recording.operations.prefix { if case .existing = $0 { return true } else { return false } }.count...recording.operations.count
+    }
+
+    /// Whether a prefix's states are all explored, not sampled.
+    public func isExhaustive(prefix count: Int) -> Bool { volatile(prefix: count).count <= exhaustiveLimit }
+
     /// Every state of every prefix, in order, each with the prefix it came from. Prefixes start
     /// after the files found at the start (`existing`), which are there before the run.
     public func forEachState(_ body: (_ prefix: Int, _ state: Files) throws -> Void) rethrows {
-        let start = recording.operations.prefix { if case .existing = $0 { return true } else { return false } }.count
-        for count in start...recording.operations.count {
+        for count in prefixes {
             for fates in fateSets(prefix: count) { try body(count, state(prefix: count, fates: fates)) }
         }
     }

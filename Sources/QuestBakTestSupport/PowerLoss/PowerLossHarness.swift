@@ -127,6 +127,9 @@ public struct PowerLossReport: CustomStringConvertible {
     public var command: String
     /// Operations the recorder logged on the recorded folder (the files found there at the start not counted).
     public var operations = 0
+    /// Prefixes of the log whose crash states were all explored, and those sampled.
+    public var exhaustivePrefixes = 0
+    public var sampledPrefixes = 0
     /// States generated over every prefix, and how many of them were distinct.
     public var states = 0
     public var distinctStates = 0
@@ -136,7 +139,7 @@ public struct PowerLossReport: CustomStringConvertible {
     public var failures: [String] = []
 
     public var description: String {
-        "\(command): \(operations) operations, \(states) crash states (\(distinctStates) distinct), \(reruns) second runs, "
+        "\(command): \(operations) operations, \(exhaustivePrefixes) prefixes exhaustive and \(sampledPrefixes) sampled, \(states) crash states (\(distinctStates) distinct), \(reruns) second runs, "
             + "\(failures.count) failures; \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))"
     }
 }
@@ -222,6 +225,9 @@ public struct PowerLossHarness {
 
         var report = PowerLossReport(command: command.name)
         report.operations = recording.operations.filter { if case .existing = $0 { return false } else { return true } }.count
+        for prefix in explorer.prefixes {
+            if explorer.isExhaustive(prefix: prefix) { report.exhaustivePrefixes += 1 } else { report.sampledPrefixes += 1 }
+        }
         var seen: Set<String> = []
         var rerunKeys: [String] = []
         var rerunKeySet: Set<String> = []
