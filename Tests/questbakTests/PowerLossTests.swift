@@ -37,6 +37,21 @@ final class PowerLossTests: XCTestCase {
         }
     }
 
+    /// The commands with a test of their own below; any other entry of `PowerLossCommand.all`
+    /// (merge, when it lands) is checked by `testEveryOtherCommandLeavesTheOldOrTheNewData`.
+    static let commandsWithTheirOwnTest = [
+        "export", "import --into", "import --into (new folders)", "import --into (external storage)", "import --replace (live WAL)",
+        "import --replace (no WAL)", "migrate --in-place",
+    ]
+
+    func testEveryOtherCommandLeavesTheOldOrTheNewData() throws {
+        for command in PowerLossCommand.all where !Self.commandsWithTheirOwnTest.contains(command.name) {
+            let done: String
+            if case .archive = command.output { done = "complete archive" } else { done = "new" }
+            try explore(command.name, minimumOperations: 5, outcomes: [done])
+        }
+    }
+
     func testExportLeavesNoArchiveOrTheCompleteOne() throws {
         try explore("export", minimumOperations: 5, outcomes: ["no archive", "complete archive"])
     }
