@@ -9,7 +9,7 @@ DEMO := .build/demo
 # Other apps' migration gates (Fixtures/Gates/<App>: old stores, the new build's empty store).
 GATES := BennieGame Ritualist
 
-.PHONY: deps build demo test lint format man man-check fixtures golden fuzz bench clean install
+.PHONY: deps build demo test lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
 
 deps:
 	@missing=""; for package in $(APT_PACKAGES); do \
@@ -94,6 +94,22 @@ golden: build
 # The fuzz campaign (docs/reliability.md): 2,500 byte mutants and 2,500 value mutants of each corpus seed.
 fuzz: deps
 	swift run -c release questbak-fuzz --iterations 2500
+
+# The power-loss recorder (Tools/crash-recorder/recorder.c), an LD_PRELOAD shim; the tests build
+# it themselves when it is missing or older than its source.
+crash-recorder: .build/crash-recorder.so
+.build/crash-recorder.so: Tools/crash-recorder/recorder.c
+	@mkdir -p .build
+	cc -shared -fPIC -O2 -Wall -o $@ $< -ldl
+
+# The power-loss campaign (docs/reliability.md, "Power loss"): every command recorded, the crash
+# states of every prefix exhaustive up to 2^8 and 48 seeded beyond, a second run for each
+# distinct one; the table of its figures is left in .build/crash-campaign.md.
+crash-campaign: deps crash-recorder
+	swift build --build-tests
+	@printf '| command | operations recorded | prefixes exhaustive / sampled | crash states explored | distinct states | second runs | failures |\n|---|---|---|---|---|---|---|\n' > .build/crash-campaign.md
+	QUESTBAK_CRASH_CAMPAIGN=1 QUESTBAK_CRASH_REPORT=$(CURDIR)/.build/crash-campaign.md swift test --skip-build --filter PowerLossTests
+	@cat .build/crash-campaign.md
 
 # The performance benchmark (docs/performance.md); SIZES="10000 100000" picks the store sizes.
 bench: deps

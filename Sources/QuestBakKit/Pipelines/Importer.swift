@@ -74,8 +74,10 @@ public enum Importer {
     ) throws -> Result {
         let path = displayName ?? file
         if let target {
-            try StorePlacement.checkTarget(target, replace: options.replace, creatingFolders: true)
+            // Before any refusal: a run killed between linking its store into place and removing
+            // its temporary name leaves both, and the next run refuses the existing target.
             StorePlacement.removeStaleTemporaries(besides: target)
+            try StorePlacement.checkTarget(target, replace: options.replace, creatingFolders: true)
         }
         let reader = ArchiveReader(path: file, displayPath: path)
         let manifest = try reader.readManifest()

@@ -73,8 +73,9 @@ public enum Migrator {
         candidates: [Schema] = TimeQuestSchemas.all
     ) throws -> Result {
         let destination = options.inPlace ? source : (output ?? source)
-        try StorePlacement.checkTarget(destination, replace: options.inPlace)
+        // Before any refusal, as an import does (Importer.run).
         StorePlacement.removeStaleTemporaries(besides: destination)
+        try StorePlacement.checkTarget(destination, replace: options.inPlace)
         let sourceFiles = [source, CoreDataSQL.sidecar(of: source, "-wal")]
         let fingerprint = try FileFingerprint.of(sourceFiles)
         let snapshot = try StoreSnapshot(storeAt: source)

@@ -90,8 +90,9 @@ public enum ModelMigrator {
         storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL, stepOfChain: Bool
     ) throws -> Migrator.Result {
         let destination = options.inPlace ? source : (output ?? source)
-        try StorePlacement.checkTarget(destination, replace: options.inPlace)
+        // Before any refusal, as an import does (Importer.run).
         StorePlacement.removeStaleTemporaries(besides: destination)
+        try StorePlacement.checkTarget(destination, replace: options.inPlace)
         let sourceFiles = [source, CoreDataSQL.sidecar(of: source, "-wal")]
         let fingerprint = try FileFingerprint.of(sourceFiles)
         let old = try Side(storeAt: source, describedExactly: true)

@@ -134,7 +134,11 @@ package enum ExternalStorage {
                 throw error
             }
         }
+        // The files' folder in the support folder, and the support folder in the store's folder:
+        // the store is put in place next, and a power loss must not keep it and lose the folders
+        // its records point into.
         Durability.syncDirectory(of: folder)
+        Durability.syncDirectory(of: supportFolder(forStore: store))
         return created
     }
 

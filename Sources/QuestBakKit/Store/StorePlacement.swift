@@ -58,6 +58,10 @@ public enum StorePlacement {
                 removeFolders(missing)
                 throw OutputError.cannotCreate(path: folder.path, reason: error.localizedDescription)
             }
+            // A new folder's entry is durable only once its parent is synced; place() syncs just
+            // the innermost folder, so without this a power loss after a successful run could
+            // take the folders, and the store in them, away.
+            Durability.syncDirectory(of: folder)
         }
         return missing
     }
@@ -108,6 +112,11 @@ public enum StorePlacement {
                 for file in backupFiles(backupURL) { unlink(file.path) }
                 throw error
             }
+            // SQLite removed the emptied -wal and -shm without syncing the folder: until it is
+            // synced, a power loss may keep the rename below and lose those unlinks (and the
+            // WAL's truncation with them), leaving the old WAL beside the new main file, where
+            // SQLite would replay its frames into the new store.
+            Durability.syncDirectory(of: target)
             FaultPoint.reached("old store checkpointed")
             guard rename(newStore.path, target.path) == 0 else {
                 throw OutputError.io(path: target.path, reason: "rename: \(String(cString: strerror(errno)))")
