@@ -115,6 +115,14 @@ public struct PowerLossCommand: Sendable {
                 ]
             }),
         PowerLossCommand(
+            name: "import --merge (live WAL)", fixture: "v1-wal", output: .store(replaces: true), prepare: exportTypical,
+            arguments: { work in
+                [
+                    "import", work.appendingPathComponent("typical.qbak").path, "--merge", "--into",
+                    work.appendingPathComponent("app/default.store").path, "-q",
+                ]
+            }),
+        PowerLossCommand(
             name: "migrate --in-place", fixture: "v1-wal", output: .store(replaces: true), refusalsWhenDone: ["is already schema"],
             arguments: { work in
                 ["migrate", work.appendingPathComponent("app/default.store").path, "--in-place", "-q", "--now", "2026-01-01T00:00:00Z"]
