@@ -20,7 +20,7 @@ package enum FramedTar {
     /// afresh (zstd's window at its default level is 2 MiB), small enough to keep memory flat.
     package static let blockSize = 4 << 20
 
-    /// The tar header of a regular file, as `TarArchiveWriter` writes it (pax, restricted).
+    /// The tar header of a member, as `TarArchiveWriter` writes it (pax, restricted).
     package static func header(path: String, size: Int64, modificationTime: Int) throws -> Data {
         guard let archive = archive_write_new() else { throw LibArchiveError("archive_write_new", nil) }
         defer { archive_write_free(archive) }
@@ -37,15 +37,8 @@ package enum FramedTar {
         var used = 0
         try output.withUnsafeMutableBytes { buffer in
             try check(archive_write_open_memory(archive, buffer.baseAddress, capacity, &used), "open memory")
-            let entry = archive_entry_new()
+            let entry = TarArchiveWriter.regularFileEntry(path: path, size: size, modificationTime: modificationTime)
             defer { archive_entry_free(entry) }
-            archive_entry_set_pathname(entry, path)
-            archive_entry_set_size(entry, size)
-            archive_entry_set_filetype(entry, 0o100000)  // AE_IFREG
-            archive_entry_set_perm(entry, 0o644)
-            archive_entry_set_mtime(entry, modificationTime, 0)
-            archive_entry_set_uid(entry, 0)
-            archive_entry_set_gid(entry, 0)
             try check(archive_write_header(archive, entry), "write header of \(path)")
         }
         // Only the header: the entry is never finished, so no data, padding or trailer follows.

@@ -73,15 +73,8 @@ package final class TarArchiveWriter {
     /// Adds a regular file of exactly `size` bytes whose contents `produce` writes through `write`.
     package func addFile(path: String, size: Int64, produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         guard let archive else { throw LibArchiveError(operation: "write \(path)", message: "archive already closed") }
-        let entry = archive_entry_new()
+        let entry = Self.regularFileEntry(path: path, size: size, modificationTime: modificationTime)
         defer { archive_entry_free(entry) }
-        archive_entry_set_pathname(entry, path)
-        archive_entry_set_size(entry, size)
-        archive_entry_set_filetype(entry, 0o100000)  // AE_IFREG
-        archive_entry_set_perm(entry, 0o644)
-        archive_entry_set_mtime(entry, modificationTime, 0)
-        archive_entry_set_uid(entry, 0)
-        archive_entry_set_gid(entry, 0)
         try check(archive_write_header(archive, entry), "write header of \(path)")
         var written: Int64 = 0
         try produce { chunk in
@@ -93,6 +86,20 @@ package final class TarArchiveWriter {
         guard written == size else {
             throw LibArchiveError(operation: "write \(path)", message: "wrote \(written) bytes, announced \(size)")
         }
+    }
+
+    /// Every member's entry: a regular file, mode 0644, owner 0:0, modified at the archive's time.
+    /// The caller frees it.
+    static func regularFileEntry(path: String, size: Int64, modificationTime: Int) -> OpaquePointer? {
+        let entry = archive_entry_new()
+        archive_entry_set_pathname(entry, path)
+        archive_entry_set_size(entry, size)
+        archive_entry_set_filetype(entry, 0o100000)  // AE_IFREG
+        archive_entry_set_perm(entry, 0o644)
+        archive_entry_set_mtime(entry, modificationTime, 0)
+        archive_entry_set_uid(entry, 0)
+        archive_entry_set_gid(entry, 0)
+        return entry
     }
 
     package func addFile(path: String, data: Data) throws {

@@ -129,13 +129,8 @@ public enum Importer {
         } else if let target, options.dryRun, let missing = StorePlacement.missingFolders(for: target).first {
             notes.append("would create folder " + missing.path)
         }
-        for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(storeURL.path + suffix) }
-        defer {
-            for suffix in CoreDataSQL.storeFileSuffixes {
-                unlink(storeURL.path + suffix)
-                TemporaryFiles.removed(storeURL.path + suffix)
-            }
-        }
+        TemporaryFiles.createdStore(storeURL)
+        defer { TemporaryFiles.removeStore(storeURL) }
 
         var readCounts: [String: Int] = [:]
         var entityResults: [EntityResult] = []

@@ -95,13 +95,8 @@ public enum Migrator {
 
         // The migration runs on a copy beside the destination, so the final step is a rename.
         let working = StorePlacement.temporaryStoreURL(besides: destination)
-        for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(working.path + suffix) }
-        defer {
-            for suffix in CoreDataSQL.storeFileSuffixes {
-                unlink(working.path + suffix)
-                TemporaryFiles.removed(working.path + suffix)
-            }
-        }
+        TemporaryFiles.createdStore(working)
+        defer { TemporaryFiles.removeStore(working) }
         try snapshot.copyFiles(to: working)
         let log = try RepairLog(directory: workDirectory)
         do {

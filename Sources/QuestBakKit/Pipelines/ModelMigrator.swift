@@ -110,13 +110,8 @@ public enum ModelMigrator {
         guard problems.isEmpty else { throw MigrationError.notLightweight(from: old.version, to: new.version, problems: problems) }
 
         let working = StorePlacement.temporaryStoreURL(besides: destination)
-        for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(working.path + suffix) }
-        defer {
-            for suffix in CoreDataSQL.storeFileSuffixes {
-                unlink(working.path + suffix)
-                TemporaryFiles.removed(working.path + suffix)
-            }
-        }
+        TemporaryFiles.createdStore(working)
+        defer { TemporaryFiles.removeStore(working) }
         let log = try RepairLog(directory: workDirectory)
         var counts: [String: Int] = [:]
         try StoreWriter.writeDatabase(to: working, settings: new.settings) { db in

@@ -158,13 +158,8 @@ public enum Merger {
 
         // The merged store is built beside the target, from a snapshot of it.
         let merged = StorePlacement.temporaryStoreURL(besides: target)
-        for suffix in CoreDataSQL.storeFileSuffixes { TemporaryFiles.created(merged.path + suffix) }
-        defer {
-            for suffix in CoreDataSQL.storeFileSuffixes {
-                unlink(merged.path + suffix)
-                TemporaryFiles.removed(merged.path + suffix)
-            }
-        }
+        TemporaryFiles.createdStore(merged)
+        defer { TemporaryFiles.removeStore(merged) }
         try snapshot.copyFiles(to: merged)
         let log = try RepairLog(directory: workDirectory)
         var merge: RecordMerge
