@@ -191,14 +191,15 @@ extension MergeLayout {
     }
 
     /// An entity nothing identifies is matched by content: every value, and every to-one whose
-    /// destination is matched before it.
+    /// destination is matched before it. So are, last, the records no other key matched (a NULL
+    /// in a key's column identifies nothing, yet the record may be the store's own).
     private mutating func addContentKeys() {
         var byContent: [String] = []
-        for index in entities.indices where entities[index].keys.isEmpty && !entities[index].isSingleton {
+        for index in entities.indices where !entities[index].isSingleton {
             let entity = entities[index]
             let parts = entity.fields.filter { $0.reference == nil || $0.reference != entity.table }
-            entities[index].keys = [IdentityKey(kind: .content, properties: parts.map(\.name), fields: parts)]
-            byContent.append(entity.name)
+            if entity.keys.isEmpty { byContent.append(entity.name) }
+            entities[index].keys.append(IdentityKey(kind: .content, properties: parts.map(\.name), fields: parts))
         }
         if !byContent.isEmpty {
             notes.append(

@@ -144,6 +144,7 @@ struct RecordMerge {
     }
 
     private mutating func match(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
+        if key.kind == .content { return try matchByContent(entity, by: key) }
         let names = key.fields.indices.map { "k\($0)" }
         let isContent = key.kind == .content
         let cloud = entity.cloudIDColumn
@@ -189,6 +190,53 @@ struct RecordMerge {
                     FROM incoming.\(entity.table) i
                     WHERE \(entity.rows("i")) AND \(unmatched) \(incomingFilter.map { " AND " + $0 }.joined())
                 ) WHERE spk IS NOT NULL
+                """, arguments: [entity.table, key.kind.rawValue, entity.table])
+        if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
+        try db.execute(sql: "DROP TABLE temp.questbak_key")
+    }
+
+    /// Equal records are paired one to one (the n-th of a kind in the archive with the n-th in
+    /// the store, by key), never two of the archive with one of the store's; a store record
+    /// another key matched is not matched again. A to-one that names no record of its side is
+    /// compared as such, so a record with a dangling reference is still found in its own store.
+    private mutating func matchByContent(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
+        let remaining =
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)",
+                arguments: [entity.table]) ?? 0
+        guard remaining > 0 else { return }
+        let names = key.fields.indices.map { "k\($0)" }
+        func dangling(_ side: String, _ alias: String, _ column: String, _ reference: String) -> String {
+            "CASE WHEN \(alias).\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(side).\(reference) d WHERE d.Z_PK = \(alias).\(column)) THEN 'dangling ' || \(alias).\(column) END"
+        }
+        let storeValues = key.fields.map { field in
+            field.reference.map { "coalesce(\(dangling("main", "s", field.column, $0)), s.\(field.column))" } ?? "s.\(field.column)"
+        }
+        let incomingValues = key.fields.map { field in
+            field.reference.map { "coalesce(\(translated("i", field.column, to: $0)), \(dangling("incoming", "i", field.column, $0)))" }
+                ?? "+i.\(field.column)"
+        }
+        func selected(_ values: [String]) -> String { zip(values, names).map { "\($0) AS \($1)" }.joined(separator: ", ") }
+        let partition = names.isEmpty ? "" : "PARTITION BY \(names.joined(separator: ", "))"
+        try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_key")
+        // Columns without a declared type: no affinity, so values keep their storage class.
+        try db.execute(sql: "CREATE TEMP TABLE questbak_key (pk INTEGER, n INTEGER\(names.map { ", " + $0 }.joined()))")
+        try db.execute(
+            sql: """
+                INSERT INTO temp.questbak_key
+                SELECT pk, row_number() OVER (\(partition) ORDER BY pk)\(names.map { ", " + $0 }.joined()) FROM (
+                    SELECT s.Z_PK AS pk\(names.isEmpty ? "" : ", " + selected(storeValues)) FROM main.\(entity.table) s
+                    WHERE \(entity.rows("s")) AND s.Z_PK NOT IN (SELECT store FROM temp.questbak_map WHERE tbl = ?))
+                """, arguments: [entity.table])
+        try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (\((["n"] + names).joined(separator: ", ")))")
+        try db.execute(
+            sql: """
+                INSERT INTO temp.questbak_map (tbl, incoming, store, how)
+                SELECT ?, x.ipk, k.pk, ? FROM (
+                    SELECT ipk, row_number() OVER (\(partition) ORDER BY ipk) AS n\(names.map { ", " + $0 }.joined()) FROM (
+                        SELECT i.Z_PK AS ipk\(names.isEmpty ? "" : ", " + selected(incomingValues)) FROM incoming.\(entity.table) i
+                        WHERE \(entity.rows("i")) AND \(unmatched))
+                ) x JOIN temp.questbak_key k ON k.n = x.n\(names.map { " AND k.\($0) IS x.\($0)" }.joined())
                 """, arguments: [entity.table, key.kind.rawValue, entity.table])
         if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
         try db.execute(sql: "DROP TABLE temp.questbak_key")

@@ -1,0 +1,82 @@
+import Foundation
+import QuestBakTestSupport
+import XCTest
+
+/// `import --merge` attacked: values and layouts where matching by identity can go wrong. A
+/// store's own archive must merge into it as nothing; merging twice must equal merging once; no
+/// record of either side may be lost or doubled.
+final class MergeAttackTests: XCTestCase {
+    func sql(_ store: URL, _ statement: String) throws -> String {
+        let result = try Questbak.runTool(["sqlite3", store.path, statement])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        return result.standardOutput.trimmingCharacters(in: .newlines)
+    }
+
+    func files(_ store: URL) -> [String: Data] {
+        var found: [String: Data] = [:]
+        let folder = store.deletingLastPathComponent()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+            found[name] = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
+        }
+        return found
+    }
+
+    func export(_ store: URL, to archive: URL) throws {
+        let result = try Questbak.run(["export", store.path, "-o", archive.path, "-q"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+    }
+
+    func merge(_ archive: URL, into store: URL, _ extra: [String] = []) throws -> [String: Any] {
+        let result = try Questbak.run(["import", archive.path, "--merge", "--into", store.path, "--json"] + extra)
+        XCTAssertEqual(result.status, 0, result.standardError)
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any], result.standardOutput)
+    }
+
+    /// The kitchen-sink store edited by `statements`, merged with its own archive: nothing changes.
+    func assertOwnArchiveMergesAsNothing(_ statements: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink", as: "store")
+        _ = try sql(store, statements)
+        let archive = directory.path("own.qbak")
+        try export(store, to: archive)
+        let before = files(store)
+        let document = try merge(archive, into: store)
+        XCTAssertEqual(document["unchanged"] as? Bool, true, "\(document)", file: file, line: line)
+        XCTAssertEqual(files(store), before, "a store's own archive must leave it byte for byte", file: file, line: line)
+    }
+
+    /// A NULL in a uniqueness constraint's column identifies nothing (SQLite's unique index lets
+    /// any number of rows hold NULL): such a record must still be found in its own store, not
+    /// inserted again, with its children, at every merge.
+    func testARecordWithANullUniqueValueIsNotInsertedAgain() throws {
+        try assertOwnArchiveMergesAsNothing("UPDATE ZRECIPE SET ZCODE = NULL WHERE Z_PK = 4")
+    }
+
+    /// A to-one that names a missing record (an archive of another app restores as archived)
+    /// cannot be translated; the record is still the store's own.
+    func testARecordWithADanglingToOneIsNotInsertedAgain() throws {
+        try assertOwnArchiveMergesAsNothing("UPDATE ZINGREDIENT SET ZRECIPE = 99 WHERE Z_PK = 1")
+    }
+
+    /// Records matched by content are matched one to one: two equal steps of the archive are two
+    /// records, and a store with one of them gets the other.
+    func testEqualRecordsMatchedByContentAreMatchedOneToOne() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("AnyApp/kitchen-sink", as: "source")
+        _ = try sql(
+            source,
+            "INSERT INTO ZSTEP SELECT 6, Z_ENT, Z_OPT, ZSECONDS, Z5STEPS, ZTEXT FROM ZSTEP WHERE Z_PK = 1; UPDATE Z_PRIMARYKEY SET Z_MAX = 6 WHERE Z_NAME = 'Step'"
+        )
+        let archive = directory.path("source.qbak")
+        try export(source, to: archive)
+        let store = try directory.copyFixture("AnyApp/kitchen-sink", as: "store")
+        let document = try merge(archive, into: store)
+        XCTAssertEqual(document["unchanged"] as? Bool, false, "\(document)")
+        XCTAssertEqual(try sql(store, "SELECT count(*) FROM ZSTEP WHERE ZTEXT LIKE 'Stir with ice%'"), "2")
+        XCTAssertEqual(try merge(archive, into: store)["unchanged"] as? Bool, true)
+        // The store's own archive, with its two equal steps, is still nothing to merge.
+        let own = directory.path("own.qbak")
+        try export(store, to: own)
+        XCTAssertEqual(try merge(own, into: store)["unchanged"] as? Bool, true)
+    }
+}
