@@ -79,4 +79,27 @@ final class MergeAttackTests: XCTestCase {
         try export(store, to: own)
         XCTAssertEqual(try merge(own, into: store)["unchanged"] as? Bool, true)
     }
+
+    /// A store record whose cloudID is a default (shared by others, or not a UUID) has no
+    /// CloudKit identity: the archive's copy's own cloudID is its identity and fills it, rather
+    /// than being reported as superseded (which tells the app to delete the real CloudKit record).
+    func testADefaultCloudIDInTheStoreIsFilledNotKeptOverTheArchivesRealOne() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical", as: "store")
+        let archive = directory.path("own.qbak")
+        try export(store, to: archive)
+        let real =
+            try sql(store, "SELECT ZCLOUDID FROM ZROUTINE ORDER BY Z_PK") + "\n"
+            + sql(store, "SELECT ZCLOUDID FROM ZGAMESESSION WHERE Z_PK = 1")
+        _ = try sql(
+            store,
+            "UPDATE ZROUTINE SET ZCLOUDID = '00000000-0000-0000-0000-000000000000'; UPDATE ZGAMESESSION SET ZCLOUDID = '' WHERE Z_PK = 1")
+        let document = try merge(archive, into: store)
+        let superseded = ((document["entries"] as? [[String: Any]]) ?? []).filter { $0["rule"] as? String == "supersede" }
+        XCTAssertEqual(superseded.count, 0, "\(superseded)")
+        XCTAssertEqual(
+            try sql(store, "SELECT ZCLOUDID FROM ZROUTINE ORDER BY Z_PK") + "\n"
+                + sql(store, "SELECT ZCLOUDID FROM ZGAMESESSION WHERE Z_PK = 1"), real)
+        XCTAssertEqual(try merge(archive, into: store)["unchanged"] as? Bool, true)
+    }
 }

@@ -349,19 +349,31 @@ struct RecordMerge {
                 WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
                 ORDER BY m.store, m.incoming
                 """, arguments: [entity.table])
+        // The store's cloudIDs that name no one record (shared defaults), as before the merge fills any.
+        var sharedInStore: Set<String> = []
+        if let cloud = entity.cloudIDColumn {
+            try ExactSQL.forEachRow(
+                db,
+                sql:
+                    "SELECT r.\(cloud) FROM main.\(entity.table) r WHERE \(entity.rows("r")) AND r.\(cloud) IS NOT NULL GROUP BY r.\(cloud) HAVING count(*) > 1",
+                []
+            ) { row in if let text = row[0].validText { sharedInStore.insert(text) } }
+        }
         try ExactSQL.forEachRow(db, sql: "SELECT * FROM temp.questbak_differing ORDER BY rowid") { row in
             guard case .integer(let storeKey) = row[0] else { return }
             let archiveIsNewer = newer != nil && Self.compare(row[3], row[2]).map { $0 > 0 } == true
             let store = (0..<fields.count).map { row[4 + $0] }
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
-            try settle(entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer)
+            try settle(
+                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer, sharedInStore: sharedInStore)
         }
         try db.execute(sql: "DROP TABLE temp.questbak_differing")
     }
 
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
-        _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool
+        _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
+        sharedInStore: Set<String>
     ) throws {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
@@ -382,6 +394,15 @@ struct RecordMerge {
                 continue
             }
             if field.column == entity.cloudIDColumn {
+                let storeHasIdentity = mine.validText.map { DeterministicID.isWellFormed($0) && !sharedInStore.contains($0) } ?? false
+                if !storeHasIdentity, try isIdentity(theirs, entity, in: "incoming"),
+                    try !isUsed(theirs, entity)
+                {
+                    // A default (shared, or not a UUID) is no identity: the archive's copy's is.
+                    try log.record(entry(.fill, old: mine, new: theirs))
+                    changes.append((field.column, theirs))
+                    continue
+                }
                 // The store's record keeps its cloudID; the archive's copy's is for the app to retire.
                 try log.record(entry(.supersede, old: theirs, new: mine))
                 continue
@@ -408,6 +429,22 @@ struct RecordMerge {
             sql:
                 "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())Z_OPT = coalesce(Z_OPT, 0) + 1 WHERE Z_PK = ?",
             changes.map(\.value) + [.integer(storeKey)])
+    }
+
+    /// Whether `value` is a cloudID that names one record of `entity` in `schema`: a UUID no
+    /// other record of its side shares (a shared one is a default a migration left).
+    private func isIdentity(_ value: StoredValue, _ entity: MergeLayout.EntityPlan, in schema: String) throws -> Bool {
+        guard let column = entity.cloudIDColumn, let text = value.validText, DeterministicID.isWellFormed(text) else { return false }
+        let sharing = try ExactSQL.fetchAll(
+            db, sql: "SELECT count(*) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r")) AND r.\(column) = ?", [value])
+        guard case .integer(let count) = sharing.first?.first else { return false }
+        return count == 1
+    }
+
+    /// Whether a record of the store's table already holds the cloudID `value`.
+    private func isUsed(_ value: StoredValue, _ entity: MergeLayout.EntityPlan) throws -> Bool {
+        guard let column = entity.cloudIDColumn else { return true }
+        return !(try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM main.\(entity.table) WHERE \(column) = ? LIMIT 1", [value])).isEmpty
     }
 
     private func reportable(_ stored: StoredValue, _ field: MergeLayout.Field) -> Value {
