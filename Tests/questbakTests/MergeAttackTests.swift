@@ -102,4 +102,29 @@ final class MergeAttackTests: XCTestCase {
                 + sql(store, "SELECT ZCLOUDID FROM ZGAMESESSION WHERE Z_PK = 1"), real)
         XCTAssertEqual(try merge(archive, into: store)["unchanged"] as? Bool, true)
     }
+
+    /// A one-to-one (AppSettings <-> ParentSettings, a foreign key on both sides): when one side
+    /// is matched, its partner is the store's partner, merged field by field. Inserting the
+    /// archive's partner as a new record would leave two ParentSettings naming one AppSettings
+    /// that names only one of them, and duplicate every record that names the partner.
+    func testTheArchivesOneToOnePartnerOfAMatchedRecordIsTheStoresPartner() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("AnyApp/bennie-game", as: "source")
+        _ = try sql(source, "UPDATE ZPARENTSETTINGS SET ZDAILYTIMELIMITMINUTES = 30")
+        let archive = directory.path("source.qbak")
+        try export(source, to: archive)
+        let store = try directory.copyFixture("AnyApp/bennie-game", as: "store")
+        let counts =
+            "SELECT (SELECT count(*) FROM ZAPPSETTINGS), (SELECT count(*) FROM ZPARENTSETTINGS), (SELECT count(*) FROM ZAPPROVEDVIDEO)"
+        let before = try sql(store, counts)
+        _ = try merge(archive, into: store, ["--prefer", "archive"])
+        XCTAssertEqual(try sql(store, counts), before)
+        XCTAssertEqual(
+            try sql(
+                store,
+                "SELECT a.ZPARENTSETTINGS = p.Z_PK, p.ZAPPSETTINGS = a.Z_PK, p.ZDAILYTIMELIMITMINUTES FROM ZAPPSETTINGS a, ZPARENTSETTINGS p"
+            ),
+            "1|1|30")
+        XCTAssertEqual(try merge(archive, into: store)["unchanged"] as? Bool, true)
+    }
 }

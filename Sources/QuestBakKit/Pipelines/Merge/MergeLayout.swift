@@ -30,6 +30,8 @@ struct MergeLayout {
             case cloudID
             case uniqueness = "uniqueness constraint"
             case naturalKey = "natural key"
+            /// A one-to-one's foreign key: the record whose partner is matched is the partner's.
+            case oneToOne = "one-to-one partner"
             case content
         }
 
@@ -178,6 +180,17 @@ extension MergeLayout {
                         "\(plan.name)'s uniqueness constraint (\(tuple.joined(separator: ", "))) names a property without a column of its own: not used to match records"
                     )
                 }
+            }
+            // A one-to-one names one record on each side: the partner of a matched record is matched.
+            let relationships = model.lineage(of: plan.name).flatMap(\.relationships)
+            for toOne in plan.toOne {
+                guard let relationship = relationships.first(where: { $0.name == toOne.name }), let inverse = relationship.inverse,
+                    model.lineage(of: relationship.destination).flatMap(\.relationships).contains(where: {
+                        $0.name == inverse && !$0.isToMany
+                    }),
+                    let field = fields.first(where: { $0.column == toOne.column })
+                else { continue }
+                keys.append(IdentityKey(kind: .oneToOne, properties: [toOne.name], fields: [field]))
             }
             plans.append(
                 EntityPlan(
