@@ -127,4 +127,31 @@ final class MergeAttackTests: XCTestCase {
             "1|1|30")
         XCTAssertEqual(try merge(archive, into: store)["unchanged"] as? Bool, true)
     }
+
+    /// Two archive records one store record matches (one by cloudID, the other by natural key)
+    /// are settled one after the other: the second sees what the first filled, so a field is
+    /// filled once and the other value is a conflict the store's (now filled) value wins.
+    func testTwoArchiveRecordsOfOneStoreRecordAreSettledAgainstTheRecordAsMerged() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("v2-typical", as: "source")
+        _ = try sql(
+            source,
+            """
+            UPDATE ZROUTINE SET ZDISPLAYNAME = 'One' WHERE Z_PK = 1;
+            INSERT INTO ZROUTINE (Z_PK, Z_ENT, Z_OPT, ZISACTIVE, ZCREATEDAT, ZUPDATEDAT, ZNAME, ZDISPLAYNAME, ZACTIVEDAYS, ZCLOUDID)
+              SELECT 9, Z_ENT, 1, 1, ZCREATEDAT, ZUPDATEDAT, 'renamed', 'Two', ZACTIVEDAYS, '99999999-9999-4999-8999-999999999999'
+              FROM ZROUTINE WHERE Z_PK = 1;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 9 WHERE Z_NAME = 'Routine';
+            """)
+        let archive = directory.path("source.qbak")
+        try export(source, to: archive)
+        let store = try directory.copyFixture("v2-typical", as: "store")
+        _ = try sql(store, "UPDATE ZROUTINE SET ZNAME = 'renamed', ZDISPLAYNAME = NULL WHERE Z_PK = 1")
+        let document = try merge(archive, into: store)
+        XCTAssertEqual(try sql(store, "SELECT ZDISPLAYNAME FROM ZROUTINE WHERE Z_PK = 1"), "One")
+        let entries = ((document["entries"] as? [[String: Any]]) ?? []).filter { $0["field"] as? String == "displayName" }
+        XCTAssertEqual(entries.map { $0["rule"] as? String }, ["fill", "conflict"], "\(entries)")
+        let routine = ((document["entities"] as? [[String: Any]]) ?? []).first { $0["name"] as? String == "Routine" }
+        XCTAssertEqual(routine?["changed"] as? Int, 1)
+    }
 }

@@ -359,13 +359,27 @@ struct RecordMerge {
                 []
             ) { row in if let text = row[0].validText { sharedInStore.insert(text) } }
         }
+        // Rows come by store key: several archive records one store record matched (by cloudID
+        // and by natural key) follow each other, and each after the first is settled against the
+        // record as the previous one left it, not as it was before the merge.
+        var previous: (key: Int64, changed: Bool)?
+        let current =
+            "SELECT \(newer.map { "s.\($0)" } ?? "NULL")\(fields.map { ", s.\($0.column)" }.joined()) FROM main.\(entity.table) s WHERE s.Z_PK = ?"
         try ExactSQL.forEachRow(db, sql: "SELECT * FROM temp.questbak_differing ORDER BY rowid") { row in
             guard case .integer(let storeKey) = row[0] else { return }
-            let archiveIsNewer = newer != nil && Self.compare(row[3], row[2]).map { $0 > 0 } == true
-            let store = (0..<fields.count).map { row[4 + $0] }
+            var storeDate = row[2]
+            var store = (0..<fields.count).map { row[4 + $0] }
+            if previous?.key == storeKey, let now = try ExactSQL.fetchAll(db, sql: current, [.integer(storeKey)]).first {
+                storeDate = now[0]
+                store = Array(now.dropFirst())
+            }
+            let archiveIsNewer = newer != nil && Self.compare(row[3], storeDate).map { $0 > 0 } == true
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
-            try settle(
+            let changed = try settle(
                 entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer, sharedInStore: sharedInStore)
+            let counted = previous?.key == storeKey && previous?.changed == true
+            if changed && !counted { counts[entity.name]?.changed += 1 }
+            previous = (storeKey, changed || counted)
         }
         try db.execute(sql: "DROP TABLE temp.questbak_differing")
     }
@@ -374,7 +388,7 @@ struct RecordMerge {
     private mutating func settle(
         _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
         sharedInStore: Set<String>
-    ) throws {
+    ) throws -> Bool {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
         }
@@ -421,14 +435,14 @@ struct RecordMerge {
             try log.record(entry(.conflict, old: archiveWins ? mine : theirs, new: archiveWins ? theirs : mine))
             if archiveWins { changes.append((field.column, theirs)) }
         }
-        guard !changes.isEmpty else { return }
-        counts[entity.name]?.changed += 1
+        guard !changes.isEmpty else { return false }
         // Core Data counts a record's versions in Z_OPT: a changed record is a new version.
         try ExactSQL.execute(
             db,
             sql:
                 "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())Z_OPT = coalesce(Z_OPT, 0) + 1 WHERE Z_PK = ?",
             changes.map(\.value) + [.integer(storeKey)])
+        return true
     }
 
     /// Whether `value` is a cloudID that names one record of `entity` in `schema`: a UUID no
