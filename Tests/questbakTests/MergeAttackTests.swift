@@ -154,4 +154,22 @@ final class MergeAttackTests: XCTestCase {
         let routine = ((document["entities"] as? [[String: Any]]) ?? []).first { $0["name"] as? String == "Routine" }
         XCTAssertEqual(routine?["changed"] as? Int, 1)
     }
+
+    /// A V1 archive has no cloudIDs: its restore as V2 makes them. They never reached CloudKit,
+    /// so a record matched by natural key reports none of them as superseded (which tells the
+    /// app to delete them from CloudKit).
+    func testCloudIDsAV1ArchivesRestoreMadeAreNotReportedAsSuperseded() throws {
+        let directory = try TemporaryTestDirectory()
+        let v1 = try directory.copyFixture("v1-typical", as: "v1")
+        let archive = directory.path("v1.qbak")
+        try export(v1, to: archive)
+        let store = directory.path("v2/default.store")
+        try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
+        XCTAssertEqual(try Questbak.run(["migrate", v1.path, "-o", store.path, "-q"]).status, 0)
+        _ = try sql(store, "UPDATE ZGAMESESSION SET ZCLOUDID = '11111111-1111-4111-8111-111111111111' WHERE Z_PK = 1")
+        let document = try merge(archive, into: store)
+        XCTAssertEqual(document["unchanged"] as? Bool, true, "\(document)")
+        let superseded = ((document["entries"] as? [[String: Any]]) ?? []).filter { $0["rule"] as? String == "supersede" }
+        XCTAssertEqual(superseded.count, 0, "\(superseded)")
+    }
 }

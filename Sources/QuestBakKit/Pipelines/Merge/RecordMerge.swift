@@ -24,6 +24,9 @@ struct RecordMerge {
     /// Entity name → the column that says which copy is newer (`--prefer newer`).
     let newerColumns: [String: String]
     let keepDistinctIDs: Bool
+    /// The archive's cloudIDs were made by its restore (a migration from a version without
+    /// them): CloudKit has none of them, so none is reported as superseded.
+    var archiveCloudIDsAreMade = false
     let log: RepairLog
     let storePath: String
 
@@ -418,7 +421,7 @@ struct RecordMerge {
                     continue
                 }
                 // The store's record keeps its cloudID; the archive's copy's is for the app to retire.
-                try log.record(entry(.supersede, old: theirs, new: mine))
+                if !archiveCloudIDsAreMade { try log.record(entry(.supersede, old: theirs, new: mine)) }
                 continue
             }
             let archiveWins: Bool
