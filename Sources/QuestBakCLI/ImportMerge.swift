@@ -19,10 +19,16 @@ extension Questbak.Import {
         options.dryRun = dryRun
         options.backupStamp = Self.stamp(Date())
         options.schemas = try schemaOptions.schemas().candidates
+        // The report's file is opened first: a path it cannot be written to refuses the merge
+        // before the store is replaced, not after (with the backup's name and the undo unsaid).
+        let reportFile = try report.map { try AtomicOutputFile(destination: URL(fileURLWithPath: $0), overwrite: true) }
         let result = try Merger.run(
             archive: file, displayName: archive == "-" ? "standard input" : archive, into: target, options: options, workDirectory: work)
         let document = try ReportDocument.json(summary: result, log: result.log)
-        if let report { try ReportDocument.write(document, to: URL(fileURLWithPath: report)) }
+        if let reportFile {
+            try FileHandle(fileDescriptor: reportFile.fileDescriptor, closeOnDealloc: false).write(contentsOf: document)
+            try reportFile.commit()
+        }
         if json {
             FileHandle.standardOutput.write(document)
         } else if !quiet {

@@ -172,4 +172,26 @@ final class MergeAttackTests: XCTestCase {
         let superseded = ((document["entries"] as? [[String: Any]]) ?? []).filter { $0["rule"] as? String == "supersede" }
         XCTAssertEqual(superseded.count, 0, "\(superseded)")
     }
+
+    /// A report that cannot be written refuses the merge before the store is replaced: else the
+    /// store is merged, the command fails, and neither the backup's name nor the undo is told.
+    func testAReportPathThatCannotBeWrittenLeavesTheStoreAlone() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("AnyApp/kitchen-sink", as: "source")
+        _ = try sql(source, "INSERT INTO ZTAG VALUES (9, 7, 1, 5, 'extra'); UPDATE Z_PRIMARYKEY SET Z_MAX = 9 WHERE Z_NAME = 'Tag'")
+        let archive = directory.path("source.qbak")
+        try export(source, to: archive)
+        let store = try directory.copyFixture("AnyApp/kitchen-sink", as: "store")
+        let before = files(store)
+        let result = try Questbak.run([
+            "import", archive.path, "--merge", "--into", store.path, "--report", directory.path("missing/report.json").path,
+        ])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(files(store), before)
+        let merged = try Questbak.run([
+            "import", archive.path, "--merge", "--into", store.path, "--report", directory.path("report.json").path,
+        ])
+        XCTAssertEqual(merged.status, 0, merged.standardError)
+        XCTAssertNotNil(FileManager.default.contents(atPath: directory.path("report.json").path))
+    }
 }
