@@ -194,4 +194,20 @@ final class MergeAttackTests: XCTestCase {
         XCTAssertEqual(merged.status, 0, merged.standardError)
         XCTAssertNotNil(FileManager.default.contents(atPath: directory.path("report.json").path))
     }
+
+    /// A store record whose to-one names no record lacks that relationship: the archive's copy,
+    /// whose to-one names a record, fills it (as it fills a NULL), whatever the preference.
+    func testAStoresDanglingToOneIsFilledByTheArchivesValidOne() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical", as: "store")
+        let archive = directory.path("own.qbak")
+        try export(store, to: archive)
+        _ = try sql(store, "UPDATE ZGAMESESSION SET ZROUTINE = 99 WHERE Z_PK = 1")
+        let document = try merge(archive, into: store)
+        XCTAssertEqual(document["unchanged"] as? Bool, false)
+        XCTAssertEqual(try sql(store, "SELECT ZROUTINE FROM ZGAMESESSION WHERE Z_PK = 1"), "1")
+        let fills = ((document["entries"] as? [[String: Any]]) ?? []).filter { $0["rule"] as? String == "fill" }
+        XCTAssertEqual(fills.map { $0["field"] as? String }, ["routine"])
+        XCTAssertEqual(try merge(archive, into: store)["unchanged"] as? Bool, true)
+    }
 }

@@ -404,8 +404,9 @@ struct RecordMerge {
                     rule: rule, kind: .merge, entity: entity.name, primaryKey: storeKey, cloudID: storeCloudID, field: field.name,
                     old: .value(reportable(old, field)), new: .value(reportable(new, field)))
             }
-            if mine == .null {
-                // What the store lacks, the archive fills, whatever the preference.
+            if try mine == .null || names(nothing: mine, field) {
+                // What the store lacks, the archive fills, whatever the preference: a reference
+                // to no record is lacking too.
                 try log.record(entry(.fill, old: mine, new: theirs))
                 changes.append((field.column, theirs))
                 continue
@@ -446,6 +447,12 @@ struct RecordMerge {
                 "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())Z_OPT = coalesce(Z_OPT, 0) + 1 WHERE Z_PK = ?",
             changes.map(\.value) + [.integer(storeKey)])
         return true
+    }
+
+    /// Whether `value`, in the store's column `field`, names a record the store does not have.
+    private func names(nothing value: StoredValue, _ field: MergeLayout.Field) throws -> Bool {
+        guard let reference = field.reference, value != .null else { return false }
+        return try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM main.\(reference) WHERE Z_PK = ? LIMIT 1", [value]).isEmpty
     }
 
     /// Whether `value` is a cloudID that names one record of `entity` in `schema`: a UUID no
