@@ -203,10 +203,22 @@ struct RecordMerge {
     /// another key matched is not matched again. A to-one that names no record of its side is
     /// compared as such, so a record with a dangling reference is still found in its own store.
     private mutating func matchByContent(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
+        // Only records no other key could identify (each has a NULL part, after translation, or
+        // a cloudID that names no one record) are looked for by content: one whose key is whole
+        // and found nothing is new.
+        let incomplete = entity.keys.filter { $0.kind != .content }.map { other -> String in
+            var parts = other.fields.map { "\(incomingValue($0)) IS NULL" }
+            if other.kind == .cloudID, let cloud = entity.cloudIDColumn {
+                parts.append("NOT \(DeterministicID.wellFormedSQL("i.\(cloud)"))")
+                parts.append(
+                    "(SELECT count(*) FROM incoming.\(entity.table) x WHERE \(entity.rows("x")) AND x.\(cloud) = i.\(cloud)) > 1")
+            }
+            return " AND (" + parts.joined(separator: " OR ") + ")"
+        }.joined()
+        let candidates = "\(entity.rows("i")) AND \(unmatched)\(incomplete)"
         let remaining =
             try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)",
-                arguments: [entity.table]) ?? 0
+                db, sql: "SELECT count(*) FROM incoming.\(entity.table) i WHERE \(candidates)", arguments: [entity.table]) ?? 0
         guard remaining > 0 else { return }
         let names = key.fields.indices.map { "k\($0)" }
         func dangling(_ side: String, _ alias: String, _ column: String, _ reference: String) -> String {
@@ -238,7 +250,7 @@ struct RecordMerge {
                 SELECT ?, x.ipk, k.pk, ? FROM (
                     SELECT ipk, row_number() OVER (\(partition) ORDER BY ipk) AS n\(names.map { ", " + $0 }.joined()) FROM (
                         SELECT i.Z_PK AS ipk\(names.isEmpty ? "" : ", " + selected(incomingValues)) FROM incoming.\(entity.table) i
-                        WHERE \(entity.rows("i")) AND \(unmatched))
+                        WHERE \(candidates))
                 ) x JOIN temp.questbak_key k ON k.n = x.n\(names.map { " AND k.\($0) IS x.\($0)" }.joined())
                 """, arguments: [entity.table, key.kind.rawValue, entity.table])
         if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
