@@ -210,4 +210,20 @@ final class MergeAttackTests: XCTestCase {
         XCTAssertEqual(fills.map { $0["field"] as? String }, ["routine"])
         XCTAssertEqual(try merge(archive, into: store)["unchanged"] as? Bool, true)
     }
+
+    /// --prefer newer with the store's date NULL and the archive's set: the archive's copy is
+    /// the newer. Keeping the store's values while filling the archive's date would make the
+    /// store's older values pass for the newer ones at every later merge.
+    func testPreferNewerTakesADatedArchiveCopyOverAnUndatedStoreRecord() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("v2-typical", as: "source")
+        _ = try sql(source, "UPDATE ZROUTINE SET ZDISPLAYNAME = 'Edited later', ZUPDATEDAT = 790000000 WHERE Z_PK = 1")
+        let archive = directory.path("source.qbak")
+        try export(source, to: archive)
+        let store = try directory.copyFixture("v2-typical", as: "store")
+        _ = try sql(store, "UPDATE ZROUTINE SET ZUPDATEDAT = NULL WHERE Z_PK = 1")
+        _ = try merge(archive, into: store, ["--prefer", "newer"])
+        XCTAssertEqual(try sql(store, "SELECT ZDISPLAYNAME, ZUPDATEDAT FROM ZROUTINE WHERE Z_PK = 1"), "Edited later|790000000")
+        XCTAssertEqual(try merge(archive, into: store, ["--prefer", "newer"])["unchanged"] as? Bool, true)
+    }
 }

@@ -17,7 +17,8 @@ public enum Merger {
         /// The store's (the default): the archive only fills what the store lacks.
         case store
         case archive
-        /// The copy whose date property (`newerBy`, or `updatedAt` and its kin) is later.
+        /// The copy whose date property (`newerBy`, or `updatedAt` and its kin) is later; a
+        /// dated copy is newer than an undated one, and when neither is dated the store's wins.
         case newer
     }
 

@@ -388,7 +388,10 @@ struct RecordMerge {
                 storeDate = now[0]
                 store = Array(now.dropFirst())
             }
-            let archiveIsNewer = newer != nil && Self.compare(row[3], storeDate).map { $0 > 0 } == true
+            // A dated copy is newer than an undated one: else the archive's date fills the
+            // store's, and the store's older values pass for the newer ones at every later merge.
+            let archiveIsNewer =
+                newer != nil && (Self.compare(row[3], storeDate).map { $0 > 0 } ?? (storeDate == .null && row[3] != .null))
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
             let changed = try settle(
                 entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer, sharedInStore: sharedInStore)
