@@ -211,7 +211,8 @@ struct RecordMerge {
             if other.kind == .cloudID, let cloud = entity.cloudIDColumn {
                 parts.append("NOT \(DeterministicID.wellFormedSQL("i.\(cloud)"))")
                 parts.append(
-                    "(SELECT count(*) FROM incoming.\(entity.table) x WHERE \(entity.rows("x")) AND x.\(cloud) = i.\(cloud)) > 1")
+                    "i.\(cloud) IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) > 1)"
+                )
             }
             return " AND (" + parts.joined(separator: " OR ") + ")"
         }.joined()
