@@ -40,6 +40,8 @@ struct RecordMerge {
 
     private(set) var counts: [String: Counts] = [:]
     private(set) var notes: [String] = []
+    /// The table whose cloudIDs `temp.questbak_used` holds, if any.
+    var usedCloudIDs: String?
 
     mutating func run() throws {
         try db.execute(
@@ -365,15 +367,41 @@ struct RecordMerge {
                 WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
                 ORDER BY m.store, m.incoming
                 """, arguments: [entity.table])
-        // The store's cloudIDs that name no one record (shared defaults), as before the merge fills any.
-        var sharedInStore: Set<String> = []
+        // The cloudIDs that name no one record (shared defaults) of each side, as before the merge
+        // fills any; few, whatever the size of the tables.
+        var shared = (store: Set<String>(), archive: Set<String>())
         if let cloud = entity.cloudIDColumn {
-            try ExactSQL.forEachRow(
-                db,
-                sql:
-                    "SELECT r.\(cloud) FROM main.\(entity.table) r WHERE \(entity.rows("r")) AND r.\(cloud) IS NOT NULL GROUP BY r.\(cloud) HAVING count(*) > 1",
-                []
-            ) { row in if let text = row[0].validText { sharedInStore.insert(text) } }
+            for schema in ["main", "incoming"] {
+                try ExactSQL.forEachRow(
+                    db,
+                    sql:
+                        "SELECT r.\(cloud) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r")) AND r.\(cloud) IS NOT NULL GROUP BY r.\(cloud) HAVING count(*) > 1",
+                    []
+                ) { row in
+                    guard let text = row[0].validText else { return }
+                    if schema == "main" { shared.store.insert(text) } else { shared.archive.insert(text) }
+                }
+            }
+        }
+        // The store's cloudIDs, indexed, for the defaults the archive's copies may fill: made
+        // before the rows are read (a table cannot be made while a statement reads another).
+        usedCloudIDs = nil
+        if let cloud = entity.cloudIDColumn, let index = fields.firstIndex(where: { $0.column == cloud }) {
+            let value = "c\(4 + index)"
+            let needed =
+                try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM temp.questbak_differing WHERE \(value) IS NOT NULL AND (NOT \(DeterministicID.wellFormedSQL(value))
+                            OR \(value) IN (SELECT r.\(cloud) FROM main.\(entity.table) r WHERE \(entity.rows("r")) GROUP BY r.\(cloud) HAVING count(*) > 1)))
+                        """) ?? false
+            if needed {
+                try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_used")
+                try db.execute(sql: "CREATE TEMP TABLE questbak_used (id PRIMARY KEY) WITHOUT ROWID")
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO temp.questbak_used SELECT \(cloud) FROM main.\(entity.table) WHERE \(cloud) IS NOT NULL")
+                usedCloudIDs = entity.table
+            }
         }
         // Rows come by store key: several archive records one store record matched (by cloudID
         // and by natural key) follow each other, and each after the first is settled against the
@@ -395,7 +423,7 @@ struct RecordMerge {
                 newer != nil && (Self.compare(row[3], storeDate).map { $0 > 0 } ?? (storeDate == .null && row[3] != .null))
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
             let changed = try settle(
-                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer, sharedInStore: sharedInStore)
+                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer, shared: shared)
             let counted = previous?.key == storeKey && previous?.changed == true
             if changed && !counted { counts[entity.name]?.changed += 1 }
             previous = (storeKey, changed || counted)
@@ -406,7 +434,7 @@ struct RecordMerge {
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
         _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
-        sharedInStore: Set<String>
+        shared: (store: Set<String>, archive: Set<String>)
     ) throws -> Bool {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
@@ -428,10 +456,13 @@ struct RecordMerge {
                 continue
             }
             if field.column == entity.cloudIDColumn {
-                let storeHasIdentity = mine.validText.map { DeterministicID.isWellFormed($0) && !sharedInStore.contains($0) } ?? false
-                if !storeHasIdentity, try isIdentity(theirs, entity, in: "incoming"),
+                func isIdentity(_ value: StoredValue, sharedOnItsSide: Set<String>) -> Bool {
+                    value.validText.map { DeterministicID.isWellFormed($0) && !sharedOnItsSide.contains($0) } ?? false
+                }
+                if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: shared.archive),
                     try !isUsed(theirs, entity)
                 {
+                    try ExactSQL.execute(db, sql: "INSERT OR IGNORE INTO temp.questbak_used (id) VALUES (?)", [theirs])
                     // A default (shared, or not a UUID) is no identity: the archive's copy's is.
                     try log.record(entry(.fill, old: mine, new: theirs))
                     changes.append((field.column, theirs))
@@ -471,20 +502,11 @@ struct RecordMerge {
         return try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM main.\(reference) WHERE Z_PK = ? LIMIT 1", [value]).isEmpty
     }
 
-    /// Whether `value` is a cloudID that names one record of `entity` in `schema`: a UUID no
-    /// other record of its side shares (a shared one is a default a migration left).
-    private func isIdentity(_ value: StoredValue, _ entity: MergeLayout.EntityPlan, in schema: String) throws -> Bool {
-        guard let column = entity.cloudIDColumn, let text = value.validText, DeterministicID.isWellFormed(text) else { return false }
-        let sharing = try ExactSQL.fetchAll(
-            db, sql: "SELECT count(*) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r")) AND r.\(column) = ?", [value])
-        guard case .integer(let count) = sharing.first?.first else { return false }
-        return count == 1
-    }
-
-    /// Whether a record of the store's table already holds the cloudID `value`.
+    /// Whether a record of the store's table already holds the cloudID `value` (looked up in
+    /// the temporary index of the table's cloudIDs `mergeMatched` made).
     private func isUsed(_ value: StoredValue, _ entity: MergeLayout.EntityPlan) throws -> Bool {
-        guard let column = entity.cloudIDColumn else { return true }
-        return !(try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM main.\(entity.table) WHERE \(column) = ? LIMIT 1", [value])).isEmpty
+        guard usedCloudIDs == entity.table else { return true }
+        return !(try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM temp.questbak_used WHERE id = ?", [value])).isEmpty
     }
 
     private func reportable(_ stored: StoredValue, _ field: MergeLayout.Field) -> Value {
