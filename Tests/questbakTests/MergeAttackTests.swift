@@ -226,4 +226,18 @@ final class MergeAttackTests: XCTestCase {
         XCTAssertEqual(try sql(store, "SELECT ZDISPLAYNAME, ZUPDATEDAT FROM ZROUTINE WHERE Z_PK = 1"), "Edited later|790000000")
         XCTAssertEqual(try merge(archive, into: store, ["--prefer", "newer"])["unchanged"] as? Bool, true)
     }
+
+    /// --keep-distinct-ids keeps records of one natural key apart when their cloudIDs differ;
+    /// a default cloudID (shared by the store's records) is no cloudID of a record, so the
+    /// archive's copies are still the store's records, not inserted again beside them.
+    func testKeepDistinctIDsDoesNotTakeAStoresDefaultCloudIDForAnIdentity() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical", as: "store")
+        let archive = directory.path("own.qbak")
+        try export(store, to: archive)
+        _ = try sql(store, "UPDATE ZROUTINE SET ZCLOUDID = '00000000-0000-0000-0000-000000000000'")
+        _ = try merge(archive, into: store, ["--keep-distinct-ids"])
+        XCTAssertEqual(try sql(store, "SELECT count(*) FROM ZROUTINE"), "3")
+        XCTAssertEqual(try merge(archive, into: store, ["--keep-distinct-ids"])["unchanged"] as? Bool, true)
+    }
 }

@@ -154,6 +154,14 @@ struct RecordMerge {
         let isContent = key.kind == .content
         let cloud = entity.cloudIDColumn
         let withCloud = keepDistinctIDs && key.kind == .naturalKey && cloud != nil
+        /// `alias`'s cloudID when it names one record of its side (`schema`), else NULL.
+        func identity(_ alias: String, _ schema: String) -> String {
+            guard let cloud else { return "NULL" }
+            return """
+                (CASE WHEN \(DeterministicID.wellFormedSQL("\(alias).\(cloud)")) AND \(alias).\(cloud) NOT IN (SELECT x.\(cloud) FROM \(schema).\(entity.table) x \
+                WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) > 1) THEN \(alias).\(cloud) END)
+                """
+        }
         try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_key")
         // Columns without a declared type: no affinity, so values keep their storage class.
         try db.execute(
@@ -174,17 +182,18 @@ struct RecordMerge {
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_key
-                SELECT s.Z_PK, \((key.fields.map { "s.\($0.column)" } + (withCloud ? ["s.\(cloud!)"] : [])).joined(separator: ", "))
+                SELECT s.Z_PK, \((key.fields.map { "s.\($0.column)" } + (withCloud ? [identity("s", "main")] : [])).joined(separator: ", "))
                 FROM main.\(entity.table) s WHERE \(entity.rows("s")) AND \(storeFilter.joined(separator: " AND "))
                 """)
         try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (\((names + ["pk"]).joined(separator: ", ")))")
         // `+` strips the archive column's affinity: values compare as stored, as in a unique index.
         let comparison = isContent ? "IS" : "="
         var conditions = zip(names, key.fields).map { "k.\($0) \(comparison) +\(incomingValue($1))" }
-        if withCloud, let cloud {
+        if withCloud {
+            // Only two identities that differ keep two records apart: a default (shared, or not a
+            // UUID) on either side is none (`cloud` holds the store's identity, or NULL).
             conditions.append(
-                "NOT (\(DeterministicID.wellFormedSQL("k.cloud")) AND \(DeterministicID.wellFormedSQL("i.\(cloud)")) AND k.cloud <> i.\(cloud))"
-            )
+                "NOT (k.cloud IS NOT NULL AND \(identity("i", "incoming")) IS NOT NULL AND k.cloud <> \(identity("i", "incoming")))")
         }
         try db.execute(
             sql: """
