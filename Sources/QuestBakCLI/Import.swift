@@ -141,10 +141,11 @@ extension Questbak {
                     status = try runMerge(archive: file, into: URL(fileURLWithPath: into), work: work)
                     return
                 }
+                let reportFile = try ReportDocument.open(report)
                 let result = try Importer.run(
                     archive: file, displayName: archive == "-" ? "standard input" : archive, into: into.map { URL(fileURLWithPath: $0) },
                     options: options, workDirectory: work)
-                try ReportDocument.emit(summary: result, log: result.log, report: report, json: json)
+                try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
                 if !json && !quiet {
                     print(try Self.text(result))
                 }

@@ -19,9 +19,12 @@ extension Questbak.Import {
         options.dryRun = dryRun
         options.backupStamp = Self.stamp(Date())
         options.schemas = try schemaOptions.schemas().candidates
+        // The report's file is opened first: a path it cannot be written to refuses the merge
+        // before the store is replaced, not after (with the backup's name and the undo unsaid).
+        let reportFile = try ReportDocument.open(report)
         let result = try Merger.run(
             archive: file, displayName: archive == "-" ? "standard input" : archive, into: target, options: options, workDirectory: work)
-        try ReportDocument.emit(summary: result, log: result.log, report: report, json: json)
+        try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
         if !json && !quiet {
             print(try Self.text(result))
         }

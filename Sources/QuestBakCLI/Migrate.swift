@@ -118,6 +118,7 @@ extension Questbak {
                 options.randomIDs = randomIds
                 options.inPlace = inPlace
                 options.backupStamp = Import.stamp(Date())
+                let reportFile = try ReportDocument.open(report)
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
                 let result: Migrator.Result
@@ -142,7 +143,7 @@ extension Questbak {
                     }
                     return
                 }
-                try ReportDocument.emit(summary: result, log: result.log, report: report, json: json)
+                try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
                 let undo = result.backup.map { Undo.text(backup: $0, files: result.backupFiles, target: result.output) }
                 if !json && !quiet {
                     var lines = [
@@ -399,7 +400,6 @@ private enum InputPath {
     }
 }
 
-/// A report document: a command's summary object with every log entry appended as `entries`.
 /// The JSON report: the summary's keys, then `entries`, one repair-log entry a line. Streamed in
 /// chunks, never held whole: a merge of a million records logs millions of entries.
 enum ReportDocument {
@@ -422,10 +422,15 @@ enum ReportDocument {
         try output.write(contentsOf: buffer)
     }
 
-    /// Writes the report to `report` (atomically) and to standard output when `json`.
-    static func emit<Summary: Encodable>(summary: Summary, log: RepairLog, report: String?, json: Bool) throws {
-        if let report {
-            let file = try AtomicOutputFile(destination: URL(fileURLWithPath: report), overwrite: true)
+    /// The report's file, opened before the command's work: a path it cannot be written to then
+    /// stops the command before anything is changed, not after (with the backup's name unsaid).
+    static func open(_ report: String?) throws -> AtomicOutputFile? {
+        try report.map { try AtomicOutputFile(destination: URL(fileURLWithPath: $0), overwrite: true) }
+    }
+
+    /// Writes the report to `file` (committed atomically) and to standard output when `json`.
+    static func emit<Summary: Encodable>(summary: Summary, log: RepairLog, to file: AtomicOutputFile?, json: Bool) throws {
+        if let file {
             try stream(summary: summary, log: log, to: FileHandle(fileDescriptor: file.fileDescriptor, closeOnDealloc: false))
             try file.commit()
         }

@@ -595,6 +595,27 @@ final class ImportCommandTests: XCTestCase {
         }
     }
 
+    /// A report that cannot be written stops the command before it changes anything, instead of
+    /// after a replace whose backup it would then not name.
+    func testAReportPathThatCannotBeWrittenStopsTheCommandFirst() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-wal")
+        let archive = directory.path("typical.qbak")
+        XCTAssertEqual(
+            try Questbak.run(["export", Repository.fixtures.appendingPathComponent("v1-typical/default.store").path, "-o", archive.path])
+                .status, 0)
+        let before = try DirectoryState(of: store.deletingLastPathComponent())
+        let badReport = directory.path("missing-folder/report.json").path
+        for arguments in [
+            ["import", archive.path, "--into", store.path, "--replace", "--report", badReport],
+            ["migrate", store.path, "--in-place", "--report", badReport],
+        ] {
+            let result = try Questbak.run(arguments)
+            XCTAssertEqual(result.status, 73, "\(arguments): \(result.standardError)")
+            XCTAssertEqual(try DirectoryState(of: store.deletingLastPathComponent()), before, "\(arguments)")
+        }
+    }
+
     func testUsageErrors() throws {
         XCTAssertEqual(try Questbak.run(["import", "x.qbak"]).status, 64)
         XCTAssertEqual(try Questbak.run(["import", "x.qbak", "--validate", "--replace"]).status, 64)

@@ -30,6 +30,8 @@ struct MergeLayout {
             case cloudID
             case uniqueness = "uniqueness constraint"
             case naturalKey = "natural key"
+            /// A one-to-one's foreign key: the record whose partner is matched is the partner's.
+            case oneToOne = "one-to-one partner"
             case content
         }
 
@@ -179,6 +181,17 @@ extension MergeLayout {
                     )
                 }
             }
+            // A one-to-one names one record on each side: the partner of a matched record is matched.
+            let relationships = model.lineage(of: plan.name).flatMap(\.relationships)
+            for toOne in plan.toOne {
+                guard let relationship = relationships.first(where: { $0.name == toOne.name }), let inverse = relationship.inverse,
+                    model.lineage(of: relationship.destination).flatMap(\.relationships).contains(where: {
+                        $0.name == inverse && !$0.isToMany
+                    }),
+                    let field = fields.first(where: { $0.column == toOne.column })
+                else { continue }
+                keys.append(IdentityKey(kind: .oneToOne, properties: [toOne.name], fields: [field]))
+            }
             plans.append(
                 EntityPlan(
                     name: plan.name, table: plan.table, number: plan.number,
@@ -191,14 +204,15 @@ extension MergeLayout {
     }
 
     /// An entity nothing identifies is matched by content: every value, and every to-one whose
-    /// destination is matched before it.
+    /// destination is matched before it. So are, last, the records no other key matched (a NULL
+    /// in a key's column identifies nothing, yet the record may be the store's own).
     private mutating func addContentKeys() {
         var byContent: [String] = []
-        for index in entities.indices where entities[index].keys.isEmpty && !entities[index].isSingleton {
+        for index in entities.indices where !entities[index].isSingleton {
             let entity = entities[index]
             let parts = entity.fields.filter { $0.reference == nil || $0.reference != entity.table }
-            entities[index].keys = [IdentityKey(kind: .content, properties: parts.map(\.name), fields: parts)]
-            byContent.append(entity.name)
+            if entity.keys.isEmpty { byContent.append(entity.name) }
+            entities[index].keys.append(IdentityKey(kind: .content, properties: parts.map(\.name), fields: parts))
         }
         if !byContent.isEmpty {
             notes.append(

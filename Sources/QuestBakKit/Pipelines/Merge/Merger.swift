@@ -17,7 +17,8 @@ public enum Merger {
         /// The store's (the default): the archive only fills what the store lacks.
         case store
         case archive
-        /// The copy whose date property (`newerBy`, or `updatedAt` and its kin) is later.
+        /// The copy whose date property (`newerBy`, or `updatedAt` and its kin) is later; a
+        /// dated copy is newer than an undated one, and when neither is dated the store's wins.
         case newer
     }
 
@@ -173,6 +174,7 @@ public enum Merger {
                 var merge = RecordMerge(
                     db: db, layout: layout, preference: options.preference, newerColumns: newerColumns,
                     keepDistinctIDs: options.keepDistinctIDs, log: log, storePath: target.path)
+                merge.archiveCloudIDsAreMade = (restored.counts["migration.cloudID"] ?? 0) > 0
                 try db.inTransaction {
                     try merge.run()
                     FaultPoint.reached("before commit of the merge")
@@ -187,6 +189,11 @@ public enum Merger {
             throw StoreError.wrapping(error, path: target.path)
         }
         notes += merge.notes
+        if merge.archiveCloudIDsAreMade {
+            notes.append(
+                "the archive's cloudIDs were made by its migration to \(targetVersion ?? "the store's version"): none is superseded in CloudKit"
+            )
+        }
         let written = try verify(merged, layout: layout, counts: merge.counts, target: target)
         // The external-storage files that records merged in refer to, and the store lacks.
         let present = Set(try ExternalStorage.files(forStore: target).files.map(\.name))

@@ -24,6 +24,9 @@ struct RecordMerge {
     /// Entity name → the column that says which copy is newer (`--prefer newer`).
     let newerColumns: [String: String]
     let keepDistinctIDs: Bool
+    /// The archive's cloudIDs were made by its restore (a migration from a version without
+    /// them): CloudKit has none of them, so none is reported as superseded.
+    var archiveCloudIDsAreMade = false
     let log: RepairLog
     let storePath: String
 
@@ -37,6 +40,8 @@ struct RecordMerge {
 
     private(set) var counts: [String: Counts] = [:]
     private(set) var notes: [String] = []
+    /// The table whose cloudIDs `temp.questbak_used` holds, if any.
+    var usedCloudIDs: String?
 
     mutating func run() throws {
         try db.execute(
@@ -144,10 +149,19 @@ struct RecordMerge {
     }
 
     private mutating func match(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
+        if key.kind == .content { return try matchByContent(entity, by: key) }
         let names = key.fields.indices.map { "k\($0)" }
         let isContent = key.kind == .content
         let cloud = entity.cloudIDColumn
         let withCloud = keepDistinctIDs && key.kind == .naturalKey && cloud != nil
+        /// `alias`'s cloudID when it names one record of its side (`schema`), else NULL.
+        func identity(_ alias: String, _ schema: String) -> String {
+            guard let cloud else { return "NULL" }
+            return """
+                (CASE WHEN \(DeterministicID.wellFormedSQL("\(alias).\(cloud)")) AND \(alias).\(cloud) NOT IN (SELECT x.\(cloud) FROM \(schema).\(entity.table) x \
+                WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) > 1) THEN \(alias).\(cloud) END)
+                """
+        }
         try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_key")
         // Columns without a declared type: no affinity, so values keep their storage class.
         try db.execute(
@@ -168,17 +182,18 @@ struct RecordMerge {
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_key
-                SELECT s.Z_PK, \((key.fields.map { "s.\($0.column)" } + (withCloud ? ["s.\(cloud!)"] : [])).joined(separator: ", "))
+                SELECT s.Z_PK, \((key.fields.map { "s.\($0.column)" } + (withCloud ? [identity("s", "main")] : [])).joined(separator: ", "))
                 FROM main.\(entity.table) s WHERE \(entity.rows("s")) AND \(storeFilter.joined(separator: " AND "))
                 """)
         try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (\((names + ["pk"]).joined(separator: ", ")))")
         // `+` strips the archive column's affinity: values compare as stored, as in a unique index.
         let comparison = isContent ? "IS" : "="
         var conditions = zip(names, key.fields).map { "k.\($0) \(comparison) +\(incomingValue($1))" }
-        if withCloud, let cloud {
+        if withCloud {
+            // Only two identities that differ keep two records apart: a default (shared, or not a
+            // UUID) on either side is none (`cloud` holds the store's identity, or NULL).
             conditions.append(
-                "NOT (\(DeterministicID.wellFormedSQL("k.cloud")) AND \(DeterministicID.wellFormedSQL("i.\(cloud)")) AND k.cloud <> i.\(cloud))"
-            )
+                "NOT (k.cloud IS NOT NULL AND \(identity("i", "incoming")) IS NOT NULL AND k.cloud <> \(identity("i", "incoming")))")
         }
         try db.execute(
             sql: """
@@ -189,6 +204,66 @@ struct RecordMerge {
                     FROM incoming.\(entity.table) i
                     WHERE \(entity.rows("i")) AND \(unmatched) \(incomingFilter.map { " AND " + $0 }.joined())
                 ) WHERE spk IS NOT NULL
+                """, arguments: [entity.table, key.kind.rawValue, entity.table])
+        if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
+        try db.execute(sql: "DROP TABLE temp.questbak_key")
+    }
+
+    /// Equal records are paired one to one (the n-th of a kind in the archive with the n-th in
+    /// the store, by key), never two of the archive with one of the store's; a store record
+    /// another key matched is not matched again. A to-one that names no record of its side is
+    /// compared as such, so a record with a dangling reference is still found in its own store.
+    private mutating func matchByContent(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
+        // Only records no other key could identify (each has a NULL part, after translation, or
+        // a cloudID that names no one record) are looked for by content: one whose key is whole
+        // and found nothing is new.
+        let incomplete = entity.keys.filter { $0.kind != .content }.map { other -> String in
+            var parts = other.fields.map { "\(incomingValue($0)) IS NULL" }
+            if other.kind == .cloudID, let cloud = entity.cloudIDColumn {
+                parts.append("NOT \(DeterministicID.wellFormedSQL("i.\(cloud)"))")
+                parts.append(
+                    "i.\(cloud) IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) > 1)"
+                )
+            }
+            return " AND (" + parts.joined(separator: " OR ") + ")"
+        }.joined()
+        let candidates = "\(entity.rows("i")) AND \(unmatched)\(incomplete)"
+        let remaining =
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM incoming.\(entity.table) i WHERE \(candidates)", arguments: [entity.table]) ?? 0
+        guard remaining > 0 else { return }
+        let names = key.fields.indices.map { "k\($0)" }
+        func dangling(_ side: String, _ alias: String, _ column: String, _ reference: String) -> String {
+            "CASE WHEN \(alias).\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(side).\(reference) d WHERE d.Z_PK = \(alias).\(column)) THEN 'dangling ' || \(alias).\(column) END"
+        }
+        let storeValues = key.fields.map { field in
+            field.reference.map { "coalesce(\(dangling("main", "s", field.column, $0)), s.\(field.column))" } ?? "s.\(field.column)"
+        }
+        let incomingValues = key.fields.map { field in
+            field.reference.map { "coalesce(\(translated("i", field.column, to: $0)), \(dangling("incoming", "i", field.column, $0)))" }
+                ?? "+i.\(field.column)"
+        }
+        func selected(_ values: [String]) -> String { zip(values, names).map { "\($0) AS \($1)" }.joined(separator: ", ") }
+        let partition = names.isEmpty ? "" : "PARTITION BY \(names.joined(separator: ", "))"
+        try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_key")
+        // Columns without a declared type: no affinity, so values keep their storage class.
+        try db.execute(sql: "CREATE TEMP TABLE questbak_key (pk INTEGER, n INTEGER\(names.map { ", " + $0 }.joined()))")
+        try db.execute(
+            sql: """
+                INSERT INTO temp.questbak_key
+                SELECT pk, row_number() OVER (\(partition) ORDER BY pk)\(names.map { ", " + $0 }.joined()) FROM (
+                    SELECT s.Z_PK AS pk\(names.isEmpty ? "" : ", " + selected(storeValues)) FROM main.\(entity.table) s
+                    WHERE \(entity.rows("s")) AND s.Z_PK NOT IN (SELECT store FROM temp.questbak_map WHERE tbl = ?))
+                """, arguments: [entity.table])
+        try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (\((["n"] + names).joined(separator: ", ")))")
+        try db.execute(
+            sql: """
+                INSERT INTO temp.questbak_map (tbl, incoming, store, how)
+                SELECT ?, x.ipk, k.pk, ? FROM (
+                    SELECT ipk, row_number() OVER (\(partition) ORDER BY ipk) AS n\(names.map { ", " + $0 }.joined()) FROM (
+                        SELECT i.Z_PK AS ipk\(names.isEmpty ? "" : ", " + selected(incomingValues)) FROM incoming.\(entity.table) i
+                        WHERE \(candidates))
+                ) x JOIN temp.questbak_key k ON k.n = x.n\(names.map { " AND k.\($0) IS x.\($0)" }.joined())
                 """, arguments: [entity.table, key.kind.rawValue, entity.table])
         if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
         try db.execute(sql: "DROP TABLE temp.questbak_key")
@@ -301,20 +376,75 @@ struct RecordMerge {
                 WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
                 ORDER BY m.store, m.incoming
                 """, arguments: [entity.table])
+        // The cloudIDs that name no one record (shared defaults) of each side, as before the merge
+        // fills any; few, whatever the size of the tables.
+        var shared = (store: Set<String>(), archive: Set<String>())
+        if let cloud = entity.cloudIDColumn {
+            for schema in ["main", "incoming"] {
+                try ExactSQL.forEachRow(
+                    db,
+                    sql:
+                        "SELECT r.\(cloud) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r")) AND r.\(cloud) IS NOT NULL GROUP BY r.\(cloud) HAVING count(*) > 1",
+                    []
+                ) { row in
+                    guard let text = row[0].validText else { return }
+                    if schema == "main" { shared.store.insert(text) } else { shared.archive.insert(text) }
+                }
+            }
+        }
+        // The store's cloudIDs, indexed, for the defaults the archive's copies may fill: made
+        // before the rows are read (a table cannot be made while a statement reads another).
+        usedCloudIDs = nil
+        if let cloud = entity.cloudIDColumn, let index = fields.firstIndex(where: { $0.column == cloud }) {
+            let value = "c\(4 + index)"
+            let needed =
+                try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM temp.questbak_differing WHERE \(value) IS NOT NULL AND (NOT \(DeterministicID.wellFormedSQL(value))
+                            OR \(value) IN (SELECT r.\(cloud) FROM main.\(entity.table) r WHERE \(entity.rows("r")) GROUP BY r.\(cloud) HAVING count(*) > 1)))
+                        """) ?? false
+            if needed {
+                try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_used")
+                try db.execute(sql: "CREATE TEMP TABLE questbak_used (id PRIMARY KEY) WITHOUT ROWID")
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO temp.questbak_used SELECT \(cloud) FROM main.\(entity.table) WHERE \(cloud) IS NOT NULL")
+                usedCloudIDs = entity.table
+            }
+        }
+        // Rows come by store key: several archive records one store record matched (by cloudID
+        // and by natural key) follow each other, and each after the first is settled against the
+        // record as the previous one left it, not as it was before the merge.
+        var previous: (key: Int64, changed: Bool)?
+        let current =
+            "SELECT \(newer.map { "s.\($0)" } ?? "NULL")\(fields.map { ", s.\($0.column)" }.joined()) FROM main.\(entity.table) s WHERE s.Z_PK = ?"
         try ExactSQL.forEachRow(db, sql: "SELECT * FROM temp.questbak_differing ORDER BY rowid") { row in
             guard case .integer(let storeKey) = row[0] else { return }
-            let archiveIsNewer = newer != nil && Self.compare(row[3], row[2]).map { $0 > 0 } == true
-            let store = (0..<fields.count).map { row[4 + $0] }
+            var storeDate = row[2]
+            var store = (0..<fields.count).map { row[4 + $0] }
+            if previous?.key == storeKey, let now = try ExactSQL.fetchAll(db, sql: current, [.integer(storeKey)]).first {
+                storeDate = now[0]
+                store = Array(now.dropFirst())
+            }
+            // A dated copy is newer than an undated one: else the archive's date fills the
+            // store's, and the store's older values pass for the newer ones at every later merge.
+            let archiveIsNewer =
+                newer != nil && (Self.compare(row[3], storeDate).map { $0 > 0 } ?? (storeDate == .null && row[3] != .null))
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
-            try settle(entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer)
+            let changed = try settle(
+                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer, shared: shared)
+            let counted = previous?.key == storeKey && previous?.changed == true
+            if changed && !counted { counts[entity.name]?.changed += 1 }
+            previous = (storeKey, changed || counted)
         }
         try db.execute(sql: "DROP TABLE temp.questbak_differing")
     }
 
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
-        _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool
-    ) throws {
+        _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
+        shared: (store: Set<String>, archive: Set<String>)
+    ) throws -> Bool {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
         }
@@ -327,15 +457,28 @@ struct RecordMerge {
                     rule: rule, kind: .merge, entity: entity.name, primaryKey: storeKey, cloudID: storeCloudID, field: field.name,
                     old: .value(reportable(old, field)), new: .value(reportable(new, field)))
             }
-            if mine == .null {
-                // What the store lacks, the archive fills, whatever the preference.
+            if try mine == .null || names(nothing: mine, field) {
+                // What the store lacks, the archive fills, whatever the preference: a reference
+                // to no record is lacking too.
                 try log.record(entry(.fill, old: mine, new: theirs))
                 changes.append((field.column, theirs))
                 continue
             }
             if field.column == entity.cloudIDColumn {
+                func isIdentity(_ value: StoredValue, sharedOnItsSide: Set<String>) -> Bool {
+                    value.validText.map { DeterministicID.isWellFormed($0) && !sharedOnItsSide.contains($0) } ?? false
+                }
+                if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: shared.archive),
+                    try !isUsed(theirs, entity)
+                {
+                    try ExactSQL.execute(db, sql: "INSERT OR IGNORE INTO temp.questbak_used (id) VALUES (?)", [theirs])
+                    // A default (shared, or not a UUID) is no identity: the archive's copy's is.
+                    try log.record(entry(.fill, old: mine, new: theirs))
+                    changes.append((field.column, theirs))
+                    continue
+                }
                 // The store's record keeps its cloudID; the archive's copy's is for the app to retire.
-                try log.record(entry(.supersede, old: theirs, new: mine))
+                if !archiveCloudIDsAreMade { try log.record(entry(.supersede, old: theirs, new: mine)) }
                 continue
             }
             let archiveWins: Bool
@@ -352,14 +495,27 @@ struct RecordMerge {
             try log.record(entry(.conflict, old: archiveWins ? mine : theirs, new: archiveWins ? theirs : mine))
             if archiveWins { changes.append((field.column, theirs)) }
         }
-        guard !changes.isEmpty else { return }
-        counts[entity.name]?.changed += 1
+        guard !changes.isEmpty else { return false }
         // Core Data counts a record's versions in Z_OPT: a changed record is a new version.
         try ExactSQL.execute(
             db,
             sql:
                 "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())Z_OPT = coalesce(Z_OPT, 0) + 1 WHERE Z_PK = ?",
             changes.map(\.value) + [.integer(storeKey)])
+        return true
+    }
+
+    /// Whether `value`, in the store's column `field`, names a record the store does not have.
+    private func names(nothing value: StoredValue, _ field: MergeLayout.Field) throws -> Bool {
+        guard let reference = field.reference, value != .null else { return false }
+        return try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM main.\(reference) WHERE Z_PK = ? LIMIT 1", [value]).isEmpty
+    }
+
+    /// Whether a record of the store's table already holds the cloudID `value` (looked up in
+    /// the temporary index of the table's cloudIDs `mergeMatched` made).
+    private func isUsed(_ value: StoredValue, _ entity: MergeLayout.EntityPlan) throws -> Bool {
+        guard usedCloudIDs == entity.table else { return true }
+        return !(try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM temp.questbak_used WHERE id = ?", [value])).isEmpty
     }
 
     private func reportable(_ stored: StoredValue, _ field: MergeLayout.Field) -> Value {
