@@ -67,7 +67,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .unknownTargetVersion, .notADateProperty: return .usage
             case .storeChangedDuringMerge: return .busy
             case .verificationFailed: return .ioError
-            case .notImportable, .downgrade, .template: return .invalidInput
+            case .notImportable, .downgrade, .template, .notMergeable: return .invalidInput
             }
         case is RepairError, is MigrationError, is SchemaFileError:
             return .invalidInput

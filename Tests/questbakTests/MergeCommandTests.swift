@@ -292,6 +292,23 @@ final class MergeCommandTests: XCTestCase {
         XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).contains("missing"))
     }
 
+    func testAStoreWhoseKeysAreUsedUpIsRefusedAndLeftAlone() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("v2-typical", as: "source")
+        let archive = directory.path("a.qbak")
+        try export(source, to: archive)
+        let store = try directory.copyFixture("v2-typical", as: "store")
+        _ = try sql(
+            store,
+            "DELETE FROM ZTASKESTIMATION WHERE ZSESSION = 2; DELETE FROM ZGAMESESSION WHERE Z_PK = 2; UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775807 WHERE Z_NAME = 'GameSession'"
+        )
+        let before = files(store)
+        let result = try Questbak.run(["import", archive.path, "--merge", "--into", store.path])
+        XCTAssertEqual(result.status, 65, result.standardError)
+        XCTAssertTrue(result.standardError.contains("there is no room for the archive's 1 new GameSession records"), result.standardError)
+        XCTAssertEqual(files(store), before)
+    }
+
     func testAnArchiveThatNeedsRepairsIsRefusedWithoutValidate() throws {
         let directory = try TemporaryTestDirectory()
         let damaged = try directory.copyFixture("v1-anomalies", as: "damaged")

@@ -10,6 +10,8 @@ public enum ImportError: Error, Equatable, LocalizedError {
     /// A merge was asked to say which copy is newer by a property the store's model does not
     /// have as a date.
     case notADateProperty(entity: String, property: String, reason: String)
+    /// The store cannot take the archive's records (its keys are used up).
+    case notMergeable(store: String, reason: String)
     /// The store changed while the merge ran (the app saved meanwhile); nothing was put in place.
     case storeChangedDuringMerge(store: String)
     /// The written store did not read back as written.
@@ -30,6 +32,8 @@ public enum ImportError: Error, Equatable, LocalizedError {
             return "\(path): cannot use as a template: \(reason)"
         case .notADateProperty(let entity, let property, let reason):
             return "\(entity).\(property) cannot say which copy is newer: \(reason)"
+        case .notMergeable(let store, let reason):
+            return "\(store): cannot merge into it: \(reason); nothing was put in place"
         case .storeChangedDuringMerge(let store):
             return "\(store): the store changed while the merge ran (is the app open?); nothing was put in place"
         case .verificationFailed(let store, let entity, let expected, let found):

@@ -288,8 +288,11 @@ struct RecordMerge {
                 arguments: [entity.table]) ?? 0
         guard needed > 0 else { return }
         guard base <= Int64.max - needed else {
-            throw StoreError.notAStore(
-                path: storePath, reason: "its table \(entity.table) has used keys up to \(base): no room for \(needed) more records")
+            throw ImportError.notMergeable(
+                store: storePath,
+                reason:
+                    "its table \(entity.table) has used keys up to \(base): there is no room for the archive's \(needed) new \(entity.name) records"
+            )
         }
         try db.execute(
             sql: """
