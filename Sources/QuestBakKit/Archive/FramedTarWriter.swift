@@ -126,26 +126,36 @@ package final class ZstdFrameCompressor {
 
     deinit { ZSTD_freeCCtx(context) }
 
-    /// `bytes` followed by `zeros` zero bytes as one frame (the zeros are a tar member's padding).
+    /// `bytes` followed by `zeros` zero bytes (a tar member's padding, under 512) as one frame,
+    /// streamed from the caller's buffer into one output buffer kept for the next frame.
     package func frame(_ bytes: UnsafeRawBufferPointer, zeros: Int = 0) throws -> ArraySlice<UInt8> {
-        var input = bytes
-        var padded: [UInt8] = []
-        if zeros > 0 {
-            padded = Array(bytes) + [UInt8](repeating: 0, count: zeros)
+        precondition(zeros < 512, "padding is under one tar block")
+        func check(_ code: Int) throws {
+            if ZSTD_isError(code) != 0 { throw StoreError.io(path: "zstd", reason: String(cString: ZSTD_getErrorName(code))) }
         }
-        return try padded.withUnsafeBytes { paddedBytes in
-            if zeros > 0 { input = paddedBytes }
-            let bound = ZSTD_compressBound(input.count)
-            if output.count < bound { output = [UInt8](repeating: 0, count: bound) }
-            let written = output.withUnsafeMutableBytes {
-                ZSTD_compress2(context, $0.baseAddress, $0.count, input.baseAddress, input.count)
+        try check(ZSTD_CCtx_reset(context, ZSTD_reset_session_only))
+        // The content size goes into the frame's header, as a one-shot compression writes it.
+        try check(ZSTD_CCtx_setPledgedSrcSize(context, UInt64(bytes.count + zeros)))
+        let bound = ZSTD_compressBound(bytes.count + zeros)
+        if output.count < bound { output = [UInt8](repeating: 0, count: bound) }
+        let written = try output.withUnsafeMutableBytes { destination -> Int in
+            var out = ZSTD_outBuffer(dst: destination.baseAddress, size: destination.count, pos: 0)
+            var input = ZSTD_inBuffer(src: bytes.baseAddress, size: bytes.count, pos: 0)
+            while input.pos < input.size { try check(ZSTD_compressStream2(context, &out, &input, ZSTD_e_continue)) }
+            try Self.zeros.withUnsafeBytes { padding in
+                var tail = ZSTD_inBuffer(src: padding.baseAddress, size: zeros, pos: 0)
+                while true {
+                    let remaining = ZSTD_compressStream2(context, &out, &tail, ZSTD_e_end)
+                    try check(remaining)
+                    if remaining == 0 { break }
+                }
             }
-            guard ZSTD_isError(written) == 0 else {
-                throw StoreError.io(path: "zstd", reason: String(cString: ZSTD_getErrorName(written)))
-            }
-            return output[0..<written]
+            return out.pos
         }
+        return output[0..<written]
     }
+
+    private static let zeros = [UInt8](repeating: 0, count: 512)
 }
 
 /// One member being staged: its bytes are hashed and compressed into frames in a file, on a
@@ -155,13 +165,24 @@ package final class ZstdFrameCompressor {
 /// Memory stays flat: one block is compressed while the caller fills the next; the caller waits
 /// otherwise.
 package final class StagedMember: @unchecked Sendable {
-    // @unchecked: `hasher`, `output` and `failure` are touched only on `queue` (serial) once the
-    // first block is handed over, and read by the caller only after `queue.sync` has drained it.
+    // @unchecked: `hasher`, `spare` and `failure` are written only on `queue` (serial), and read by
+    // the caller only after `slots.wait()` or `queue.sync`, which order them after those writes.
     package let url: URL
     private let compression: ArchiveCompression
     private let queue = DispatchQueue(label: "questbak.stage")
     private let slots = DispatchSemaphore(value: 1)
-    private var buffer: [UInt8] = []
+
+    /// A block's bytes in a box: handed to the second thread by reference, so its storage is
+    /// never copied, and filled again once that thread is done with it. Two boxes take turns,
+    /// never a new buffer per block (freed and allocated across threads, glibc's heap grew with
+    /// every block of a million-record member).
+    private final class Block: @unchecked Sendable {  // handed between the two threads by `slots`
+        var bytes: [UInt8] = []
+        init() { bytes.reserveCapacity(FramedTar.blockSize) }
+    }
+
+    private var current = Block()
+    private var spare: Block?
     private var bytes: Int64 = 0
     private var hasher = SHA256()
     private let descriptor: Int32
@@ -174,19 +195,24 @@ package final class StagedMember: @unchecked Sendable {
         descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw StoreError.io(path: url.path, reason: "cannot create a staging file") }
         zstd = compression == .zstd ? try ZstdFrameCompressor() : nil
-        buffer.reserveCapacity(FramedTar.blockSize)
     }
 
     deinit { close(descriptor) }
 
     package func write(_ chunk: [UInt8]) throws {
-        buffer.append(contentsOf: chunk)
-        if buffer.count >= FramedTar.blockSize { try handOver(last: false) }
+        current.bytes.append(contentsOf: chunk)
+        if current.bytes.count >= FramedTar.blockSize { try handOver(last: false) }
     }
 
+    /// A file's bytes, a block at a time (an external-storage file may be large).
     package func write(_ data: Data) throws {
-        buffer.append(contentsOf: data)
-        if buffer.count >= FramedTar.blockSize { try handOver(last: false) }
+        var offset = data.startIndex
+        while offset < data.endIndex {
+            let end = data.index(offset, offsetBy: min(FramedTar.blockSize - current.bytes.count, data.endIndex - offset))
+            current.bytes.append(contentsOf: data[offset..<end])
+            offset = end
+            if current.bytes.count >= FramedTar.blockSize { try handOver(last: false) }
+        }
     }
 
     /// The member's size and SHA-256, once every frame is in the file.
@@ -198,34 +224,35 @@ package final class StagedMember: @unchecked Sendable {
     }
 
     private func handOver(last: Bool) throws {
-        // The block is handed over whole (its storage moves, it is not copied); the caller
-        // starts the next in a fresh buffer once the previous block is done.
+        // Waits until the second thread is done with the previous block (so `spare` is back).
         slots.wait()
         if let failure {
             slots.signal()
             throw failure
         }
-        var block: [UInt8] = []
-        swap(&block, &buffer)
-        buffer.reserveCapacity(FramedTar.blockSize)
-        bytes += Int64(block.count)
+        let full = current
+        current = spare ?? Block()
+        spare = nil
+        current.bytes.removeAll(keepingCapacity: true)
+        bytes += Int64(full.bytes.count)
         let zeros = last ? FramedTar.padding(after: bytes) : 0
-        guard !block.isEmpty || zeros > 0 else {
+        guard !full.bytes.isEmpty || zeros > 0 else {
+            spare = full
             slots.signal()
             return
         }
-        let handed = block
         queue.async {
-            defer { self.slots.signal() }
             do {
-                self.hasher.update(data: handed)
-                try handed.withUnsafeBytes {
+                try full.bytes.withUnsafeBytes { block in
+                    self.hasher.update(bufferPointer: block)
                     try FramedTar.appendFrame(
-                        to: self.descriptor, self.compression, bytes: $0, zeros: zeros, path: self.url.path, zstd: self.zstd)
+                        to: self.descriptor, self.compression, bytes: block, zeros: zeros, path: self.url.path, zstd: self.zstd)
                 }
             } catch {
                 self.failure = error
             }
+            self.spare = full
+            self.slots.signal()
         }
     }
 }

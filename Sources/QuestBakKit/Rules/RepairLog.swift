@@ -91,7 +91,6 @@ public final class RepairLog {
                 sql: """
                     CREATE TABLE entry (seq INTEGER PRIMARY KEY, rule TEXT, kind TEXT, entity TEXT, pk INTEGER,
                                         cloud TEXT, field TEXT, old TEXT, new TEXT);
-                    CREATE INDEX entry_record ON entry (entity, pk);
                     """)
         }
     }
@@ -124,6 +123,9 @@ public final class RepairLog {
     func resolveCloudIDs(entity: String, lookup: (Int64) throws -> String?) throws {
         try flush()
         try queue.write { db in
+            // Made once, when first needed: kept up to date through millions of inserts (a
+            // merge logs one entry per field it settles) it cost a tenth of a merge's time.
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS entry_record ON entry (entity, pk)")
             let keys = try Int64.fetchAll(
                 db, sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> 'dedup'", arguments: [entity])
             let update = try db.makeStatement(sql: "UPDATE entry SET cloud = ? WHERE entity = ? AND pk = ? AND rule <> 'dedup'")
