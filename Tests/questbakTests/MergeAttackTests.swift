@@ -241,3 +241,30 @@ final class MergeAttackTests: XCTestCase {
         XCTAssertEqual(try merge(archive, into: store, ["--keep-distinct-ids"])["unchanged"] as? Bool, true)
     }
 }
+
+/// Another app's store at scale: thousands of records linked through a to-many without an
+/// inverse (a hidden column on the destination). Their restore used to look every link up by a
+/// scan of all the others (quadratic: a 1M-row store took hours); it must restore and merge
+/// with every link in place.
+final class ModelStoreAtScaleTests: XCTestCase {
+    func testThousandsOfHiddenColumnLinksRestoreAndMerge() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = directory.path("big/default.store")
+        let generator = try Questbak.runTool([
+            "python3", Repository.root.appendingPathComponent("Benchmarks/model-store.py").path, "40000", store.path,
+        ])
+        XCTAssertEqual(generator.status, 0, generator.standardError)
+        let archive = directory.path("big.qbak")
+        XCTAssertEqual(try Questbak.run(["export", store.path, "-o", archive.path, "-q"]).status, 0)
+        let restored = directory.path("restored/default.store")
+        let result = try Questbak.run(["import", archive.path, "--validate", "--into", restored.path, "-q"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let links = "SELECT count(*), sum(Z5STEPS) FROM ZSTEP WHERE Z5STEPS IS NOT NULL"
+        let expected = try Questbak.runTool(["sqlite3", store.path, links]).standardOutput
+        XCTAssertTrue(expected.hasPrefix("2000"), expected)
+        XCTAssertEqual(try Questbak.runTool(["sqlite3", restored.path, links]).standardOutput, expected)
+        let merge = try Questbak.run(["import", archive.path, "--merge", "--into", restored.path, "--json"])
+        XCTAssertEqual(merge.status, 0, merge.standardError)
+        XCTAssertTrue(merge.standardOutput.contains("\"unchanged\":true"), String(merge.standardOutput.prefix(500)))
+    }
+}
