@@ -26,7 +26,8 @@ build: deps
 
 # The main job on a bundled fixture store: back up a V1 store with sync damage, restore it as a
 # V2 store with repairs, and migrate another V1 store the way the app's update would; then back up
-# and restore another app's store by its own model, and migrate one to its new build's model.
+# and restore another app's store by its own model, merge a backup into a store that has data of
+# its own, and migrate another app's store to its new build's model.
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	.build/debug/questbak inspect Fixtures/v1-anomalies/default.store
@@ -36,8 +37,9 @@ demo: build
 	.build/debug/questbak migrate Fixtures/v1-wal/default.store -o $(DEMO)/migrated.store
 	.build/debug/questbak export Fixtures/AnyApp/kitchen-sink/default.store -o $(DEMO)/other-app.qbak
 	.build/debug/questbak import $(DEMO)/other-app.qbak --into $(DEMO)/other-app/default.store
+	.build/debug/questbak import $(DEMO)/backup.qbak --merge --validate --into $(DEMO)/migrated.store
 	.build/debug/questbak migrate Fixtures/Gates/Ritualist/fixtures/v1-john/default.store --to Fixtures/Gates/Ritualist/next/default.store -o $(DEMO)/ritualist-v2.store
-	@echo "demo output in $(DEMO): backup.qbak, restored.store, report.json, migrated.store, other-app.qbak, other-app/, ritualist-v2.store"
+	@echo "demo output in $(DEMO): backup.qbak, restored.store, report.json, migrated.store (with the backup merged in), other-app.qbak, other-app/, ritualist-v2.store"
 
 # Every test, the man-page check and the migration gate; record mode is never on here.
 test: deps lint
