@@ -5,33 +5,7 @@ import XCTest
 /// `import --merge` attacked: values and layouts where matching by identity can go wrong. A
 /// store's own archive must merge into it as nothing; merging twice must equal merging once; no
 /// record of either side may be lost or doubled.
-final class MergeAttackTests: XCTestCase {
-    func sql(_ store: URL, _ statement: String) throws -> String {
-        let result = try Questbak.runTool(["sqlite3", store.path, statement])
-        XCTAssertEqual(result.status, 0, result.standardError)
-        return result.standardOutput.trimmingCharacters(in: .newlines)
-    }
-
-    func files(_ store: URL) -> [String: Data] {
-        var found: [String: Data] = [:]
-        let folder = store.deletingLastPathComponent()
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
-            found[name] = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
-        }
-        return found
-    }
-
-    func export(_ store: URL, to archive: URL) throws {
-        let result = try Questbak.run(["export", store.path, "-o", archive.path, "-q"])
-        XCTAssertEqual(result.status, 0, result.standardError)
-    }
-
-    func merge(_ archive: URL, into store: URL, _ extra: [String] = []) throws -> [String: Any] {
-        let result = try Questbak.run(["import", archive.path, "--merge", "--into", store.path, "--json"] + extra)
-        XCTAssertEqual(result.status, 0, result.standardError)
-        return try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any], result.standardOutput)
-    }
-
+final class MergeAttackTests: XCTestCase, MergeTesting {
     /// The kitchen-sink store edited by `statements`, merged with its own archive: nothing changes.
     func assertOwnArchiveMergesAsNothing(_ statements: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let directory = try TemporaryTestDirectory()

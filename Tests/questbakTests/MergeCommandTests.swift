@@ -4,38 +4,7 @@ import XCTest
 
 /// `questbak import ARCHIVE --merge --into STORE`: records matched by identity, never by `Z_PK`;
 /// nothing of the store deleted; every insert, fill, conflict and superseded cloudID reported.
-final class MergeCommandTests: XCTestCase {
-    /// One SQL statement's output through the real sqlite3 (one line per row, `|` between columns).
-    func sql(_ store: URL, _ statement: String) throws -> String {
-        let result = try Questbak.runTool(["sqlite3", store.path, statement])
-        XCTAssertEqual(result.status, 0, result.standardError)
-        return result.standardOutput.trimmingCharacters(in: .newlines)
-    }
-
-    func files(_ store: URL) -> [String: Data] {
-        var found: [String: Data] = [:]
-        let folder = store.deletingLastPathComponent()
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
-            found[name] = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
-        }
-        return found
-    }
-
-    func export(_ store: URL, to archive: URL) throws {
-        let result = try Questbak.run(["export", store.path, "-o", archive.path, "-q"])
-        XCTAssertEqual(result.status, 0, result.standardError)
-    }
-
-    func merge(_ archive: URL, into store: URL, _ extra: [String] = []) throws -> [String: Any] {
-        let result = try Questbak.run(["import", archive.path, "--merge", "--into", store.path, "--json"] + extra)
-        XCTAssertEqual(result.status, 0, result.standardError)
-        return try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any], result.standardOutput)
-    }
-
-    func entries(_ document: [String: Any], rule: String) -> [[String: Any]] {
-        ((document["entries"] as? [[String: Any]]) ?? []).filter { $0["rule"] as? String == rule }
-    }
-
+final class MergeCommandTests: XCTestCase, MergeTesting {
     // MARK: Nothing to merge
 
     func testMergingAStoresOwnArchiveLeavesEveryFileByteForByte() throws {
