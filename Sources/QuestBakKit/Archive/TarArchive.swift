@@ -35,13 +35,15 @@ package struct LibArchiveError: Error, LocalizedError {
     }
 }
 
-/// Writes a tar (pax/ustar) stream to a file descriptor through a compression filter.
+/// Writes a tar (pax/ustar) stream to a file descriptor through a compression filter, as one
+/// stream: what the fuzzer and the tests build archives with. `export` writes frames instead
+/// (`FramedTar`); both hold the same tar.
 package final class TarArchiveWriter {
     private var archive: OpaquePointer?
     private let modificationTime: Int
 
     /// `modificationTime` (Unix seconds) is stamped on every member, so equal inputs give equal bytes.
-    package init(fileDescriptor: Int32, compression: ArchiveCompression, modificationTime: Int, compressionThreads: Int = 1) throws {
+    package init(fileDescriptor: Int32, compression: ArchiveCompression, modificationTime: Int) throws {
         self.modificationTime = modificationTime
         archive = archive_write_new()
         guard let archive else { throw LibArchiveError("archive_write_new", nil) }
@@ -49,10 +51,6 @@ package final class TarArchiveWriter {
         switch compression {
         case .zstd:
             try check(archive_write_add_filter_zstd(archive), "add zstd filter")
-            if compressionThreads > 1 {
-                // Accepted by libarchive ≥ 3.6.0 built with a threaded libzstd; ignore a refusal.
-                _ = archive_write_set_filter_option(archive, "zstd", "threads", String(compressionThreads))
-            }
         case .gzip:
             try check(archive_write_add_filter_gzip(archive), "add gzip filter")
             // gzip stamps the current time into its header unless told not to.
