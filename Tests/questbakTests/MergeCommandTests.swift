@@ -261,6 +261,24 @@ final class MergeCommandTests: XCTestCase, MergeTesting {
         XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).contains("missing"))
     }
 
+    /// Rows of a table no entity owns (another tool's) are not merged, and never left out unsaid.
+    func testRowsOfAnotherToolsTableAreNamedNotDroppedSilently() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink", as: "store")
+        let archive = directory.path("own.qbak")
+        try export(store, to: archive)
+        _ = try sql(store, "DELETE FROM sqlitemanager_extras WHERE id = 1")
+        let before = files(store)
+        let document = try merge(archive, into: store)
+        XCTAssertEqual(document["unchanged"] as? Bool, true)
+        XCTAssertEqual(files(store), before)
+        XCTAssertTrue(
+            ((document["notes"] as? [String]) ?? []).contains {
+                $0.hasPrefix("the archive's table sqlitemanager_extras has 1 row(s) the store's has not")
+            },
+            "\(document["notes"] ?? "")")
+    }
+
     func testAStoreWhoseKeysAreUsedUpIsRefusedAndLeftAlone() throws {
         let directory = try TemporaryTestDirectory()
         let source = try directory.copyFixture("v2-typical", as: "source")

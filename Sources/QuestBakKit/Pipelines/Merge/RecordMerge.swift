@@ -64,6 +64,7 @@ struct RecordMerge {
             try mergeMatched(entity)
         }
         for join in layout.joinTables { try addLinks(join) }
+        try reportTablesNotMerged()
         for entity in layout.entities { try raiseMaximumKey(entity) }
         // The proof that every reference the merge wrote was translated: none points at nothing
         // that did not before.
@@ -590,6 +591,34 @@ struct RecordMerge {
                     """) ?? 0
         if unlinked > 0 {
             notes.append("\(unlinked) link(s) of \(join.entity).\(join.relationship) in the archive name no record of it: not merged")
+        }
+    }
+
+    /// Tables no entity owns (another tool's, a join table carried as a table) have rows whose
+    /// meaning questbak does not know: they are not merged, and rows of the archive's that the
+    /// store's table lacks are said, never dropped silently.
+    private mutating func reportTablesNotMerged() throws {
+        let known = Set((layout.tables + layout.joinTables.map(\.name)).map { $0.uppercased() })
+        let tables = try String.fetchAll(
+            db, sql: "SELECT name FROM incoming.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        )
+        let storeTables = Set(try String.fetchAll(db, sql: "SELECT upper(name) FROM main.sqlite_master WHERE type = 'table'"))
+        for table in tables where !known.contains(table.uppercased()) && !CoreDataSQL.isCoreDataTable(table) {
+            let quoted = table.quotedDatabaseIdentifier
+            let columns = try self.columns(table, in: "incoming")
+            let sameColumns = try storeTables.contains(table.uppercased()) && Set(self.columns(table, in: "main")) == Set(columns)
+            let list = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+            let missing =
+                try Int.fetchOne(
+                    db,
+                    sql: sameColumns
+                        ? "SELECT count(*) FROM (SELECT \(list) FROM incoming.\(quoted) EXCEPT SELECT \(list) FROM main.\(quoted))"
+                        : "SELECT count(*) FROM incoming.\(quoted)") ?? 0
+            if missing > 0 {
+                notes.append(
+                    "the archive's table \(ArchiveError.displayName(table)) has \(missing) row(s) the store's has not: not merged (no model says what its rows are; a restore of the archive alone keeps them)"
+                )
+            }
         }
     }
 
