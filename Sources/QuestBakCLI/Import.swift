@@ -138,7 +138,7 @@ extension Questbak {
                 options.schemas = try schemaOptions.schemas().candidates
                 let file = archive == "-" ? try Self.spool(standardInputTo: work).path : archive
                 if merge, let into {
-                    status = try runMerge(archive: file, into: URL(fileURLWithPath: into), work: work)
+                    status = try runMerge(archive: file, into: URL(fileURLWithPath: into), restore: options, work: work)
                     return
                 }
                 let reportFile = try ReportDocument.open(report)

@@ -6,19 +6,13 @@ extension Merger.Preference: ExpressibleByArgument {}
 
 extension Questbak.Import {
     /// `import --merge`: the archive's records merged into the existing store.
-    func runMerge(archive file: String, into target: URL, work: URL) throws -> ExitStatus {
+    /// `restore` is the options a plain import would take, from the same flags.
+    func runMerge(archive file: String, into target: URL, restore: Importer.Options, work: URL) throws -> ExitStatus {
         var options = Merger.Options()
-        options.validate = validateAndRepair
+        options.restore = restore
         options.preference = prefer
         options.newerBy = Dictionary(
             newerBy.compactMap { Self.entityAndProperty($0) }.map { ($0.entity, $0.property) }, uniquingKeysWith: { _, last in last })
-        options.keepDistinctIDs = keepDistinctIds
-        options.now = now.flatMap { DateText.secondsSinceReferenceDate(iso8601: $0) }
-        options.randomIDs = randomIds
-        options.allowNewer = allowNewer
-        options.dryRun = dryRun
-        options.backupStamp = Self.stamp(Date())
-        options.schemas = try schemaOptions.schemas().candidates
         // The report's file is opened first: a path it cannot be written to refuses the merge
         // before the store is replaced, not after (with the backup's name and the undo unsaid).
         let reportFile = try ReportDocument.open(report)

@@ -23,21 +23,15 @@ public enum Merger {
     }
 
     public struct Options {
-        /// Repairs of the archive's own data (as `import --validate`); without it an archive
-        /// that needs any is refused.
-        public var validate = false
+        /// How the archive is restored before the merge, as `import` restores it: `validate`
+        /// (repairs of the archive's own data; without it an archive that needs any is refused),
+        /// `now`, `randomIDs`, `allowNewer`, `schemas`; `keepDistinctIDs` also keeps such records
+        /// apart when matching; `dryRun` and `backupStamp` are the merge's own. The target version,
+        /// template and replace are the merge's to set: the store's version, no template, replaced.
+        public var restore = Importer.Options()
         public var preference: Preference = .store
         /// Entity name → the date property that says which copy is newer, for `.newer`.
         public var newerBy: [String: String] = [:]
-        /// Records of one natural key whose cloudIDs differ are not the same record.
-        public var keepDistinctIDs = false
-        public var now: Double?
-        public var randomIDs = false
-        public var allowNewer = false
-        /// Do everything but put the merged store in place.
-        public var dryRun = false
-        public var backupStamp = "backup"
-        public var schemas: [Schema] = TimeQuestSchemas.all
 
         public init() {}
     }
@@ -97,7 +91,7 @@ public enum Merger {
         let snapshot = try StoreSnapshot(storeAt: target)
         let (description, _) = try snapshot.read { db in
             try StoreReader.requireCoreDataSQL(db, path: target.path)
-            return try StoreDescription.resolve(db, path: target.path, candidates: options.schemas)
+            return try StoreDescription.resolve(db, path: target.path, candidates: options.restore.schemas)
         }
         let manifest = try ArchiveReader(path: file, displayPath: path).readManifest()
         let kind = manifest.source.schema
@@ -124,15 +118,12 @@ public enum Merger {
             }
         }
 
-        // The archive, restored as `import` would, as the store's version.
-        var importOptions = Importer.Options()
-        importOptions.validate = options.validate
+        // The archive, restored as `import` would, as the store's version, into a scratch store.
+        var importOptions = options.restore
         importOptions.targetVersion = targetVersion
-        importOptions.now = options.now
-        importOptions.randomIDs = options.randomIDs
-        importOptions.allowNewer = options.allowNewer
-        importOptions.keepDistinctIDs = options.keepDistinctIDs
-        importOptions.schemas = options.schemas
+        importOptions.template = nil
+        importOptions.replace = false
+        importOptions.dryRun = false
         let scratchFolder = workDirectory.appendingPathComponent("archive-store")
         let importWork = workDirectory.appendingPathComponent("import")
         try FileManager.default.createDirectory(at: importWork, withIntermediateDirectories: true)
@@ -173,7 +164,7 @@ public enum Merger {
                 try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [scratch.path])
                 var merge = RecordMerge(
                     db: db, layout: layout, preference: options.preference, newerColumns: newerColumns,
-                    keepDistinctIDs: options.keepDistinctIDs, log: log, storePath: target.path)
+                    keepDistinctIDs: options.restore.keepDistinctIDs, log: log, storePath: target.path)
                 merge.archiveCloudIDsAreMade = (restored.counts["migration.cloudID"] ?? 0) > 0
                 try db.inTransaction {
                     try merge.run()
@@ -194,18 +185,15 @@ public enum Merger {
                 "the archive's cloudIDs were made by its migration to \(targetVersion ?? "the store's version"): none is superseded in CloudKit"
             )
         }
-        let written = try verify(merged, layout: layout, counts: merge.counts, target: target)
+        let (written, referenced) = try verify(merged, layout: layout, counts: merge.counts, target: target)
         // The external-storage files that records merged in refer to, and the store lacks.
-        let present = Set(try ExternalStorage.files(forStore: target).files.map(\.name))
-        let needed = try DatabaseQueue(path: merged.path).read { db in
-            Set(try ExternalStorage.references(db).map(\.name)).subtracting(present)
-        }
+        let needed = referenced.subtracting(try ExternalStorage.files(forStore: target).files.map(\.name))
         let external = try ExternalStorage.files(forStore: scratch).files.filter { needed.contains($0.name) }.map {
             (name: $0.name, data: try Data(contentsOf: $0.url))
         }
         if !external.isEmpty {
             notes.append(
-                "\(options.dryRun ? "would write" : "wrote") \(external.count) external-storage file(s) to \(ExternalStorage.folder(forStore: target).path)"
+                "\(options.restore.dryRun ? "would write" : "wrote") \(external.count) external-storage file(s) to \(ExternalStorage.folder(forStore: target).path)"
             )
         }
         FaultPoint.reached("merged store read back and verified")
@@ -215,13 +203,13 @@ public enum Merger {
             ["merge.insert", "merge.fill", "merge.link"].contains { (log.counts[$0] ?? 0) > 0 }
             || merge.counts.values.contains { $0.changed > 0 }
         var backup: URL?
-        if storeChanged && !options.dryRun {
+        if storeChanged && !options.restore.dryRun {
             guard try FileFingerprint.of(CoreDataSQL.storeFileSuffixes.map { CoreDataSQL.sidecar(of: target, $0) }) == before else {
                 throw ImportError.storeChangedDuringMerge(store: target.path)
             }
             let installed = try ExternalStorage.install(external, forStore: target)
             do {
-                backup = try StorePlacement.place(merged, at: target, replace: true, backupStamp: options.backupStamp)
+                backup = try StorePlacement.place(merged, at: target, replace: true, backupStamp: options.restore.backupStamp)
             } catch {
                 ExternalStorage.remove(installed)
                 throw error
@@ -236,7 +224,7 @@ public enum Merger {
                 changed: counts.changed, written: written[entity.name] ?? 0)
         }.sorted { $0.name < $1.name }
         return Result(
-            source: path, target: target.path, dryRun: options.dryRun, unchanged: !storeChanged,
+            source: path, target: target.path, dryRun: options.restore.dryRun, unchanged: !storeChanged,
             schemaVersion: targetVersion ?? manifest.effectiveSchemaVersion, preference: options.preference, entities: entities,
             counts: log.counts, changes: log.total, archiveRepairs: archiveRepairs, backup: backup?.path,
             backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
@@ -308,7 +296,10 @@ public enum Merger {
 
     /// Reads the merged store back: intact, every store record still there, every inserted one
     /// added, and no reference the merge wrote pointing at nothing.
-    private static func verify(_ url: URL, layout: MergeLayout, counts: [String: RecordMerge.Counts], target: URL) throws -> [String: Int] {
+    /// Also returns, from the same read, the external-storage files the merged records refer to.
+    private static func verify(
+        _ url: URL, layout: MergeLayout, counts: [String: RecordMerge.Counts], target: URL
+    ) throws -> (written: [String: Int], externalFiles: Set<String>) {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: url.path, configuration: configuration)
@@ -327,7 +318,7 @@ public enum Merger {
                 }
                 written[entity.name] = found
             }
-            return written
+            return (written, Set(try ExternalStorage.references(db).map(\.name)))
         }
     }
 }
