@@ -33,6 +33,14 @@ extension Questbak {
         @Flag(help: "Replace FILE if it exists.")
         var force = false
 
+        @Flag(
+            help: ArgumentHelp(
+                "Prove the archive restores before keeping it.",
+                discussion:
+                    "The archive is restored into a scratch folder, records as archived, and every entity is encoded again and compared with its member, as questbak verify does. When it does not give back the store exactly, export exits 65 naming what differs and leaves no archive at FILE. Not with -o -: a stream cannot be read back."
+            ))
+        var verify = false
+
         @OptionGroup var schemaOptions: SchemaOptions
 
         @Option(help: "The archive's creation time, UTC, as YYYY-MM-DDTHH:MM:SSZ (default: SOURCE_DATE_EPOCH, else now).")
@@ -47,6 +55,9 @@ extension Questbak {
         func validate() throws {
             if output == "-" && json {
                 throw ValidationError("--json cannot be combined with -o -: standard output carries the archive")
+            }
+            if output == "-" && verify {
+                throw ValidationError("--verify cannot be combined with -o -: an archive written to a stream cannot be read back")
             }
             if output == "-" && isatty(STDOUT_FILENO) != 0 {
                 throw ValidationError("refusing to write an archive to a terminal; redirect standard output or use -o FILE")
@@ -63,6 +74,7 @@ extension Questbak {
                     createdAt: try ISOTimestamp.creationTime(flag: createdAt), compression: compression,
                     progress: progress.update)
                 options.schemas = try schemaOptions.schemas().candidates
+                options.verify = verify
                 let destination: Exporter.Destination =
                     output == "-" ? .fileDescriptor(STDOUT_FILENO) : .file(URL(fileURLWithPath: output), overwrite: force)
                 let summary = try Exporter.export(storeAt: URL(fileURLWithPath: store), to: destination, options: options)
@@ -98,6 +110,11 @@ extension Questbak {
             var lines = ["exported \(kind)"]
             lines.append("  to \(summary.archive) (\(summary.compression)" + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
             if summary.walFrames > 0 { lines.append("  including \(summary.walFrames) WAL frames not yet in the main file") }
+            if let verification = summary.verification {
+                lines.append(
+                    "  verified: restored in a scratch folder, the archive gives back the store exactly (\(verification.records) records, \(verification.entities) entities)"
+                )
+            }
             let width = summary.entities.map(\.name.count).max() ?? 0
             for entity in summary.entities {
                 lines.append(

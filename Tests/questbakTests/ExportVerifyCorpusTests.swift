@@ -26,4 +26,35 @@ final class ExportVerifyCorpusTests: XCTestCase {
                 verify.status, shape.needsRepairs ? 2 : 0, "\(shape.name): verify: \(verify.standardOutput)\(verify.standardError)")
         }
     }
+
+    /// The proof restores the records as archived: a store with duplicates and an orphan (what
+    /// `import --validate` repairs) is given back as it is, and the summary says it was proved.
+    func testVerifyRestoresTheStoreAsItIsAnomaliesIncluded() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = directory.path("anomalies.qbak")
+        let result = try Questbak.run(["export", try directory.copyFixture("v1-anomalies").path, "-o", archive.path, "--verify", "--json"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        let verification = try XCTUnwrap(summary["verification"] as? [String: Int], "\(summary)")
+        let entities = try XCTUnwrap(summary["entities"] as? [[String: Any]])
+        XCTAssertEqual(verification["records"], entities.compactMap { $0["count"] as? Int }.reduce(0, +))
+        XCTAssertEqual(verification["entities"], entities.count)
+        let text = try Questbak.run([
+            "export", try directory.copyFixture("v2-typical").path, "-o", directory.path("v2.qbak").path, "--verify",
+        ])
+        XCTAssertEqual(text.status, 0, text.standardError)
+        XCTAssertTrue(text.standardOutput.contains("verified: restored in a scratch folder"), text.standardOutput)
+        // Without --verify nothing is claimed.
+        let plain = try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", directory.path("v1.qbak").path])
+        XCTAssertFalse(plain.standardOutput.contains("verified"), plain.standardOutput)
+    }
+
+    /// A stream cannot be read back: `--verify` with `-o -` is a usage error, and nothing is written.
+    func testVerifyToStandardOutputIsRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        let result = try Questbak.run(["export", try directory.copyFixture("v2-typical").path, "-o", "-", "--verify"])
+        XCTAssertEqual(result.status, 64, result.standardError)
+        XCTAssertTrue(result.outputData.isEmpty)
+        XCTAssertTrue(result.standardError.contains("--verify"), result.standardError)
+    }
 }

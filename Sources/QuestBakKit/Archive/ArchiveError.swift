@@ -19,6 +19,9 @@ public enum ArchiveError: Error, Equatable {
     case invalidLine(path: String, member: String, line: Int, reason: String)
     /// A creation time (seconds since 1970) that the manifest's `createdAt` cannot express.
     case invalidCreationTime(unixSeconds: Int64)
+    /// An export's own proof failed: the archive it wrote, restored, is not the store it was
+    /// made from. Each difference is one sentence.
+    case doesNotRestore(path: String, differences: [String])
 }
 
 extension ArchiveError {
@@ -91,6 +94,9 @@ extension ArchiveError: LocalizedError {
             return "\(path): member \(member(name)) holds \(found) records, the manifest says \(declared)"
         case .invalidLine(let path, let name, let line, let text):
             return "\(path): \(member(name)) line \(line): \(reason(text))"
+        case .doesNotRestore(let path, let differences):
+            return "\(path): the archive does not restore the store exactly, so it was not kept: "
+                + differences.map(reason).joined(separator: "; ")
         }
     }
 }

@@ -25,12 +25,18 @@ public enum ArchiveVerifier {
         public var notes: [String]
     }
 
-    public static func verify(archive file: String, displayName: String? = nil, workDirectory: URL) throws -> Result {
+    /// Restores `file` into `workDirectory` and compares. By default repairs are made and counted
+    /// (a restore with `--validate` would make them, so the answer names them all); `asArchived`
+    /// restores the records as the archive holds them instead, anomalies included, which is the
+    /// question an export asks of its own archive: does it give back the store it was made from?
+    public static func verify(
+        archive file: String, displayName: String? = nil, asArchived: Bool = false, workDirectory: URL
+    ) throws -> Result {
         let path = displayName ?? file
         let manifest = try ArchiveReader(path: file, displayPath: path).readManifest()
         var options = Importer.Options()
-        // Repairs are made (and counted) rather than refused, so the answer names them all.
-        options.validate = true
+        options.validate = !asArchived
+        options.asArchived = asArchived
         let restored = try Importer.run(archive: file, displayName: path, into: nil, options: options, workDirectory: workDirectory)
         let archived = Dictionary(manifest.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let entities = restored.entities.map { entity in
@@ -43,5 +49,17 @@ public enum ArchiveVerifier {
             archive: path, schema: manifest.source.schema, formatVersion: manifest.formatVersion,
             restoresExactly: changes == 0 && entities.allSatisfy(\.same) && entities.count == manifest.entities.count,
             entities: entities, counts: restored.counts, notes: restored.notes)
+    }
+
+    /// What differs, one sentence a difference: the entities whose records came back otherwise,
+    /// and what the restore would change.
+    public static func differences(_ result: Result) -> [String] {
+        var lines = result.entities.filter { !$0.same }.map {
+            "\($0.name): \($0.records) records restored with sha256 \($0.restored), the archive's member has \($0.archived)"
+        }
+        lines += result.counts.filter { !$0.key.hasPrefix("bookkeeping.") && $0.value > 0 }.sorted { $0.key < $1.key }.map {
+            "\($0.key): \($0.value)"
+        }
+        return lines
     }
 }

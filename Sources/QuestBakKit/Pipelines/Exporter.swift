@@ -17,6 +17,10 @@ public enum Exporter {
         /// SOURCE_DATE_EPOCH or the clock), so exports of one store can be byte-identical.
         public var createdAt: Int64
         public var progress: ((Progress) -> Void)?
+        /// Before the archive is put in place, restore it into a scratch folder as it was
+        /// archived and compare every member (`ArchiveVerifier`): an archive that does not give
+        /// back the store is not kept. Only for a file: a stream cannot be read back.
+        public var verify = false
         /// The schemas a store may be; any other store is exported generically.
         public var schemas: [Schema] = TimeQuestSchemas.all
 
@@ -47,6 +51,16 @@ public enum Exporter {
         /// What is odd about the store, as `inspect` says it (a `Z_MAX` below the largest `Z_PK`,
         /// a model cache that disagrees with the metadata): exported as it is, and said.
         public var warnings: [String]
+        /// With `Options.verify`: what restoring the archive gave back (every entity's digest the
+        /// member's).
+        public var verification: Verification?
+    }
+
+    /// The proof `Options.verify` asks for.
+    public struct Verification: Sendable, Encodable {
+        /// Records restored and compared, across every entity.
+        public var records: Int
+        public var entities: Int
     }
 
     /// The manifest's `createdAt` for a creation time, or nil when it has none (outside years
@@ -63,6 +77,10 @@ public enum Exporter {
         }
         var output: AtomicOutputFile?
         var descriptor: Int32
+        if options.verify, case .fileDescriptor = destination {
+            throw OutputError.cannotCreate(
+                path: "standard output", reason: "an archive written to a stream cannot be read back to verify it")
+        }
         switch destination {
         case .file(let url, let overwrite):
             StorePlacement.removeStaleTemporaries(besides: url)
@@ -130,6 +148,10 @@ public enum Exporter {
             throw ArchiveError.write(path: outputPath, reason: error.localizedDescription)
         }
         var archiveBytes: Int64?
+        var verification: Verification?
+        if let output, options.verify {
+            verification = try verify(output.temporaryURL, as: output.destination.path, staging: staging)
+        }
         if let output {
             try output.commit()
             archiveBytes = (try? FileManager.default.attributesOfItem(atPath: output.destination.path)[.size] as? NSNumber)?.int64Value
@@ -137,7 +159,29 @@ public enum Exporter {
         return Summary(
             archive: output?.destination.path ?? "standard output", compression: options.compression.rawValue, archiveBytes: archiveBytes,
             schemaVersion: staged.schemaVersion, schema: staged.kind, walFrames: snapshot.walFrameCount,
-            entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [], warnings: staged.warnings)
+            entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [], warnings: staged.warnings,
+            verification: verification)
+    }
+
+    /// Restores the archive just written, records as archived, and compares each entity's
+    /// digest with its member's; throws `doesNotRestore` naming what differs.
+    private static func verify(_ archive: URL, as path: String, staging: URL) throws -> Verification {
+        let scratch = staging.appendingPathComponent("verify", isDirectory: true)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let result: ArchiveVerifier.Result
+        do {
+            result = try ArchiveVerifier.verify(archive: archive.path, displayName: path, asArchived: true, workDirectory: scratch)
+        } catch let error as ImportError {
+            // What a restore refuses, said as what it is: this archive does not restore. (The
+            // operating system's failures, a full disk or a file-size limit, stay what they are.)
+            throw ArchiveError.doesNotRestore(path: path, differences: [error.localizedDescription])
+        } catch let error as ArchiveError {
+            throw ArchiveError.doesNotRestore(path: path, differences: [error.localizedDescription])
+        }
+        guard result.restoresExactly else {
+            throw ArchiveError.doesNotRestore(path: path, differences: ArchiveVerifier.differences(result))
+        }
+        return Verification(records: result.entities.reduce(0) { $0 + $1.records }, entities: result.entities.count)
     }
 
     private struct Staged {

@@ -7,6 +7,10 @@ public enum Importer {
     public struct Options {
         /// Allow repairs. Without it an archive that needs any is refused and nothing is written.
         public var validate = false
+        /// Restore the records exactly as archived, duplicates and orphans included: repairs are
+        /// neither made nor refused. What an export's own proof restores (`Exporter.Options.verify`):
+        /// the archive must give back the store it was made from, whatever that store holds.
+        public var asArchived = false
         /// The schema version to write; `nil` keeps the archive's.
         public var targetVersion: String?
         /// A store whose metadata (hashes, framework version, model cache) the new store takes.
@@ -207,12 +211,14 @@ public enum Importer {
                             files[file.path] = data
                         }
                     })
-                try Repairer(
-                    db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
-                    now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
-                    cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
-                    log: log, path: path, keepDistinctIDs: options.keepDistinctIDs
-                ).run()
+                if !options.asArchived {
+                    try Repairer(
+                        db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
+                        now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
+                        cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
+                        log: log, path: path, keepDistinctIDs: options.keepDistinctIDs
+                    ).run()
+                }
                 if !options.validate && log.repairs > 0 {
                     throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
                 }
