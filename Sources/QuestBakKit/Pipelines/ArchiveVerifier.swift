@@ -29,15 +29,18 @@ public enum ArchiveVerifier {
     /// (a restore with `--validate` would make them, so the answer names them all); `asArchived`
     /// restores the records as the archive holds them instead, anomalies included, which is the
     /// question an export asks of its own archive: does it give back the store it was made from?
+    /// `restoredStore`, when given, keeps the restored store there (a path in a folder of the
+    /// caller's) for a comparison of its own.
     public static func verify(
-        archive file: String, displayName: String? = nil, asArchived: Bool = false, workDirectory: URL
+        archive file: String, displayName: String? = nil, asArchived: Bool = false, restoredStore: URL? = nil, workDirectory: URL
     ) throws -> Result {
         let path = displayName ?? file
         let manifest = try ArchiveReader(path: file, displayPath: path).readManifest()
         var options = Importer.Options()
         options.validate = !asArchived
         options.asArchived = asArchived
-        let restored = try Importer.run(archive: file, displayName: path, into: nil, options: options, workDirectory: workDirectory)
+        let restored = try Importer.run(
+            archive: file, displayName: path, into: restoredStore, options: options, workDirectory: workDirectory)
         let archived = Dictionary(manifest.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let entities = restored.entities.map { entity in
             EntityCheck(

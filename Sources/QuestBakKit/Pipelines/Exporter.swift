@@ -150,7 +150,7 @@ public enum Exporter {
         var archiveBytes: Int64?
         var verification: Verification?
         if let output, options.verify {
-            verification = try verify(output.temporaryURL, as: output.destination.path, staging: staging)
+            verification = try verify(output.temporaryURL, as: output.destination.path, against: snapshot, staging: staging)
         }
         if let output {
             try output.commit()
@@ -163,14 +163,17 @@ public enum Exporter {
             verification: verification)
     }
 
-    /// Restores the archive just written, records as archived, and compares each entity's
-    /// digest with its member's; throws `doesNotRestore` naming what differs.
-    private static func verify(_ archive: URL, as path: String, staging: URL) throws -> Verification {
+    /// Restores the archive just written, records as archived, compares each entity's digest
+    /// with its member's, and then the restored store with the snapshot the archive was made
+    /// from, table by table and value by value; throws `doesNotRestore` naming what differs.
+    private static func verify(_ archive: URL, as path: String, against snapshot: StoreSnapshot, staging: URL) throws -> Verification {
         let scratch = staging.appendingPathComponent("verify", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let restoredStore = scratch.appendingPathComponent("restored", isDirectory: true).appendingPathComponent("default.store")
         let result: ArchiveVerifier.Result
         do {
-            result = try ArchiveVerifier.verify(archive: archive.path, displayName: path, asArchived: true, workDirectory: scratch)
+            result = try ArchiveVerifier.verify(
+                archive: archive.path, displayName: path, asArchived: true, restoredStore: restoredStore, workDirectory: scratch)
         } catch let error as ImportError {
             // What a restore refuses, said as what it is: this archive does not restore. (The
             // operating system's failures, a full disk or a file-size limit, stay what they are.)
@@ -181,6 +184,14 @@ public enum Exporter {
         guard result.restoresExactly else {
             throw ArchiveError.doesNotRestore(path: path, differences: ArchiveVerifier.differences(result))
         }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let restored = try DatabaseQueue(path: restoredStore.path, configuration: configuration)
+        defer { try? restored.close() }
+        let differences = try snapshot.read { source in
+            try restored.read { try StoreComparison.differences(source: source, restored: $0) }
+        }
+        guard differences.isEmpty else { throw ArchiveError.doesNotRestore(path: path, differences: differences) }
         return Verification(records: result.entities.reduce(0) { $0 + $1.records }, entities: result.entities.count)
     }
 

@@ -159,6 +159,33 @@ enum ExactSQL {
     }
 }
 
+/// A statement stepped one row at a time by its caller, values read exactly: for reading two
+/// stores side by side (`StoreComparison`), which a callback per row cannot do.
+final class ExactCursor {
+    private let statement: Statement
+    private let handle: SQLiteStatement
+
+    init(_ db: Database, sql: String) throws {
+        statement = try db.makeStatement(sql: sql)
+        handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+    }
+
+    deinit { sqlite3_reset(handle) }
+
+    /// The next row, or nil after the last.
+    func next() throws -> [StoredValue]? {
+        let code = sqlite3_step(handle)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))),
+                sql: String(cString: sqlite3_sql(handle)))
+        }
+        return (0..<sqlite3_column_count(handle)).map { StoredValue(handle, column: $0) }
+    }
+}
+
 /// The current result row of a statement being stepped by `ExactSQL.forEachRow`.
 struct ExactRow {
     fileprivate let handle: SQLiteStatement
