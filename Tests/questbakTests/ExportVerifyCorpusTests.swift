@@ -57,4 +57,20 @@ final class ExportVerifyCorpusTests: XCTestCase {
         XCTAssertTrue(result.outputData.isEmpty)
         XCTAssertTrue(result.standardError.contains("--verify"), result.standardError)
     }
+
+    /// A store whose restore would not be the store (here a second `Z_METADATA` row, which a
+    /// TimeQuest restore does not carry): export --verify exits 65 naming the table, and leaves
+    /// no archive and no temporary file beside it. The same store is exported without --verify.
+    func testAnArchiveThatDoesNotRestoreTheStoreIsNotKept() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        try Questbak.runTool(["sqlite3", store.path, "INSERT INTO Z_METADATA VALUES (2, 'SECOND', x'00')"])
+        let output = directory.path("out")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        let result = try Questbak.run(["export", store.path, "-o", output.appendingPathComponent("b.qbak").path, "--verify"])
+        XCTAssertEqual(result.status, 65, result.standardError)
+        XCTAssertTrue(result.standardError.contains("does not restore the store exactly"), result.standardError)
+        XCTAssertTrue(result.standardError.contains("Z_METADATA"), result.standardError)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: output.path), [], "nothing is left at or beside the output")
+    }
 }

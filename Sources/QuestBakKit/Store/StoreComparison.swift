@@ -88,8 +88,8 @@ enum StoreComparison {
                 return
             }
             for index in a.indices where a[index] != b[index] {
-                if index == maximumKeyColumn, case .integer(let kept) = a[index], case .integer(let raised) = b[index], raised > kept {
-                    continue  // raised above a key already used, and reported by the restore
+                if index == maximumKeyColumn, case .integer(let raised) = b[index], raised > (a[index].integerValue ?? 0) {
+                    continue  // raised above a key already used (from NULL: none), and reported by the restore
                 }
                 let key = columns.rowidKey.map { "\($0) \(a[columns.names.firstIndex(of: $0) ?? 0].summary)" } ?? "row \(rowNumber)"
                 note(

@@ -33,6 +33,12 @@ enum StoredValue: Sendable, Hashable {
         }
     }
 
+    /// The integer, or nil for any other storage class.
+    var integerValue: Int64? {
+        guard case .integer(let number) = self else { return nil }
+        return number
+    }
+
     /// The text when it is valid UTF-8 (NUL allowed), else nil.
     var validText: String? {
         guard case .text(let bytes) = self else { return nil }

@@ -23,7 +23,7 @@ public struct StoreShape: Sendable {
 /// its own (`StoreShapes+<Area>.swift`); this list is the one place they are registered.
 public enum StoreShapes {
     public static var all: [StoreShape] {
-        fixtureStores + tablesOnly + modelCaches + externalStorage + values
+        fixtureStores + bookkeeping + tablesOnly + modelCaches + externalStorage + values
     }
 
     /// Every committed fixture store, copied with its folder (WAL and external storage included).
