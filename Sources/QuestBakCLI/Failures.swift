@@ -69,6 +69,12 @@ enum ExitStatus: Int32, CaseIterable {
             case .verificationFailed: return .ioError
             case .notImportable, .downgrade, .template, .notMergeable: return .invalidInput
             }
+        case let error as FixtureSet.Failure:
+            switch error {
+            case .sameModel, .nameTaken: return .cannotCreateOutput
+            case .invalidName: return .usage
+            case .unreadableManifest: return .invalidInput
+            }
         case is RepairError, is MigrationError, is SchemaFileError:
             return .invalidInput
         case let error as OutputError:

@@ -9,11 +9,17 @@ enum Suggestions {
     static func message(for arguments: [String], root: ParsableCommand.Type = Questbak.self) -> String? {
         let subcommands = root.configuration.subcommands
         guard let first = arguments.first, !first.hasPrefix("-"), first != "help" else { return nil }
-        guard let command = subcommands.first(where: { $0._commandName == first }) else {
+        guard var command = subcommands.first(where: { $0._commandName == first }) else {
             let names = subcommands.map { $0._commandName }
             let close = closest(to: first, in: names)
             return "unknown command '\(first)'"
                 + (close.map { "; did you mean '\($0)'?" } ?? "; the commands are \(names.joined(separator: ", "))")
+        }
+        // A command with subcommands of its own (`fixtures add`): the options are the subcommand's.
+        var rest = arguments.dropFirst()
+        while let next = rest.first, let inner = command.configuration.subcommands.first(where: { $0._commandName == next }) {
+            command = inner
+            rest = rest.dropFirst()
         }
         // The command's long options, as its own help lists them, and the ones every command has.
         let help = command.helpMessage(columns: 10_000)
@@ -23,7 +29,7 @@ enum Suggestions {
             known.insert(String(help[range]))
             index = range.upperBound
         }
-        for argument in arguments.dropFirst() {
+        for argument in rest {
             if argument == "--" { break }
             guard argument.hasPrefix("--"), let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init),
                 name.count > 2, !known.contains(name)

@@ -111,14 +111,13 @@ public enum StoreLocator {
     private static func describe(_ file: URL, container: ContainerIdentity?) throws -> FoundStore {
         let snapshot = try StoreSnapshot(storeAt: file)
         let metadata = try snapshot.read { try StoreReader.metadata($0, path: file.path) }
-        let checksum = Data(base64Encoded: ModelVersionHashes(entityHashes: metadata.entityHashes).checksum) ?? Data()
         let sizes = CoreDataSQL.storeFileSuffixes.map { suffix -> Int64 in
             let attributes = try? FileManager.default.attributesOfItem(atPath: file.path + suffix)
             return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
         }
         return FoundStore(
             path: file.path, bundleIdentifier: container?.identifier, container: container?.kind,
-            versionIdentifiers: metadata.versionIdentifiers, modelHash: String(checksum.hexString.prefix(12)),
+            versionIdentifiers: metadata.versionIdentifiers, modelHash: metadata.modelHash,
             entities: metadata.entityHashes.count, bytes: sizes.reduce(0, +), walFrames: snapshot.walFrameCount,
             hasWAL: FileManager.default.fileExists(atPath: file.path + "-wal"))
     }

@@ -64,6 +64,13 @@ public struct StoreMetadata: Sendable, Equatable {
         return entries.compactMapValues { if case .data(let hash) = $0 { return hash } else { return nil } }
     }
 
+    /// The first 12 hex digits of the model's checksum (SHA-256 of the entity version hashes in
+    /// name order, computed from the hashes, so old stores without a checksum key have one too):
+    /// stores of one physical model share it, whatever their version identifier says.
+    public var modelHash: String {
+        String((Data(base64Encoded: ModelVersionHashes(entityHashes: entityHashes).checksum) ?? Data()).hexString.prefix(12))
+    }
+
     /// Which schema the stored model hashes belong to; `nil` when none (the app would migrate,
     /// or fail to open the store).
     public func schemaMatchingHashes(in schemas: [Schema]) -> Schema? {
