@@ -207,10 +207,17 @@ extension Questbak {
         @Flag(help: "Print the checks as JSON.")
         var json = false
 
+        @Option(
+            help: "Also write the checks as JUnit XML to FILE (one testcase per fixture and check), for CI to show.",
+            completion: .file())
+        var junit: String?
+
         func run() throws {
             var failed = 0
             try reportingFailures(json: json) {
                 let folder = try InputPath.fixturesFolder(fixtures)
+                // Opened before the work: a report that cannot be written stops the gate now.
+                let junitFile = try junit.map { try AtomicOutputFile(destination: URL(fileURLWithPath: $0), overwrite: true) }
                 var (target, candidates) = try schemaOptions.schemas()
                 if let toModelStore {
                     guard schemaOptions.schemaFile == nil else {
@@ -241,6 +248,11 @@ extension Questbak {
                 // A gate that checked nothing must not pass.
                 if checks.isEmpty { throw InputPath.fail(.verificationFailed, try Self.nothingToVerify(verifier)) }
                 failed = checks.filter { !$0.passed }.count
+                if let junitFile {
+                    try FileHandle(fileDescriptor: junitFile.fileDescriptor, closeOnDealloc: false).write(
+                        contentsOf: Data(JUnitReport.document(checks, name: "questbak verify-migration").utf8))
+                    try junitFile.commit()
+                }
                 if json {
                     print(try JSONOutput.render(checks))
                 } else {
