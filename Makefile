@@ -1,7 +1,16 @@
 # questbak: `make demo` and `make test` take a fresh Debian machine (root, Swift installed) to a
 # working, tested tool. Every target installs the Debian packages it needs when they are missing.
 SHELL := /bin/bash
-APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev libzstd-dev sqlite3 zstd util-linux
+APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev libzstd-dev sqlite3 zstd util-linux python3-yaml
+# On macOS, Homebrew's: libarchive is keg-only, so its pkg-config folder is named for the build.
+BREW_PACKAGES := libarchive zstd
+# The system decides the branch; a test sets UNAME=Darwin with `make -n` to see the macOS one.
+UNAME ?= $(shell uname -s)
+ifeq ($(UNAME),Darwin)
+SWIFT_ENV := PKG_CONFIG_PATH="$$(brew --prefix libarchive)/lib/pkgconfig:$$PKG_CONFIG_PATH"
+else
+SWIFT_ENV :=
+endif
 # The man page's date is pinned so that regenerating it is reproducible.
 MAN_DATE := 2026-11-22
 MAN_OUTPUT := .build/plugins/GenerateManual/outputs/questbak/questbak.1
@@ -12,6 +21,11 @@ GATES := BennieGame Ritualist
 .PHONY: deps build demo test lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
 
 deps:
+ifeq ($(UNAME),Darwin)
+	@for package in $(BREW_PACKAGES); do \
+		brew list --versions $$package >/dev/null 2>&1 || brew install $$package; \
+	done
+else
 	@missing=""; for package in $(APT_PACKAGES); do \
 		dpkg -s $$package >/dev/null 2>&1 || missing="$$missing $$package"; \
 	done; \
@@ -20,6 +34,7 @@ deps:
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
+endif
 
 build: deps
 	swift build
@@ -120,7 +135,7 @@ bench: deps
 # Installs the release binary, its man page and bash, zsh and fish completions under PREFIX.
 PREFIX ?= /usr/local
 install: deps
-	swift build -c release --product questbak
+	$(SWIFT_ENV) swift build -c release --product questbak
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
