@@ -72,7 +72,7 @@ enum ExitStatus: Int32, CaseIterable {
         case let error as FixtureSet.Failure:
             switch error {
             case .sameModel, .nameTaken: return .cannotCreateOutput
-            case .invalidName: return .usage
+            case .invalidName, .chainOutsideSet, .chainIsAFixture: return .usage
             case .unreadableManifest: return .invalidInput
             }
         case is RepairError, is MigrationError, is SchemaFileError:

@@ -229,7 +229,10 @@ extension Questbak {
                 var verifier = MigrationVerifier(fixtures: folder, target: target, candidates: candidates)
                 verifier.modelStore = toModelStore.map { URL(fileURLWithPath: $0) }
                 if !through.isEmpty, toModelStore == nil { throw ValidationError("--through goes with --to NEW_MODEL_STORE") }
-                verifier.modelChain = through.map { URL(fileURLWithPath: $0) }
+                // The chain the fixtures' manifest names, unless --through names one for this run.
+                verifier.modelChain =
+                    through.isEmpty && toModelStore != nil
+                    ? try FixtureSet(folder: folder).chain() : through.map { URL(fileURLWithPath: $0) }
                 verifier.record = record || ProcessInfo.processInfo.environment["QUESTBAK_RECORD"] == "1"
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }

@@ -1,4 +1,5 @@
 import Foundation
+import QuestBakFixtures
 import QuestBakTestSupport
 import XCTest
 
@@ -90,5 +91,47 @@ final class FixturesCommandTests: XCTestCase {
         XCTAssertTrue(text.standardOutput.contains("goldens for 2.0.0"), text.standardOutput)
         let empty = try Questbak.run(["fixtures", "list", "--fixtures", directory.path("none").path])
         XCTAssertEqual(empty.status, 66, empty.standardError)
+    }
+}
+
+extension ModelMigrationCommandTests {
+    /// The chain of intermediate models named once in the set's manifest: the gate migrates each
+    /// fixture through it as `--through` would, on every run, and a fixture of a model outside the
+    /// chain fails as an unknown model version.
+    func testAChainNamedOnceInTheFixturesManifest() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let fixtures = try gateFixtures(in: directory, holding: store.deletingLastPathComponent())
+        let models = fixtures.appendingPathComponent("models")
+        try FileManager.default.createDirectory(at: models.appendingPathComponent("2.1.0"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: models.appendingPathComponent("3.0.0"), withIntermediateDirectories: true)
+        let (first, second) = (models.appendingPathComponent("2.1.0/default.store"), models.appendingPathComponent("3.0.0/default.store"))
+        try newBuildStore(AnyAppFixtures.kitchenSinkModel, at: first)
+        try newBuildStore(Self.nextModel(), at: second)
+        let newest = directory.path("NextBuild.store")
+        try newBuildStore(Self.fourthModel(), at: newest)
+
+        let set = try Questbak.run(["fixtures", "chain", first.path, second.path, "--fixtures", fixtures.path])
+        XCTAssertEqual(set.status, 0, set.standardError)
+        XCTAssertTrue(set.standardOutput.contains("models/2.1.0/default.store → models/3.0.0/default.store"), set.standardOutput)
+        let gate = ["verify-migration", "--fixtures", fixtures.path, "--to", newest.path]
+        XCTAssertEqual(try Questbak.run(gate + ["--record"]).status, 3)
+        let passed = try Questbak.run(gate)
+        XCTAssertEqual(passed.status, 0, passed.standardOutput)
+        XCTAssertTrue(passed.standardOutput.contains("2.1.0 → 4.0.0") || passed.standardOutput.contains("4.0.0"), passed.standardOutput)
+        // The same run through --through gives the same goldens: nothing to record again.
+        XCTAssertEqual(try Questbak.run(gate + ["--through", first.path, "--through", second.path]).status, 0)
+        // Without the chain, the rename of 3.0.0 cannot be followed straight to 4.0.0.
+        XCTAssertEqual(try Questbak.run(["fixtures", "chain", "--clear", "--fixtures", fixtures.path]).status, 0)
+        XCTAssertNotEqual(try Questbak.run(gate).status, 0)
+
+        // A chain store must be in the set, and not where fixtures are.
+        let outside = try Questbak.run(["fixtures", "chain", newest.path, "--fixtures", fixtures.path])
+        XCTAssertEqual(outside.status, 64, outside.standardError)
+        let asFixture = try Questbak.run([
+            "fixtures", "chain", fixtures.appendingPathComponent("kitchen-sink/default.store").path, "--fixtures", fixtures.path,
+        ])
+        XCTAssertEqual(asFixture.status, 64, asFixture.standardError)
+        XCTAssertTrue(asFixture.standardError.contains("two folders deep"), asFixture.standardError)
     }
 }

@@ -12,6 +12,10 @@ public struct FixtureSet: Sendable {
     public struct Manifest: Codable, Sendable, Equatable {
         public var formatVersion = 1
         public var fixtures: [Entry] = []
+        /// Stores of the app's intermediate models, oldest first, as paths relative to the set's
+        /// folder: the gate migrates every fixture through each of them to the new build's model,
+        /// as a staged migration does, without `--through` on every run.
+        public var chain: [String]?
 
         public init() {}
     }
@@ -57,6 +61,8 @@ public struct FixtureSet: Sendable {
         case nameTaken(name: String, folder: String)
         case invalidName(name: String)
         case unreadableManifest(path: String, reason: String)
+        case chainOutsideSet(store: String, folder: String)
+        case chainIsAFixture(store: String)
 
         public var errorDescription: String? {
             switch self {
@@ -66,6 +72,11 @@ public struct FixtureSet: Sendable {
             case .invalidName(let name):
                 return "\(ArchiveError.displayName(name)) is not a fixture name: letters, digits, '.', '-' and '_' only, 1 to 100 of them"
             case .unreadableManifest(let path, let reason): return "\(path): cannot read the fixtures manifest: \(reason)"
+            case .chainOutsideSet(let store, let folder):
+                return "\(store) is not inside the fixtures folder \(folder): a chain names stores the set keeps"
+            case .chainIsAFixture(let store):
+                return
+                    "\(store) is where the gate looks for fixtures (one folder deep): keep a model store of the chain two folders deep, such as models/3.0.0/default.store"
             }
         }
     }
@@ -149,6 +160,33 @@ public struct FixtureSet: Sendable {
         return Added(
             entry: entry, store: destination.appendingPathComponent(Self.storeFileName).path, externalFiles: external.count,
             sameModelAs: sameModel?.name)
+    }
+
+    /// The manifest's chain as store URLs (empty without one).
+    public func chain() throws -> [URL] {
+        try (manifest().chain ?? []).map { folder.appendingPathComponent($0) }
+    }
+
+    /// Names the stores of the app's intermediate models, oldest first, once for every gate run.
+    /// Each must be a Core Data store inside the set's folder, but not one of its fixtures (a
+    /// fixture is gated; a model store only says what a step migrates to): keep them two folders
+    /// deep, such as `models/3.0.0/default.store`. An empty list removes the chain.
+    public func setChain(_ stores: [URL]) throws -> [String] {
+        let top = folder.standardizedFileURL.resolvingSymlinksInPath().path + "/"
+        var relative: [String] = []
+        for store in stores {
+            let path = store.standardizedFileURL.resolvingSymlinksInPath().path
+            guard path.hasPrefix(top) else { throw Failure.chainOutsideSet(store: store.path, folder: folder.path) }
+            let inside = String(path.dropFirst(top.count))
+            guard inside.split(separator: "/").count > 2 else { throw Failure.chainIsAFixture(store: inside) }
+            let snapshot = try StoreSnapshot(storeAt: store)
+            _ = try snapshot.read { try StoreReader.metadata($0, path: store.path) }
+            relative.append(inside)
+        }
+        var manifest = try manifest()
+        manifest.chain = relative.isEmpty ? nil : relative
+        try write(manifest)
+        return relative
     }
 
     /// Every fixture store of the folder (each `<name>/<file>.store`, as the gate finds them).
