@@ -8,6 +8,9 @@ public enum MigrationError: Error, Equatable, LocalizedError {
     /// The store's model is none of the models of the chain it was given (Core Data's staged
     /// migration fails the same way: "Cannot use staged migration with an unknown model version").
     case unknownModelVersion(path: String, version: String, known: [String])
+    /// Records the new model does not accept, which Core Data's migration would refuse at
+    /// launch (134110): one sentence each, naming the entity, `_pk`s and property.
+    case invalidRecords(from: String, to: String, problems: [String])
 
     public var errorDescription: String? {
         switch self {
@@ -17,6 +20,10 @@ public enum MigrationError: Error, Equatable, LocalizedError {
             return "\(path): the store is already schema \(version)"
         case .downgrade(let path, let from, let to):
             return "\(path): cannot migrate schema \(from) back to \(to)"
+        case .invalidRecords(let from, let to, let problems):
+            return
+                "schema \(from) → \(to): the new model refuses records of the store, so the new build could not open it (Core Data 134110):\n"
+                + problems.map { "  - \($0)" }.joined(separator: "\n")
         case .unknownModelVersion(let path, let version, let known):
             return
                 "\(path): unknown model version: its model (\(version.isEmpty ? "no version identifier" : version)) is none of the given models (\(known.joined(separator: ", "))), so Core Data's staged migration could not start from it either"

@@ -43,6 +43,7 @@ extension MigrationVerifier {
             let dump = try Self.modelDump(migrated)
             add(try golden(dump, for: store, label: label))
             add(modelInvariants(store: store, migrated: migrated, logs: result.earlierLogs + [result.log], label: label))
+            add(launchValidity(migrated, label: label))
             add(modelRoundTrip(migrated, dump: dump, work: work, label: label))
         }
         return checks
@@ -158,6 +159,20 @@ extension MigrationVerifier {
             detail: problems.isEmpty
                 ? "every record, value and link kept (by entity, _pk, property), hashes the new model's"
                 : problems.prefix(20).joined(separator: "\n"))
+    }
+
+    /// Every migrated record is valid under the new model, so the new build opens the store.
+    func launchValidity(_ migrated: URL, label: String) -> Check {
+        do {
+            let problems = try LaunchValidity.problems(of: migrated)
+            return Check(
+                fixture: label, name: "valid", passed: problems.isEmpty,
+                detail: problems.isEmpty
+                    ? "every record valid under the new model (required values, ranges, required to-ones, uniqueness)"
+                    : "the new build would fail to open the migrated store (Core Data 134110):\n" + problems.joined(separator: "\n"))
+        } catch {
+            return Check(fixture: label, name: "valid", passed: false, detail: error.localizedDescription)
+        }
     }
 
     /// Export → import → export: the members are identical and the restored store dumps alike.

@@ -115,7 +115,11 @@ public enum ModelMigrator {
         let log = try RepairLog(directory: workDirectory)
         var counts: [String: Int] = [:]
         try StoreWriter.writeDatabase(to: working, settings: new.settings) { db in
-            for sql in new.statements where !StatementRestore.isLater(sql) {
+            // Unique indexes come after the records: a constraint the old records break is then
+            // named record by record, as Core Data's migration would refuse it, not as SQLite's
+            // first failed insert.
+            let uniqueIndexes = new.statements.filter { $0.uppercased().hasPrefix("CREATE UNIQUE INDEX ") }
+            for sql in new.statements where !StatementRestore.isLater(sql) && !uniqueIndexes.contains(sql) {
                 if let reason = CarriedTables.execute(
                     sql, prefixes: StatementRestore.tablePrefixes + StatementRestore.laterPrefixes, in: db)
                 {
@@ -133,6 +137,15 @@ public enum ModelMigrator {
                 try reportDropped(from: source, old: old, layout: layout, new: new, log: log)
                 try copyLinks(from: source, old: old, into: db, new: new, log: log)
                 try copyOtherTables(from: source, old: old, into: db)
+            }
+            let violations = try LaunchValidity.problems(db, model: new.model, layout: layout, uniquenessOnly: true)
+            guard violations.isEmpty else {
+                throw MigrationError.invalidRecords(from: old.version, to: new.version, problems: violations)
+            }
+            for sql in uniqueIndexes {
+                if let reason = CarriedTables.execute(sql, prefixes: StatementRestore.tablePrefixes, in: db) {
+                    throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")
+                }
             }
             try CoreDataSQL.insertMetadata(db, uuid: old.metadata.uuid, plist: new.metadata.withUUID(old.metadata.uuid).encodedPlist)
             if let cache = new.cache { try CoreDataSQL.insertModelCache(db, cache) }

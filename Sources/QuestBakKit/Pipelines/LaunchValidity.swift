@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+
+/// What Core Data would refuse when the app's new build opens a migrated store: a record that the
+/// new model calls invalid fails the migration at launch (Core Data's 134110, wrapping the
+/// validation errors 1570 for a missing mandatory value, 1610/1620 for a value out of range, 1580
+/// for a missing mandatory to-one, and 133021 for a uniqueness constraint). Each record is
+/// checked against the model the migrated store carries:
+/// - no NULL in a required attribute that has no default;
+/// - no value outside its type's range (Int16, Int32, Float);
+/// - no required to-one that is NULL or names no record;
+/// - no two records equal in every property of a uniqueness constraint.
+/// Each problem names the entity, the `_pk`s and the property.
+enum LaunchValidity {
+    static func problems(of store: URL, limit: Int = 20) throws -> [String] {
+        let snapshot = try StoreSnapshot(storeAt: store)
+        return try snapshot.read { db in
+            guard let cache = try StoreReader.modelCache(db) else {
+                throw StoreError.noModel(path: store.path, reason: "it has no model cache (Z_MODELCACHE)")
+            }
+            let compiled = try ModelCacheDecoder.decode(cache)
+            return try problems(db, model: compiled, layout: try ModelLayout(db, model: compiled, checkRows: false), limit: limit)
+        }
+    }
+
+    /// The same for a store being written (a migration checks uniqueness before it makes the
+    /// unique indexes, so that it can name the records instead of failing on the first).
+    static func problems(
+        _ db: Database, model compiled: CompiledModel, layout: ModelLayout, uniquenessOnly: Bool = false, limit: Int = 20
+    ) throws -> [String] {
+        let model = Schema(model: compiled)
+        var problems: [String] = []
+        for plan in layout.entities {
+            problems += try check(plan, model: model, layout: layout, db: db, uniquenessOnly: uniquenessOnly)
+            if problems.count >= limit { break }
+        }
+        return Array(problems.prefix(limit))
+    }
+
+    /// An entity's own and inherited attributes and relationships, by name.
+    private static func lineage(_ name: String, in model: Schema) -> [Entity] {
+        var chain: [Entity] = []
+        var next: String? = name
+        while let current = next, let entity = model.entity(named: current), !chain.contains(where: { $0.name == current }) {
+            chain.append(entity)
+            next = entity.superentity
+        }
+        return chain
+    }
+
+    private static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    private static func check(
+        _ plan: ModelLayout.EntityPlan, model: Schema, layout: ModelLayout, db: Database, uniquenessOnly: Bool
+    ) throws -> [String] {
+        let entities = lineage(plan.name, in: model)
+        let attributes = Dictionary(entities.flatMap(\.attributes).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let relationships = Dictionary(entities.flatMap(\.relationships).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let records = "FROM \(quoted(plan.table)) WHERE Z_ENT = \(plan.number)"
+        var problems: [String] = []
+        func keys(where condition: String) throws -> [Int64] {
+            try Int64.fetchAll(db, sql: "SELECT Z_PK \(records) AND (\(condition)) ORDER BY Z_PK LIMIT 6")
+        }
+        func say(_ found: [Int64], _ property: String, _ what: String) {
+            guard !found.isEmpty else { return }
+            let list = found.prefix(5).map(String.init).joined(separator: ", ") + (found.count > 5 ? ", …" : "")
+            problems.append("\(plan.name) _pk \(list) \(property): \(what)")
+        }
+        for field in plan.fields where field.path.count == 1 && !uniquenessOnly {
+            let column = quoted(field.column)
+            guard let attribute = attributes[field.path[0]] else { continue }
+            if !attribute.isOptional && attribute.defaultValue == nil {
+                say(try keys(where: "\(column) IS NULL"), field.path[0], "NULL in a required attribute without a default (Core Data 1570)")
+            }
+            let range: String? =
+                switch field.kind {
+                case .integer16: "typeof(\(column)) = 'integer' AND \(column) NOT BETWEEN -32768 AND 32767"
+                case .integer32: "typeof(\(column)) = 'integer' AND \(column) NOT BETWEEN -2147483648 AND 2147483647"
+                case .float: "typeof(\(column)) IN ('integer', 'real') AND abs(\(column)) > 3.4028234663852886e38"
+                default: nil
+                }
+            if let range {
+                say(try keys(where: range), field.path[0], "a value outside the range of \(field.kind.rawValue) (Core Data 1610/1620)")
+            }
+        }
+        for toOne in plan.toOne where !uniquenessOnly {
+            guard let relationship = relationships[toOne.name], !relationship.isOptional,
+                let destination = layout.entity(named: toOne.destination)
+            else { continue }
+            let column = quoted(toOne.column)
+            say(
+                try keys(
+                    where:
+                        "\(column) IS NULL OR NOT EXISTS (SELECT 1 FROM \(quoted(destination.table)) AS target WHERE target.Z_PK = \(quoted(plan.table)).\(column))"
+                ), toOne.name, "a required to-one that is empty or names no \(toOne.destination) (Core Data 1580)")
+        }
+        for constraint in entities.flatMap(\.uniquenessConstraints) {
+            let columns = constraint.compactMap { name in
+                plan.fields.first { $0.path == [name] }?.column ?? plan.toOne.first { $0.name == name }?.column
+            }
+            guard columns.count == constraint.count, !columns.isEmpty else { continue }
+            let list = columns.map(quoted).joined(separator: ", ")
+            let tables = Set(lineage(plan.name, in: model).compactMap { layout.entity(named: $0.name)?.table })
+            guard tables.count == 1 else { continue }
+            let duplicated = try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT Z_PK FROM \(quoted(plan.table)) WHERE Z_ENT = \(plan.number) AND (\(list)) IN (
+                        SELECT \(list) FROM \(quoted(plan.table)) WHERE Z_ENT = \(plan.number)
+                        AND \(columns.map { "\(quoted($0)) IS NOT NULL" }.joined(separator: " AND "))
+                        GROUP BY \(list) HAVING count(*) > 1)
+                    ORDER BY Z_PK LIMIT 6
+                    """)
+            say(duplicated, constraint.joined(separator: ", "), "records equal in a uniqueness constraint (Core Data 133021)")
+        }
+        return problems
+    }
+}
