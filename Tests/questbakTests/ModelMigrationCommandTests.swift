@@ -138,8 +138,8 @@ extension ModelMigrationCommandTests {
             FileManager.default.fileExists(atPath: fixtures.appendingPathComponent("kitchen-sink/default.store.expected-3.0.0.dump").path))
         let passed = try Questbak.run(gate)
         XCTAssertEqual(passed.status, 0, passed.standardOutput + passed.standardError)
-        XCTAssertTrue(passed.standardOutput.contains("4 passed, 0 failed"), passed.standardOutput)
-        for name in ["migrate", "golden", "invariants", "round-trip"] {
+        XCTAssertTrue(passed.standardOutput.contains("5 passed, 0 failed"), passed.standardOutput)
+        for name in ["migrate", "golden", "invariants", "valid", "round-trip"] {
             XCTAssertTrue(passed.standardOutput.contains("ok   kitchen-sink/default.store: \(name)"), passed.standardOutput)
         }
 
