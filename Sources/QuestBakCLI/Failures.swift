@@ -69,7 +69,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .verificationFailed: return .ioError
             case .notImportable, .downgrade, .template, .notMergeable: return .invalidInput
             }
-        case is RepairError, is MigrationError, is SchemaFileError:
+        case is RepairError, is MigrationError, is SchemaFileError, is DiffError:
             return .invalidInput
         case let error as OutputError:
             switch error {
