@@ -29,13 +29,13 @@ extension Questbak.Import {
         return .success
     }
 
-    static func mergeHint(_ error: Error) -> String? {
+    static func mergeHint(_ error: Error, report: String?) -> String? {
         switch error {
         case ImportError.notImportable(_, let reason) where reason.contains("its model is not the store's"):
             return "migrate the older store with questbak migrate OLD --to NEW_MODEL_STORE, then merge"
         case ImportError.notADateProperty: return "name a date property with --newer-by ENTITY.PROPERTY, or leave --newer-by out"
         case ImportError.storeChangedDuringMerge: return "close the app and run the merge again"
-        default: return hint(error)
+        default: return hint(error, report: report)
         }
     }
 
