@@ -151,17 +151,7 @@ extension Questbak {
                         archive: file, displayName: displayName, into: into.map { URL(fileURLWithPath: $0) }, options: options,
                         workDirectory: work)
                 } catch ImportError.repairsNeeded(let archive, let counts) where reportFile != nil {
-                    // The report asked for says what a restore with --validate would repair: the
-                    // same import as a preview (writing nothing) gives every entry.
-                    var preview = options
-                    preview.validate = true
-                    preview.replace = false
-                    preview.dryRun = false
-                    let previewWork = try TemporaryDirectory.create(prefix: "questbak-work")
-                    defer { TemporaryDirectory.remove(previewWork) }
-                    let repairs = try Importer.run(
-                        archive: file, displayName: displayName, into: nil, options: preview, workDirectory: previewWork)
-                    try ReportDocument.emit(summary: repairs, log: repairs.log, to: reportFile, json: false)
+                    try Self.reportRepairs(archive: file, displayName: displayName, options: options, to: reportFile)
                     throw ImportError.repairsNeeded(archive: archive, counts: counts)
                 }
                 try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
@@ -179,6 +169,23 @@ extension Questbak {
                 if result.dryRun && unclean > 0 { status = .repairsNeeded }
             }
             if status != .success { throw ExitCode(status.rawValue) }
+        }
+
+        /// For an import refused for want of --validate: the report asked for says what a restore
+        /// with --validate would repair. The same import as a preview (writing nothing) gives every entry.
+        static func reportRepairs(
+            archive file: String, displayName: String, options: Importer.Options, to reportFile: AtomicOutputFile?
+        )
+            throws
+        {
+            var preview = options
+            preview.validate = true
+            preview.replace = false
+            preview.dryRun = false
+            let work = try TemporaryDirectory.create(prefix: "questbak-work")
+            defer { TemporaryDirectory.remove(work) }
+            let repairs = try Importer.run(archive: file, displayName: displayName, into: nil, options: preview, workDirectory: work)
+            try ReportDocument.emit(summary: repairs, log: repairs.log, to: reportFile, json: false)
         }
 
         static func entityAndProperty(_ text: String) -> (entity: String, property: String)? {

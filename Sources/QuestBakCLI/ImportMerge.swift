@@ -16,8 +16,18 @@ extension Questbak.Import {
         // The report's file is opened first: a path it cannot be written to refuses the merge
         // before the store is replaced, not after (with the backup's name and the undo unsaid).
         let reportFile = try ReportDocument.open(report)
-        let result = try Merger.run(
-            archive: file, displayName: archive == "-" ? "standard input" : archive, into: target, options: options, workDirectory: work)
+        let displayName = archive == "-" ? "standard input" : archive
+        let result: Merger.Result
+        do {
+            result = try Merger.run(archive: file, displayName: displayName, into: target, options: options, workDirectory: work)
+        } catch ImportError.repairsNeeded(let archive, let counts) where reportFile != nil {
+            // The archive's own records need repairs: the report says which, as for a restore.
+            var preview = restore
+            preview.targetVersion = nil
+            preview.template = nil
+            try Self.reportRepairs(archive: file, displayName: displayName, options: preview, to: reportFile)
+            throw ImportError.repairsNeeded(archive: archive, counts: counts)
+        }
         try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
         if !json && !quiet {
             print(try Self.text(result))

@@ -75,6 +75,17 @@ final class MessagesTests: XCTestCase {
         // Without --report, the hint names it.
         let plain = try Questbak.run(["import", archive.path, "--into", target.path])
         XCTAssertTrue(plain.standardError.contains("--report FILE to see each"), plain.standardError)
+
+        // A merge refused for the same reason writes its report too, and leaves the store alone.
+        let store = try directory.copyFixture("v2-typical")
+        let before = try DirectoryState(of: store.deletingLastPathComponent())
+        let mergeReport = directory.path("merge-report.json")
+        let merge = try Questbak.run(["import", archive.path, "--merge", "--into", store.path, "--report", mergeReport.path])
+        XCTAssertEqual(merge.status, 2, merge.standardError)
+        XCTAssertTrue(merge.standardError.contains("\(mergeReport.path) lists each"), merge.standardError)
+        let mergeDocument = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: mergeReport)) as? [String: Any])
+        XCTAssertEqual((mergeDocument["entries"] as? [Any])?.isEmpty, false)
+        XCTAssertEqual(try DirectoryState(of: store.deletingLastPathComponent()), before)
     }
 
     /// verify-migration without --to on another app's fixtures says what they are and what to give.
