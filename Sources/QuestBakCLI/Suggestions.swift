@@ -8,7 +8,9 @@ enum Suggestions {
     /// The message for the first mistyped word in `arguments` (without the program name), if any.
     static func message(for arguments: [String], root: ParsableCommand.Type = Questbak.self) -> String? {
         let subcommands = root.configuration.subcommands
-        guard let first = arguments.first, !first.hasPrefix("-"), first != "help" else { return nil }
+        // `help COMMAND` names a command too (argument-parser shows the overview for one it lacks).
+        if arguments.first == "help" { return arguments.count == 2 ? message(for: [arguments[1]], root: root) : nil }
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
         guard let command = subcommands.first(where: { $0._commandName == first }) else {
             let names = subcommands.map { $0._commandName }
             let close = closest(to: first, in: names)

@@ -17,9 +17,13 @@ final class MessagesTests: XCTestCase {
         }
         let missing = try Questbak.run(["import"])
         XCTAssertTrue(missing.standardError.hasPrefix("questbak: error: missing expected argument"), missing.standardError)
-        // Help and the version are no errors.
+        // Help and the version are no errors; help for a mistyped command is.
         XCTAssertEqual(try Questbak.run(["--version"]).status, 0)
         XCTAssertEqual(try Questbak.run(["import", "--help"]).status, 0)
+        XCTAssertEqual(try Questbak.run(["help", "import"]).status, 0)
+        let help = try Questbak.run(["help", "expor"])
+        XCTAssertEqual(help.status, 64)
+        XCTAssertEqual(help.standardError, "questbak: error: unknown command 'expor'; did you mean 'export'?\n")
     }
 
     /// `--force` is what `export` calls overwriting; `import` calls it `--replace`, `migrate` `--in-place`.
