@@ -118,6 +118,31 @@ final class DiffCommandTests: XCTestCase {
         }
     }
 
+    /// A record whose cloudID differs but whose natural key is the same is one record with a
+    /// changed cloudID, as a merge matches it (and supersedes the archive's cloudID), not one
+    /// record removed and another added.
+    func testRecordsAreMatchedAsAMergeMatchesThem() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "other")
+        try DatabaseQueue(path: b.path).write { db in
+            try db.execute(sql: "UPDATE ZROUTINE SET ZCLOUDID = '11111111-1111-4111-8111-111111111111' WHERE Z_PK = 1")
+        }
+        let result = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(result.status, 1, result.standardError)
+        XCTAssertTrue(
+            result.standardOutput.contains("Routine: 0 added, 0 removed, 1 changed (matched by cloudID, natural key"), result.standardOutput
+        )
+        XCTAssertTrue(result.standardOutput.hasSuffix("0 added, 0 removed, 1 changed\n"), result.standardOutput)
+        let archive = directory.path("b.qbak")
+        XCTAssertEqual(try Questbak.run(["export", b.path, "-o", archive.path, "-q"]).status, 0)
+        let merge = try Questbak.run(["import", archive.path, "--merge", "--into", a.path, "--dry-run", "--json"])
+        XCTAssertEqual(merge.status, 0, merge.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: merge.outputData) as? [String: Any])
+        XCTAssertEqual((document["counts"] as? [String: Int])?["merge.insert"], nil, "the merge inserts nothing either")
+        XCTAssertEqual((document["counts"] as? [String: Int])?["merge.supersede"], 1)
+    }
+
     /// Records only one side has are listed by `_pk` as numbers: 2 before 10.
     func testRecordsAreListedByPrimaryKeyAsNumbers() throws {
         let directory = try TemporaryTestDirectory()
