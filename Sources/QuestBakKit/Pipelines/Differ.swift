@@ -75,7 +75,7 @@ public enum Differ {
         }
         // A model archive names properties, a generic one columns: both are compared by their tables.
         let generic = ArchiveManifest.Source.genericSchema
-        let byTables = left.kind != right.kind && [left.kind, right.kind].contains(generic)
+        let byTables = Set([left.kind, right.kind]) == [ArchiveManifest.Source.modelSchema, generic]
         if byTables {
             if left.kind != generic { left = try side(of: a, workDirectory: workDirectory, label: "a", byTables: true) }
             if right.kind != generic { right = try side(of: b, workDirectory: workDirectory, label: "b", byTables: true) }
