@@ -1,7 +1,7 @@
 # questbak: `make demo` and `make test` take a fresh Debian machine (root, Swift installed) to a
 # working, tested tool. Every target installs the Debian packages it needs when they are missing.
 SHELL := /bin/bash
-APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev libzstd-dev sqlite3 zstd util-linux python3-yaml
+APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev libzstd-dev sqlite3 zstd util-linux python3-yaml groff
 # On macOS, Homebrew's: libarchive is keg-only, so its pkg-config folder is named for the build.
 BREW_PACKAGES := libarchive zstd
 # The system decides the branch; a test sets UNAME=Darwin with `make -n` to see the macOS one.
@@ -77,7 +77,8 @@ format:
 	swift format format --in-place --recursive Sources Tests Package.swift
 
 # Regenerates man/questbak.1 from the command definitions (argument-parser's generate-manual),
-# with the EXIT STATUS section made from questbak's own table (`questbak exit-statuses`).
+# with the EXIT STATUS section made from questbak's own table (`questbak exit-statuses`) and the
+# sections generate-manual cannot write from man/sections-*.mdoc (Scripts/man-splice.py).
 man: deps
 	swift package plugin generate-manual --configuration debug --date $(MAN_DATE)
 	$(MAKE) --no-print-directory .build/questbak.1
@@ -88,14 +89,17 @@ man-check: deps
 	swift package plugin generate-manual --configuration debug --date $(MAN_DATE) >/dev/null
 	$(MAKE) --no-print-directory .build/questbak.1
 	diff -u man/questbak.1 .build/questbak.1 && echo "man page: up to date"
+	@# mdoc's own warnings (-ww): none allowed.
+	@warnings=$$(groff -ww -z -mandoc man/questbak.1 2>&1); \
+	if [ -n "$$warnings" ]; then echo "$$warnings"; echo "man page: groff -ww -z -mandoc warns"; exit 1; fi; \
+	echo "man page: no mdoc warnings"
 
 .PHONY: .build/questbak.1
 .build/questbak.1:
 	swift build --product questbak
 	.build/debug/questbak exit-statuses --format mdoc > .build/exit-statuses.mdoc
-	python3 -c 'import sys; page = open(sys.argv[1]).read(); table = open(sys.argv[2]).read().rstrip("\n"); \
-	assert page.count(".Ex -std") == 1, "generate-manual wrote no single .Ex -std"; \
-	open(sys.argv[3], "w").write(page.replace(".Ex -std", table))' $(MAN_OUTPUT) .build/exit-statuses.mdoc .build/questbak.1
+	python3 Scripts/man-splice.py $(MAN_OUTPUT) .build/exit-statuses.mdoc man/sections-before-exit-status.mdoc \
+		man/sections-after-exit-status.mdoc .build/questbak.1
 
 # Regenerates the golden fixture stores; only on purpose (see Fixtures/README.md).
 fixtures: deps

@@ -7,11 +7,14 @@ extension Questbak {
         static let configuration = CommandConfiguration(
             abstract: "Show what differs between two stores or archives of one app, record by record.",
             discussion: """
-                A and B are each a store or an archive, possibly of different versions. Records are matched by identity: the \
-                same cloudID where every record of the entity has its own, else the app's natural key (TimeQuest's), else \
-                _pk. Lists added, removed and changed records per entity, with the changed fields (old value, then new); a property \
-                only one side has (one a migration added) is named as such, not as a change. Exits 0 when they are the same, \
-                1 when they differ, as diff does.
+                A and B are each a store or an archive, possibly of different versions. Records are matched as import --merge \
+                matches them, never by _pk: the same well-formed cloudID that no other record of its side shares, else a \
+                uniqueness constraint of the model, else the app's natural key (TimeQuest's), else for a singleton the one \
+                record, else every value equal; a relationship compares the records it names, not their _pk. Lists added, \
+                removed and changed records per entity by _pk, with the changed fields (old value, then new); a property only \
+                one side has (one a migration added) is named as such, not as a change. A model archive and a generic one \
+                (by tables) are compared by table and column. Two stores or archives of different apps (no entity name in \
+                common) are refused with 65. Exits 0 when they are the same, 1 when they differ, as diff does.
                 """
         )
 
@@ -39,6 +42,9 @@ extension Questbak {
                     return
                 }
                 var lines: [String] = []
+                if result.comparedBy == "tables" {
+                    lines.append("compared by table and column (one side is an archive by its tables)")
+                }
                 for entity in result.entities where !entity.isEmpty || !entity.fieldsOnlyInA.isEmpty || !entity.fieldsOnlyInB.isEmpty {
                     lines.append(
                         "\(entity.name): \(entity.added.count) added, \(entity.removed.count) removed, \(entity.changed.count) changed (matched by \(entity.matchedBy))"

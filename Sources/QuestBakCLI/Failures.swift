@@ -75,7 +75,7 @@ enum ExitStatus: Int32, CaseIterable {
             case .invalidName, .chainOutsideSet, .chainIsAFixture: return .usage
             case .unreadableManifest: return .invalidInput
             }
-        case is RepairError, is MigrationError, is SchemaFileError:
+        case is RepairError, is MigrationError, is SchemaFileError, is DiffError:
             return .invalidInput
         case let error as OutputError:
             switch error {

@@ -121,7 +121,9 @@ extension Questbak {
 
         func run() throws {
             var status = ExitStatus.success
-            try reportingFailures(json: json, hint: merge ? Self.mergeHint : Self.hint) {
+            let report = self.report
+            let hint: (Error) -> String? = { [merge] in merge ? Self.mergeHint($0, report: report) : Self.hint($0, report: report) }
+            try reportingFailures(json: json, hint: hint) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
                 var options = Importer.Options()
@@ -142,9 +144,16 @@ extension Questbak {
                     return
                 }
                 let reportFile = try ReportDocument.open(report)
-                let result = try Importer.run(
-                    archive: file, displayName: archive == "-" ? "standard input" : archive, into: into.map { URL(fileURLWithPath: $0) },
-                    options: options, workDirectory: work)
+                let displayName = archive == "-" ? "standard input" : archive
+                let result: Importer.Result
+                do {
+                    result = try Importer.run(
+                        archive: file, displayName: displayName, into: into.map { URL(fileURLWithPath: $0) }, options: options,
+                        workDirectory: work)
+                } catch ImportError.repairsNeeded(let archive, let counts) where reportFile != nil {
+                    try Self.reportRepairs(archive: file, displayName: displayName, options: options, to: reportFile)
+                    throw ImportError.repairsNeeded(archive: archive, counts: counts)
+                }
                 try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
                 if !json && !quiet {
                     print(try Self.text(result))
@@ -160,6 +169,23 @@ extension Questbak {
                 if result.dryRun && unclean > 0 { status = .repairsNeeded }
             }
             if status != .success { throw ExitCode(status.rawValue) }
+        }
+
+        /// For an import refused for want of --validate: the report asked for says what a restore
+        /// with --validate would repair. The same import as a preview (writing nothing) gives every entry.
+        static func reportRepairs(
+            archive file: String, displayName: String, options: Importer.Options, to reportFile: AtomicOutputFile?
+        )
+            throws
+        {
+            var preview = options
+            preview.validate = true
+            preview.replace = false
+            preview.dryRun = false
+            let work = try TemporaryDirectory.create(prefix: "questbak-work")
+            defer { TemporaryDirectory.remove(work) }
+            let repairs = try Importer.run(archive: file, displayName: displayName, into: nil, options: preview, workDirectory: work)
+            try ReportDocument.emit(summary: repairs, log: repairs.log, to: reportFile, json: false)
         }
 
         static func entityAndProperty(_ text: String) -> (entity: String, property: String)? {
@@ -185,10 +211,13 @@ extension Questbak {
             return Undo.text(backup: backup, files: result.backupFiles, target: target)
         }
 
-        static func hint(_ error: Error) -> String? {
+        /// What to do about `error`, in this command's flags; a flag already given is not asked for.
+        static func hint(_ error: Error, report: String?) -> String? {
             switch error {
             case OutputError.exists: return "use --replace to replace it; the old store is kept as a backup"
-            case ImportError.repairsNeeded: return "rerun with --validate to make them, and --report FILE to see each"
+            case ImportError.repairsNeeded:
+                guard let report else { return "rerun with --validate to make them, and --report FILE to see each" }
+                return "rerun with --validate to make them; \(report) lists each"
             case ArchiveError.unsupportedSchemaVersion:
                 return "upgrade questbak, or pass --allow-newer to import what this version can hold"
             case ArchiveError.unreadable(_, let reason) where reason.contains("SQLite store"):

@@ -16,8 +16,18 @@ extension Questbak.Import {
         // The report's file is opened first: a path it cannot be written to refuses the merge
         // before the store is replaced, not after (with the backup's name and the undo unsaid).
         let reportFile = try ReportDocument.open(report)
-        let result = try Merger.run(
-            archive: file, displayName: archive == "-" ? "standard input" : archive, into: target, options: options, workDirectory: work)
+        let displayName = archive == "-" ? "standard input" : archive
+        let result: Merger.Result
+        do {
+            result = try Merger.run(archive: file, displayName: displayName, into: target, options: options, workDirectory: work)
+        } catch ImportError.repairsNeeded(let archive, let counts) where reportFile != nil {
+            // The archive's own records need repairs: the report says which, as for a restore.
+            var preview = restore
+            preview.targetVersion = nil
+            preview.template = nil
+            try Self.reportRepairs(archive: file, displayName: displayName, options: preview, to: reportFile)
+            throw ImportError.repairsNeeded(archive: archive, counts: counts)
+        }
         try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
         if !json && !quiet {
             print(try Self.text(result))
@@ -29,13 +39,13 @@ extension Questbak.Import {
         return .success
     }
 
-    static func mergeHint(_ error: Error) -> String? {
+    static func mergeHint(_ error: Error, report: String?) -> String? {
         switch error {
         case ImportError.notImportable(_, let reason) where reason.contains("its model is not the store's"):
             return "migrate the older store with questbak migrate OLD --to NEW_MODEL_STORE, then merge"
         case ImportError.notADateProperty: return "name a date property with --newer-by ENTITY.PROPERTY, or leave --newer-by out"
         case ImportError.storeChangedDuringMerge: return "close the app and run the merge again"
-        default: return hint(error)
+        default: return hint(error, report: report)
         }
     }
 

@@ -94,6 +94,7 @@ extension Questbak {
             if toModelStore != nil, toVersion != nil || schemaOptions.schemaFile != nil {
                 throw ValidationError("--to STORE names the new model; --to-version and --schema name a TimeQuest schema: give one")
             }
+            try ModelStoreArgument.check(toModelStore)
             if !through.isEmpty, toModelStore == nil { throw ValidationError("--through goes with --to NEW_MODEL_STORE") }
             if !through.isEmpty, inPlace { throw ValidationError("a chain (--through) writes a new store: give -o instead of --in-place") }
             if let now, DateText.secondsSinceReferenceDate(iso8601: now) == nil {
@@ -212,6 +213,10 @@ extension Questbak {
             completion: .file())
         var junit: String?
 
+        func validate() throws {
+            try ModelStoreArgument.check(toModelStore)
+        }
+
         func run() throws {
             var failed = 0
             try reportingFailures(json: json) {
@@ -239,10 +244,13 @@ extension Questbak {
                 let checks = try verifier.run(workDirectory: work) { check in
                     guard !json else { return }
                     // The library states the fact; the flag that records an expectation is ours to name.
-                    let detail =
+                    var detail =
                         check.missingExpectation.map {
                             "no expectation \($0); record one with --record (or QUESTBAK_RECORD=1) and review it"
                         } ?? check.detail
+                    if check.anotherAppsStore {
+                        detail += "; to check another app's fixtures, give --to NEW_BUILD_STORE (a store its new build made)"
+                    }
                     print("\(check.passed ? "ok  " : "FAIL") \(check.fixture): \(check.name)" + (check.passed ? " (\(detail))" : ""))
                     if !check.passed {
                         print(detail.split(separator: "\n", omittingEmptySubsequences: false).map { "     " + $0 }.joined(separator: "\n"))

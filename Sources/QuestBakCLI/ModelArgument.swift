@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import QuestBakKit
 
@@ -27,5 +28,21 @@ enum ModelArgument {
         default:
             return try Schema.load(from: URL(fileURLWithPath: argument))
         }
+    }
+}
+
+/// `--to NEW_MODEL_STORE` names a store; a version there (`migrate S --to 2.0.0`) is the most
+/// likely slip, since `--to-version` is the option for versions.
+enum ModelStoreArgument {
+    static func check(_ path: String?) throws {
+        guard let path, FileKind.of(path) == .missing, looksLikeVersion(path) else { return }
+        throw ValidationError(
+            "--to takes a store made by the app's new build, and there is no file \(path); to go to schema version \(path), use --to-version \(path)"
+        )
+    }
+
+    /// Digits and dots, as a version identifier is written ("2", "2.0.0").
+    static func looksLikeVersion(_ text: String) -> Bool {
+        !text.isEmpty && text.first?.isNumber == true && text.allSatisfy { $0.isNumber || $0 == "." }
     }
 }

@@ -7,11 +7,30 @@ import QuestBakKit
 public enum CommandLineTool {
     public static func main() {
         ProcessHooks.install()
-        if let message = Suggestions.message(for: Array(CommandLine.arguments.dropFirst())) {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let message = Suggestions.message(for: arguments) {
             FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
             exit(ExitStatus.usage.rawValue)
         }
-        Questbak.main()
+        do {
+            var command = try Questbak.parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            reportParserError(error)
+        }
+    }
+
+    /// Every error in one style, `questbak: error: …`: the argument parser's own (a missing
+    /// argument, a failed validation) too, which it would print as `Error: …`. Help, the version
+    /// and a command's own exit status (its message already printed) go through unchanged.
+    static func reportParserError(_ error: Error) -> Never {
+        let status = Questbak.exitCode(for: error)
+        guard status != .success, !(error is ExitCode) else { Questbak.exit(withError: error) }
+        var lines = Questbak.fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if let first = lines.first, first.hasPrefix("Error: ") { lines.removeFirst() }
+        let text = ["questbak: error: " + Suggestions.sentence(Questbak.message(for: error))] + lines.filter { !$0.isEmpty }
+        FileHandle.standardError.write(Data((text.joined(separator: "\n") + "\n").utf8))
+        Foundation.exit(status.rawValue)
     }
 }
 

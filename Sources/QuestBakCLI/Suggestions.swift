@@ -8,7 +8,9 @@ enum Suggestions {
     /// The message for the first mistyped word in `arguments` (without the program name), if any.
     static func message(for arguments: [String], root: ParsableCommand.Type = Questbak.self) -> String? {
         let subcommands = root.configuration.subcommands
-        guard let first = arguments.first, !first.hasPrefix("-"), first != "help" else { return nil }
+        // `help COMMAND` names a command too (argument-parser shows the overview for one it lacks).
+        if arguments.first == "help" { return arguments.count == 2 ? message(for: [arguments[1]], root: root) : nil }
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
         guard var command = subcommands.first(where: { $0._commandName == first }) else {
             let names = subcommands.map { $0._commandName }
             let close = closest(to: first, in: names)
@@ -34,10 +36,27 @@ enum Suggestions {
             guard argument.hasPrefix("--"), let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init),
                 name.count > 2, !known.contains(name)
             else { continue }
-            guard let close = closest(to: name, in: known.sorted()) else { return nil }
-            return "unknown option '\(name)'; did you mean '\(close)'?"
+            // A word another tool uses for what this command calls otherwise comes before spelling.
+            let meant = synonyms[name]?.first(where: known.contains) ?? closest(to: name, in: known.sorted())
+            guard let meant else { return nil }
+            return "unknown option '\(name)'; did you mean '\(meant)'?"
         }
         return nil
+    }
+
+    /// Options people carry over from other tools (and from `export`), with what each command
+    /// that lacks them calls the same intent, in order of preference: `import --force` means to
+    /// replace the store, `migrate --force` to migrate it in place.
+    static let synonyms: [String: [String]] = [
+        "--force": ["--replace", "--in-place"],
+        "--overwrite": ["--force", "--replace", "--in-place"],
+    ]
+
+    /// The argument parser's message as one of questbak's: a sentence that starts in lower case
+    /// ("Missing expected argument" becomes "missing expected argument"; an acronym is kept).
+    static func sentence(_ message: String) -> String {
+        guard let first = message.first, first.isUppercase, message.dropFirst().first?.isLowercase == true else { return message }
+        return first.lowercased() + message.dropFirst()
     }
 
     /// The nearest name within a few edits, if one is near enough to be what was meant.

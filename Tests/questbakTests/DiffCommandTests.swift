@@ -56,7 +56,139 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertTrue(result.standardOutput.contains("displayName \""), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("→ \"Renamed\""), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("TaskEstimation: 0 added, 1 removed"), result.standardOutput)
+        // A relationship compares the records it names: RoutineTask and GameSession name the same
+        // routines under other keys, and are no change.
+        XCTAssertTrue(result.standardOutput.hasSuffix("0 added, 1 removed, 1 changed\n"), result.standardOutput)
         let stat = try Questbak.run(["diff", a.path, b.path, "--stat"])
         XCTAssertFalse(stat.standardOutput.contains("  ~ "), stat.standardOutput)
+    }
+
+    /// Stores and archives of two apps have no record in common: refused, not listed as adds and removes.
+    func testTwoAppsAreRefusedAsNotTheSameApp() throws {
+        let directory = try TemporaryTestDirectory()
+        let timeQuest = try directory.copyFixture("v1-typical")
+        let other = try directory.copyFixture("AnyApp/kitchen-sink")
+        let archive = directory.path("other.qbak")
+        XCTAssertEqual(try Questbak.run(["export", other.path, "-o", archive.path, "-q"]).status, 0)
+        for (a, b) in [(timeQuest, other), (timeQuest, archive), (archive, timeQuest)] {
+            let result = try Questbak.run(["diff", a.path, b.path])
+            XCTAssertEqual(result.status, 65, result.standardError)
+            XCTAssertTrue(result.standardError.hasPrefix("questbak: error: "), result.standardError)
+            XCTAssertTrue(result.standardError.contains("are not the same app"), result.standardError)
+            XCTAssertEqual(result.standardOutput, "", "no list of adds and removes")
+        }
+    }
+
+    /// A model archive names properties, a generic one columns: compared by table and column, the
+    /// same store is the same, and a changed value is one change, not every column added and removed.
+    func testAModelArchiveAndAGenericArchiveOfOneStoreAreComparedByTable() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let byModel = directory.path("model.qbak")
+        XCTAssertEqual(try Questbak.run(["export", store.path, "-o", byModel.path, "-q"]).status, 0)
+        // Without its model cache the same store is exported by its tables.
+        let tablesStore = try directory.copyFixture("AnyApp/kitchen-sink", as: "tables")
+        try DatabaseQueue(path: tablesStore.path).write { db in try db.execute(sql: "DELETE FROM Z_MODELCACHE") }
+        let byTables = directory.path("tables.qbak")
+        XCTAssertEqual(try Questbak.run(["export", tablesStore.path, "-o", byTables.path, "-q"]).status, 0)
+        let manifest = try Questbak.run(["inspect", byTables.path, "--json"])
+        XCTAssertTrue(manifest.standardOutput.contains("\"generic\""), manifest.standardOutput)
+
+        let same = try Questbak.run(["diff", byModel.path, byTables.path])
+        XCTAssertEqual(same.status, 0, same.standardOutput + same.standardError)
+        XCTAssertTrue(same.standardOutput.contains("compared by table and column"), same.standardOutput)
+        XCTAssertTrue(same.standardOutput.hasSuffix("0 added, 0 removed, 0 changed\n"), same.standardOutput)
+
+        try DatabaseQueue(path: tablesStore.path).write { db in try db.execute(sql: "UPDATE ZRECIPE SET ZMEMO = 'edited' WHERE Z_PK = 2") }
+        let edited = directory.path("edited.qbak")
+        XCTAssertEqual(try Questbak.run(["export", tablesStore.path, "-o", edited.path, "-q"]).status, 0)
+        let result = try Questbak.run(["diff", byModel.path, edited.path, "--json"])
+        XCTAssertEqual(result.status, 1, result.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        XCTAssertEqual(document["comparedBy"] as? String, "tables")
+        XCTAssertEqual(document["added"] as? Int, 0)
+        XCTAssertEqual(document["removed"] as? Int, 0)
+        XCTAssertEqual(document["changed"] as? Int, 1)
+        for entity in try XCTUnwrap(document["entities"] as? [[String: Any]]) {
+            XCTAssertEqual(entity["fieldsOnlyInA"] as? [String], [], "\(entity)")
+            XCTAssertEqual(entity["fieldsOnlyInB"] as? [String], [], "\(entity)")
+            guard entity["name"] as? String == "Recipe" else { continue }
+            let changed = try XCTUnwrap(entity["changed"] as? [[String: Any]])
+            XCTAssertEqual((changed.first?["fields"] as? [[String: Any]])?.compactMap { $0["field"] as? String }, ["ZMEMO"])
+        }
+    }
+
+    /// A record whose cloudID differs but whose natural key is the same is one record with a
+    /// changed cloudID, as a merge matches it (and supersedes the archive's cloudID), not one
+    /// record removed and another added.
+    func testRecordsAreMatchedAsAMergeMatchesThem() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "other")
+        try DatabaseQueue(path: b.path).write { db in
+            try db.execute(sql: "UPDATE ZROUTINE SET ZCLOUDID = '11111111-1111-4111-8111-111111111111' WHERE Z_PK = 1")
+        }
+        let result = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(result.status, 1, result.standardError)
+        XCTAssertTrue(
+            result.standardOutput.contains("Routine: 0 added, 0 removed, 1 changed (matched by cloudID, natural key"), result.standardOutput
+        )
+        XCTAssertTrue(result.standardOutput.hasSuffix("0 added, 0 removed, 1 changed\n"), result.standardOutput)
+        let archive = directory.path("b.qbak")
+        XCTAssertEqual(try Questbak.run(["export", b.path, "-o", archive.path, "-q"]).status, 0)
+        let merge = try Questbak.run(["import", archive.path, "--merge", "--into", a.path, "--dry-run", "--json"])
+        XCTAssertEqual(merge.status, 0, merge.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: merge.outputData) as? [String: Any])
+        XCTAssertEqual((document["counts"] as? [String: Int])?["merge.insert"], nil, "the merge inserts nothing either")
+        XCTAssertEqual((document["counts"] as? [String: Int])?["merge.supersede"], 1)
+    }
+
+    /// Records only one side has are listed by `_pk` as numbers: 2 before 10.
+    func testRecordsAreListedByPrimaryKeyAsNumbers() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "full")
+        try DatabaseQueue(path: a.path).write { db in try db.execute(sql: "DELETE FROM ZTASKESTIMATION WHERE Z_PK IN (2, 10, 11)") }
+        let result = try Questbak.run(["diff", a.path, b.path, "--json"])
+        XCTAssertEqual(result.status, 1, result.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        let estimations = try XCTUnwrap((document["entities"] as? [[String: Any]])?.first { $0["name"] as? String == "TaskEstimation" })
+        let added = try XCTUnwrap(estimations["added"] as? [String])
+        XCTAssertEqual(added.map { $0.split(separator: " ").prefix(2).joined(separator: " ") }, ["_pk 2", "_pk 10", "_pk 11"])
+    }
+
+    /// The two documented ways to V2 (`migrate`, and `import --validate --to-version 2.0.0` of the
+    /// store's backup) give the same records, cloudIDs included, and diff matches every one, as a
+    /// merge does.
+    func testMigrateAndImportToV2GiveTheSameRecords() throws {
+        for fixture in ["v1-typical", "v1-anomalies"] {
+            let directory = try TemporaryTestDirectory()
+            let store = try directory.copyFixture(fixture)
+            let now = "2026-01-01T00:00:00Z"
+            let migrated = directory.path("migrated.store")
+            let migration = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--now", now, "--json"])
+            XCTAssertEqual(migration.status, 0, migration.standardError)
+            let archive = directory.path("backup.qbak")
+            XCTAssertEqual(try Questbak.run(["export", store.path, "-o", archive.path, "-q"]).status, 0)
+            let imported = directory.path("imported/default.store")
+            let restore = try Questbak.run([
+                "import", archive.path, "--validate", "--into", imported.path, "--to-version", "2.0.0", "--now", now, "--json",
+            ])
+            XCTAssertEqual(restore.status, 0, restore.standardError)
+            func cloudIDs(_ output: Data) throws -> Int? {
+                let counts = (try JSONSerialization.jsonObject(with: output) as? [String: Any])?["counts"] as? [String: Int]
+                return counts?["migration.cloudID"]
+            }
+            XCTAssertEqual(try cloudIDs(migration.outputData), try cloudIDs(restore.outputData), fixture)
+            let diff = try Questbak.run(["diff", migrated.path, imported.path])
+            XCTAssertEqual(diff.status, 0, "\(fixture): \(diff.standardOutput)\(diff.standardError)")
+            XCTAssertTrue(diff.standardOutput.hasSuffix("0 added, 0 removed, 0 changed\n"), diff.standardOutput)
+            // A merge of the import's backup into the migrated store matches every record too.
+            let backup = directory.path("imported.qbak")
+            XCTAssertEqual(try Questbak.run(["export", imported.path, "-o", backup.path, "-q"]).status, 0)
+            let merge = try Questbak.run(["import", backup.path, "--merge", "--into", migrated.path, "--dry-run"])
+            XCTAssertEqual(merge.status, 0, merge.standardError)
+            XCTAssertTrue(merge.standardOutput.contains("nothing to merge"), "\(fixture): \(merge.standardOutput)")
+        }
     }
 }

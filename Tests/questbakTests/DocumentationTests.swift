@@ -61,21 +61,28 @@ final class DocumentationTests: XCTestCase {
         XCTAssertEqual(documented.subtracting(checked), [], "every documented status has its case")
     }
 
-    /// The README's ```sh examples, run as written in an empty folder (HOME too), with questbak
-    /// on PATH and the stores they name in place.
-    func testEveryShellExampleInTheReadmeRunsAsWritten() throws {
+    /// The README's ```sh examples, run as written and in order, each after the ones before it, as
+    /// one script in one folder (HOME too), with questbak on PATH and the stores they name set up
+    /// from the fixtures the README says they are copies of.
+    func testEveryShellExampleInTheReadmeRunsInOrder() throws {
+        let readme = try readme()
         let directory = try TemporaryTestDirectory()
         let home = directory.url
         try FileManager.default.createDirectory(at: home.appendingPathComponent("Backups"), withIntermediateDirectories: true)
-        let fixture = Repository.fixtures.appendingPathComponent("v1-typical/default.store")
-        try FileManager.default.copyItem(at: fixture, to: home.appendingPathComponent("Backups/default.store"))
-        try FileManager.default.copyItem(at: fixture, to: home.appendingPathComponent("default.store"))
-        // Another app's store, for the README's "Any app's store" examples.
-        try FileManager.default.copyItem(
-            at: Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink"), to: home.appendingPathComponent("MyApp"))
+        // Each placeholder, the README's words for it, and the fixture they name.
+        let placeholders: [(path: String, readmeSays: String, fixture: String)] = [
+            ("default.store", "the README's test uses copies of\n`Fixtures/v1-typical`", "v1-typical/default.store"),
+            ("Backups/default.store", "the README's test uses copies of\n`Fixtures/v1-typical`", "v1-typical/default.store"),
+            ("MyApp", "the README's test uses a copy of\n`Fixtures/AnyApp/kitchen-sink`", "AnyApp/kitchen-sink"),
+        ]
+        for placeholder in placeholders {
+            XCTAssertTrue(readme.contains(placeholder.readmeSays), "the README says what \(placeholder.path) is: \(placeholder.readmeSays)")
+            try FileManager.default.copyItem(
+                at: Repository.fixtures.appendingPathComponent(placeholder.fixture), to: home.appendingPathComponent(placeholder.path))
+        }
         var blocks: [[String]] = []
         var current: [String]?
-        for line in try readme().split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+        for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             if line == "```sh" {
                 current = []
             } else if line == "```", let lines = current {
@@ -87,12 +94,18 @@ final class DocumentationTests: XCTestCase {
         }
         // The first block is `make demo` / `make test`: the whole build, run by CI itself.
         let commands = blocks.dropFirst().flatMap { $0 }.filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") && !$0.isEmpty }
-        XCTAssertGreaterThanOrEqual(commands.count, 6, "the README's examples were found")
+        XCTAssertGreaterThanOrEqual(commands.count, 12, "the README's examples were found")
+        // One script: a command sees what the ones before it left, and the first that fails stops it.
         let bin = Questbak.executable.deletingLastPathComponent().path
+        var script = "set -e\ncd '\(home.path)'\nexport HOME='\(home.path)' PATH='\(bin):'\"$PATH\"\n"
         for command in commands {
-            let script = "cd '\(home.path)' && export HOME='\(home.path)' PATH='\(bin):'\"$PATH\" && \(command)"
-            let result = try Questbak.runTool(["sh", "-c", script])
-            XCTAssertEqual(result.status, 0, "\(command)\n\(result.standardError)")
+            script += "printf '%s\\n' \(Self.shellQuoted("+ " + command)) >&2\n\(command)\n"
         }
+        let result = try Questbak.runTool(["sh", "-c", script])
+        let failed = result.standardError.split(separator: "\n").last { $0.hasPrefix("+ ") } ?? "?"
+        XCTAssertEqual(result.status, 0, "stopped at \(failed):\n\(result.standardError)")
+        XCTAssertTrue(result.standardError.contains("+ " + (commands.last ?? "")), "every example ran")
     }
+
+    static func shellQuoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 }

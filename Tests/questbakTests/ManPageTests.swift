@@ -48,4 +48,24 @@ final class ManPageTests: XCTestCase {
             XCTAssertTrue(page[exitStatus...].contains(".It \(status)\n"), "EXIT STATUS lists \(status)")
         }
     }
+
+    /// The sections a man page has beyond what generate-manual writes, in mdoc's order, and no
+    /// mdoc warning (`make man-check` runs the same groff check).
+    func testManPageHasExamplesEnvironmentFilesAndSeeAlsoWithoutMdocWarnings() throws {
+        let path = Repository.root.appendingPathComponent("man/questbak.1").path
+        let page = try String(contentsOfFile: path, encoding: .utf8)
+        let headings = page.split(separator: "\n").filter { $0.hasPrefix(".Sh ") }.map {
+            $0.dropFirst(4).replacingOccurrences(of: "\"", with: "")
+        }
+        XCTAssertEqual(
+            headings, ["NAME", "SYNOPSIS", "DESCRIPTION", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES", "SEE ALSO"])
+        for text in ["Ev SOURCE_DATE_EPOCH", "Ev QUESTBAK_RECORD", "Pa STORE.questbak-backup-<time>", "questbak export "] {
+            XCTAssertTrue(page.contains(text), "the man page has \(text)")
+        }
+        let groff = try Questbak.runTool(["sh", "-c", "command -v groff"])
+        guard groff.status == 0 else { throw XCTSkip("groff is not installed (make deps installs it)") }
+        let warnings = try Questbak.runTool(["groff", "-ww", "-z", "-mandoc", path])
+        XCTAssertEqual(warnings.status, 0)
+        XCTAssertEqual(warnings.standardError, "", "groff -ww -z -mandoc man/questbak.1 warns")
+    }
 }

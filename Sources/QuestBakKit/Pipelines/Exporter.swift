@@ -23,6 +23,9 @@ public enum Exporter {
         public var verify = false
         /// The schemas a store may be; any other store is exported generically.
         public var schemas: [Schema] = TimeQuestSchemas.all
+        /// Another app's store by its tables even when its model describes it (`diff` compares a
+        /// model archive with a generic one this way).
+        var byTables = false
 
         public init(createdAt: Int64, compression: ArchiveCompression = .zstd, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
@@ -226,6 +229,7 @@ public enum Exporter {
             let metadata = try StoreReader.metadata(db, path: path)
             var warnings: [String] = []
             var description = try describe(db, metadata: metadata, path: path, candidates: options.schemas, warnings: &warnings)
+            if options.byTables, case .model = description { description = .generic }
             var staged: Staged
             do {
                 staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options)

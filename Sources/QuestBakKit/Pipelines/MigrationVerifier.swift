@@ -14,6 +14,9 @@ public struct MigrationVerifier {
         /// For a golden check that failed because the fixture has no golden dump yet: the file
         /// name it looked for. How to record one is the caller's to say.
         public var missingExpectation: String?
+        /// For a read that failed because the fixture is another app's store (it shares no entity
+        /// with the schemas checked, SameApp): how to check it instead is the caller's to say.
+        public var anotherAppsStore = false
     }
 
     /// `Date.now` during verification, so dumps do not change with the day they are made.
@@ -77,6 +80,17 @@ public struct MigrationVerifier {
                     try StoreReader.detectSchema($0, path: store.path, candidates: candidates).versionIdentifier
                 }
             } catch {
+                // Another app's store is not a damaged TimeQuest store: say that, not which tables it lacks.
+                let entities = try? StoreSnapshot(storeAt: store).read { try StoreReader.modelTables($0).map(\.entity.name) }
+                if let entities, !candidates.contains(where: { SameApp.check($0.entities.map(\.name), entities) }) {
+                    add(
+                        Check(
+                            fixture: label, name: "read", passed: false,
+                            detail:
+                                "\(store.path): not a TimeQuest store: it has none of TimeQuest's entities (its own: \(SameApp.list(entities)))",
+                            anotherAppsStore: true))
+                    continue
+                }
                 add(Check(fixture: label, name: "read", passed: false, detail: error.localizedDescription))
                 continue
             }

@@ -112,13 +112,16 @@ public enum Migrator {
             let queue = try DatabaseQueue(path: working.path, configuration: configuration)
             try queue.writeWithoutTransaction { db in
                 try db.inTransaction {
-                    try applyLightweight(db, from: sourceSchema, to: target, storeUUID: metadata.uuid, options: options)
+                    let sharedCloudIDs = try applyLightweight(
+                        db, from: sourceSchema, to: target, storeUUID: metadata.uuid, options: options)
                     // The same validation as an import: a migrated store is a valid store of the new
-                    // version, with every change reported.
+                    // version, with every change reported. The one cloudID the migration gave every
+                    // record identifies none of them, even where an entity has one record: each gets
+                    // the cloudID an import of the store's backup to this version gives it.
                     try Repairer(
                         db: db, schema: target, defaultsSchema: target, now: options.now, randomIDs: options.randomIDs,
                         cloudIDKind: sourceSchema.entities.contains { $0.cloudID != nil } ? .repair : .migration,
-                        log: log, path: source.path
+                        log: log, path: source.path, sharedCloudIDs: sharedCloudIDs
                     ).run()
                     let migrated = StoreMetadata(
                         schema: target, uuid: metadata.uuid,
@@ -156,8 +159,12 @@ public enum Migrator {
     /// What Core Data's lightweight migration does in SQL: new tables for new entities, `ALTER
     /// TABLE … ADD COLUMN` (no DEFAULT clause) for new properties followed by one `UPDATE`
     /// binding one value, renamed columns renamed, entities renumbered when new ones sort
-    /// between old ones.
-    static func applyLightweight(_ db: Database, from old: Schema, to new: Schema, storeUUID: String, options: Options) throws {
+    /// between old ones. Returns the values bound to a new cloudID property: one for all the records.
+    @discardableResult
+    static func applyLightweight(
+        _ db: Database, from old: Schema, to new: Schema, storeUUID: String, options: Options
+    ) throws -> Set<String> {
+        var sharedCloudIDs: Set<String> = []
         for entity in new.entities {
             let layout = TableLayout(entity: entity)
             guard let previous = old.entity(named: entity.name) else {
@@ -177,6 +184,7 @@ public enum Migrator {
                 FaultPoint.reached("added \(layout.tableName).\(column.name)")
                 if let attribute, let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options) {
                     try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ?", [ValueCoding.encode(value)])
+                    if attribute.name == Entity.cloudIDAttribute, case .string(let id) = value { sharedCloudIDs.insert(id) }
                 }
             }
             for attribute in entity.attributes where !attribute.isOptional {
@@ -189,6 +197,7 @@ public enum Migrator {
             }
         }
         try renumberEntities(db, from: old, to: new)
+        return sharedCloudIDs
     }
 
     /// The single value Core Data binds for a new property. `UUID().uuidString` is evaluated

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// Every record ends with its own well-formed cloudID: missing, empty, malformed and repeated
-/// ones (all but the lowest `Z_PK` keep theirs) are replaced by a UUIDv5 of the entity and the
+/// ones (all but the lowest `Z_PK` keep theirs), and the one a migration gave every record, are replaced by a UUIDv5 of the entity and the
 /// record's natural key, so restoring one backup on two devices gives the same IDs; a singleton
 /// gets its pinned sentinel. Entities are visited parents first, so a child's ID can name its
 /// parent's final one.
@@ -37,6 +37,8 @@ struct CloudIDRule: RepairRule {
             try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ?", arguments: [sentinel])
             return
         }
+        // A cloudID a migration gave every record is, for each of them, no cloudID.
+        func usable(_ id: String) -> Bool { DeterministicID.isWellFormed(id) && !context.sharedCloudIDs.contains(id) }
         // Most stores need nothing: every cloudID well-formed and used once. One query says so.
         let needy =
             try Int.fetchOne(
@@ -45,7 +47,10 @@ struct CloudIDRule: RepairRule {
                     SELECT count(*) FROM \(table) WHERE \(cloudColumn) IS NULL OR NOT \(DeterministicID.wellFormedSQL(cloudColumn))
                        OR \(cloudColumn) IN (SELECT \(cloudColumn) FROM \(table) GROUP BY \(cloudColumn) HAVING count(*) > 1)
                     """) ?? 0
-        guard needy > 0 else { return }
+        let shared = try context.sharedCloudIDs.reduce(0) { count, id in
+            count + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE \(cloudColumn) = ?", arguments: [id]) ?? 0)
+        }
+        guard needy + shared > 0 else { return }
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_ids (id TEXT PRIMARY KEY)")
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_new_ids (pk INTEGER PRIMARY KEY, id TEXT)")
         try db.execute(sql: "DELETE FROM temp.questbak_ids")
@@ -54,7 +59,7 @@ struct CloudIDRule: RepairRule {
         let keep = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.questbak_ids (id) VALUES (?)")
         let firstOccurrences = "SELECT \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT NULL GROUP BY \(cloudColumn)"
         try ExactSQL.forEachRow(db, sql: firstOccurrences) { row in
-            if let id = row[0].validText, DeterministicID.isWellFormed(id) { try keep.execute(arguments: [id]) }
+            if let id = row[0].validText, usable(id) { try keep.execute(arguments: [id]) }
         }
         let key = entity.identity.naturalKey
         let keyColumns = key.compactMap { layout.column(for: $0)?.name }
@@ -69,7 +74,7 @@ struct CloudIDRule: RepairRule {
         try ExactSQL.forEachRow(db, sql: sql) { row in
             let primaryKey = row.integer(0) ?? 0
             let current = row[1]
-            if let id = current.validText, DeterministicID.isWellFormed(id), row.integer(2) == primaryKey { return }
+            if let id = current.validText, usable(id), row.integer(2) == primaryKey { return }
             var name = try identityName(entity, primaryKey: primaryKey, keyValues: (0..<keyColumns.count).map { row[3 + $0] }, in: context)
             var candidate: String
             var attempt = 0

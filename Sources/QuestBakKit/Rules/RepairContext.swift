@@ -23,6 +23,10 @@ struct RepairContext {
     /// Records of one natural key whose cloudIDs differ stay distinct (the behaviour before the
     /// identity rule): off by default, since sync and reinstalls copy records under fresh UUIDs.
     var keepDistinctIDs = false
+    /// cloudIDs a lightweight migration gave every record of an entity (Core Data binds one
+    /// `UUID().uuidString` for all): they identify no record, so each record gets the cloudID made
+    /// from its natural key, as a record without one does.
+    var sharedCloudIDs: Set<String> = []
 }
 
 // MARK: Shared by the rules

@@ -19,11 +19,11 @@ struct Repairer {
 
     init(
         db: Database, schema: Schema, defaultsSchema: Schema, now: Double, randomIDs: Bool, cloudIDKind: RepairEntry.Kind, log: RepairLog,
-        path: String, keepDistinctIDs: Bool = false
+        path: String, keepDistinctIDs: Bool = false, sharedCloudIDs: Set<String> = []
     ) {
         context = RepairContext(
             db: db, schema: schema, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs, cloudIDKind: cloudIDKind, log: log,
-            path: path, keepDistinctIDs: keepDistinctIDs)
+            path: path, keepDistinctIDs: keepDistinctIDs, sharedCloudIDs: sharedCloudIDs)
     }
 
     func run() throws {

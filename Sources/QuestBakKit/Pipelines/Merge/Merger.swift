@@ -108,13 +108,22 @@ public enum Merger {
                     reason: "it is an archive of another app's store (\(ArchiveError.displayName(kind))); \(target.path) is TimeQuest's")
             }
             targetVersion = schema.versionIdentifier
-        case .model:
+        case .model(let storeLayout):
+            guard kind != ArchiveManifest.Source.timeQuestSchema else {
+                throw ImportError.notImportable(archive: path, reason: "it is a TimeQuest archive; \(target.path) is another app's store")
+            }
+            // Another app's archive is no older or newer version of this store's model (SameApp).
+            let storeEntities = storeLayout.entities.map(\.name)
+            guard SameApp.check(storeEntities, manifest.entities.map(\.name)) else {
+                throw ImportError.notImportable(
+                    archive: path,
+                    reason: "it is not of the same app as \(target.path): they have no entity in common (the archive's: "
+                        + "\(SameApp.list(manifest.entities.map(\.name))); the store's: \(SameApp.list(storeEntities)))")
+            }
             guard kind == ArchiveManifest.Source.modelSchema else {
                 throw ImportError.notImportable(
                     archive: path,
-                    reason: kind == ArchiveManifest.Source.timeQuestSchema
-                        ? "it is a TimeQuest archive; \(target.path) is another app's store"
-                        : "it is a generic archive (no model described the store it came from), so its records cannot be matched")
+                    reason: "it is a generic archive (no model described the store it came from), so its records cannot be matched")
             }
         }
 
