@@ -150,7 +150,7 @@ public enum ModelMigrator {
         let external = try ExternalStorage.files(forStore: source)
         let installed =
             destination == source
-            ? [] : try ExternalStorage.install(try external.files.map { ($0.name, try Data(contentsOf: $0.url)) }, forStore: destination)
+            ? [] : try ExternalStorage.install(external.files.map { ($0.name, $0.url) }, forStore: destination)
         if options.inPlace, try FileFingerprint.of(sourceFiles) != fingerprint {
             throw StoreError.sqlite(
                 path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
