@@ -273,4 +273,62 @@ final class ExternalStorageCommandTests: XCTestCase {
                 try Data().write(to: target.deletingLastPathComponent().appendingPathComponent(".default_SUPPORT"))
             }, naming: "target/.default_SUPPORT", saying: "it is not a folder")
     }
+
+    // MARK: Hostile archives
+
+    /// Unpacks the kitchen-sink's archive, lets `edit` change its folder and its manifest (a JSON
+    /// object), and packs it again, uncompressed, members in their order.
+    func editedArchive(in directory: TemporaryTestDirectory, _ edit: (URL, inout [String: Any]) throws -> Void) throws -> URL {
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let archive = directory.path("backup.qbak")
+        _ = try export(store, to: archive)
+        let members = try Questbak.runTool(["tar", "--zstd", "-tf", archive.path]).standardOutput.split(separator: "\n").map(String.init)
+        let folder = directory.path("unpacked")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        XCTAssertEqual(try Questbak.runTool(["tar", "--zstd", "-xf", archive.path, "-C", folder.path]).status, 0)
+        let manifestURL = folder.appendingPathComponent("manifest.json")
+        var manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        try edit(folder, &manifest)
+        try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: manifestURL)
+        let edited = directory.path("edited.tar")
+        XCTAssertEqual(try Questbak.runTool(["tar", "-cf", edited.path, "-C", folder.path] + members).status, 0)
+        return edited
+    }
+
+    /// Imports `archive`: refused with 65 saying `text`, and nothing beside the target.
+    func assertRefusedAsInvalid(_ archive: URL, in directory: TemporaryTestDirectory, saying text: String, line: UInt = #line) throws {
+        let target = directory.path("target/default.store")
+        let result = try Questbak.run(["import", archive.path, "--into", target.path])
+        XCTAssertEqual(result.status, 65, result.standardError, line: line)
+        XCTAssertTrue(result.standardError.contains(text), result.standardError, line: line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: target.deletingLastPathComponent().path), line: line)
+    }
+
+    /// An external file whose bytes are not those the manifest's SHA-256 names: it was spooled
+    /// as it streamed, and is refused at its end; nothing is written beside the target.
+    func testAnExternalFileWhoseBytesDifferFromTheManifestIsRefusedAndNothingWritten() throws {
+        let directory = try TemporaryTestDirectory()
+        let archive = try editedArchive(in: directory) { folder, _ in
+            let file = folder.appendingPathComponent("external/\(Self.photoName)")
+            var bytes = try Data(contentsOf: file)
+            bytes[bytes.count - 1] ^= 0x01
+            try bytes.write(to: file)
+        }
+        try assertRefusedAsInvalid(archive, in: directory, saying: "external/\(Self.photoName)")
+    }
+
+    /// Names an extracting tar, or the restore, would take for a path: refused by name in the
+    /// manifest, before any member is read.
+    func testExternalFileNamesThatAreNotPlainAreRefused() throws {
+        for name in ["..", "../escape", "a\nb", ".hidden", String(repeating: "x", count: 256)] {
+            let directory = try TemporaryTestDirectory()
+            let archive = try editedArchive(in: directory) { _, manifest in
+                var files = try XCTUnwrap(manifest["files"] as? [[String: Any]])
+                let index = try XCTUnwrap(files.firstIndex { ($0["path"] as? String)?.hasPrefix("external/") == true })
+                files[index]["path"] = "external/" + name
+                manifest["files"] = files
+            }
+            try assertRefusedAsInvalid(archive, in: directory, saying: "unknown file member")
+        }
+    }
 }
