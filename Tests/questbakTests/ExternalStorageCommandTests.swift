@@ -2,6 +2,9 @@ import Foundation
 import QuestBakTestSupport
 import XCTest
 
+@testable import QuestBakFixtures
+@testable import QuestBakKit
+
 /// External-storage files (`.default_SUPPORT/_EXTERNAL_DATA/<name>` beside a store) through the
 /// command line: any size and any name export carries comes back byte for byte, and neither
 /// export nor import follows a symbolic link below the store's folder (issue #23, §1 and §4).
@@ -330,5 +333,58 @@ final class ExternalStorageCommandTests: XCTestCase {
             }
             try assertRefusedAsInvalid(archive, in: directory, saying: "unknown file member")
         }
+    }
+
+    // MARK: migrate -o
+
+    /// Migrates the kitchen-sink store, whose folder `prepare` changes, to a new build's model
+    /// (one optional attribute more) at `output`.
+    func migrateKitchenSink(
+        in directory: TemporaryTestDirectory, prepare: (_ source: URL, _ output: URL) throws -> Void
+    ) throws
+        -> CommandResult
+    {
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        var model = AnyAppFixtures.kitchenSinkModel
+        model.versionIdentifiers = ["3.0.0"]
+        if let tag = model.entities.firstIndex(where: { $0.name == "Tag" }) {
+            model.entities[tag].attributes.append(AnyAppFixtures.attribute("season", CompiledAttribute.TypeCode.string, optional: true))
+        }
+        let next = directory.path("next/default.store")
+        try FileManager.default.createDirectory(at: next.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try ModelStoreWriter.write(ModelStore(model: model, uuid: "11111111-2222-4333-8444-555555555555", rows: []), to: next)
+        let output = directory.path("out/default.store")
+        try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try prepare(store, output)
+        return try Questbak.run(["migrate", store.path, "--to", next.path, "-o", output.path])
+    }
+
+    /// The source's `_EXTERNAL_DATA` a link: migrate -o used to copy what it points at; it is
+    /// not followed, and the migration says what it did not carry.
+    func testMigrateDoesNotFollowALinkedExternalDataFolderAndSaysSo() throws {
+        let directory = try TemporaryTestDirectory()
+        let elsewhere = directory.path("elsewhere")
+        let result = try migrateKitchenSink(in: directory) { source, _ in
+            try FileManager.default.moveItem(at: self.externalFolder(source), to: elsewhere)
+            try FileManager.default.createSymbolicLink(at: self.externalFolder(source), withDestinationURL: elsewhere)
+        }
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("_EXTERNAL_DATA is a symbolic link, not followed"), result.standardOutput)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path("out/.default_SUPPORT").path))
+    }
+
+    /// The output's support folder a link: refused with 73, nothing written there or through it.
+    func testMigrateNeverWritesThroughALinkedSupportFolder() throws {
+        let directory = try TemporaryTestDirectory()
+        let elsewhere = directory.path("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let result = try migrateKitchenSink(in: directory) { _, output in
+            try FileManager.default.createSymbolicLink(
+                at: output.deletingLastPathComponent().appendingPathComponent(".default_SUPPORT"), withDestinationURL: elsewhere)
+        }
+        XCTAssertEqual(result.status, 73, result.standardError)
+        XCTAssertTrue(result.standardError.contains("symbolic link"), result.standardError)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path), [])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path("out").path), [".default_SUPPORT"])
     }
 }

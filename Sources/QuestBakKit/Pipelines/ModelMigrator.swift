@@ -178,6 +178,8 @@ public enum ModelMigrator {
         for statement in old.statements where StatementRestore.isLater(statement) && !new.statements.contains(statement) {
             notes.append("the source's \(statement.prefix(60))… is not in the new build's store and is not carried")
         }
+        // What is in the support folder and not carried (a link is not followed), as export says it.
+        if destination != source { notes += external.notCarried }
         result.notes = notes.isEmpty ? nil : notes
         return result
     }
