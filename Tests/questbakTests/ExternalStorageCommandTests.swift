@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import QuestBakTestSupport
 import XCTest
 
@@ -386,5 +387,44 @@ final class ExternalStorageCommandTests: XCTestCase {
         XCTAssertTrue(result.standardError.contains("symbolic link"), result.standardError)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path), [])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path("out").path), [".default_SUPPORT"])
+    }
+
+    // MARK: import --merge
+
+    /// A merge that brings in the record pointing at the photo, into a store whose
+    /// `_EXTERNAL_DATA` is a link: it used to write the photo into the linked folder; refused
+    /// with 73, the store and the linked folder as they were.
+    func testMergeNeverWritesThroughALinkedExternalDataFolder() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("AnyApp/kitchen-sink", as: "source")
+        let archive = directory.path("backup.qbak")
+        _ = try export(source, to: archive)
+        let target = try directory.copyFixture("AnyApp/kitchen-sink", as: "target")
+        let queue = try DatabaseQueue(path: target.path)
+        try queue.write { db in
+            // Recipe 2 (the one with the photo) and what points at it.
+            try db.execute(
+                sql: """
+                    DELETE FROM ZRECIPE WHERE Z_PK = 2; UPDATE ZSTEP SET Z5STEPS = NULL WHERE Z5STEPS = 2;
+                    DELETE FROM Z_5TAGS WHERE Z_5RECIPES = 2; UPDATE ZINGREDIENT SET ZRECIPE = NULL WHERE ZRECIPE = 2
+                    """)
+        }
+        try queue.close()
+        let elsewhere = directory.path("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.removeItem(at: externalFolder(target))
+        try FileManager.default.createSymbolicLink(at: externalFolder(target), withDestinationURL: elsewhere)
+        let result = try Questbak.run(["import", archive.path, "--merge", "--into", target.path])
+        XCTAssertEqual(result.status, 73, result.standardError)
+        XCTAssertTrue(result.standardError.contains("_EXTERNAL_DATA: cannot create: it is a symbolic link"), result.standardError)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path), [])
+        XCTAssertFalse(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path("target").path).contains { $0.contains("questbak") })
+        var configuration = Configuration()
+        configuration.readonly = true
+        let count = try DatabaseQueue(path: target.path, configuration: configuration).read {
+            try Int.fetchOne($0, sql: "SELECT count(*) FROM ZRECIPE WHERE Z_PK = 2")
+        }
+        XCTAssertEqual(count, 0)
     }
 }
