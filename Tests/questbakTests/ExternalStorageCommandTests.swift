@@ -123,6 +123,21 @@ final class ExternalStorageCommandTests: XCTestCase {
             try FileManager.default.contentsOfDirectory(atPath: externalFolder(restored).path).sorted(), [Self.photoName, name].sorted())
     }
 
+    /// Two files whose names differ only in case (possible on Linux): export carried both, and
+    /// import refused the archive ("appears more than once"). The first is carried, the other
+    /// left out with a warning, and the archive restores.
+    func testNamesThatDifferOnlyInCaseAreCarriedOnce() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        try Data("upper".utf8).write(to: externalFolder(store).appendingPathComponent("NOTE"))
+        try Data("lower".utf8).write(to: externalFolder(store).appendingPathComponent("note"))
+        let result = try export(store, to: directory.path("first.qbak"))
+        XCTAssertTrue(result.standardError.contains("_EXTERNAL_DATA/note differs only in case from NOTE"), result.standardError)
+        let restored = try roundTrip(store, in: directory)
+        XCTAssertEqual(try Data(contentsOf: externalFolder(restored).appendingPathComponent("NOTE")), Data("upper".utf8))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: externalFolder(restored).appendingPathComponent("note").path))
+    }
+
     // MARK: §4 Confinement: export
 
     /// `_EXTERNAL_DATA` a link to a folder elsewhere: export used to carry that folder whole. It

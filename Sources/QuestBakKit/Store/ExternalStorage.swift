@@ -74,6 +74,12 @@ package enum ExternalStorage {
                 notCarried.append("\(url.path) is not a plain file with a plain name and is not carried")
                 continue
             }
+            // Archive members that differ only in case are one file on a case-insensitive disk,
+            // and a reader refuses the second: the first in sorted order is carried.
+            if let first = files.first(where: { $0.0.lowercased() == name.lowercased() }) {
+                notCarried.append("\(url.path) differs only in case from \(first.0), which is carried; it is not carried")
+                continue
+            }
             files.append((name, url))
         }
         return (files, notCarried)

@@ -16,6 +16,12 @@ extension StoreShapes {
                 try pseudoRandomBytes(4096).write(to: externalDataFolder(of: store).appendingPathComponent(name))
                 return store
             },
+            StoreShape("external storage: two names that differ only in case, the second left out with a warning") { folder in
+                let store = try kitchenSink(in: folder)
+                try Data("upper".utf8).write(to: externalDataFolder(of: store).appendingPathComponent("NOTE"))
+                try Data("lower".utf8).write(to: externalDataFolder(of: store).appendingPathComponent("note"))
+                return store
+            },
             StoreShape("external storage: _EXTERNAL_DATA a link to another folder, left out with a warning") { folder in
                 let store = try kitchenSink(in: folder)
                 let elsewhere = folder.appendingPathComponent("elsewhere")
