@@ -138,6 +138,17 @@ final class ExternalStorageCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: externalFolder(restored).appendingPathComponent("note").path))
     }
 
+    /// The same temporary name beside any output: an archive named with 255 bytes could not be
+    /// written (its temporary name was longer than a name can be).
+    func testAnArchiveNamedWith255BytesIsWritten() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let archive = directory.path(String(repeating: "a", count: 250) + ".qbak")
+        _ = try export(store, to: archive)
+        XCTAssertEqual(try Questbak.run(["verify", archive.path]).status, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("questbak-") }, [])
+    }
+
     // MARK: §4 Confinement: export
 
     /// `_EXTERNAL_DATA` a link to a folder elsewhere: export used to carry that folder whole. It
