@@ -64,8 +64,9 @@ struct StatementRestore {
     }
 
     /// What a restore wrote: the records read by entity, the external-storage files (already
-    /// checked against their digests by the reader) by name and where they were spooled, and each entity member's digest as
-    /// an export of the new store will write it (the manifest's, unless repairs changed it).
+    /// checked against their digests by the reader) by name and where they were spooled, and
+    /// each entity member's digest as an export of the new store will write it (the manifest's,
+    /// unless repairs changed it).
     struct Written {
         var readCounts: [String: Int] = [:]
         /// By name, and where each was spooled (nil when nothing is to be written).
