@@ -9,9 +9,15 @@ import Foundation
 /// Entity lines reach `onRecordLine` as they are read; a member's checksum is known only at its
 /// end, so a caller that acts on lines must be ready to discard its work when `read` throws.
 public struct ArchiveReader: Sendable {
+    /// An external-storage member's bytes, pulled by the caller: each call fills the start of
+    /// the buffer and says how much it filled, 0 at the member's end.
+    public typealias ExternalFileBytes = (UnsafeMutableRawBufferPointer) throws -> Int
+
     public struct Limits: Sendable {
         public var manifestBytes = 16 << 20
         public var lineBytes = ArchiveManifest.maximumLineBytes
+        /// The metadata and the model cache, read whole into memory. External-storage files are
+        /// streamed (`onExternalFile`) and have no limit: export carries any size.
         public var fileBytes: Int64 = 256 << 20
         /// After a refused line, up to this many more bytes of the member are still hashed, so
         /// that damage is reported as the checksum mismatch it is, not as a bad line.
@@ -64,7 +70,8 @@ public struct ArchiveReader: Sendable {
         onManifest: (ArchiveManifest) throws -> Void = { _ in },
         onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void = { _, _, _ in },
         onTableLine: (ArchiveManifest.TableMember, Int, Data) throws -> Void = { _, _, _ in },
-        onFile: (ArchiveManifest.FileMember, Data) throws -> Void = { _, _ in }
+        onFile: (ArchiveManifest.FileMember, Data) throws -> Void = { _, _ in },
+        onExternalFile: (ArchiveManifest.FileMember, ExternalFileBytes) throws -> Void = { _, _ in }
     ) throws -> Verification {
         var descriptor = self.descriptor ?? -1
         if let url {
@@ -78,7 +85,9 @@ public struct ArchiveReader: Sendable {
         defer { if url != nil { close(descriptor) } }
         do {
             let tar = try TarArchiveReader(fileDescriptor: descriptor)
-            return try read(tar, onManifest: onManifest, onRecordLine: onRecordLine, onTableLine: onTableLine, onFile: onFile)
+            return try read(
+                tar, onManifest: onManifest, onRecordLine: onRecordLine, onTableLine: onTableLine, onFile: onFile,
+                onExternalFile: onExternalFile)
         } catch let error as LibArchiveError {
             if error.message.contains("Unrecognized archive format") {
                 if let url, FileKind.of(url.path) == .sqliteStore {
@@ -95,7 +104,8 @@ public struct ArchiveReader: Sendable {
         onManifest: (ArchiveManifest) throws -> Void,
         onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void,
         onTableLine: (ArchiveManifest.TableMember, Int, Data) throws -> Void,
-        onFile: (ArchiveManifest.FileMember, Data) throws -> Void
+        onFile: (ArchiveManifest.FileMember, Data) throws -> Void,
+        onExternalFile: (ArchiveManifest.FileMember, ExternalFileBytes) throws -> Void
     ) throws -> Verification {
         guard let first = try tar.nextEntry() else {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "the archive is empty")
@@ -151,6 +161,11 @@ public struct ArchiveReader: Sendable {
                 guard entry.size == file.bytes else {
                     throw ArchiveError.sizeMismatch(path: path, member: file.path, declared: file.bytes, found: entry.size)
                 }
+                if file.path.hasPrefix(ExternalStorage.memberPrefix) {
+                    try readExternal(tar, file: file, onExternalFile)
+                    verified += 1
+                    continue
+                }
                 guard file.bytes <= limits.fileBytes else {
                     throw ArchiveError.unexpectedMember(
                         path: path, member: file.path, reason: "\(file.bytes) bytes, more than the \(limits.fileBytes) allowed")
@@ -170,6 +185,36 @@ public struct ArchiveReader: Sendable {
             throw ArchiveError.missingMember(path: path, member: missing)
         }
         return Verification(archive: path, manifest: manifest, verifiedMembers: verified)
+    }
+
+    /// Hands an external-storage member to `body` as bytes to pull, hashing them as they pass;
+    /// what `body` leaves unread is read and hashed after it. The size and SHA-256 are checked
+    /// at the end, so `body` must be ready to discard what it wrote when this throws.
+    private func readExternal(
+        _ tar: TarArchiveReader, file: ArchiveManifest.FileMember,
+        _ body: (ArchiveManifest.FileMember, ExternalFileBytes) throws -> Void
+    ) throws {
+        var hasher = SHA256()
+        var total: Int64 = 0
+        func pull(_ buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            let count = try tar.read(into: buffer)
+            total += Int64(count)
+            guard total <= file.bytes else {
+                throw ArchiveError.sizeMismatch(path: path, member: file.path, declared: file.bytes, found: total)
+            }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            return count
+        }
+        try body(file, pull)
+        var rest = [UInt8](repeating: 0, count: 64 * 1024)
+        while try rest.withUnsafeMutableBytes({ try pull($0) }) > 0 {}
+        guard total == file.bytes else {
+            throw ArchiveError.sizeMismatch(path: path, member: file.path, declared: file.bytes, found: total)
+        }
+        let digest = hasher.finalize().hexString
+        guard digest == file.sha256 else {
+            throw ArchiveError.checksumMismatch(path: path, member: file.path, expected: file.sha256, found: digest)
+        }
     }
 
     static func unsafeReason(_ entry: TarArchiveReader.Entry) -> String? {

@@ -207,10 +207,15 @@ package final class StagedMember: @unchecked Sendable {
 
     /// A file's bytes, a block at a time (an external-storage file may be large).
     package func write(_ data: Data) throws {
-        var offset = data.startIndex
-        while offset < data.endIndex {
-            let end = data.index(offset, offsetBy: min(FramedTar.blockSize - current.bytes.count, data.endIndex - offset))
-            current.bytes.append(contentsOf: data[offset..<end])
+        try data.withUnsafeBytes { try write($0) }
+    }
+
+    /// Bytes from the caller's buffer, copied into blocks.
+    package func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let end = offset + min(FramedTar.blockSize - current.bytes.count, bytes.count - offset)
+            current.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
             offset = end
             if current.bytes.count >= FramedTar.blockSize { try handOver(last: false) }
         }

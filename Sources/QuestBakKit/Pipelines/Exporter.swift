@@ -340,15 +340,13 @@ public enum Exporter {
         staged.warnings += external.notCarried
         staged.warnings += try ExternalStorage.missingReferences(db, available: Set(external.files.map(\.name)))
         if staged.formatVersion >= 3 {
-            for (name, url) in external.files {
-                let data: Data
-                do {
-                    data = try Data(contentsOf: url)
-                } catch {
-                    throw StoreError.unreadable(path: url.path, reason: error.localizedDescription)
-                }
-                let file = staging.appendingPathComponent("external-" + name)
-                let (bytes, digest) = try stageFile(data, at: file, options: options)
+            for (index, (name, url)) in external.files.enumerated() {
+                // Staged by number: the file's own name may be as long as a name can be, and
+                // read a block at a time: it may be larger than memory.
+                let file = staging.appendingPathComponent("external-\(index)")
+                let writer = try StagedMember(url: file, compression: options.compression)
+                try ExternalStorage.readChunks(of: url) { try writer.write($0) }
+                let (bytes, digest) = try writer.finish()
                 staged.files.append(
                     (ArchiveManifest.FileMember(path: ExternalStorage.memberPrefix + name, bytes: bytes, sha256: digest), file))
             }

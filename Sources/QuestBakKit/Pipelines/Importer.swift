@@ -85,6 +85,13 @@ public enum Importer {
         }
         let reader = ArchiveReader(path: file, displayPath: path)
         let manifest = try reader.readManifest()
+        let externalNames = manifest.files.map(\.path).filter { $0.hasPrefix(ExternalStorage.memberPrefix) }.map {
+            String($0.dropFirst(ExternalStorage.memberPrefix.count))
+        }
+        if let target, !externalNames.isEmpty {
+            // Refused before anything is written: the files would go wherever a link points.
+            try ExternalStorage.checkConfined(forStore: target, names: externalNames)
+        }
         // Any app's store comes back from its own statements; TimeQuest's through its schemas.
         let statementRestore = manifest.restoresFromStatements ? try StatementRestore(manifest: manifest, archive: path) : nil
         if statementRestore != nil {
@@ -138,9 +145,12 @@ public enum Importer {
 
         var readCounts: [String: Int] = [:]
         var entityResults: [EntityResult] = []
-        var external: [(name: String, data: Data)] = []
+        var external: [(name: String, spooled: URL?)] = []
+        // The files are spooled only when they are to be written (not for a dry run or `verify`).
+        let spool = target == nil || options.dryRun ? nil : workDirectory.appendingPathComponent("external")
+        defer { if let spool { try? FileManager.default.removeItem(at: spool) } }
         if let restore = statementRestore {
-            let result = try restore.write(from: reader, to: storeURL, log: log, validate: options.validate)
+            let result = try restore.write(from: reader, to: storeURL, spool: spool, log: log, validate: options.validate)
             (readCounts, external) = (result.readCounts, result.external)
             notes += result.notes
             let written = try restore.verifyReadBack(
@@ -256,7 +266,8 @@ public enum Importer {
         }
         if let target, !options.dryRun {
             // The files a record points at are in place before the store that points at them.
-            let installed = try ExternalStorage.install(external, forStore: target)
+            let installed = try ExternalStorage.install(
+                external.compactMap { file in file.spooled.map { (file.name, $0) } }, forStore: target)
             do {
                 backup = try StorePlacement.place(storeURL, at: target, replace: options.replace, backupStamp: options.backupStamp)
             } catch {

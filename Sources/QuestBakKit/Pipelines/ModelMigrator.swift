@@ -163,7 +163,7 @@ public enum ModelMigrator {
         let external = try ExternalStorage.files(forStore: source)
         let installed =
             destination == source
-            ? [] : try ExternalStorage.install(try external.files.map { ($0.name, try Data(contentsOf: $0.url)) }, forStore: destination)
+            ? [] : try ExternalStorage.install(external.files.map { ($0.name, $0.url) }, forStore: destination)
         if options.inPlace, try FileFingerprint.of(sourceFiles) != fingerprint {
             throw StoreError.sqlite(
                 path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
@@ -191,6 +191,8 @@ public enum ModelMigrator {
         for statement in old.statements where StatementRestore.isLater(statement) && !new.statements.contains(statement) {
             notes.append("the source's \(statement.prefix(60))… is not in the new build's store and is not carried")
         }
+        // What is in the support folder and not carried (a link is not followed), as export says it.
+        if destination != source { notes += external.notCarried }
         result.notes = notes.isEmpty ? nil : notes
         return result
     }

@@ -64,19 +64,23 @@ struct StatementRestore {
     }
 
     /// What a restore wrote: the records read by entity, the external-storage files (already
-    /// checked against their digests by the reader) by name, and each entity member's digest as
-    /// an export of the new store will write it (the manifest's, unless repairs changed it).
+    /// checked against their digests by the reader) by name and where they were spooled, and
+    /// each entity member's digest as an export of the new store will write it (the manifest's,
+    /// unless repairs changed it).
     struct Written {
         var readCounts: [String: Int] = [:]
-        var external: [(name: String, data: Data)] = []
+        /// By name, and where each was spooled (nil when nothing is to be written).
+        var external: [(name: String, spooled: URL?)] = []
         var digests: [String: EntityMemberEncoding.Digest] = [:]
         var notes: [String] = []
     }
 
-    /// Writes the store at `url`. Repairs (a model archive only: duplicates by the model's
+    /// Writes the store at `url`, and the archive's external-storage files into the folder
+    /// `spool` (made if need be; nil: only checked, as a dry run needs), a block at a time,
+    /// however large they are. Repairs (a model archive only: duplicates by the model's
     /// uniqueness constraints, orphans, defaults, cloudIDs) go to `log`; without `validate` an
     /// archive that needs any is refused and nothing is written.
-    func write(from reader: ArchiveReader, to url: URL, log: RepairLog, validate: Bool) throws -> Written {
+    func write(from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool) throws -> Written {
         var written = Written()
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
             for sql in statements where !Self.isLater(sql) {
@@ -105,12 +109,12 @@ struct StatementRestore {
                 onTableLine: { table, lineNumber, line in
                     try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
                 },
-                onFile: { file, data in
-                    if file.path.hasPrefix(ExternalStorage.memberPrefix) {
-                        written.external.append((String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), data))
-                    } else {
-                        files[file.path] = data
-                    }
+                onFile: { file, data in files[file.path] = data },
+                onExternalFile: { file, bytes in
+                    // Spooled by number: the file's own name may be as long as a name can be.
+                    let spooled = spool?.appendingPathComponent("\(written.external.count)")
+                    if let spooled { try Self.spool(bytes, to: spooled) }
+                    written.external.append((String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), spooled))
                 })
             try records.checkEveryEntityListed(files: files)
             if let context = records.context {
@@ -155,6 +159,22 @@ struct StatementRestore {
             }
         }
         return written
+    }
+
+    /// Writes the bytes `bytes` gives into a new file at `url`, a block at a time.
+    private static func spool(_ bytes: ArchiveReader.ExternalFileBytes, to url: URL) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw OutputError.cannotCreate(path: url.path, reason: String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: FramedTar.blockSize)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try bytes($0) }
+            if count == 0 { return }
+            try buffer.withUnsafeBytes {
+                try FramedTar.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: $0[0..<count]), path: url.path)
+            }
+        }
     }
 
     /// Each entity member's digest, encoded from the store open on `db` as an export would.

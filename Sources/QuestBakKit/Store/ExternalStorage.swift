@@ -26,12 +26,20 @@ package enum ExternalStorage {
         }
     }
 
+    /// What is at `url` itself, a link not followed (lstat); nil when nothing is there.
+    static func entryType(at url: URL) -> mode_t? {
+        var status = stat()
+        guard lstat(url.path, &status) == 0 else { return nil }
+        return status.st_mode & S_IFMT
+    }
+
     /// The files to carry, by name, and one sentence for each thing in the support folder that
-    /// is not carried (another folder, a link, a name that is not safe to unpack).
+    /// is not carried (another folder, a link, a name that is not safe to unpack). A link is
+    /// never followed, the support folder and `_EXTERNAL_DATA` included: what it points at is
+    /// outside the store's folder, and a backup carries only what is the store's.
     package static func files(forStore store: URL) throws -> (files: [(name: String, url: URL)], notCarried: [String]) {
         let support = supportFolder(forStore: store)
         let manager = FileManager.default
-        guard manager.fileExists(atPath: support.path) else { return ([], []) }
         func list(_ folder: URL) throws -> [String] {
             do {
                 return try manager.contentsOfDirectory(atPath: folder.path)
@@ -40,23 +48,62 @@ package enum ExternalStorage {
                 throw StoreError.unreadable(path: folder.path, reason: error.localizedDescription)
             }
         }
+        /// Whether `folder` is a real folder to read; else why it is not carried (nil: absent).
+        func status(of folder: URL) -> (isFolder: Bool, notCarried: String?) {
+            switch entryType(at: folder) {
+            case nil: return (false, nil)
+            case S_IFDIR: return (true, nil)
+            case S_IFLNK: return (false, "\(folder.path) is a symbolic link, not followed, and is not carried")
+            default: return (false, "\(folder.path) is not a folder and is not carried")
+            }
+        }
+        let supportStatus = status(of: support)
+        guard supportStatus.isFolder else { return ([], supportStatus.notCarried.map { [$0] } ?? []) }
         let top = try list(support)
         var notCarried: [String] = []
         for entry in top.sorted() where entry != "_EXTERNAL_DATA" {
             notCarried.append("\(support.appendingPathComponent(entry).path) is not external-storage data and is not carried")
         }
         let folder = folder(forStore: store)
+        let folderStatus = status(of: folder)
+        if let sentence = folderStatus.notCarried { notCarried.append(sentence) }
         var files: [(String, URL)] = []
-        for name in (manager.fileExists(atPath: folder.path) ? try list(folder) : []).sorted() {
+        for name in (folderStatus.isFolder ? try list(folder) : []).sorted() {
             let url = folder.appendingPathComponent(name)
-            let type = (try? manager.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType) ?? nil
-            guard type == .typeRegular, isSafeFileName(name) else {
+            guard entryType(at: url) == S_IFREG, isSafeFileName(name) else {
                 notCarried.append("\(url.path) is not a plain file with a plain name and is not carried")
+                continue
+            }
+            // Archive members that differ only in case are one file on a case-insensitive disk,
+            // and a reader refuses the second: the first in sorted order is carried.
+            if let first = files.first(where: { $0.0.lowercased() == name.lowercased() }) {
+                notCarried.append("\(url.path) differs only in case from \(first.0), which is carried; it is not carried")
                 continue
             }
             files.append((name, url))
         }
         return (files, notCarried)
+    }
+
+    /// Reads the plain file at `url` a block at a time, handing each to `body`: an
+    /// external-storage file may be larger than memory. A link is not followed, and a FIFO does
+    /// not block the open (then it is refused as not a plain file).
+    package static func readChunks(of url: URL, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw StoreError.unreadable(path: url.path, reason: String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw StoreError.unreadable(path: url.path, reason: "not a plain file")
+        }
+        var buffer = [UInt8](repeating: 0, count: FramedTar.blockSize)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw StoreError.unreadable(path: url.path, reason: String(cString: strerror(errno))) }
+            if count == 0 { return }
+            try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
     }
 
     /// Records that refer to an external-storage file that is not among `available`, one sentence
@@ -91,21 +138,44 @@ package enum ExternalStorage {
         return found
     }
 
-    /// Writes the files into the store's external-storage folder, each durably (written to a
-    /// temporary name, fsynced, renamed, the folder fsynced). A file already there with the same
-    /// bytes is kept; one with other bytes is refused before anything is written. Returns what it
-    /// created, for `remove` to take back if the restore fails after this.
-    package static func install(_ files: [(name: String, data: Data)], forStore store: URL) throws -> [URL] {
-        guard !files.isEmpty else { return [] }
-        let folder = folder(forStore: store)
-        for (name, data) in files {
-            let url = folder.appendingPathComponent(name)
-            if let existing = FileManager.default.contents(atPath: url.path), existing != data {
-                throw OutputError.exists(path: url.path)
+    /// Refuses a store whose support folder or `_EXTERNAL_DATA` is a link, or something other
+    /// than a folder: a file written there would land wherever the link points, outside the
+    /// target's folder. Absent folders are fine (`install` makes them). So is a plain file under
+    /// one of `names` (`install` compares its bytes), but nothing else there (a link, a FIFO, a
+    /// folder), which the store's records would point at.
+    package static func checkConfined(forStore store: URL, names: [String] = []) throws {
+        for url in [supportFolder(forStore: store), folder(forStore: store)] {
+            switch entryType(at: url) {
+            case nil, S_IFDIR: continue
+            case S_IFLNK:
+                throw OutputError.cannotCreate(path: url.path, reason: "it is a symbolic link, and nothing is written through one")
+            default: throw OutputError.cannotCreate(path: url.path, reason: "it is not a folder")
             }
         }
+        for name in names {
+            let url = folder(forStore: store).appendingPathComponent(name)
+            if let type = entryType(at: url), type != S_IFREG {
+                throw OutputError.cannotCreate(path: url.path, reason: "something other than a plain file is there")
+            }
+        }
+    }
+
+    /// Writes the files (copied from `source`, a block at a time) into the store's
+    /// external-storage folder, each durably (written to a temporary name, fsynced, renamed, the
+    /// folder fsynced). A file already there with the same bytes is kept; one with other bytes,
+    /// or anything but a plain file under that name, is refused before anything is written, and
+    /// so are a support folder or `_EXTERNAL_DATA` that are links. Returns what it created, for
+    /// `remove` to take back if the restore fails after this.
+    package static func install(_ files: [(name: String, source: URL)], forStore store: URL) throws -> [URL] {
+        guard !files.isEmpty else { return [] }
+        try checkConfined(forStore: store, names: files.map(\.name))
+        let folder = folder(forStore: store)
+        for (name, source) in files {
+            let url = folder.appendingPathComponent(name)
+            if entryType(at: url) != nil, try !sameBytes(url, source) { throw OutputError.exists(path: url.path) }
+        }
         var created: [URL] = []
-        for url in [supportFolder(forStore: store), folder] where !FileManager.default.fileExists(atPath: url.path) {
+        for url in [supportFolder(forStore: store), folder] where entryType(at: url) == nil {
             do {
                 try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
             } catch {
@@ -114,15 +184,16 @@ package enum ExternalStorage {
             }
             created.append(url)
         }
-        for (name, data) in files {
+        for (name, source) in files {
             let url = folder.appendingPathComponent(name)
-            if FileManager.default.fileExists(atPath: url.path) { continue }
+            if entryType(at: url) != nil { continue }
             do {
                 let output = try AtomicOutputFile(destination: url, overwrite: false)
-                try data.withUnsafeBytes { buffer in
+                try readChunks(of: source) { chunk in
                     var offset = 0
-                    while offset < buffer.count {
-                        let written = write(output.fileDescriptor, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)
+                    while offset < chunk.count {
+                        let written = write(output.fileDescriptor, chunk.baseAddress?.advanced(by: offset), chunk.count - offset)
+                        if written < 0 && errno == EINTR { continue }
                         guard written > 0 else { throw OutputError.io(path: url.path, reason: String(cString: strerror(errno))) }
                         offset += written
                     }
@@ -140,6 +211,25 @@ package enum ExternalStorage {
         Durability.syncDirectory(of: folder)
         Durability.syncDirectory(of: supportFolder(forStore: store))
         return created
+    }
+
+    /// Whether two plain files hold the same bytes, compared a block at a time.
+    static func sameBytes(_ first: URL, _ second: URL) throws -> Bool {
+        let size = { (url: URL) in (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value }
+        guard let firstSize = size(first), firstSize == size(second) else { return false }
+        guard let one = FileHandle(forReadingAtPath: first.path), let other = FileHandle(forReadingAtPath: second.path) else {
+            throw StoreError.unreadable(path: first.path, reason: "cannot open it to compare with the archive's file")
+        }
+        defer {
+            try? one.close()
+            try? other.close()
+        }
+        while true {
+            let a = try one.read(upToCount: FramedTar.blockSize) ?? Data()
+            let b = try other.read(upToCount: FramedTar.blockSize) ?? Data()
+            guard a == b else { return false }
+            if a.isEmpty { return true }
+        }
     }
 
     /// Removes what `install` created, files before their folders.

@@ -20,8 +20,12 @@ public final class AtomicOutputFile {
             throw OutputError.exists(path: destination.path)
         }
         // The pid in the name lets a later run remove what a killed one left (StorePlacement.removeStaleTemporaries).
-        var template = Array(
-            directory.appendingPathComponent(".\(destination.lastPathComponent).questbak-\(getpid())-XXXXXX").path.utf8CString)
+        let suffix = ".questbak-\(getpid())-XXXXXX"
+        var name = destination.lastPathComponent
+        // A name near NAME_MAX (255 bytes) leaves no room for the dot and the suffix: the
+        // temporary name keeps as much of it as fits, whole characters only.
+        while 1 + name.utf8.count + suffix.utf8.count > 255 { name.removeLast() }
+        var template = Array(directory.appendingPathComponent("." + name + suffix).path.utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
         guard descriptor >= 0 else {
             throw OutputError.cannotCreate(path: destination.path, reason: String(cString: strerror(errno)))

@@ -198,7 +198,7 @@ public enum Merger {
         // The external-storage files that records merged in refer to, and the store lacks.
         let needed = referenced.subtracting(try ExternalStorage.files(forStore: target).files.map(\.name))
         let external = try ExternalStorage.files(forStore: scratch).files.filter { needed.contains($0.name) }.map {
-            (name: $0.name, data: try Data(contentsOf: $0.url))
+            (name: $0.name, source: $0.url)
         }
         if !external.isEmpty {
             notes.append(
