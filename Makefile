@@ -1,7 +1,7 @@
 # questbak: `make demo` and `make test` take a fresh Debian machine (root, Swift installed) to a
 # working, tested tool. Every target installs the Debian packages it needs when they are missing.
 SHELL := /bin/bash
-APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev libzstd-dev sqlite3 zstd util-linux
+APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev libzstd-dev sqlite3 zstd util-linux age
 # The man page's date is pinned so that regenerating it is reproducible.
 MAN_DATE := 2026-11-22
 MAN_OUTPUT := .build/plugins/GenerateManual/outputs/questbak/questbak.1

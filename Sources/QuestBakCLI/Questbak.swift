@@ -29,6 +29,7 @@ struct Questbak: ParsableCommand {
         subcommands: [
             Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self, Lint.self,
             Verify.self, Diff.self,
+            Keygen.self,
             ExitStatuses.self,
         ]
     )
