@@ -323,6 +323,7 @@ final class AgeEncryptionTests: XCTestCase {
         assertAgeError(try self.decrypt(toPassphrase, with: [.passphrase(Data("secret".utf8), maximumWorkFactor: 9)])) {
             $0 == .workFactorTooLarge(file: toPassphrase.path, found: 10, limit: 9)
         }
+        assertAgeError(try self.decrypt(toPassphrase, with: [.passphrase(Data())])) { $0 == .wrongPassphrase(file: toPassphrase.path) }
         XCTAssertEqual(try decrypt(toPassphrase, with: [.passphrase(Data("secret".utf8))]), data)
 
         // A plain file, and an armored age file.

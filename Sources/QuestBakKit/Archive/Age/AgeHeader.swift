@@ -119,9 +119,18 @@ enum AgeStanzaCrypto {
                     "a scrypt stanza's work factor \(ArchiveError.displayName(factorText, limit: 40)) is not a decimal number from 1 to 63")
             }
             guard scrypt.body.count == 32 else { throw malformed("a scrypt stanza's body is \(scrypt.body.count) bytes, not 32") }
-            for (passphrase, limit) in passphrases {
+            // An empty passphrase opens nothing questbak writes (and swift-crypto's scrypt traps on one).
+            for (passphrase, requestedLimit) in passphrases where !passphrase.isEmpty {
+                // 2^40 iterations would take 128 TiB: no limit above that is meant.
+                let limit = min(requestedLimit, 40)
                 guard workFactor <= limit else { throw AgeError.workFactorTooLarge(file: file, found: workFactor, limit: limit) }
-                let wrapKey = try scryptKey(passphrase, salt: salt, workFactor: workFactor)
+                let wrapKey: SymmetricKey
+                do {
+                    wrapKey = try scryptKey(passphrase, salt: salt, workFactor: workFactor)
+                } catch {
+                    throw AgeError.unreadable(
+                        file: file, reason: "scrypt with work factor 2^\(workFactor) failed (out of memory?): \(error)")
+                }
                 if let fileKey = open(scrypt.body, with: wrapKey) { return fileKey }
             }
             throw AgeError.wrongPassphrase(file: file)
