@@ -386,6 +386,27 @@ final class AgeEncryptionTests: XCTestCase {
         }
     }
 
+    func testEveryChangedBitInTheHeaderOrNonceAndAcrossThePayloadIsATypedError() throws {
+        let identities = [AgeX25519Identity.generate(), AgeX25519Identity.generate()]
+        let data = plaintext(AgeFormat.chunkSize + 4000)
+        let bytes = try Data(contentsOf: try encrypt(data, to: identities.map { .x25519($0.recipient) }))
+        let payload = try XCTUnwrap(bytes.range(of: Data("\n--- ".utf8))).upperBound + 44 + 16
+        let file = directory.path("mutant.age")
+        var positions = Array(0..<payload)
+        positions += stride(from: payload, to: bytes.count, by: 251)
+        positions.append(bytes.count - 1)
+        for index in positions {
+            for mask: UInt8 in [0x01, 0x80] {
+                var mutant = bytes
+                mutant[index] ^= mask
+                try mutant.write(to: file)
+                XCTAssertThrowsError(try decrypt(file, with: [.x25519(identities[1])]), "byte \(index) ^ \(mask)") { error in
+                    XCTAssertTrue(error is AgeError, "byte \(index) ^ \(mask): \(error)")
+                }
+            }
+        }
+    }
+
     func testATamperedHeaderOrChunkIsRefused() throws {
         let identity = AgeX25519Identity.generate()
         let data = plaintext(3 * AgeFormat.chunkSize)
