@@ -44,6 +44,8 @@ let package = Package(
                 // SQLite's C API, for reading and binding TEXT with exact byte lengths (StoredValue).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // scrypt, for age's passphrase recipient (Archive/Age).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
