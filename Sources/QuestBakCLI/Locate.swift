@@ -29,7 +29,9 @@ extension Questbak {
 
         /// The simulator's devices folder in the user's home: where `xcrun simctl` keeps them.
         static var simulatorDevices: URL {
-            FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Library/Developer/CoreSimulator/Devices")
+            // $HOME first, as the shell's ~ is (a CI job or a test may point it elsewhere).
+            let home = ProcessInfo.processInfo.environment["HOME"].map { URL(fileURLWithPath: $0) }
+            return (home ?? FileManager.default.homeDirectoryForCurrentUser).appendingPathComponent("Library/Developer/CoreSimulator/Devices")
         }
 
         func run() throws {

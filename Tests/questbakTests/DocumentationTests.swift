@@ -80,16 +80,36 @@ final class DocumentationTests: XCTestCase {
             try FileManager.default.copyItem(
                 at: Repository.fixtures.appendingPathComponent(placeholder.fixture), to: home.appendingPathComponent(placeholder.path))
         }
+        // "Add questbak to your app's CI": the app's store in a simulator tree as Xcode lays it out,
+        // and the new build's store.
+        XCTAssertTrue(
+            readme.contains(
+                "test builds a simulator tree in `~/Library/Developer/CoreSimulator/Devices` holding a copy of\n`Fixtures/Gates/Ritualist/fixtures/v1-john`"
+            ), "the README says what the simulator's store is")
+        XCTAssertTrue(readme.contains("uses a copy of\n`Fixtures/Gates/Ritualist/next` as `NextBuild`"), "the README says what NextBuild is")
+        let container = home.appendingPathComponent(
+            "Library/Developer/CoreSimulator/Devices/0C8A5E0B-0000-4000-8000-000000000001/data/Containers/Data/Application/7D1F0000-0000-4000-8000-000000000002"
+        )
+        try FileManager.default.createDirectory(at: container.appendingPathComponent("Library"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: Repository.fixtures.appendingPathComponent("Gates/Ritualist/fixtures/v1-john"),
+            to: container.appendingPathComponent("Library/Application Support"))
+        try PropertyListSerialization.data(fromPropertyList: ["MCMMetadataIdentifier": "com.example.ritualist"], format: .binary, options: 0)
+            .write(to: container.appendingPathComponent(".com.apple.mobile_container_manager.metadata.plist"))
+        try FileManager.default.copyItem(
+            at: Repository.fixtures.appendingPathComponent("Gates/Ritualist/next"), to: home.appendingPathComponent("NextBuild"))
         var blocks: [[String]] = []
         var current: [String]?
+        // Fences and commands inside a list item are indented: the indentation is the list's, not the command's.
         for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line == "```sh" {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed == "```sh" {
                 current = []
-            } else if line == "```", let lines = current {
+            } else if trimmed == "```", let lines = current {
                 blocks.append(lines)
                 current = nil
             } else {
-                current?.append(line)
+                current?.append(trimmed)
             }
         }
         // The first block is `make demo` / `make test`: the whole build, run by CI itself.
