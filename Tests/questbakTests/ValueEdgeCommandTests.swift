@@ -125,6 +125,28 @@ final class ValueEdgeCommandTests: XCTestCase {
         XCTAssertTrue(result.standardOutput.contains("metadata computed"), result.standardOutput)
     }
 
+    /// A TimeQuest archive carries an `[Int]` as its elements, so a restore writes them as its own
+    /// keyed archive: when the store holds other bytes, export says so, since import cannot know.
+    func testATransformableARestoreWouldWriteInOtherBytesIsSaidByExport() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        let plain = try Questbak.run(["export", store.path, "-o", directory.path("plain.qbak").path])
+        XCTAssertEqual(plain.status, 0, plain.standardError)
+        XCTAssertFalse(plain.standardError.contains("activeDays"), plain.standardError)
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { try $0.execute(sql: "UPDATE ZROUTINE SET ZACTIVEDAYS = CAST('[1,2]' AS BLOB) WHERE Z_PK = 2") }
+        try queue.close()
+        let archive = directory.path("json-array.qbak")
+        let export = try Questbak.run(["export", store.path, "-o", archive.path])
+        XCTAssertEqual(export.status, 0, export.standardError)
+        XCTAssertTrue(export.standardError.contains("Routine.activeDays: 1 value(s) (the first of _pk 2)"), export.standardError)
+        // The array itself comes back.
+        let restored = directory.path("r/default.store")
+        XCTAssertEqual(try Questbak.run(["import", archive.path, "--into", restored.path]).status, 0)
+        let again = try Questbak.run(["export", restored.path, "-o", directory.path("again.qbak").path])
+        XCTAssertFalse(again.standardError.contains("activeDays"), again.standardError)
+    }
+
     func testNegativeZeroAndUnderflowAreRefusedByNameInEveryReader() throws {
         let directory = try TemporaryTestDirectory()
         // TimeQuest's records: a Double, an Int and a date.
