@@ -49,10 +49,17 @@ enum ColumnAffinity: String {
         case (.integer, .integer), (.numeric, .integer): mayChange = false
         }
         guard mayChange else { return nil }
-        try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_affinity (value \(rawValue))")
-        try ExactSQL.execute(db, sql: "INSERT INTO temp.questbak_affinity (value) VALUES (?)", [value])
-        let stored = try ExactSQL.fetchAll(db, sql: "SELECT value FROM temp.questbak_affinity").first?.first ?? .null
-        try db.execute(sql: "DROP TABLE temp.questbak_affinity")
+        // One column per affinity, made once per connection (a table made and dropped per value
+        // would change the schema each time, and every prepared statement would be made again).
+        let column = "value_\(rawValue.lowercased())"
+        try db.execute(
+            sql:
+                "CREATE TEMP TABLE IF NOT EXISTS questbak_affinity (value_integer INTEGER, value_text TEXT, value_blob BLOB, value_real REAL, value_numeric NUMERIC)"
+        )
+        try ExactSQL.execute(try db.cachedStatement(sql: "INSERT INTO temp.questbak_affinity (\(column)) VALUES (?)"), [value])
+        var stored = StoredValue.null
+        try ExactSQL.forEachRow(try db.cachedStatement(sql: "SELECT \(column) FROM temp.questbak_affinity")) { stored = $0[0] }
+        try db.cachedStatement(sql: "DELETE FROM temp.questbak_affinity").execute()
         return stored.isIdentical(to: value) ? nil : stored
     }
 }
