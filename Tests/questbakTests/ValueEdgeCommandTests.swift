@@ -202,7 +202,7 @@ final class ValueEdgeCommandTests: XCTestCase {
             let archive = try edited(model, in: directory) {
                 try ArchiveRepack.setValue(in: $0, member: "entities/Recipe.jsonl", primaryKey: 2, key: key, json: raw)
             }
-            try assertImportRefused(archive, mentions: ["entities/Recipe.jsonl line 3", "Recipe _pk 2: \(key) must be"])
+            try assertImportRefused(archive, mentions: ["entities/Recipe.jsonl line 3", "\(key) must be", "(Recipe _pk 2)"])
         }
     }
 

@@ -199,7 +199,7 @@ enum ModelMemberEncoding {
             } catch let mismatch as ValueJSON.TypeMismatch {
                 throw LineError(
                     reason:
-                        "\(plan.name) \(RecordJSON.primaryKeyKey) \(primaryKey): \(name) must be \(mismatch.expected), found \(mismatch.found)"
+                        "\(name) must be \(mismatch.expected), found \(mismatch.found) (\(plan.name) \(RecordJSON.primaryKeyKey) \(primaryKey))"
                 )
             }
         }

@@ -202,10 +202,10 @@ extension ValueJSON {
     /// Interprets a JSON value as a property of `kind`; a mismatch names both types.
     ///
     /// Every reader refuses a value the store would give back as another value (a negative zero,
-    /// an Int16 beyond its range, a Float a Float cannot hold). With `exactSpelling`, it also
+    /// an Int16 beyond its range, a Float beyond Float's). With `exactSpelling`, it also
     /// refuses another spelling of a value than the one export writes (`"60"` for a Double, a
     /// lower-case UUID, a date as a number inside years 0001–9999, `.500` for `.5`, `textBytes`
-    /// that are valid UTF-8): a reader whose restore proves itself against the archive's own
+    /// that are valid UTF-8, a Float's 0.1 for 0.10000000149011612): a reader whose restore proves itself against the archive's own
     /// checksums (format 3) would otherwise find the difference only after writing the store.
     package static func value(_ json: JSONValue, as kind: AttributeKind, exactSpelling: Bool = false) throws -> Value {
         func mismatch(_ expected: String) -> TypeMismatch { TypeMismatch(expected: expected, found: json.typeName) }
@@ -238,8 +238,9 @@ extension ValueJSON {
                 throw TypeMismatch(expected: "a number a Double holds exactly", found: String(number))
             }
             if exactSpelling { throw TypeMismatch(expected: "a number as questbak writes it (\(Double(number)))", found: String(number)) }
-            return try checkedFloat(Double(number), kind)
-        case (.double, .number(let number)), (.float, .number(let number)): return try checkedFloat(number, kind)
+            return try checkedFloat(Double(number), kind, exactSpelling: exactSpelling)
+        case (.double, .number(let number)), (.float, .number(let number)):
+            return try checkedFloat(number, kind, exactSpelling: exactSpelling)
         case (.double, .string(let text)), (.float, .string(let text)):
             guard let number = nonFiniteSpellings[text] else { throw mismatch("a number") }
             return .double(number)
@@ -318,10 +319,15 @@ extension ValueJSON {
         }
     }
 
-    /// A finite number as a Double, or as a Float attribute holds it: a Float column gives back
-    /// only what a Float holds, so 1e300 or 0.1 would come back as another number.
-    private static func checkedFloat(_ number: Double, _ kind: AttributeKind) throws -> Value {
-        if kind == .float, !Value.isExactFloat(number) {
+    /// A number as a Double, or as a Float attribute holds it: 1e300 is beyond any Float, and an
+    /// archive's 0.1 (`exactSpelling`) is not what a store gives back (0.10000000149011612). A
+    /// schema file's default of 0.1 is the Float nearest it, as in Swift source.
+    private static func checkedFloat(_ number: Double, _ kind: AttributeKind, exactSpelling: Bool) throws -> Value {
+        guard kind == .float else { return .double(number) }
+        if number.isFinite, number.magnitude > Double(Float.greatestFiniteMagnitude) {
+            throw TypeMismatch(expected: "a number within Float's range", found: "\(number)")
+        }
+        if exactSpelling, !Value.isExactFloat(number) {
             throw TypeMismatch(expected: "a number a Float holds exactly (such as 0.10000000149011612)", found: "\(number)")
         }
         return .double(number)
