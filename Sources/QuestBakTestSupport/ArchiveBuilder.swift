@@ -34,6 +34,21 @@ public struct ArchiveBuilder {
     /// Applied to a member's bytes after the manifest was computed, to damage it.
     public var damageMember: (String, inout Data) -> Void = { _, _ in }
 
+    /// Whether the archive carries `store/metadata.plist`, as every export does (early tools
+    /// wrote none, and a restore then computes the metadata, a change it reports).
+    public var carriesMetadata = true
+    /// The bytes of `store/metadata.plist`; nil: the metadata a store of the schema has.
+    public var metadataBytes: Data?
+
+    /// The metadata member's bytes, when the archive has one.
+    var metadataMember: Data? {
+        guard carriesMetadata else { return nil }
+        if let metadataBytes { return metadataBytes }
+        return schema.map { StoreMetadata(schema: $0, uuid: Self.storeUUID).encodedPlist }
+    }
+
+    static let storeUUID = "00000000-0000-4000-8000-000000000001"
+
     public init(schemaVersion: String?) {
         self.schemaVersion = schemaVersion
     }
@@ -97,20 +112,28 @@ public struct ArchiveBuilder {
             damageMember(member.name, &data)
             try data.write(to: staging.appendingPathComponent("entities/\(member.name).jsonl"))
         }
+        var files: [[String: Any]] = []
+        if let metadata = metadataMember {
+            try FileManager.default.createDirectory(at: staging.appendingPathComponent("store"), withIntermediateDirectories: true)
+            try metadata.write(to: staging.appendingPathComponent(ArchiveManifest.metadataPath))
+            files.append([
+                "path": ArchiveManifest.metadataPath, "bytes": metadata.count,
+                "sha256": SHA256.hash(data: metadata).map { String(format: "%02x", $0) }.joined(),
+            ])
+        }
         var manifest: [String: Any] = [
             "format": "questbak-archive", "formatVersion": formatVersion, "createdAt": createdAt,
             "tool": ["name": "test", "version": "0"],
             "source": [
-                "storeUUID": "00000000-0000-4000-8000-000000000001", "versionIdentifiers": [schemaVersion ?? "1.0.0"], "walFrames": 0,
-                "schema": schemaKind,
+                "storeUUID": Self.storeUUID, "versionIdentifiers": [schemaVersion ?? "1.0.0"], "walFrames": 0, "schema": schemaKind,
             ],
-            "entities": entities, "files": [], "bookkeepingRows": [:],
+            "entities": entities, "files": files, "bookkeepingRows": [:],
         ]
         if let schemaVersion { manifest["schemaVersion"] = schemaVersion }
         editManifest(&manifest)
         try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(
             to: staging.appendingPathComponent("manifest.json"))
-        let names = ["manifest.json"] + members.map { "entities/\($0.name).jsonl" }
+        let names = ["manifest.json"] + members.map { "entities/\($0.name).jsonl" } + files.compactMap { $0["path"] as? String }
         let status = try Questbak.runProcess(
             "/usr/bin/env", ["tar", "--zstd", "--format=ustar", "-cf", archive.path, "-C", staging.path] + names)
         guard status == 0 else { throw CocoaError(.fileWriteUnknown) }

@@ -11,7 +11,7 @@ final class JSONLineTests: XCTestCase {
 
     func testValues() throws {
         let members = try parse(
-            #" {"a":null,"b":true,"c":false,"d":-0,"e":9223372036854775807,"f":9223372036854775808,"g":1.5e-7,"h":"x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00","i":[1,[2,[]],{}],"j":{"k":"l"}} "#
+            #" {"a":null,"b":true,"c":false,"d":0,"e":9223372036854775807,"f":9223372036854775808,"g":1.5e-7,"h":"x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00","i":[1,[2,[]],{}],"j":{"k":"l"}} "#
         )
         XCTAssertEqual(members.map(\.key), ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"])
         XCTAssertEqual(
@@ -32,6 +32,10 @@ final class JSONLineTests: XCTestCase {
             #"{"a":01}"#: "leading zero",
             #"{"a":1.}"#: "invalid number",
             #"{"a":1e999}"#: "out of range",
+            // Numbers a store would give back as others: refused by their key.
+            #"{"a":-0}"#: "a is -0",
+            #"{"a":[1,1e-400]}"#: "a is 1e-400, too small for a Double",
+            #"{"a":{"b":-1.0e-999}}"#: "b is -1.0e-999, too small",
             #"{"a":"\ud800"}"#: "lone surrogate",
             #"{"a":"\udc00"}"#: "lone surrogate",
             #"{"a":"\x"}"#: "invalid escape",

@@ -155,7 +155,7 @@ final class RepairRuleTests: XCTestCase {
         }
         // Every name in the log comes from a rule, except the importer's own bookkeeping and
         // what a merge (`import --merge`) does to the store it merges into.
-        let importerOnly: Set<RepairEntry.Rule> = [.unknownProperty, .maximumPrimaryKey]
+        let importerOnly: Set<RepairEntry.Rule> = [.unknownProperty, .maximumPrimaryKey, .metadata]
         let mergeOnly: Set<RepairEntry.Rule> = [.insert, .fill, .conflict, .supersede, .link, .dangling]
         XCTAssertEqual(Set(meaning.keys), Set(RepairEntry.Rule.allCases).subtracting(importerOnly).subtracting(mergeOnly))
         XCTAssertEqual(

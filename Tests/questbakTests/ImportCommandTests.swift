@@ -200,6 +200,10 @@ final class ImportCommandTests: XCTestCase {
                     "_pk": "3", "entity": "PlayerProfile", "field": "cloudID", "kind": "migration", "new": "singleton-player-profile",
                     "rule": "cloudID",
                 ],
+                [
+                    "_pk": "1", "entity": "Z_METADATA", "field": "Z_PLIST", "kind": "bookkeeping", "rule": "metadata",
+                    "new": "metadata computed for schema 2.0.0: the store is written as schema 2.0.0, not 1.0.0",
+                ],
             ])
         XCTAssertEqual(
             try rows(store, "SELECT Z_PK, ZTOTALXP, ZCURRENTSTREAK, ZSOUNDENABLED, ZCLOUDID FROM ZPLAYERPROFILE"),
@@ -415,7 +419,8 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertEqual(real["dryRun"] as? Bool, false)
         XCTAssertEqual(dry["counts"] as? [String: Int], real["counts"] as? [String: Int])
         XCTAssertEqual(
-            dry["counts"] as? [String: Int], ["migration.cloudID": 29, "repair.dedup": 3, "repair.merge": 4, "repair.orphan": 1])
+            dry["counts"] as? [String: Int],
+            ["migration.cloudID": 29, "repair.dedup": 3, "repair.merge": 4, "repair.orphan": 1, "bookkeeping.metadata": 1])
         XCTAssertEqual(NSArray(array: dry["entities"] as! [Any]), NSArray(array: real["entities"] as! [Any]))
         XCTAssertEqual(entries(dry), entries(real))
     }
@@ -457,7 +462,8 @@ final class ImportCommandTests: XCTestCase {
         let result = try Questbak.run(["import", archive.path, "--into", store.path, "--to-version", "2.0.0", "--json"])
         XCTAssertEqual(result.status, 0, result.standardError)
         let counts = try report(result)["counts"] as? [String: Int]
-        XCTAssertEqual(counts, ["migration.cloudID": 13], "only cloudIDs are added: \(String(describing: counts))")
+        // Only cloudIDs are added, and the metadata is computed for V2 (an entry of the report).
+        XCTAssertEqual(counts, ["migration.cloudID": 13, "bookkeeping.metadata": 1], "\(String(describing: counts))")
         for table in ["ZROUTINE", "ZROUTINETASK", "ZGAMESESSION", "ZTASKESTIMATION", "ZPLAYERPROFILE"] {
             let columns = try rows(source, "SELECT group_concat(name) FROM pragma_table_info('\(table)')")[0][0]
             XCTAssertEqual(

@@ -160,7 +160,7 @@ enum ModelMemberEncoding {
         do {
             members = try JSONLine.parseObject(line)
         } catch let error as JSONLine.SyntaxError {
-            throw LineError(reason: "not a JSON object: \(error)")
+            throw LineError(reason: error.lineReason)
         }
         var object: [String: JSONValue] = [:]
         for member in members { object[member.key] = member.value }
@@ -193,9 +193,14 @@ enum ModelMemberEncoding {
             let name = field.path.joined(separator: ".")
             guard let json = try container(parents)[field.path[field.path.count - 1]] else { throw LineError(reason: "\(name) is missing") }
             do {
-                values.append(ValueCoding.encode(try ValueJSON.value(json, as: field.kind)))
+                // Spelled as export writes it: the restore proves itself against the archive's
+                // checksums, so another spelling would be found only after the store is written.
+                values.append(ValueCoding.encode(try ValueJSON.value(json, as: field.kind, exactSpelling: true)))
             } catch let mismatch as ValueJSON.TypeMismatch {
-                throw LineError(reason: "\(name) must be \(mismatch.expected), found \(mismatch.found)")
+                throw LineError(
+                    reason:
+                        "\(name) must be \(mismatch.expected), found \(mismatch.found) (\(plan.name) \(RecordJSON.primaryKeyKey) \(primaryKey))"
+                )
             }
         }
         // Every key of every composite level was a field or a composite.

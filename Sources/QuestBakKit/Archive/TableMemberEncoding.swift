@@ -66,6 +66,17 @@ enum TableMemberEncoding {
         var found: String
     }
 
+    /// The stored value a JSON value of a table row stands for, refused when a column of
+    /// `affinity` would store another (`ColumnAffinity`).
+    static func value(_ json: JSONValue, affinity: ColumnAffinity, in db: Database) throws -> StoredValue {
+        let value = try value(json)
+        if let stored = try affinity.storedForm(of: value, in: db) {
+            throw Mismatch(
+                found: "\(value.summary), which its column (\(affinity.rawValue) affinity) would store as \(stored.summary)")
+        }
+        return value
+    }
+
     /// The stored value a JSON value of a table row stands for.
     static func value(_ json: JSONValue) throws -> StoredValue {
         switch json {
@@ -76,11 +87,20 @@ enum TableMemberEncoding {
         case .object(let members) where members.count == 1:
             guard let (key, inner) = members.first.map({ ($0.key, $0.value) }) else { throw Mismatch(found: "an empty object") }
             switch (key, inner) {
+            // Spelled as export writes them, since the restore proves itself against the member's
+            // checksum: base64 as questbak writes it, textBytes only for text that is not UTF-8.
             case (blobKey, .string(let text)):
-                guard let bytes = Data(base64Encoded: text) else { throw Mismatch(found: "a blob that is not base64") }
+                guard let bytes = ValueJSON.base64(text, exactSpelling: true) else {
+                    throw Mismatch(found: "a blob that is not base64 as questbak writes it")
+                }
                 return .blob(bytes)
             case (ValueJSON.textBytesKey, .string(let text)):
-                guard let bytes = Data(base64Encoded: text) else { throw Mismatch(found: "textBytes that are not base64") }
+                guard let bytes = ValueJSON.base64(text, exactSpelling: true) else {
+                    throw Mismatch(found: "textBytes that are not base64 as questbak writes it")
+                }
+                guard String(validating: bytes, as: UTF8.self) == nil else {
+                    throw Mismatch(found: "textBytes of valid UTF-8 (written as a string)")
+                }
                 return .text(bytes)
             case (realKey, .string("Infinity")): return .real(.infinity)
             case (realKey, .string("-Infinity")): return .real(-.infinity)

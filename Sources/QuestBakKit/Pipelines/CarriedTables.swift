@@ -15,7 +15,7 @@ struct CarriedTables {
     let createsTables: Bool
     /// Each table's INSERT and columns (the statement itself is the connection's cached one, so
     /// nothing here outlives the connection).
-    private var inserts: [String: (sql: String, columns: [String])] = [:]
+    private var inserts: [String: (sql: String, columns: [String], affinities: [ColumnAffinity])] = [:]
 
     init(archive: String, tables: [ArchiveManifest.TableMember], createsTables: Bool = true) {
         self.archive = archive
@@ -34,7 +34,7 @@ struct CarriedTables {
             guard try db.tableExists(table.name) else {
                 throw refuse(table, "table \(table.name) is not one the archive's statements make")
             }
-            prepareInsert(table, columns: try db.columns(in: table.name).map(\.name))
+            prepareInsert(table, columns: try db.columns(in: table.name))
         }
         for table in tables where createsTables {
             guard try !db.tableExists(table.name) else {
@@ -51,14 +51,15 @@ struct CarriedTables {
             else {
                 throw refuse(table, "its statements create something other than table \(table.name) and its indexes")
             }
-            prepareInsert(table, columns: try db.columns(in: table.name).map(\.name))
+            prepareInsert(table, columns: try db.columns(in: table.name))
         }
     }
 
-    private mutating func prepareInsert(_ table: ArchiveManifest.TableMember, columns: [String]) {
+    private mutating func prepareInsert(_ table: ArchiveManifest.TableMember, columns info: [ColumnInfo]) {
+        let columns = info.map(\.name)
         let sql =
             "INSERT INTO \(table.name.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        inserts[table.name] = (sql, columns)
+        inserts[table.name] = (sql, columns, info.map { ColumnAffinity(declaredType: $0.type) })
     }
 
     private func execute(_ sql: String, prefixes: [String], for table: ArchiveManifest.TableMember, in db: Database) throws {
@@ -93,14 +94,14 @@ struct CarriedTables {
         do {
             members = try JSONLine.parseObject(line)
         } catch let error as JSONLine.SyntaxError {
-            throw invalid("not a JSON object: \(error)")
+            throw invalid(error.lineReason)
         }
         guard members.map(\.key) == insert.columns else {
             throw invalid("the row's keys are not the table's columns (\(insert.columns.joined(separator: ", ")))")
         }
-        let values: [StoredValue] = try members.map { member in
+        let values: [StoredValue] = try zip(members, insert.affinities).map { member, affinity in
             do {
-                return try TableMemberEncoding.value(member.value)
+                return try TableMemberEncoding.value(member.value, affinity: affinity, in: db)
             } catch let mismatch as TableMemberEncoding.Mismatch {
                 throw invalid("\(member.key) holds \(mismatch.found)")
             }

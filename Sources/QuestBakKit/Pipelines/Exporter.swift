@@ -294,6 +294,7 @@ public enum Exporter {
         var carriedByRecords: Set<String> = []
         switch description {
         case .timeQuest(let schema):
+            staged.warnings += try TransformableArray.reencodedAttributes(db, schema: schema)
             for entity in schema.entities {
                 try stageEntity(entity.name) { write in
                     try EntityMemberEncoding.encode(

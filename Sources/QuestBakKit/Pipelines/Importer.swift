@@ -244,8 +244,18 @@ public enum Importer {
                                 field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
                     }
                 }
-                let (metadata, metadataNote) = try plan.metadata(archiveFiles: files)
+                let (metadata, metadataNote, computed) = try plan.metadata(archiveFiles: files, archive: path)
                 if let metadataNote { notes.append(metadataNote) }
+                if computed, let metadataNote {
+                    // The store's metadata is not the archive's: a change to the store, so an entry
+                    // of the report (old: the version the archive's metadata names, if any).
+                    let carried = try files[ArchiveManifest.metadataPath].map { try StoreMetadata(uuid: "", encodedPlist: $0) }
+                    try log.record(
+                        RepairEntry(
+                            rule: .metadata, kind: .bookkeeping, entity: "Z_METADATA", primaryKey: 1, cloudID: nil, field: "Z_PLIST",
+                            old: .value(carried.map { .stringArray($0.versionIdentifiers) } ?? .null),
+                            new: .value(.string(metadataNote))))
+                }
                 return StoreWriter.Bookkeeping(
                     metadata: metadata, modelCache: try plan.modelCache(archiveFiles: files), maximumPrimaryKeyFloor: floors)
             }
@@ -420,7 +430,7 @@ public enum Importer {
             do {
                 members = try JSONLine.parseObject(line)
             } catch let error as JSONLine.SyntaxError {
-                throw invalid("not a JSON object: \(error)")
+                throw invalid(error.lineReason)
             }
             guard case .integer(let primaryKey)? = members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value else {
                 throw invalid("\(RecordJSON.primaryKeyKey) must be an integer")
@@ -454,6 +464,13 @@ public enum Importer {
                         throw invalid("\(key) must be \(mismatch.expected), found \(mismatch.found)")
                     }
                 } else if let relationship = entity.relationship(named: key) {
+                    // A to-many follows from its inverse's keys, so the format has no place for it:
+                    // a value given here would be dropped without a word.
+                    guard !relationship.isToMany else {
+                        throw invalid(
+                            "\(key) is a to-many relationship, which a record does not carry (it follows from \(relationship.destination).\(relationship.inverse ?? "its inverse")); found \(json.typeName)"
+                        )
+                    }
                     // Any integer: a key that points at no record is an orphan, whatever its value.
                     switch json {
                     case .null: values[key] = .null
@@ -495,17 +512,35 @@ public enum Importer {
         /// Metadata: from the template store; else the archive's own when the version is unchanged
         /// and its hashes are the target's (so the app sees the same store); else computed. Any
         /// metadata but the archive's own comes with a note saying so.
-        func metadata(archiveFiles: [String: Data]) throws -> (StoreMetadata, note: String?) {
+        func metadata(archiveFiles: [String: Data], archive: String) throws -> (StoreMetadata, note: String?, computed: Bool) {
             let uuid = manifest.source.storeUUID
+            // Metadata the archive carries but that cannot be read is damage: computing new
+            // metadata in its place would change the store without a word.
+            var carried: StoreMetadata?
+            if let bytes = archiveFiles[ArchiveManifest.metadataPath] {
+                let decoded: StoreMetadata
+                do {
+                    decoded = try StoreMetadata(uuid: uuid, encodedPlist: bytes)
+                } catch {
+                    throw ArchiveError.unexpectedMember(
+                        path: archive, member: ArchiveManifest.metadataPath,
+                        reason: "cannot be decoded as a binary property list: \((error as? LocalizedError)?.errorDescription ?? "\(error)")"
+                    )
+                }
+                guard case .dictionary = decoded.plist else {
+                    throw ArchiveError.unexpectedMember(
+                        path: archive, member: ArchiveManifest.metadataPath, reason: "is a property list but not a dictionary of metadata")
+                }
+                carried = decoded
+            }
             if let template {
                 let metadata = template.metadata
                 guard metadata.schemaMatchingHashes(in: [target]) != nil else {
                     throw ImportError.template(
                         path: template.path, reason: "its model hashes are not those of schema \(target.versionIdentifier)")
                 }
-                return (metadata.withUUID(uuid), "metadata taken from the template store \(template.path)")
+                return (metadata.withUUID(uuid), "metadata taken from the template store \(template.path)", false)
             }
-            let carried = archiveFiles[ArchiveManifest.metadataPath].flatMap { try? StoreMetadata(uuid: uuid, encodedPlist: $0) }
             let namesTarget = carried?.versionIdentifiers == [target.versionIdentifier]
             if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried,
                 carried.schemaMatchingHashes(in: [target]) != nil,
@@ -515,14 +550,15 @@ public enum Importer {
                 if case .string(let plistUUID)? = carried.plist["NSStoreUUID"], plistUUID != uuid {
                     return (
                         carried,
-                        "Z_UUID \"\(ArchiveError.displayName(uuid))\" and the metadata's NSStoreUUID \"\(ArchiveError.displayName(plistUUID))\" differ, as the archive has them"
+                        "Z_UUID \"\(ArchiveError.displayName(uuid))\" and the metadata's NSStoreUUID \"\(ArchiveError.displayName(plistUUID))\" differ, as the archive has them",
+                        false
                     )
                 }
-                return (carried, nil)
+                return (carried, nil, false)
             }
             let why: String
             if carried == nil {
-                why = "the archive has no readable metadata.plist"
+                why = "the archive has no metadata.plist"
             } else if source.versionIdentifier != target.versionIdentifier || newerSource {
                 why = "the store is written as schema \(target.versionIdentifier), not \(manifest.effectiveSchemaVersion)"
             } else if !namesTarget {
@@ -533,7 +569,7 @@ public enum Importer {
             let computed = StoreMetadata(
                 schema: target, uuid: uuid, frameworkVersion: manifest.source.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
                 carryingOver: carried)
-            return (computed, "metadata computed for schema \(target.versionIdentifier): \(why)")
+            return (computed, "metadata computed for schema \(target.versionIdentifier): \(why)", true)
         }
 
         /// The compiled model travels only where it still describes the store.

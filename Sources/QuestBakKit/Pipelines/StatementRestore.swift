@@ -245,6 +245,9 @@ struct StatementRestore {
         /// What the model's repairs work on, once the model is known.
         var context: ModelRepairContext?
         var statements: [String: (insert: Statement, columns: [String])] = [:]
+        /// A generic archive's entity tables: their columns but `Z_PK`, and every column's affinity
+        /// (`Z_PK`'s first), read once.
+        var genericColumns: [String: (names: [String], affinities: [ColumnAffinity])] = [:]
 
         init(restore: StatementRestore, db: Database, log: RepairLog) {
             self.restore = restore
@@ -267,8 +270,12 @@ struct StatementRestore {
             }
             // The model is the store's only if its hashes are the metadata's (export checked it; a
             // tampered archive may not have been made by an export).
-            guard let plist = files[ArchiveManifest.metadataPath], let metadata = try? StoreMetadata(uuid: "", encodedPlist: plist) else {
+            guard let plist = files[ArchiveManifest.metadataPath] else {
                 throw restore.invalid(member, 1, "the archive's metadata (\(ArchiveManifest.metadataPath)) must come before its records")
+            }
+            guard let metadata = try? StoreMetadata(uuid: "", encodedPlist: plist), case .dictionary = metadata.plist else {
+                throw ArchiveError.unexpectedMember(
+                    path: restore.archive, member: ArchiveManifest.metadataPath, reason: "cannot be decoded as a dictionary of metadata")
             }
             let differing = metadata.hashDifferences(from: ModelVersionHashes(model: model))
             guard differing.isEmpty else {
@@ -344,16 +351,22 @@ struct StatementRestore {
             do {
                 members = try JSONLine.parseObject(line)
             } catch let error as JSONLine.SyntaxError {
-                throw restore.invalid(member.path, lineNumber, "not a JSON object: \(error)")
+                throw restore.invalid(member.path, lineNumber, error.lineReason)
             }
-            let columns = try db.columns(in: table).map(\.name).filter { $0.uppercased() != "Z_PK" }
-            guard members.map(\.key) == [RecordJSON.primaryKeyKey] + columns else {
+            if genericColumns[table] == nil {
+                let info = try db.columns(in: table)
+                let primaryKey = info.filter { $0.name.uppercased() == "Z_PK" }
+                let others = info.filter { $0.name.uppercased() != "Z_PK" }
+                genericColumns[table] = (others.map(\.name), (primaryKey + others).map { ColumnAffinity(declaredType: $0.type) })
+            }
+            guard let (columns, affinities) = genericColumns[table] else { return }
+            guard members.map(\.key) == [RecordJSON.primaryKeyKey] + columns, affinities.count == members.count else {
                 throw restore.invalid(
                     member.path, lineNumber, "the record's keys are not _pk and the table's columns (\(columns.joined(separator: ", ")))")
             }
-            let values: [StoredValue] = try members.map { item in
+            let values: [StoredValue] = try zip(members, affinities).map { item, affinity in
                 do {
-                    return try TableMemberEncoding.value(item.value)
+                    return try TableMemberEncoding.value(item.value, affinity: affinity, in: db)
                 } catch let mismatch as TableMemberEncoding.Mismatch {
                     throw restore.invalid(member.path, lineNumber, "\(item.key) holds \(mismatch.found)")
                 }
@@ -377,7 +390,8 @@ struct StatementRestore {
         func run(_ statement: Statement, _ values: [StoredValue], member: String, lineNumber: Int, primaryKey: Int64) throws {
             do {
                 try ExactSQL.execute(statement, values)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            } catch let error as DatabaseError where [.SQLITE_CONSTRAINT, .SQLITE_MISMATCH].contains(error.resultCode) {
+                // A constraint, or a value an INTEGER PRIMARY KEY cannot be: the archive's line.
                 throw restore.invalid(member, lineNumber, "record \(primaryKey) cannot be stored: \(error.message ?? "a constraint fails")")
             }
         }

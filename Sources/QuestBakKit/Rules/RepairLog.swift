@@ -12,7 +12,8 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
         /// Data the target schema has no place for (`--allow-newer`); kept here, not dropped.
         case unstorable
         /// Core Data's bookkeeping made consistent with the records (`Z_MAX` raised to the
-        /// largest `Z_PK`); always allowed, always reported.
+        /// largest `Z_PK`, the metadata computed for the schema written); always allowed, always
+        /// reported.
         case bookkeeping
         /// What `import --merge` did to the store: a record inserted, a field filled, a conflict
         /// settled, a cloudID superseded, a link added, a reference that could not be translated.
@@ -25,6 +26,8 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
         case cloudID
         case unknownProperty = "unknown-property"
         case maximumPrimaryKey = "z-max"
+        /// The store's metadata computed (the archive's names another version, or it has none).
+        case metadata
         case insert, fill, conflict, supersede, link, dangling
     }
 

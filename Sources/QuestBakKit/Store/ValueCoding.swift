@@ -12,17 +12,33 @@ enum ValueCoding {
         switch (kind, stored) {
         case (_, .null):
             return .null
-        case (.integer, .integer(let number)), (.integer16, .integer(let number)), (.integer32, .integer(let number)):
+        case (.integer, .integer(let number)):
             return .integer(number)
+        // A value its attribute's type cannot hold is no value of that type: a backup by the
+        // model would carry what the app can never read back, and a restore refuses it.
+        case (.integer16, .integer(let number)):
+            guard Int16(exactly: number) != nil else { throw Failure(reason: "INTEGER \(number) is outside Int16's range") }
+            return .integer(number)
+        case (.integer32, .integer(let number)):
+            guard Int32(exactly: number) != nil else { throw Failure(reason: "INTEGER \(number) is outside Int32's range") }
+            return .integer(number)
+        case (.float, .real(let number)):
+            guard Value.isExactFloat(number) else { throw Failure(reason: "REAL \(number) is not a number a Float holds") }
+            return .double(number)
+        case (.float, .integer(let number)):
+            guard Value.isExactDouble(number), Value.isExactFloat(Double(number)) else {
+                throw Failure(reason: "INTEGER \(number) in a Float column: a Float cannot hold it exactly")
+            }
+            return .double(Double(number))
         case (.decimal, .integer), (.decimal, .real):
             guard let text = decimalText(stored) else { throw Failure(reason: "\(stored.summary) is not a decimal") }
             return .decimal(text)
         case (.boolean, .integer(let number)):
             guard number == 0 || number == 1 else { throw Failure(reason: "boolean stored as \(number), expected 0 or 1") }
             return .boolean(number == 1)
-        case (.double, .real(let number)), (.float, .real(let number)):
+        case (.double, .real(let number)):
             return .double(number)
-        case (.double, .integer(let number)), (.float, .integer(let number)):
+        case (.double, .integer(let number)):
             guard Value.isExactDouble(number) else {
                 throw Failure(reason: "INTEGER \(number) in a FLOAT column: a Double cannot hold it exactly")
             }

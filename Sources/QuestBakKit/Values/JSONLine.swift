@@ -12,8 +12,20 @@ enum JSONLine {
     struct SyntaxError: Error, CustomStringConvertible, LocalizedError {
         var offset: Int
         var reason: String
-        var description: String { "\(reason) at byte \(offset + 1)" }
+        /// The key whose value is at fault, when the line is well-formed but one value is not one
+        /// questbak can keep (a number SQLite would store as another number).
+        var key: String?
+        /// A well-formed number that cannot be kept, as opposed to text that is not JSON.
+        var isValueError = false
+        var description: String { "\(key.map { "\($0) " } ?? "")\(reason) at byte \(offset + 1)" }
         var errorDescription: String? { description }
+
+        /// What a reader says about its line: the key and what is wrong with its value, or that
+        /// the line is no JSON object.
+        var lineReason: String {
+            guard let key else { return "not a JSON object: \(description)" }
+            return "\(key) \(reason)"
+        }
     }
 
     static let maximumDepth = 64
@@ -89,7 +101,13 @@ enum JSONLine {
                 skipWhitespace()
                 guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
                 position += 1
-                members.append((key, try parseValue(depth: depth)))
+                do {
+                    members.append((key, try parseValue(depth: depth)))
+                } catch var error as SyntaxError where error.key == nil && error.isValueError {
+                    // The innermost key names the value (an element of an array names its array).
+                    error.key = key
+                    throw error
+                }
                 skipWhitespace()
                 switch peek() {
                 case UInt8(ascii: ","): position += 1
@@ -172,9 +190,24 @@ enum JSONLine {
                 while isDigit(peek()) { position += 1 }
             }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+            // Numbers that SQLite would give back as another number are refused by their key, never
+            // read as the number they round to: an integer has no negative zero (a REAL −0.0 is
+            // written with its fraction), and a Double cannot hold 1e-400, which would become 0.
+            if integral, text == "-0" {
+                throw SyntaxError(offset: start, reason: "is -0, which no integer is (SQLite keeps no negative zero)", isValueError: true)
+            }
             if integral, let integer = Int64(text) { return .integer(integer) }
             guard let number = Double(text), number.isFinite else { throw SyntaxError(offset: start, reason: "number out of range") }
+            if number == 0, Self.hasNonZeroDigit(text) {
+                throw SyntaxError(
+                    offset: start, reason: "is \(text.prefix(40)), too small for a Double: it would be stored as 0", isValueError: true)
+            }
             return .number(number)
+        }
+
+        /// Whether a number's digits before its exponent hold anything but zeros.
+        static func hasNonZeroDigit(_ text: String) -> Bool {
+            text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }.contains { (49...57).contains($0) }
         }
 
         /// At `"`: the decoded string, past its closing quote.

@@ -84,6 +84,10 @@ extension Value {
         return .real(number)
     }
 
+    /// Whether a Float holds the number exactly (the infinities included), as a Float attribute's
+    /// value always is.
+    static func isExactFloat(_ number: Double) -> Bool { number.isNaN || Double(Float(number)) == number }
+
     /// Whether a Double holds the integer exactly (up to 2^53 in magnitude).
     static func isExactDouble(_ number: Int64) -> Bool { number.magnitude <= 1 << 53 }
 }

@@ -200,21 +200,35 @@ extension ValueJSON {
     }
 
     /// Interprets a JSON value as a property of `kind`; a mismatch names both types.
-    package static func value(_ json: JSONValue, as kind: AttributeKind) throws -> Value {
+    ///
+    /// Every reader refuses a value the store would give back as another value (a negative zero,
+    /// an Int16 beyond its range, a Float beyond Float's). With `exactSpelling`, it also
+    /// refuses another spelling of a value than the one export writes (`"60"` for a Double, a
+    /// lower-case UUID, a date as a number inside years 0001–9999, `.500` for `.5`, `textBytes`
+    /// that are valid UTF-8, a Float's 0.1 for 0.10000000149011612): a reader whose restore proves itself against the archive's own
+    /// checksums (format 3) would otherwise find the difference only after writing the store.
+    package static func value(_ json: JSONValue, as kind: AttributeKind, exactSpelling: Bool = false) throws -> Value {
         func mismatch(_ expected: String) -> TypeMismatch { TypeMismatch(expected: expected, found: json.typeName) }
+        func quoted(_ text: String) -> String { "\"\(text.prefix(40))\"" }
         // SQLite keeps no negative zero (a REAL or NUMERIC column stores it as the integer 0), so
         // a store can never give one back: refused rather than changed without a word.
-        if case .number(let number) = json, number == 0, number.sign == .minus, [.double, .float, .date].contains(kind) {
+        if case .number(let number) = json, number == 0, number.sign == .minus {
             throw TypeMismatch(expected: "a number SQLite can keep (it stores −0.0 as 0)", found: "−0.0")
         }
         switch (kind, json) {
         case (_, .null): return .null
-        case (.integer, .integer(let number)), (.integer16, .integer(let number)), (.integer32, .integer(let number)):
+        case (.integer, .integer(let number)): return .integer(number)
+        case (.integer16, .integer(let number)):
+            guard Int16(exactly: number) != nil else { throw TypeMismatch(expected: "an Int16 (−32768 to 32767)", found: String(number)) }
+            return .integer(number)
+        case (.integer32, .integer(let number)):
+            guard Int32(exactly: number) != nil else {
+                throw TypeMismatch(expected: "an Int32 (−2147483648 to 2147483647)", found: String(number))
+            }
             return .integer(number)
         case (.decimal, .string(let text)):
             guard Value.decimalNumber(text) != nil else {
-                throw TypeMismatch(
-                    expected: "exact decimal text as questbak writes it (\"100\", \"12.5\")", found: "\"\(text.prefix(40))\"")
+                throw TypeMismatch(expected: "exact decimal text as questbak writes it (\"100\", \"12.5\")", found: quoted(text))
             }
             return .decimal(text)
         case (.boolean, .boolean(let flag)): return .boolean(flag)
@@ -223,30 +237,58 @@ extension ValueJSON {
             guard Value.isExactDouble(number) else {
                 throw TypeMismatch(expected: "a number a Double holds exactly", found: String(number))
             }
-            return .double(Double(number))
-        case (.double, .number(let number)), (.float, .number(let number)): return .double(number)
+            if exactSpelling { throw TypeMismatch(expected: "a number as questbak writes it (\(Double(number)))", found: String(number)) }
+            return try checkedFloat(Double(number), kind, exactSpelling: exactSpelling)
+        case (.double, .number(let number)), (.float, .number(let number)):
+            return try checkedFloat(number, kind, exactSpelling: exactSpelling)
         case (.double, .string(let text)), (.float, .string(let text)):
             guard let number = nonFiniteSpellings[text] else { throw mismatch("a number") }
             return .double(number)
         case (.date, .string(let text)):
-            if let seconds = DateText.secondsSinceReferenceDate(iso8601: text) { return .date(seconds) }
             if let number = nonFiniteSpellings[text] { return .date(number) }
-            throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: "\"\(text.prefix(40))\"")
-        case (.date, .integer(let number)): return Value.date(integer: number)
-        case (.date, .number(let number)): return .date(number)
+            guard let seconds = DateText.secondsSinceReferenceDate(iso8601: text) else {
+                throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: quoted(text))
+            }
+            if exactSpelling, let written = DateText.iso8601(secondsSinceReferenceDate: seconds), written != text {
+                throw TypeMismatch(expected: "the date as questbak writes it (\"\(written)\")", found: quoted(text))
+            }
+            return .date(seconds)
+        case (.date, .integer(let number)):
+            let value = Value.date(integer: number)
+            if exactSpelling, case .date(let seconds) = value {
+                throw TypeMismatch(
+                    expected: "an ISO 8601 date (an integer only from 2^51 seconds on)",
+                    found: "\(number) (written \(DateText.iso8601(secondsSinceReferenceDate: seconds).map { "\"\($0)\"" } ?? "\(seconds)"))"
+                )
+            }
+            return value
+        case (.date, .number(let number)):
+            if exactSpelling, let written = DateText.iso8601(secondsSinceReferenceDate: number) {
+                throw TypeMismatch(expected: "an ISO 8601 date (a number only outside years 0001–9999): \"\(written)\"", found: "\(number)")
+            }
+            return .date(number)
         case (.string, .string(let text)), (.uri, .string(let text)): return .string(text)
         case (.string, .object(let members)) where members.count == 1 && members[textBytesKey] != nil,
             (.uri, .object(let members)) where members.count == 1 && members[textBytesKey] != nil:
-            guard case .string(let encoded)? = members[textBytesKey], let bytes = Data(base64Encoded: encoded) else {
+            guard case .string(let encoded)? = members[textBytesKey], let bytes = base64(encoded, exactSpelling: exactSpelling) else {
                 throw TypeMismatch(expected: "{\"\(textBytesKey)\": base64 text}", found: "another value in \(textBytesKey)")
             }
-            return Value.text(bytes)
+            let value = Value.text(bytes)
+            if exactSpelling, case .string = value {
+                throw TypeMismatch(
+                    expected: "a string (\(textBytesKey) is only for text that is not valid UTF-8)", found: "\(textBytesKey) of valid UTF-8"
+                )
+            }
+            return value
         case (.uuid, .string(let text)):
-            guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: "\"\(text.prefix(40))\"") }
+            guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: quoted(text)) }
+            if exactSpelling, uuid.uuidString != text {
+                throw TypeMismatch(expected: "a UUID in upper case, as questbak writes it (\(uuid.uuidString))", found: quoted(text))
+            }
             return .uuid(uuid)
         case (.binary, .string(let text)), (.transformable, .string(let text)):
-            guard let bytes = Data(base64Encoded: text) else {
-                throw TypeMismatch(expected: "base64 text", found: "\"\(text.prefix(40))\"")
+            guard let bytes = base64(text, exactSpelling: exactSpelling) else {
+                throw TypeMismatch(expected: exactSpelling ? "base64 text as questbak writes it" : "base64 text", found: quoted(text))
             }
             return .binary(bytes)
         case (.integerArray, .array(let elements)):
@@ -275,6 +317,27 @@ extension ValueJSON {
         // A composite is read element by element (its elements are the stored values).
         case (.composite, _), (.objectID, _): throw mismatch("a value of one of its elements")
         }
+    }
+
+    /// A number as a Double, or as a Float attribute holds it: 1e300 is beyond any Float, and an
+    /// archive's 0.1 (`exactSpelling`) is not what a store gives back (0.10000000149011612). A
+    /// schema file's default of 0.1 is the Float nearest it, as in Swift source.
+    private static func checkedFloat(_ number: Double, _ kind: AttributeKind, exactSpelling: Bool) throws -> Value {
+        guard kind == .float else { return .double(number) }
+        if number.isFinite, number.magnitude > Double(Float.greatestFiniteMagnitude) {
+            throw TypeMismatch(expected: "a number within Float's range", found: "\(number)")
+        }
+        if exactSpelling, !Value.isExactFloat(number) {
+            throw TypeMismatch(expected: "a number a Float holds exactly (such as 0.10000000149011612)", found: "\(number)")
+        }
+        return .double(number)
+    }
+
+    /// Base64 text's bytes; with `exactSpelling`, only text that is those bytes' base64 as
+    /// questbak writes it (padding, no unused bits).
+    static func base64(_ text: String, exactSpelling: Bool) -> Data? {
+        guard let bytes = Data(base64Encoded: text) else { return nil }
+        return !exactSpelling || bytes.base64EncodedString() == text ? bytes : nil
     }
 }
 
