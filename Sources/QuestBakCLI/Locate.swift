@@ -31,7 +31,8 @@ extension Questbak {
         static var simulatorDevices: URL {
             // $HOME first, as the shell's ~ is (a CI job or a test may point it elsewhere).
             let home = ProcessInfo.processInfo.environment["HOME"].map { URL(fileURLWithPath: $0) }
-            return (home ?? FileManager.default.homeDirectoryForCurrentUser).appendingPathComponent("Library/Developer/CoreSimulator/Devices")
+            return (home ?? FileManager.default.homeDirectoryForCurrentUser).appendingPathComponent(
+                "Library/Developer/CoreSimulator/Devices")
         }
 
         func run() throws {

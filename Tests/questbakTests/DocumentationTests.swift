@@ -86,7 +86,8 @@ final class DocumentationTests: XCTestCase {
             readme.contains(
                 "test builds a simulator tree in `~/Library/Developer/CoreSimulator/Devices` holding a copy of\n`Fixtures/Gates/Ritualist/fixtures/v1-john`"
             ), "the README says what the simulator's store is")
-        XCTAssertTrue(readme.contains("uses a copy of\n`Fixtures/Gates/Ritualist/next` as `NextBuild`"), "the README says what NextBuild is")
+        XCTAssertTrue(
+            readme.contains("uses a copy of\n`Fixtures/Gates/Ritualist/next` as `NextBuild`"), "the README says what NextBuild is")
         let container = home.appendingPathComponent(
             "Library/Developer/CoreSimulator/Devices/0C8A5E0B-0000-4000-8000-000000000001/data/Containers/Data/Application/7D1F0000-0000-4000-8000-000000000002"
         )
@@ -94,8 +95,10 @@ final class DocumentationTests: XCTestCase {
         try FileManager.default.copyItem(
             at: Repository.fixtures.appendingPathComponent("Gates/Ritualist/fixtures/v1-john"),
             to: container.appendingPathComponent("Library/Application Support"))
-        try PropertyListSerialization.data(fromPropertyList: ["MCMMetadataIdentifier": "com.example.ritualist"], format: .binary, options: 0)
-            .write(to: container.appendingPathComponent(".com.apple.mobile_container_manager.metadata.plist"))
+        try PropertyListSerialization.data(
+            fromPropertyList: ["MCMMetadataIdentifier": "com.example.ritualist"], format: .binary, options: 0
+        )
+        .write(to: container.appendingPathComponent(".com.apple.mobile_container_manager.metadata.plist"))
         try FileManager.default.copyItem(
             at: Repository.fixtures.appendingPathComponent("Gates/Ritualist/next"), to: home.appendingPathComponent("NextBuild"))
         var blocks: [[String]] = []
