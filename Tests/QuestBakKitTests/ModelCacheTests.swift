@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import QuestBakTestSupport
 import XCTest
 
 @testable import QuestBakFixtures
@@ -436,5 +438,123 @@ final class ModelCacheTests: XCTestCase {
         guard case .dictionary(var entries) = object else { return object }
         entries[key] = value
         return .dictionary(entries)
+    }
+}
+
+// MARK: Everything that enters the hashes (issue #23, section 2)
+
+extension ModelCacheTests {
+    static func shapeModel(_ name: String) throws -> CompiledModel {
+        try XCTUnwrap(ModelCacheShapes.all.first { $0.name == name }?.store.model, name)
+    }
+
+    /// Core Data archives an inherited property as an `_NSPropertyDescriptionProxy` whose
+    /// `NSUnderlyingProperty` is the declaring ancestor's description: read back as inherited.
+    func testInheritedPropertiesAreProxiesOfTheDeclaringAncestor() throws {
+        let model = try Self.shapeModel("abstract parent with inherited properties")
+        let archive = try ModelCacheEncoder.archive(model)
+        let decoded = try ModelCacheDecoder.decode(try ModelCacheEncoder.compress(archive))
+        XCTAssertEqual(decoded.notes, [])
+        XCTAssertEqual(decoded, model)
+        XCTAssertEqual(decoded.entity(named: "Syrup")?.inheritedProperties, ["milliliters", "name", "position", "recipe"])
+        XCTAssertEqual(decoded.entity(named: "Syrup")?.attributes.map(\.name), ["sugar"])
+        XCTAssertEqual(decoded.entity(named: "Ingredient")?.isAbstract, true)
+
+        let reader = try KeyedArchive(archive)
+        var underlying: [String: Set<UInt64>] = [:]
+        for index in reader.objects.indices.dropFirst() {
+            guard case .object(let object) = try reader.resolve(.uid(UInt64(index)), from: nil, key: nil),
+                object.className == "_NSPropertyDescriptionProxy"
+            else { continue }
+            XCTAssertEqual(Set(object.fields.keys), ["NSReferenceID", "NSUnderlyingProperty", "NSEntityDescription"])
+            let property = try XCTUnwrap(try reader.object("NSUnderlyingProperty", of: object))
+            guard case .uid(let uid)? = object.fields["NSUnderlyingProperty"] else { return XCTFail("not a reference") }
+            underlying[try reader.requiredString("NSPropertyName", of: property), default: []].insert(uid)
+        }
+        // Liquid 3, Solid 3 and Syrup 4 inherited properties; each shares its one declaration.
+        XCTAssertEqual(underlying.keys.sorted(), ["milliliters", "name", "position", "recipe"])
+        XCTAssertTrue(underlying.values.allSatisfy { $0.count == 1 }, "\(underlying)")
+    }
+
+    /// A cache that lists inherited properties as descriptions of their own (not proxies) says the
+    /// same: the property is the ancestor's, and the hashes are those of the proxy form.
+    func testInheritedCopiesAreReadAsInherited() throws {
+        let model = try Self.shapeModel("abstract parent with inherited properties")
+        var copies = model
+        let ingredient = try XCTUnwrap(model.entity(named: "Ingredient"))
+        for position in copies.entities.indices where copies.entities[position].superentity == "Ingredient" {
+            copies.entities[position].inheritedProperties = []
+            copies.entities[position].attributes = (copies.entities[position].attributes + ingredient.attributes).sorted {
+                $0.name < $1.name
+            }
+            copies.entities[position].relationships = ingredient.relationships
+        }
+        let decoded = try ModelCacheDecoder.decode(try ModelCacheEncoder.encode(copies))
+        XCTAssertEqual(decoded.entity(named: "Liquid"), model.entity(named: "Liquid"))
+        XCTAssertEqual(decoded.entity(named: "Solid"), model.entity(named: "Solid"))
+        XCTAssertEqual(ModelVersionHashes(model: decoded), ModelVersionHashes(model: model))
+    }
+
+    /// The hash scheme of store-format.md, computed here independently, for what a partial reader
+    /// skips: an abstract entity, a parent's hash, inherited properties, NSFlagsKey bits.
+    func testHashesCoverAbstractnessInheritanceAndStorageFlags() throws {
+        func sha(_ parts: [Data]) -> Data { Data(SHA256.hash(data: parts.reduce(Data(), +))) }
+        func le<T: FixedWidthInteger>(_ value: T) -> Data { withUnsafeBytes(of: value.littleEndian) { Data($0) } }
+        func base(_ name: String, optional: Bool) -> Data { sha([Data(name.utf8), le(UInt16(optional ? 1 : 0))]) }
+        func attribute(_ name: String, _ code: Int32, optional: Bool = false, flags: [UInt8] = []) -> Data {
+            sha([base(name, optional: optional), le(code), Data(flags)])
+        }
+        let recipe = sha([base("recipe", optional: true), Data("Recipe".utf8), Data("ingredients".utf8), le(Int32(1)), le(Int32(0))])
+        let name = attribute("name", 700)
+        let position = attribute("position", 300)
+        let ingredient = sha([Data("Ingredient".utf8), Data([1]), name, position, recipe])
+        let liquid = sha([Data("Liquid".utf8), Data([0]), ingredient, attribute("milliliters", 500), name, position, recipe])
+        let hashes = ModelVersionHashes(model: try Self.shapeModel("abstract parent with inherited properties"))
+        XCTAssertEqual(hashes.entityHashes["Ingredient"], ingredient)
+        XCTAssertEqual(hashes.entityHashes["Liquid"], liquid)
+
+        let photo = sha([
+            Data("Photo".utf8), Data([0]), attribute("caption", 700, optional: true, flags: [1]),
+            attribute("full", 1000, optional: true, flags: [1]), attribute("original", 1000, optional: true, flags: [1, 1]),
+            attribute("thumbnail", 1000, optional: true),
+        ])
+        XCTAssertEqual(ModelVersionHashes(model: try Self.shapeModel("binary attributes with storage flags")).entityHashes["Photo"], photo)
+    }
+
+    /// A relationship that is its own inverse does not hash its inverse's name (inferred).
+    func testASelfInverseRelationshipHashesNoInverseName() {
+        let schema = Schema(
+            versionIdentifier: "1",
+            entities: [
+                Entity(
+                    name: "Person", attributes: [], relationships: [Relationship("friends", to: "Person", inverse: "friends", toMany: true)]
+                )
+            ])
+        var input = Data(SHA256.hash(data: Data("friends".utf8) + Data([0, 0])))
+        input += Data("Person".utf8) + Data([0, 0, 0, 0]) + Data([0, 0, 0, 0])
+        let entity = Data(SHA256.hash(data: Data("Person".utf8) + Data([0]) + Data(SHA256.hash(data: input))))
+        XCTAssertEqual(ModelVersionHashes(schema: schema).entityHashes["Person"], entity)
+    }
+
+    func testAnNSMutableArrayDefaultAndUnknownFlagBitsAreRead() throws {
+        let model = try Self.shapeModel("NSArray default")
+        var archive = try ModelCacheEncoder.archive(model)
+        try mutateObjects(&archive) { objects in
+            let mutable = UInt64(objects.count)
+            objects.append(
+                .dictionary([
+                    "$classname": .string("NSMutableArray"),
+                    "$classes": .array([.string("NSMutableArray"), .string("NSArray"), .string("NSObject")]),
+                ]))
+            let genres = try index(in: objects) { self.text($0["NSPropertyName"], objects) == "genres" }
+            guard case .uid(let array)? = objects[genres]["NSDefaultValue"] else { throw XCTSkip("no default") }
+            objects[Int(array)] = set(objects[Int(array)], "$class", .uid(mutable))
+            objects[genres] = set(objects[genres], "NSFlagsKey", .integer(0x104))
+        }
+        let decoded = try ModelCacheDecoder.decode(try ModelCacheEncoder.compress(archive))
+        let genres = try XCTUnwrap(decoded.entity(named: "Playlist")?.attributes.first { $0.name == "genres" })
+        XCTAssertEqual(genres.defaultValue, .array([.string("jazz"), .string("blues")]))
+        XCTAssertTrue(genres.allowsExternalStorage)
+        XCTAssertEqual(decoded.notes, ["attribute genres: NSFlagsKey 260 has bits of unknown meaning, not hashed"])
     }
 }
