@@ -558,3 +558,20 @@ extension ModelCacheTests {
         XCTAssertEqual(decoded.notes, ["attribute genres: NSFlagsKey 260 has bits of unknown meaning, not hashed"])
     }
 }
+
+extension ModelCacheTests {
+    /// A store's model written as a schema file (`questbak schema STORE`) and read back hashes as
+    /// the store's metadata does: abstractness, inheritance and the storage flags travel with it.
+    func testASchemaFileOfTheStoresModelKeepsItsHashes() throws {
+        for shape in ModelCacheShapes.all {
+            let directory = try TemporaryTestDirectory()
+            let file = directory.path("schema.json")
+            try Schema(model: shape.store.model).jsonData().write(to: file)
+            let schema = try Schema.load(from: file)
+            XCTAssertEqual(ModelVersionHashes(schema: schema), ModelVersionHashes(model: shape.store.model), shape.name)
+        }
+        let flags = try XCTUnwrap(ModelCacheShapes.all.first { $0.name == "binary attributes with storage flags" })
+        let text = String(decoding: try Schema(model: flags.store.model).jsonData(), as: UTF8.self)
+        XCTAssertTrue(text.contains(#""externalStorage""#) && text.contains(#""preservesValueOnDeletion""#), text)
+    }
+}
