@@ -575,3 +575,35 @@ extension ModelCacheTests {
         XCTAssertTrue(text.contains(#""externalStorage""#) && text.contains(#""preservesValueOnDeletion""#), text)
     }
 }
+
+extension ModelCacheTests {
+    /// A proxy whose underlying property is another proxy is followed to the description; a
+    /// proxy that stands for itself is refused, naming the object, never followed forever.
+    func testAProxyOfAProxyIsFollowedAndAProxyLoopIsRefused() throws {
+        let model = try Self.shapeModel("abstract parent with inherited properties")
+        func proxies(_ objects: [PropertyListValue], of entityName: String) throws -> [Int: String] {
+            let entity = try index(in: objects) { self.text($0["NSEntityName"], objects) == entityName }
+            var found: [Int: String] = [:]
+            for (position, object) in objects.enumerated() where object["NSEntityDescription"] == .uid(UInt64(entity)) {
+                guard case .uid(let underlying)? = object["NSUnderlyingProperty"] else { continue }
+                found[position] = text(objects[Int(underlying)]["NSPropertyName"], objects)
+            }
+            return found
+        }
+        var chained = try ModelCacheEncoder.archive(model)
+        var looped = chained
+        try mutateObjects(&chained) { objects in
+            let liquid = try XCTUnwrap(try proxies(objects, of: "Liquid").first { $0.value == "name" }?.key)
+            let syrup = try XCTUnwrap(try proxies(objects, of: "Syrup").first { $0.value == "name" }?.key)
+            objects[syrup] = set(objects[syrup], "NSUnderlyingProperty", .uid(UInt64(liquid)))
+        }
+        XCTAssertEqual(try ModelCacheDecoder.decode(try ModelCacheEncoder.compress(chained)), model)
+        try mutateObjects(&looped) { objects in
+            let syrup = try XCTUnwrap(try proxies(objects, of: "Syrup").first { $0.value == "name" }?.key)
+            objects[syrup] = set(objects[syrup], "NSUnderlyingProperty", .uid(UInt64(syrup)))
+        }
+        XCTAssertThrowsError(try ModelCacheDecoder.decode(try ModelCacheEncoder.compress(looped))) { error in
+            XCTAssertTrue("\(error.localizedDescription)".contains("nest deeper than"), error.localizedDescription)
+        }
+    }
+}

@@ -487,9 +487,7 @@ public enum ModelCacheDecoder {
         /// (`NSEntityDescription`). Which ancestor declares it is settled once every entity is read.
         mutating func proxiedName(_ proxy: ArchivedObject, in entityName: String) throws -> String {
             noteUnknownKeys(of: proxy, as: "_NSPropertyDescriptionProxy")
-            guard let underlying = try archive.object("NSUnderlyingProperty", of: proxy) else {
-                throw KeyedArchiveError(.missingKey, objectIndex: proxy.index, key: "NSUnderlyingProperty")
-            }
+            let underlying = try underlyingProperty(of: proxy)
             guard underlying.isKind(of: "NSAttributeDescription") || underlying.isKind(of: "NSRelationshipDescription") else {
                 throw KeyedArchiveError(
                     .wrongClass(expected: "NSAttributeDescription or NSRelationshipDescription", found: underlying.className),
@@ -501,6 +499,21 @@ public enum ModelCacheDecoder {
                 note("entity \(entityName) lists a proxy seen from entity \(name)")
             }
             return try archive.requiredString("NSPropertyName", of: underlying)
+        }
+
+        /// The description a proxy stands for; a proxy of a proxy (not seen, accepted) is followed.
+        func underlyingProperty(of proxy: ArchivedObject) throws -> ArchivedObject {
+            var current = proxy
+            for _ in 0..<KeyedArchive.maximumDepth where current.isKind(of: "_NSPropertyDescriptionProxy") {
+                guard let next = try archive.object("NSUnderlyingProperty", of: current) else {
+                    throw KeyedArchiveError(.missingKey, objectIndex: current.index, key: "NSUnderlyingProperty")
+                }
+                current = next
+            }
+            guard !current.isKind(of: "_NSPropertyDescriptionProxy") else {
+                throw KeyedArchiveError(.tooDeep(limit: KeyedArchive.maximumDepth), objectIndex: proxy.index, key: "NSUnderlyingProperty")
+            }
+            return current
         }
 
         /// A sub-entity's `NSProperties` lists what it inherits as well as what it declares (as
@@ -549,10 +562,7 @@ public enum ModelCacheDecoder {
             switch try archive.resolve(reference, from: owner, key: key) {
             case .plain(.string(let name)): return name
             case .object(let object) where object.isKind(of: "_NSPropertyDescriptionProxy"):
-                guard let underlying = try archive.object("NSUnderlyingProperty", of: object) else {
-                    throw KeyedArchiveError(.missingKey, objectIndex: object.index, key: "NSUnderlyingProperty")
-                }
-                return try archive.requiredString("NSPropertyName", of: underlying)
+                return try archive.requiredString("NSPropertyName", of: try underlyingProperty(of: object))
             case .object(let object) where object.isKind(of: "NSPropertyDescription") || object.fields["NSPropertyName"] != nil:
                 return try archive.requiredString("NSPropertyName", of: object)
             case .object(let object) where object.isKind(of: "NSString"):
