@@ -90,6 +90,9 @@ extension Questbak {
                     if !entity.inheritedProperties.isEmpty {
                         lines.append("    inherits:      " + entity.inheritedProperties.joined(separator: ", "))
                     }
+                    if !entity.transientProperties.isEmpty {
+                        lines.append("    transient:     " + entity.transientProperties.joined(separator: ", "))
+                    }
                     if !entity.attributes.isEmpty { lines.append("    attributes:    " + entity.attributes.joined(separator: ", ")) }
                     if !entity.relationships.isEmpty { lines.append("    relationships: " + entity.relationships.joined(separator: ", ")) }
                     for tuple in entity.uniqueTuples { lines.append("    unique:        " + tuple.joined(separator: ", ")) }

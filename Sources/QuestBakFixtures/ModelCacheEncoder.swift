@@ -163,9 +163,28 @@ package enum ModelCacheEncoder {
             let entityUID = entityUIDs[entity.name]!
             var properties: [(String, PropertyListValue)] = []
             var propertyUIDs: [String: UInt64] = [:]
-            for name in entity.inheritedProperties {
+            // A transient property an ancestor lists is inherited too; one it does not is the entity's own.
+            let ancestors = model.lineage(of: entity.name).dropFirst()
+            let inheritedTransient = entity.transientProperties.filter { name in
+                ancestors.contains { $0.transientProperties.contains(name) }
+            }
+            for name in (entity.inheritedProperties + inheritedTransient).sorted() {
                 let uid = reserve()
                 proxies.append((uid, entity.name, name, properties.count + 1))
+                propertyUIDs[name] = uid
+                properties.append((name, .uid(uid)))
+            }
+            for name in entity.transientProperties where !inheritedTransient.contains(name) {
+                // The test encoder keeps only a transient property's name: it writes it as an
+                // optional String attribute, transient (`NSIsTransient`, `_P` bit 8).
+                let uid = object(
+                    "NSAttributeDescription",
+                    [
+                        "NSPropertyName": string(name), "NSAttributeType": .integer(Int64(CompiledAttribute.TypeCode.string)),
+                        "NSAttributeValueClassName": string("NSString"), "NSIsOptional": .boolean(true), "NSIsTransient": .boolean(true),
+                        "NSFlagsKey": .integer(0), "_P": .integer(243 | 8), "NSEntity": .uid(entityUID),
+                    ])
+                attributeUIDs[entity.name, default: [:]][name] = uid
                 propertyUIDs[name] = uid
                 properties.append((name, .uid(uid)))
             }

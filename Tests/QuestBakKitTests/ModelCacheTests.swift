@@ -471,8 +471,10 @@ extension ModelCacheTests {
             guard case .uid(let uid)? = object.fields["NSUnderlyingProperty"] else { return XCTFail("not a reference") }
             underlying[try reader.requiredString("NSPropertyName", of: property), default: []].insert(uid)
         }
-        // Liquid 3, Solid 3 and Syrup 4 inherited properties; each shares its one declaration.
-        XCTAssertEqual(underlying.keys.sorted(), ["milliliters", "name", "position", "recipe"])
+        // Liquid 4, Solid 4 and Syrup 5 inherited properties (the transient displayName among
+        // them); each shares its one declaration.
+        XCTAssertEqual(underlying.keys.sorted(), ["displayName", "milliliters", "name", "position", "recipe"])
+        XCTAssertEqual(decoded.entity(named: "Syrup")?.transientProperties, ["displayName"])
         XCTAssertTrue(underlying.values.allSatisfy { $0.count == 1 }, "\(underlying)")
     }
 

@@ -66,7 +66,10 @@ final class ModelCacheShapeTests: XCTestCase {
         XCTAssertEqual(text.status, 0, text.standardError)
         XCTAssertTrue(text.standardOutput.contains("Ingredient 6 rows = Liquid 3 + Syrup 1 + Solid 2"), text.standardOutput)
         XCTAssertTrue(text.standardOutput.contains("  Ingredient (abstract)"), text.standardOutput)
-        XCTAssertTrue(text.standardOutput.contains("  Syrup (a Liquid)\n    inherits:      milliliters, name, position, recipe"))
+        XCTAssertTrue(
+            text.standardOutput.contains(
+                "  Syrup (a Liquid)\n    inherits:      milliliters, name, position, recipe\n    transient:     displayName"),
+            text.standardOutput)
         XCTAssertFalse(text.standardOutput.contains("Recipe 2 rows ="), "a table of one entity is not split")
 
         let kitchenSink = try directory.copyFixture("AnyApp/kitchen-sink")

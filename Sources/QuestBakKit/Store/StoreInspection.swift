@@ -74,6 +74,8 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var isAbstract: Bool
         /// The ancestors' properties the model lists for this entity too (by name).
         public var inheritedProperties: [String]
+        /// Properties Core Data keeps in memory only: no column, not hashed.
+        public var transientProperties: [String]
         /// `name: Type`, `?` after an optional's type; a composite's elements in braces.
         public var attributes: [String]
         /// `name: Destination` (`[Destination]` for a to-many) and its inverse, if any.
@@ -232,7 +234,8 @@ extension StoreInspection.EntityDetail {
         }
         self.init(
             name: entity.name, superentity: entity.superentity, isAbstract: entity.isAbstract,
-            inheritedProperties: entity.inheritedProperties, attributes: entity.attributes.map(describe),
+            inheritedProperties: entity.inheritedProperties, transientProperties: entity.transientProperties,
+            attributes: entity.attributes.map(describe),
             relationships: entity.relationships.map { relationship in
                 let destination = relationship.isToMany ? "[\(relationship.destination)]" : relationship.destination
                 return "\(relationship.name): \(destination)" + (relationship.inverse.map { " (inverse \($0))" } ?? " (no inverse)")

@@ -77,11 +77,19 @@ public enum ModelCacheShapes {
         return names.sorted()
     }
 
-    /// Core Data's sub-entity: it lists every inherited property besides its own.
+    /// Core Data's sub-entity: it lists every inherited property besides its own, transient
+    /// ones among them.
     static func withInheritance(_ entities: [CompiledEntity]) -> [CompiledEntity] {
         entities.map { entity in
             var entity = entity
-            if let parent = entity.superentity { entity.inheritedProperties = inherited(from: parent, in: entities) }
+            var next = entity.superentity
+            if let parent = next { entity.inheritedProperties = inherited(from: parent, in: entities) }
+            var transient = Set(entity.transientProperties)
+            while let name = next, let ancestor = entities.first(where: { $0.name == name }) {
+                transient.formUnion(ancestor.transientProperties)
+                next = ancestor.superentity
+            }
+            entity.transientProperties = transient.sorted()
             return entity
         }
     }
@@ -91,7 +99,8 @@ public enum ModelCacheShapes {
     // MARK: Shapes
 
     /// An abstract Ingredient whose sub-entities Liquid (with its own sub-entity Syrup) and Solid
-    /// share ZINGREDIENT, every inherited property (a to-one among them) listed as a proxy.
+    /// share ZINGREDIENT, every inherited property (a to-one among them, and a transient one that
+    /// has no column) listed as a proxy.
     /// Numbers: Ingredient 1, Liquid 2, Syrup 3, Solid 4, Recipe 5. ZINGREDIENT holds 6 rows:
     /// Liquid 3 + Syrup 1 + Solid 2.
     static var inheritance: Shape {
@@ -99,7 +108,8 @@ public enum ModelCacheShapes {
             CompiledEntity(
                 name: "Ingredient", isAbstract: true,
                 attributes: [attribute("name", Code.string), attribute("position", Code.int64, default: .integer(0))],
-                relationships: [toOne("recipe", "Recipe", inverse: "ingredients")], renamingIdentifier: "Ingredient"),
+                relationships: [toOne("recipe", "Recipe", inverse: "ingredients")], transientProperties: ["displayName"],
+                renamingIdentifier: "Ingredient"),
             CompiledEntity(
                 name: "Liquid", superentity: "Ingredient", attributes: [attribute("milliliters", Code.double, default: .real(0))],
                 renamingIdentifier: "Liquid"),

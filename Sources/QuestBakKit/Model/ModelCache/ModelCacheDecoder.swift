@@ -45,6 +45,9 @@ public struct CompiledEntity: Sendable, Equatable {
     /// archives each as an `_NSPropertyDescriptionProxy`), in name order: they enter the entity's
     /// hash as the ancestor's description does, and live in the ancestor's column.
     public var inheritedProperties: [String]
+    /// Transient properties (`NSIsTransient`), declared or inherited, by name in name order: Core
+    /// Data stores no column for them and leaves them out of the entity's hash.
+    public var transientProperties: [String]
     /// `NSUniqueTuples`: each a list of property names.
     public var uniqueTuples: [[String]]
     public var indexes: [CompiledIndex]
@@ -57,7 +60,8 @@ public struct CompiledEntity: Sendable, Equatable {
 
     public init(
         name: String, superentity: String? = nil, isAbstract: Bool = false, attributes: [CompiledAttribute] = [],
-        relationships: [CompiledRelationship] = [], inheritedProperties: [String] = [], uniqueTuples: [[String]] = [],
+        relationships: [CompiledRelationship] = [], inheritedProperties: [String] = [], transientProperties: [String] = [],
+        uniqueTuples: [[String]] = [],
         indexes: [CompiledIndex] = [], compoundIndexes: [[String]] = [], renamingIdentifier: String? = nil,
         versionHashModifier: String? = nil
     ) {
@@ -67,6 +71,7 @@ public struct CompiledEntity: Sendable, Equatable {
         self.attributes = attributes
         self.relationships = relationships
         self.inheritedProperties = inheritedProperties
+        self.transientProperties = transientProperties
         self.uniqueTuples = uniqueTuples
         self.indexes = indexes
         self.compoundIndexes = compoundIndexes
@@ -279,12 +284,13 @@ public enum ModelCacheDecoder {
         "_NSPropertyDescriptionProxy": ["NSReferenceID", "NSUnderlyingProperty", "NSEntityDescription"],
         "NSAttributeDescription": [
             "NSPropertyName", "NSAttributeType", "NSAttributeValueClassName", "NSValueTransformerName", "NSDefaultValue", "NSIsOptional",
-            "NSIsIndexed", "NSRenamingIdentifier", "NSFlagsKey", "_P", "NSEntity", "NSCompositeElements", "NSUserInfo",
+            "NSIsIndexed", "NSRenamingIdentifier", "NSFlagsKey", "_P", "NSEntity", "NSCompositeElements", "NSUserInfo", "NSIsTransient",
             "NSVersionHashModifier",
         ],
         "NSRelationshipDescription": [
             "NSPropertyName", "NSDestinationEntity", "_NSDestinationEntityName", "NSInverseRelationship", "_NSInverseRelationshipName",
             "NSMinCount", "NSMaxCount", "NSDeleteRule", "NSIsOptional", "NSIsOrdered", "NSRenamingIdentifier", "_P", "NSEntity",
+            "NSIsTransient",
             "NSFlagsKey", "NSIsIndexed", "NSUserInfo", "NSVersionHashModifier",
         ],
         "NSFetchIndexDescription": ["NSIndexName", "NSIndexElements", "NSEntity", "NSPartialIndexPredicate"],
@@ -415,11 +421,19 @@ public enum ModelCacheDecoder {
                             return inherited
                         } else if property.isKind(of: "NSRelationshipDescription") {
                             let relationship = try relationship(property)
-                            entity.relationships.append(relationship)
+                            if try isTransient(property, describing: "relationship \(relationship.name)") {
+                                entity.transientProperties.append(relationship.name)
+                            } else {
+                                entity.relationships.append(relationship)
+                            }
                             return relationship.name
                         } else if property.isKind(of: "NSAttributeDescription") {
                             let attribute = try attribute(property)
-                            entity.attributes.append(attribute)
+                            if try isTransient(property, describing: "attribute \(attribute.name)") {
+                                entity.transientProperties.append(attribute.name)
+                            } else {
+                                entity.attributes.append(attribute)
+                            }
                             return attribute.name
                         } else if property.isKind(of: "NSPropertyDescription") {
                             // A fetched or other property kind: present, not described here.
@@ -438,6 +452,7 @@ public enum ModelCacheDecoder {
             entity.attributes.sort { $0.name < $1.name }
             entity.relationships.sort { $0.name < $1.name }
             entity.inheritedProperties.sort()
+            entity.transientProperties.sort()
             for (position, reference) in (try archive.elements("NSUniqueTuples", of: object) ?? []).enumerated() {
                 let key = "NSUniqueTuples[\(position)]"
                 guard case .object(let tuple) = try archive.resolve(reference, from: object.index, key: key) else {
@@ -530,13 +545,19 @@ public enum ModelCacheDecoder {
                 guard let position = byName[name], !chain.contains(name) else { return [] }
                 var entity = result[position]
                 var fromAncestors: Set<String> = []
+                var transientAbove: Set<String> = []
                 var next = entity.superentity
                 var seen = chain + [name]
                 while let current = next, !seen.contains(current), let index = byName[current] {
                     fromAncestors.formUnion(declared(current, chain: seen))
+                    transientAbove.formUnion(result[index].transientProperties)
                     seen.append(current)
                     next = result[index].superentity
                 }
+                // An inherited transient property is transient here too: no column, no hash.
+                let inheritedTransient = Set(entity.inheritedProperties).intersection(transientAbove)
+                entity.inheritedProperties.removeAll { inheritedTransient.contains($0) }
+                entity.transientProperties = Set(entity.transientProperties).union(inheritedTransient).sorted()
                 var inherited = Set(entity.inheritedProperties)
                 for attribute in entity.attributes where fromAncestors.contains(attribute.name) { inherited.insert(attribute.name) }
                 for relationship in entity.relationships where fromAncestors.contains(relationship.name) {
@@ -607,6 +628,23 @@ public enum ModelCacheDecoder {
             return index
         }
 
+        /// A property's own version hash modifier enters its hash, and is not read yet: noted, so a
+        /// store whose hashes then differ says why.
+        mutating func noteModifier(of object: ArchivedObject, describing: String) throws {
+            if let modifier = try archive.string("NSVersionHashModifier", of: object) {
+                note("\(describing): NSVersionHashModifier \(modifier.debugDescription) not hashed")
+            }
+        }
+
+        /// `NSIsTransient` is present, and true, only when transient; `_P` bit value 8 says the same.
+        mutating func isTransient(_ object: ArchivedObject, describing: String) throws -> Bool {
+            let transient = try archive.flag("NSIsTransient", of: object) ?? false
+            if let flags = try archive.integer("_P", of: object), (flags & 8 != 0) != transient {
+                note("\(describing): _P \(flags) disagrees with NSIsTransient \(transient)")
+            }
+            return transient
+        }
+
         /// `NSIsOptional` is present, and true, only when optional; `_P` bit value 2 says the same.
         mutating func optionality(of object: ArchivedObject, describing: String) throws -> Bool {
             let optional = try archive.flag("NSIsOptional", of: object) ?? false
@@ -630,6 +668,7 @@ public enum ModelCacheDecoder {
             attribute.transformerName = try archive.string("NSValueTransformerName", of: object)
             attribute.isOptional = try optionality(of: object, describing: "attribute \(name)")
             attribute.renamingIdentifier = try archive.string("NSRenamingIdentifier", of: object)
+            try noteModifier(of: object, describing: "attribute \(name)")
             if let flags = try archive.integer("NSFlagsKey", of: object) {
                 attribute.flags = try int(flags, of: object, key: "NSFlagsKey")
                 if attribute.flags & ~CompiledAttribute.Flags.known != 0 {
@@ -774,6 +813,7 @@ public enum ModelCacheDecoder {
                 }
                 return number
             }
+            try noteModifier(of: object, describing: "relationship \(name)")
             let deleteRule = try archive.integer("NSDeleteRule", of: object).map { try int($0, of: object, key: "NSDeleteRule") } ?? 0
             if !(0...3).contains(deleteRule) { note("relationship \(name): unknown NSDeleteRule \(deleteRule)") }
             return CompiledRelationship(
