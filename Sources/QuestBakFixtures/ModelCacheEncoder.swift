@@ -151,6 +151,21 @@ package enum ModelCacheEncoder {
             ])
         }
 
+        /// `NSIsReadOnly` and a property's own `NSVersionHashModifier`, with the `_P` bits Core Data
+        /// sets for them (4 read-only; 0x80 cleared when there is a modifier).
+        mutating func propertyFlags(_ fields: inout [String: PropertyListValue], isReadOnly: Bool, modifier: String?) {
+            guard case .integer(var flags)? = fields["_P"] else { return }
+            if isReadOnly {
+                fields["NSIsReadOnly"] = .boolean(true)
+                flags |= 4
+            }
+            if let modifier {
+                fields["NSVersionHashModifier"] = string(modifier)
+                flags &= ~0x80
+            }
+            fields["_P"] = .integer(flags)
+        }
+
         /// The description UID of `property` as the nearest ancestor of `entity` declares it.
         func declaration(of property: String, above entity: String, in model: CompiledModel) -> UInt64? {
             for ancestor in model.lineage(of: entity).dropFirst() {
@@ -216,6 +231,7 @@ package enum ModelCacheEncoder {
                 ]
                 if relationship.isOptional { fields["NSIsOptional"] = .boolean(true) }
                 if relationship.isOrdered { fields["NSIsOrdered"] = .boolean(true) }
+                propertyFlags(&fields, isReadOnly: relationship.isReadOnly, modifier: relationship.versionHashModifier)
                 let uid = relationshipUIDs[entity.name]![relationship.name]!
                 propertyUIDs[relationship.name] = uid
                 properties.append((relationship.name, .uid(object("NSRelationshipDescription", fields, at: uid))))
@@ -278,6 +294,7 @@ package enum ModelCacheEncoder {
                 "NSFlagsKey": .integer(Int64(attribute.flags)), "_P": .integer(attribute.isOptional ? 243 : 241), "NSEntity": entity,
             ]
             if attribute.isOptional { fields["NSIsOptional"] = .boolean(true) }
+            propertyFlags(&fields, isReadOnly: attribute.isReadOnly, modifier: attribute.versionHashModifier)
             if attribute.isComposite {
                 var elements: [PropertyListValue] = []
                 for element in attribute.elements { elements.append(.uid(try encode(element, entity: .uid(0)))) }
@@ -335,19 +352,25 @@ extension CompiledModel {
                     name: entity.name, isAbstract: entity.isAbstract,
                     attributes: entity.attributes.map { attribute in
                         let arrays: [AttributeKind: String] = [.integerArray: "Array<Int>", .stringArray: "Array<String>"]
-                        return CompiledAttribute(
+                        var compiled = CompiledAttribute(
                             name: attribute.name, typeCode: Int(attribute.kind.hashTypeCode), valueClassName: arrays[attribute.kind],
                             transformerName: arrays[attribute.kind] == nil ? nil : "NSSecureUnarchiveFromData",
                             isOptional: attribute.isOptional,
                             renamingIdentifier: attribute.originalName ?? attribute.name,
                             flags: (attribute.allowsExternalStorage ? CompiledAttribute.Flags.externalStorage : 0)
                                 | (attribute.preservesValueOnDeletion ? CompiledAttribute.Flags.preservesValueOnDeletion : 0))
+                        compiled.isReadOnly = attribute.isReadOnly
+                        compiled.versionHashModifier = attribute.versionHashModifier
+                        return compiled
                     },
                     relationships: entity.relationships.map { relationship in
-                        CompiledRelationship(
+                        var compiled = CompiledRelationship(
                             name: relationship.name, destination: relationship.destination, inverse: relationship.inverse, minCount: 0,
                             maxCount: relationship.isToMany ? 0 : 1, isOptional: relationship.isOptional,
                             renamingIdentifier: relationship.name)
+                        compiled.isReadOnly = relationship.isReadOnly
+                        compiled.versionHashModifier = relationship.versionHashModifier
+                        return compiled
                     },
                     inheritedProperties: entity.inheritedProperties, renamingIdentifier: entity.name)
             })

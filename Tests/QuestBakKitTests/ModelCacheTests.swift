@@ -521,6 +521,17 @@ extension ModelCacheTests {
             attribute("thumbnail", 1000, optional: true),
         ])
         XCTAssertEqual(ModelVersionHashes(model: try Self.shapeModel("binary attributes with storage flags")).entityHashes["Photo"], photo)
+
+        // A read-only property sets bit 4 of the property base's flags; a modifier follows them.
+        let body = sha([sha([Data("body".utf8), le(UInt16(1 | 4))]), le(Int32(700))])
+        let title = sha([sha([Data("title".utf8), le(UInt16(0)), Data("v2".utf8)]), le(Int32(700))])
+        let folder = sha([
+            sha([Data("folder".utf8), le(UInt16(1)), Data("moved".utf8)]), Data("Folder".utf8), Data("notes".utf8), le(Int32(1)),
+            le(Int32(0)),
+        ])
+        let note = sha([Data("Note".utf8), Data([0]), body, folder, title])
+        XCTAssertEqual(
+            ModelVersionHashes(model: try Self.shapeModel("read-only properties and property hash modifiers")).entityHashes["Note"], note)
     }
 
     /// A relationship that is its own inverse does not hash its inverse's name (inferred).

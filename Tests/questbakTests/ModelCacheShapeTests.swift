@@ -8,7 +8,7 @@ import XCTest
 /// then restored exactly.
 final class ModelCacheShapeTests: XCTestCase {
     func testEveryModelCacheShapeIsReadInFullAndBackedUpByItsModel() throws {
-        XCTAssertEqual(ModelCacheShapes.names.count, 4)
+        XCTAssertEqual(ModelCacheShapes.names.count, 5)
         for name in ModelCacheShapes.names {
             let directory = try TemporaryTestDirectory()
             let store = try ModelCacheShapes.make(name, in: directory.url)

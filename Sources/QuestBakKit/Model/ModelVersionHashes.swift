@@ -81,7 +81,9 @@ public struct ModelVersionHashes: Sendable, Equatable {
     }
 
     static func hash(of attribute: Attribute) -> Data {
-        var input = propertyBase(name: attribute.name, isOptional: attribute.isOptional)
+        var input = propertyBase(
+            name: attribute.name, isOptional: attribute.isOptional, isReadOnly: attribute.isReadOnly,
+            modifier: attribute.versionHashModifier)
         input.append(littleEndian: attribute.kind.hashTypeCode)
         if attribute.allowsExternalStorage { input.append(1) }
         if attribute.preservesValueOnDeletion { input.append(1) }
@@ -91,7 +93,9 @@ public struct ModelVersionHashes: Sendable, Equatable {
     /// `entity`: the entity that declares the relationship. A relationship that is its own
     /// inverse (`Person.friends` ↔ `Person.friends`) does not hash its inverse's name (inferred).
     static func hash(of relationship: Relationship, declaredBy entity: String) -> Data {
-        var input = propertyBase(name: relationship.name, isOptional: relationship.isOptional)
+        var input = propertyBase(
+            name: relationship.name, isOptional: relationship.isOptional, isReadOnly: relationship.isReadOnly,
+            modifier: relationship.versionHashModifier)
         input.append(Data(relationship.destination.utf8))
         if let inverse = relationship.inverse, !(inverse == relationship.name && relationship.destination == entity) {
             input.append(Data(inverse.utf8))
@@ -102,9 +106,12 @@ public struct ModelVersionHashes: Sendable, Equatable {
         return Data(SHA256.hash(data: input))
     }
 
-    private static func propertyBase(name: String, isOptional: Bool) -> Data {
+    /// `SHA256(name ‖ u16(optional·1 | transient·2 | readOnly·4) ‖ [modifier])`; a transient
+    /// property is in no hash, so its bit is never set here.
+    private static func propertyBase(name: String, isOptional: Bool, isReadOnly: Bool, modifier: String?) -> Data {
         var input = Data(name.utf8)
-        input.append(littleEndian: UInt16(isOptional ? 1 : 0))
+        input.append(littleEndian: UInt16((isOptional ? 1 : 0) | (isReadOnly ? 4 : 0)))
+        if let modifier { input.append(Data(modifier.utf8)) }
         return Data(SHA256.hash(data: input))
     }
 

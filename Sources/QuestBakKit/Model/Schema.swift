@@ -145,6 +145,10 @@ public struct Attribute: Sendable, Equatable {
     /// `@Attribute(.preserveValueOnDeletion)`: kept in persistent history when the record is
     /// deleted. It enters the attribute's hash.
     public var preservesValueOnDeletion: Bool = false
+    /// Core Data's read-only property flag and the property's own version hash modifier: both
+    /// enter its hash.
+    public var isReadOnly: Bool = false
+    public var versionHashModifier: String?
 
     public init(
         _ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil,
@@ -183,6 +187,10 @@ public struct Relationship: Sendable, Equatable {
     public var isOrdered: Bool
     /// The name it had in the previous version (its renaming identifier), as for attributes.
     public var originalName: String?
+    /// Core Data's read-only property flag and the property's own version hash modifier: both
+    /// enter its hash.
+    public var isReadOnly: Bool = false
+    public var versionHashModifier: String?
 
     public init(
         _ name: String, to destination: String, inverse: String?, toMany: Bool, deleteRule: DeleteRule = .nullify, optional: Bool? = nil,

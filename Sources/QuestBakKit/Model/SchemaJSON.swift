@@ -206,7 +206,7 @@ extension Attribute: Codable {
     /// `renamedFrom` is the deprecated spelling of `originalName`, read but never written.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, type, optional, `default`, originalName, renamedFrom, elements, transformer, valueClass
-        case externalStorage, preservesValueOnDeletion
+        case externalStorage, preservesValueOnDeletion, readOnly, versionHashModifier
     }
 
     public init(from decoder: Decoder) throws {
@@ -235,6 +235,8 @@ extension Attribute: Codable {
                 valueClassName: try container.decodeIfPresent(String.self, forKey: .valueClass))
             attribute.allowsExternalStorage = try container.decodeIfPresent(Bool.self, forKey: .externalStorage) ?? false
             attribute.preservesValueOnDeletion = try container.decodeIfPresent(Bool.self, forKey: .preservesValueOnDeletion) ?? false
+            attribute.isReadOnly = try container.decodeIfPresent(Bool.self, forKey: .readOnly) ?? false
+            attribute.versionHashModifier = try container.decodeIfPresent(String.self, forKey: .versionHashModifier)
             return attribute
         }
     }
@@ -295,12 +297,14 @@ extension Attribute: Codable {
         try container.encodeIfPresent(valueClassName, forKey: .valueClass)
         if allowsExternalStorage { try container.encode(true, forKey: .externalStorage) }
         if preservesValueOnDeletion { try container.encode(true, forKey: .preservesValueOnDeletion) }
+        if isReadOnly { try container.encode(true, forKey: .readOnly) }
+        try container.encodeIfPresent(versionHashModifier, forKey: .versionHashModifier)
     }
 }
 
 extension Relationship: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, destination, inverse, toMany, deleteRule, optional, minCount, maxCount, ordered
+        case name, destination, inverse, toMany, deleteRule, optional, minCount, maxCount, ordered, readOnly, versionHashModifier
     }
 
     public init(from decoder: Decoder) throws {
@@ -311,7 +315,7 @@ extension Relationship: Codable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let deleteRule = try container.decodeIfPresent(String.self, forKey: .deleteRule)
                 .map { try SchemaJSONProblem.choice($0, of: "deleteRule", among: [DeleteRule.nullify, .cascade, .deny, .noAction]) }
-            return Relationship(
+            var relationship = Relationship(
                 try container.decode(String.self, forKey: .name), to: try container.decode(String.self, forKey: .destination),
                 inverse: try container.decodeIfPresent(String.self, forKey: .inverse),
                 toMany: try container.decodeIfPresent(Bool.self, forKey: .toMany) ?? false,
@@ -319,6 +323,9 @@ extension Relationship: Codable {
                 minCount: try container.decodeIfPresent(Int.self, forKey: .minCount) ?? 0,
                 maxCount: try container.decodeIfPresent(Int.self, forKey: .maxCount),
                 ordered: try container.decodeIfPresent(Bool.self, forKey: .ordered) ?? false)
+            relationship.isReadOnly = try container.decodeIfPresent(Bool.self, forKey: .readOnly) ?? false
+            relationship.versionHashModifier = try container.decodeIfPresent(String.self, forKey: .versionHashModifier)
+            return relationship
         }
     }
 
@@ -334,5 +341,7 @@ extension Relationship: Codable {
         if minCount != 0 { try container.encode(minCount, forKey: .minCount) }
         if maxCount != (isToMany ? 0 : 1) { try container.encode(maxCount, forKey: .maxCount) }
         if isOrdered { try container.encode(true, forKey: .ordered) }
+        if isReadOnly { try container.encode(true, forKey: .readOnly) }
+        try container.encodeIfPresent(versionHashModifier, forKey: .versionHashModifier)
     }
 }

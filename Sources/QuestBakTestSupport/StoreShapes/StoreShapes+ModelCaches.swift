@@ -25,7 +25,7 @@ public enum ModelCacheShapes {
         package var store: ModelStore
     }
 
-    package static var all: [Shape] { [inheritance, arrayDefault, storageFlags, indexes] }
+    package static var all: [Shape] { [inheritance, arrayDefault, storageFlags, indexes, propertyModifiers] }
 
     /// Writes the shape named `name` as `folder/default.store`.
     public static func make(_ name: String, in folder: URL) throws -> URL {
@@ -195,6 +195,34 @@ public enum ModelCacheShapes {
             name: "binary attributes with storage flags",
             store: ModelStore(
                 model: CompiledModel(versionIdentifiers: ["1.0.0"], entities: [entity]), uuid: "5E1F0A11-0003-4C0D-8A7E-000000000003",
+                rows: rows))
+    }
+
+    /// Read-only properties (`NSIsReadOnly`) and properties with a version hash modifier of their
+    /// own, an attribute and a relationship of each.
+    static var propertyModifiers: Shape {
+        var body = attribute("body", Code.string, optional: true)
+        body.isReadOnly = true
+        var title = attribute("title", Code.string)
+        title.versionHashModifier = "v2"
+        var folder = toOne("folder", "Folder", inverse: "notes")
+        folder.versionHashModifier = "moved"
+        var notes = toMany("notes", "Note", inverse: "folder")
+        notes.isReadOnly = true
+        let entities = [
+            CompiledEntity(
+                name: "Folder", attributes: [attribute("name", Code.string)], relationships: [notes], renamingIdentifier: "Folder"),
+            CompiledEntity(name: "Note", attributes: [body, title], relationships: [folder], renamingIdentifier: "Note"),
+        ]
+        let rows = [
+            ModelRow("Folder", 1, ["name": .text("Inbox")], links: ["notes": [1]]),
+            ModelRow("Note", 1, ["title": .text("Groceries"), "body": .text("Limes"), "folder": .integer(1)]),
+            ModelRow("Note", 2, ["title": .text("Loose"), "body": .null, "folder": .null]),
+        ]
+        return Shape(
+            name: "read-only properties and property hash modifiers",
+            store: ModelStore(
+                model: CompiledModel(versionIdentifiers: ["1.0.0"], entities: entities), uuid: "5E1F0A11-0005-4C0D-8A7E-000000000005",
                 rows: rows))
     }
 

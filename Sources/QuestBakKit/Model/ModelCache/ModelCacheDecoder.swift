@@ -113,6 +113,10 @@ public struct CompiledAttribute: Sendable, Equatable {
     public var elements: [CompiledAttribute]
     /// `NSFlagsKey` as archived: 0 in most caches; see `Flags`.
     public var flags: Int
+    /// `NSIsReadOnly`: enters the property's hash.
+    public var isReadOnly: Bool = false
+    /// The property's own `NSVersionHashModifier`: enters its hash.
+    public var versionHashModifier: String?
 
     /// The bits of `NSFlagsKey` (inferred: see docs/model-cache.md).
     public enum Flags {
@@ -181,6 +185,10 @@ public struct CompiledRelationship: Sendable, Equatable {
     public var isOptional: Bool
     public var isOrdered: Bool
     public var renamingIdentifier: String?
+    /// `NSIsReadOnly`: enters the property's hash.
+    public var isReadOnly: Bool = false
+    /// The property's own `NSVersionHashModifier`: enters its hash.
+    public var versionHashModifier: String?
 
     public init(
         name: String, destination: String, inverse: String? = nil, minCount: Int = 0, maxCount: Int = 1, deleteRule: Int = 1,
@@ -285,13 +293,12 @@ public enum ModelCacheDecoder {
         "NSAttributeDescription": [
             "NSPropertyName", "NSAttributeType", "NSAttributeValueClassName", "NSValueTransformerName", "NSDefaultValue", "NSIsOptional",
             "NSIsIndexed", "NSRenamingIdentifier", "NSFlagsKey", "_P", "NSEntity", "NSCompositeElements", "NSUserInfo", "NSIsTransient",
-            "NSVersionHashModifier",
+            "NSVersionHashModifier", "NSIsReadOnly",
         ],
         "NSRelationshipDescription": [
             "NSPropertyName", "NSDestinationEntity", "_NSDestinationEntityName", "NSInverseRelationship", "_NSInverseRelationshipName",
             "NSMinCount", "NSMaxCount", "NSDeleteRule", "NSIsOptional", "NSIsOrdered", "NSRenamingIdentifier", "_P", "NSEntity",
-            "NSIsTransient",
-            "NSFlagsKey", "NSIsIndexed", "NSUserInfo", "NSVersionHashModifier",
+            "NSIsTransient", "NSFlagsKey", "NSIsIndexed", "NSUserInfo", "NSVersionHashModifier", "NSIsReadOnly",
         ],
         "NSFetchIndexDescription": ["NSIndexName", "NSIndexElements", "NSEntity", "NSPartialIndexPredicate"],
         "NSFetchIndexElementDescription": ["NSPropertyName", "NSAscending", "NSFetchIndexElementType", "NSProperty", "NSIndexDescription"],
@@ -628,12 +635,13 @@ public enum ModelCacheDecoder {
             return index
         }
 
-        /// A property's own version hash modifier enters its hash, and is not read yet: noted, so a
-        /// store whose hashes then differ says why.
-        mutating func noteModifier(of object: ArchivedObject, describing: String) throws {
-            if let modifier = try archive.string("NSVersionHashModifier", of: object) {
-                note("\(describing): NSVersionHashModifier \(modifier.debugDescription) not hashed")
+        /// `NSIsReadOnly` is present, and true, only when read-only; `_P` bit value 4 says the same.
+        mutating func isReadOnly(_ object: ArchivedObject, describing: String) throws -> Bool {
+            let readOnly = try archive.flag("NSIsReadOnly", of: object) ?? false
+            if let flags = try archive.integer("_P", of: object), (flags & 4 != 0) != readOnly {
+                note("\(describing): _P \(flags) disagrees with NSIsReadOnly \(readOnly)")
             }
+            return readOnly
         }
 
         /// `NSIsTransient` is present, and true, only when transient; `_P` bit value 8 says the same.
@@ -668,7 +676,8 @@ public enum ModelCacheDecoder {
             attribute.transformerName = try archive.string("NSValueTransformerName", of: object)
             attribute.isOptional = try optionality(of: object, describing: "attribute \(name)")
             attribute.renamingIdentifier = try archive.string("NSRenamingIdentifier", of: object)
-            try noteModifier(of: object, describing: "attribute \(name)")
+            attribute.isReadOnly = try isReadOnly(object, describing: "attribute \(name)")
+            attribute.versionHashModifier = try archive.string("NSVersionHashModifier", of: object)
             if let flags = try archive.integer("NSFlagsKey", of: object) {
                 attribute.flags = try int(flags, of: object, key: "NSFlagsKey")
                 if attribute.flags & ~CompiledAttribute.Flags.known != 0 {
@@ -813,15 +822,17 @@ public enum ModelCacheDecoder {
                 }
                 return number
             }
-            try noteModifier(of: object, describing: "relationship \(name)")
             let deleteRule = try archive.integer("NSDeleteRule", of: object).map { try int($0, of: object, key: "NSDeleteRule") } ?? 0
             if !(0...3).contains(deleteRule) { note("relationship \(name): unknown NSDeleteRule \(deleteRule)") }
-            return CompiledRelationship(
+            var relationship = CompiledRelationship(
                 name: name, destination: destination, inverse: inverseName ?? inverseFromObject, minCount: try count("NSMinCount"),
                 maxCount: try count("NSMaxCount"), deleteRule: deleteRule,
                 isOptional: try optionality(of: object, describing: "relationship \(name)"),
                 isOrdered: try archive.flag("NSIsOrdered", of: object) ?? false,
                 renamingIdentifier: try archive.string("NSRenamingIdentifier", of: object))
+            relationship.isReadOnly = try isReadOnly(object, describing: "relationship \(name)")
+            relationship.versionHashModifier = try archive.string("NSVersionHashModifier", of: object)
+            return relationship
         }
     }
 }

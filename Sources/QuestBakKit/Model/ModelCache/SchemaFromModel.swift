@@ -32,6 +32,8 @@ extension Attribute {
             valueClassName: attribute.valueClassName)
         allowsExternalStorage = attribute.allowsExternalStorage
         preservesValueOnDeletion = attribute.preservesValueOnDeletion
+        isReadOnly = attribute.isReadOnly
+        versionHashModifier = attribute.versionHashModifier
     }
 
     /// The kind of an `NSAttributeType` code; an unknown code is kept as opaque bytes.
@@ -85,6 +87,8 @@ extension Relationship {
             deleteRule: rules[relationship.deleteRule] ?? .nullify, optional: relationship.isOptional, minCount: relationship.minCount,
             maxCount: relationship.maxCount, ordered: relationship.isOrdered)
         originalName = relationship.renamingIdentifier.flatMap { $0 == relationship.name ? nil : $0 }
+        isReadOnly = relationship.isReadOnly
+        versionHashModifier = relationship.versionHashModifier
     }
 }
 
