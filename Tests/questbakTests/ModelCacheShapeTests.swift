@@ -58,6 +58,17 @@ final class ModelCacheShapeTests: XCTestCase {
         }
     }
 
+    func testInspectNamesWhatEntersTheHashBesidesTypes() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try ModelCacheShapes.make("binary attributes with storage flags", in: directory.url)
+        let text = try Questbak.run(["inspect", store.path])
+        XCTAssertEqual(text.status, 0, text.standardError)
+        XCTAssertTrue(
+            text.standardOutput.contains(
+                "attributes:    caption: String? (preserved on deletion), full: Data? (external storage), original: Data? (external storage, preserved on deletion), thumbnail: Data?"
+            ), text.standardOutput)
+    }
+
     /// Issue #23, section 8: the rows of a table that sub-entities share are counted by entity.
     func testInspectExplainsASubEntitySplit() throws {
         let directory = try TemporaryTestDirectory()

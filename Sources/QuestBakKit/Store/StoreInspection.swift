@@ -230,7 +230,14 @@ extension StoreInspection.EntityDetail {
             } else {
                 type = Self.typeNames[attribute.typeCode] ?? "type \(attribute.typeCode)"
             }
+            // What enters the hash besides name, type and optionality, in words.
+            let marks = [
+                attribute.allowsExternalStorage ? "external storage" : nil,
+                attribute.preservesValueOnDeletion ? "preserved on deletion" : nil, attribute.isReadOnly ? "read-only" : nil,
+                attribute.versionHashModifier.map { "hash modifier \($0)" },
+            ].compactMap { $0 }
             return "\(attribute.name): \(type)\(attribute.isOptional ? "?" : "")"
+                + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
         }
         self.init(
             name: entity.name, superentity: entity.superentity, isAbstract: entity.isAbstract,
