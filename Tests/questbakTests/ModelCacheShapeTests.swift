@@ -98,6 +98,31 @@ final class ModelCacheShapeTests: XCTestCase {
         XCTAssertEqual(split.map { "\($0["name"] ?? "") \($0["rows"] ?? "")" }, ["Liquid 3", "Syrup 1", "Solid 2", "Z_ENT 9 1"])
     }
 
+    /// A new build that adds an attribute to the abstract parent (so to every sub-entity's
+    /// inherited properties) and one to a sub-entity: `migrate --to` its store gives a store whose
+    /// hashes are its model's, still backed up by that model, its rows where they were.
+    func testALightweightMigrationThroughInheritedPropertiesKeepsTheModelsHashes() throws {
+        let directory = try TemporaryTestDirectory()
+        let name = "abstract parent with inherited properties"
+        let store = try ModelCacheShapes.make(name, in: directory.url)
+        let next = directory.path("next")
+        try FileManager.default.createDirectory(at: next, withIntermediateDirectories: true)
+        let nextStore = try ModelCacheShapes.makeNextBuild(of: name, in: next)
+        let output = directory.path("out/default.store")
+        try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let migrate = try Questbak.run(["migrate", store.path, "--to", nextStore.path, "-o", output.path])
+        XCTAssertEqual(migrate.status, 0, migrate.standardError)
+        let inspect = try Questbak.run(["inspect", output.path, "--json"])
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: inspect.outputData) as? [String: Any])
+        let model = try XCTUnwrap(json["model"] as? [String: Any])
+        XCTAssertEqual(model["hashesMatch"] as? Bool, true, "\(model["differingEntities"] ?? "")")
+        XCTAssertEqual(json["versionIdentifiers"] as? [String], ["2.0.0"])
+        XCTAssertEqual(json["backup"] as? String, "model", "\(json["backupReason"] ?? "")")
+        let text = try Questbak.run(["inspect", output.path]).standardOutput
+        XCTAssertTrue(text.contains("Ingredient 6 rows = Liquid 3 + Syrup 1 + Solid 2"), text)
+        XCTAssertTrue(text.contains("inherits:      milliliters, name, position, recipe, zest"), text)
+    }
+
     /// Every table row by row, and every statement, as text: what makes two stores one. Read from
     /// a copy (with its -wal), since sqlite3 checkpoints what it opens.
     func dump(_ store: URL) throws -> String {

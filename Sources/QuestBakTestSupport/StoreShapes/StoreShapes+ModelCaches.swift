@@ -39,6 +39,31 @@ public enum ModelCacheShapes {
 
     public static var names: [String] { all.map(\.name) }
 
+    /// The empty store a next build of the app would make for shape `name`, version 2.0.0: its
+    /// root entities gain an optional attribute (which every sub-entity inherits), and so does each
+    /// sub-entity that has none of its own (a sub-entity cannot declare what it inherits), written
+    /// as `folder/default.store`.
+    public static func makeNextBuild(of name: String, in folder: URL) throws -> URL {
+        guard var store = all.first(where: { $0.name == name })?.store else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no model-cache shape \(name)"])
+        }
+        store.rows = []
+        store.model.versionIdentifiers = ["2.0.0"]
+        var entities = store.model.entities
+        let parents = Set(entities.compactMap(\.superentity))
+        for index in entities.indices {
+            entities[index].inheritedProperties = []
+            let isRoot = entities[index].superentity == nil
+            guard isRoot || !parents.contains(entities[index].name) else { continue }
+            let added = attribute(isRoot ? "zest" : "origin", Code.string, optional: true)
+            entities[index].attributes = (entities[index].attributes + [added]).sorted { $0.name < $1.name }
+        }
+        store.model.entities = withInheritance(entities)
+        let url = folder.appendingPathComponent("default.store")
+        try ModelStoreWriter.write(store, to: url)
+        return url
+    }
+
     typealias Code = CompiledAttribute.TypeCode
 
     static func attribute(
