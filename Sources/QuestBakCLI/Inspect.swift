@@ -58,6 +58,12 @@ extension Questbak {
                 lines.append(
                     "  " + String(entity.number).leftPadded(5) + "  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0)
                         + "  " + String(entity.rows).leftPadded(8) + "  " + String(entity.maximumPrimaryKey).leftPadded(8))
+                if !entity.rowsByEntity.isEmpty {
+                    // Sub-entities share their root's table: say how its rows divide.
+                    lines.append(
+                        "         \(entity.name) \(entity.rows) rows = "
+                            + entity.rowsByEntity.map { "\($0.name) \($0.rows)" }.joined(separator: " + "))
+                }
             }
             if !inspection.bookkeepingRows.isEmpty {
                 lines.append(
@@ -79,7 +85,14 @@ extension Questbak {
                 let verdict = model.hashesMatch ? "hashes match" : "hashes differ for \(model.differingEntities.joined(separator: ", "))"
                 lines.append("model:               decoded from the store (\(model.entities) entities), \(verdict)")
                 for entity in model.entityDetails {
-                    lines.append("  " + entity.name + (entity.superentity.map { " (a \($0))" } ?? ""))
+                    let kind = [entity.isAbstract ? "abstract" : nil, entity.superentity.map { "a \($0)" }].compactMap { $0 }
+                    lines.append("  " + entity.name + (kind.isEmpty ? "" : " (\(kind.joined(separator: ", ")))"))
+                    if !entity.inheritedProperties.isEmpty {
+                        lines.append("    inherits:      " + entity.inheritedProperties.joined(separator: ", "))
+                    }
+                    if !entity.transientProperties.isEmpty {
+                        lines.append("    transient:     " + entity.transientProperties.joined(separator: ", "))
+                    }
                     if !entity.attributes.isEmpty { lines.append("    attributes:    " + entity.attributes.joined(separator: ", ")) }
                     if !entity.relationships.isEmpty { lines.append("    relationships: " + entity.relationships.joined(separator: ", ")) }
                     for tuple in entity.uniqueTuples { lines.append("    unique:        " + tuple.joined(separator: ", ")) }

@@ -50,8 +50,11 @@ package enum AnyAppFixtures {
 
             Inferred where the spec says nothing (a real store may differ):
             - Sub-entities: a sub-entity's columns share its root's table; `Z_MAX` is kept on the root's
-              `Z_PRIMARYKEY` row (keys are unique per table) and is 0 on its sub-entities' rows. A
-              sub-entity's description in the cache lists only its own properties.
+              `Z_PRIMARYKEY` row (keys are unique per table) and is 0 on its sub-entities' rows.
+              kitchen-sink's Liquid and Solid list only their own properties in the cache, their
+              hashes computed so; Core Data lists the inherited ones too, as
+              `_NSPropertyDescriptionProxy` objects, as the store shapes of
+              `StoreShapes+ModelCaches.swift` do (docs/model-cache.md).
             - Hidden inverse columns (`Z<n><REL>`) sit with the foreign keys, after the to-ones; join
               tables are created after the entity tables, their indexes after the entity indexes.
             - Composite elements are ordered with the other columns by element name; a name clash gives
@@ -61,8 +64,9 @@ package enum AnyAppFixtures {
               (`Z_Recipe_UNIQUE_code`, `Z_Recipe_SwiftDataIndexOnBinarycreatedAt`).
             - External storage: the column holds 0x01 followed by the bytes when the value is inline, or
               0x02 followed by a file name (a UUID in ASCII) when the value is the file
-              `.default_SUPPORT/_EXTERNAL_DATA/<UUID>` beside the store. The compiled model has no field
-              for the external-storage flag, so the attribute is a plain Binary in the model and its hash.
+              `.default_SUPPORT/_EXTERNAL_DATA/<UUID>` beside the store. kitchen-sink's `photo` is
+              archived without the external-storage flag (`NSFlagsKey` 0), a plain Binary in its model
+              and hash; a flagged attribute (`NSFlagsKey` 4) hashes one byte more (docs/model-cache.md).
 
             """
         return text

@@ -51,6 +51,7 @@ package enum ModelCacheEncoder {
         "NSUUID": ["NSUUID", "NSObject"],
         "NSDate": ["NSDate", "NSObject"],
         "NSDecimalNumberPlaceholder": ["NSDecimalNumberPlaceholder", "NSObject"],
+        "_NSPropertyDescriptionProxy": ["_NSPropertyDescriptionProxy", "NSObject"],
     ]
 
     private struct Builder {
@@ -60,6 +61,9 @@ package enum ModelCacheEncoder {
         var stringUIDs: [Data: UInt64] = [:]
         var entityUIDs: [String: UInt64] = [:]
         var relationshipUIDs: [String: [String: UInt64]] = [:]
+        var attributeUIDs: [String: [String: UInt64]] = [:]
+        /// Proxies for inherited properties, written once every entity's own descriptions are.
+        var proxies: [(uid: UInt64, entity: String, property: String, referenceID: Int)] = []
 
         mutating func reserve() -> UInt64 {
             objects.append(.string("$placeholder"))
@@ -116,6 +120,19 @@ package enum ModelCacheEncoder {
             for entity in model.entities {
                 try encode(entity, model: model, root: root)
             }
+            // As Core Data archives an inherited property: a proxy whose NSUnderlyingProperty is
+            // the ancestor's own description (shared) and whose NSEntityDescription is the heir.
+            for proxy in proxies {
+                guard let underlying = declaration(of: proxy.property, above: proxy.entity, in: model) else {
+                    throw EncodingError(reason: "\(proxy.entity) inherits \(proxy.property), which no ancestor declares")
+                }
+                _ = object(
+                    "_NSPropertyDescriptionProxy",
+                    [
+                        "NSReferenceID": .integer(Int64(proxy.referenceID)), "NSUnderlyingProperty": .uid(underlying),
+                        "NSEntityDescription": .uid(entityUIDs[proxy.entity]!),
+                    ], at: proxy.uid)
+            }
             let values = array(model.entities.map { .uid(entityUIDs[$0.name]!) })
             let keys = array(model.entities.map { string($0.name) })
             let mapping = object("NSKnownKeysMappingStrategy1", ["keys": keys])
@@ -134,11 +151,63 @@ package enum ModelCacheEncoder {
             ])
         }
 
+        /// `NSIsReadOnly` and a property's own `NSVersionHashModifier`, with the `_P` bits Core Data
+        /// sets for them (4 read-only; 0x80 cleared when there is a modifier).
+        mutating func propertyFlags(_ fields: inout [String: PropertyListValue], isReadOnly: Bool, modifier: String?) {
+            guard case .integer(var flags)? = fields["_P"] else { return }
+            if isReadOnly {
+                fields["NSIsReadOnly"] = .boolean(true)
+                flags |= 4
+            }
+            if let modifier {
+                fields["NSVersionHashModifier"] = string(modifier)
+                flags &= ~0x80
+            }
+            fields["_P"] = .integer(flags)
+        }
+
+        /// The description UID of `property` as the nearest ancestor of `entity` declares it.
+        func declaration(of property: String, above entity: String, in model: CompiledModel) -> UInt64? {
+            for ancestor in model.lineage(of: entity).dropFirst() {
+                if let uid = attributeUIDs[ancestor.name]?[property] ?? relationshipUIDs[ancestor.name]?[property] { return uid }
+            }
+            return nil
+        }
+
         mutating func encode(_ entity: CompiledEntity, model: CompiledModel, root: UInt64) throws {
             let entityUID = entityUIDs[entity.name]!
             var properties: [(String, PropertyListValue)] = []
+            var propertyUIDs: [String: UInt64] = [:]
+            // A transient property an ancestor lists is inherited too; one it does not is the entity's own.
+            let ancestors = model.lineage(of: entity.name).dropFirst()
+            let inheritedTransient = entity.transientProperties.filter { name in
+                ancestors.contains { $0.transientProperties.contains(name) }
+            }
+            for name in (entity.inheritedProperties + inheritedTransient).sorted() {
+                let uid = reserve()
+                proxies.append((uid, entity.name, name, properties.count + 1))
+                propertyUIDs[name] = uid
+                properties.append((name, .uid(uid)))
+            }
+            for name in entity.transientProperties where !inheritedTransient.contains(name) {
+                // The test encoder keeps only a transient property's name: it writes it as an
+                // optional String attribute, transient (`NSIsTransient`, `_P` bit 8).
+                let uid = object(
+                    "NSAttributeDescription",
+                    [
+                        "NSPropertyName": string(name), "NSAttributeType": .integer(Int64(CompiledAttribute.TypeCode.string)),
+                        "NSAttributeValueClassName": string("NSString"), "NSIsOptional": .boolean(true), "NSIsTransient": .boolean(true),
+                        "NSFlagsKey": .integer(0), "_P": .integer(243 | 8), "NSEntity": .uid(entityUID),
+                    ])
+                attributeUIDs[entity.name, default: [:]][name] = uid
+                propertyUIDs[name] = uid
+                properties.append((name, .uid(uid)))
+            }
             for attribute in entity.attributes {
-                properties.append((attribute.name, .uid(try encode(attribute, entity: .uid(entityUID)))))
+                let uid = try encode(attribute, entity: .uid(entityUID))
+                attributeUIDs[entity.name, default: [:]][attribute.name] = uid
+                propertyUIDs[attribute.name] = uid
+                properties.append((attribute.name, .uid(uid)))
             }
             for relationship in entity.relationships {
                 guard let destination = entityUIDs[relationship.destination] else {
@@ -162,7 +231,9 @@ package enum ModelCacheEncoder {
                 ]
                 if relationship.isOptional { fields["NSIsOptional"] = .boolean(true) }
                 if relationship.isOrdered { fields["NSIsOrdered"] = .boolean(true) }
+                propertyFlags(&fields, isReadOnly: relationship.isReadOnly, modifier: relationship.versionHashModifier)
                 let uid = relationshipUIDs[entity.name]![relationship.name]!
+                propertyUIDs[relationship.name] = uid
                 properties.append((relationship.name, .uid(object("NSRelationshipDescription", fields, at: uid))))
             }
             var parent: PropertyListValue = .uid(0)
@@ -196,6 +267,22 @@ package enum ModelCacheEncoder {
                 }
                 fields["NSFetchIndexDescriptions"] = array(indexes)
             }
+            if !entity.compoundIndexes.isEmpty {
+                // Each a list of the descriptions (or proxies) of its properties, as Core Data's
+                // compound-index representation of a fetch index.
+                var lists: [PropertyListValue] = []
+                for list in entity.compoundIndexes {
+                    let members = try list.map { name -> PropertyListValue in
+                        guard let uid = propertyUIDs[name] else {
+                            throw EncodingError(reason: "\(entity.name): compound index names no property \(name)")
+                        }
+                        return .uid(uid)
+                    }
+                    lists.append(array(members))
+                }
+                fields["NSCompoundIndexes"] = array(lists)
+            }
+            if entity.isAbstract { fields["NSIsAbstract"] = .boolean(true) }
             _ = object("NSEntityDescription", fields, at: entityUID)
         }
 
@@ -204,9 +291,10 @@ package enum ModelCacheEncoder {
                 "NSPropertyName": string(attribute.name), "NSAttributeType": .integer(Int64(attribute.typeCode)),
                 "NSAttributeValueClassName": string(attribute.valueClassName), "NSValueTransformerName": string(attribute.transformerName),
                 "NSDefaultValue": try encode(attribute.defaultValue), "NSRenamingIdentifier": string(attribute.renamingIdentifier),
-                "NSFlagsKey": .integer(0), "_P": .integer(attribute.isOptional ? 243 : 241), "NSEntity": entity,
+                "NSFlagsKey": .integer(Int64(attribute.flags)), "_P": .integer(attribute.isOptional ? 243 : 241), "NSEntity": entity,
             ]
             if attribute.isOptional { fields["NSIsOptional"] = .boolean(true) }
+            propertyFlags(&fields, isReadOnly: attribute.isReadOnly, modifier: attribute.versionHashModifier)
             if attribute.isComposite {
                 var elements: [PropertyListValue] = []
                 for element in attribute.elements { elements.append(.uid(try encode(element, entity: .uid(0)))) }
@@ -243,6 +331,10 @@ package enum ModelCacheEncoder {
                 var encoded: [(String, PropertyListValue)] = []
                 for (key, value) in entries.sorted(by: { $0.key < $1.key }) { encoded.append((key, try encode(value))) }
                 return dictionary(encoded, className: "NSDictionary")
+            case .array(let members):
+                var encoded: [PropertyListValue] = []
+                for member in members { encoded.append(try encode(member)) }
+                return array(encoded)
             case .other(let className): throw EncodingError(reason: "a default of class \(className) cannot be written")
             }
         }
@@ -257,22 +349,30 @@ extension CompiledModel {
             versionIdentifiers: [schema.versionIdentifier],
             entities: schema.entities.map { entity in
                 CompiledEntity(
-                    name: entity.name,
+                    name: entity.name, isAbstract: entity.isAbstract,
                     attributes: entity.attributes.map { attribute in
                         let arrays: [AttributeKind: String] = [.integerArray: "Array<Int>", .stringArray: "Array<String>"]
-                        return CompiledAttribute(
+                        var compiled = CompiledAttribute(
                             name: attribute.name, typeCode: Int(attribute.kind.hashTypeCode), valueClassName: arrays[attribute.kind],
                             transformerName: arrays[attribute.kind] == nil ? nil : "NSSecureUnarchiveFromData",
                             isOptional: attribute.isOptional,
-                            renamingIdentifier: attribute.originalName ?? attribute.name)
+                            renamingIdentifier: attribute.originalName ?? attribute.name,
+                            flags: (attribute.allowsExternalStorage ? CompiledAttribute.Flags.externalStorage : 0)
+                                | (attribute.preservesValueOnDeletion ? CompiledAttribute.Flags.preservesValueOnDeletion : 0))
+                        compiled.isReadOnly = attribute.isReadOnly
+                        compiled.versionHashModifier = attribute.versionHashModifier
+                        return compiled
                     },
                     relationships: entity.relationships.map { relationship in
-                        CompiledRelationship(
+                        var compiled = CompiledRelationship(
                             name: relationship.name, destination: relationship.destination, inverse: relationship.inverse, minCount: 0,
                             maxCount: relationship.isToMany ? 0 : 1, isOptional: relationship.isOptional,
                             renamingIdentifier: relationship.name)
+                        compiled.isReadOnly = relationship.isReadOnly
+                        compiled.versionHashModifier = relationship.versionHashModifier
+                        return compiled
                     },
-                    renamingIdentifier: entity.name)
+                    inheritedProperties: entity.inheritedProperties, renamingIdentifier: entity.name)
             })
     }
 }

@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import QuestBakTestSupport
 import XCTest
 
 @testable import QuestBakFixtures
@@ -436,5 +438,185 @@ final class ModelCacheTests: XCTestCase {
         guard case .dictionary(var entries) = object else { return object }
         entries[key] = value
         return .dictionary(entries)
+    }
+}
+
+// MARK: Everything that enters the hashes (issue #23, section 2)
+
+extension ModelCacheTests {
+    static func shapeModel(_ name: String) throws -> CompiledModel {
+        try XCTUnwrap(ModelCacheShapes.all.first { $0.name == name }?.store.model, name)
+    }
+
+    /// Core Data archives an inherited property as an `_NSPropertyDescriptionProxy` whose
+    /// `NSUnderlyingProperty` is the declaring ancestor's description: read back as inherited.
+    func testInheritedPropertiesAreProxiesOfTheDeclaringAncestor() throws {
+        let model = try Self.shapeModel("abstract parent with inherited properties")
+        let archive = try ModelCacheEncoder.archive(model)
+        let decoded = try ModelCacheDecoder.decode(try ModelCacheEncoder.compress(archive))
+        XCTAssertEqual(decoded.notes, [])
+        XCTAssertEqual(decoded, model)
+        XCTAssertEqual(decoded.entity(named: "Syrup")?.inheritedProperties, ["milliliters", "name", "position", "recipe"])
+        XCTAssertEqual(decoded.entity(named: "Syrup")?.attributes.map(\.name), ["sugar"])
+        XCTAssertEqual(decoded.entity(named: "Ingredient")?.isAbstract, true)
+
+        let reader = try KeyedArchive(archive)
+        var underlying: [String: Set<UInt64>] = [:]
+        for index in reader.objects.indices.dropFirst() {
+            guard case .object(let object) = try reader.resolve(.uid(UInt64(index)), from: nil, key: nil),
+                object.className == "_NSPropertyDescriptionProxy"
+            else { continue }
+            XCTAssertEqual(Set(object.fields.keys), ["NSReferenceID", "NSUnderlyingProperty", "NSEntityDescription"])
+            let property = try XCTUnwrap(try reader.object("NSUnderlyingProperty", of: object))
+            guard case .uid(let uid)? = object.fields["NSUnderlyingProperty"] else { return XCTFail("not a reference") }
+            underlying[try reader.requiredString("NSPropertyName", of: property), default: []].insert(uid)
+        }
+        // Liquid 4, Solid 4 and Syrup 5 inherited properties (the transient displayName among
+        // them); each shares its one declaration.
+        XCTAssertEqual(underlying.keys.sorted(), ["displayName", "milliliters", "name", "position", "recipe"])
+        XCTAssertEqual(decoded.entity(named: "Syrup")?.transientProperties, ["displayName"])
+        XCTAssertTrue(underlying.values.allSatisfy { $0.count == 1 }, "\(underlying)")
+    }
+
+    /// A cache that lists inherited properties as descriptions of their own (not proxies) says the
+    /// same: the property is the ancestor's, and the hashes are those of the proxy form.
+    func testInheritedCopiesAreReadAsInherited() throws {
+        let model = try Self.shapeModel("abstract parent with inherited properties")
+        var copies = model
+        let ingredient = try XCTUnwrap(model.entity(named: "Ingredient"))
+        for position in copies.entities.indices where copies.entities[position].superentity == "Ingredient" {
+            copies.entities[position].inheritedProperties = []
+            copies.entities[position].attributes = (copies.entities[position].attributes + ingredient.attributes).sorted {
+                $0.name < $1.name
+            }
+            copies.entities[position].relationships = ingredient.relationships
+        }
+        let decoded = try ModelCacheDecoder.decode(try ModelCacheEncoder.encode(copies))
+        XCTAssertEqual(decoded.entity(named: "Liquid"), model.entity(named: "Liquid"))
+        XCTAssertEqual(decoded.entity(named: "Solid"), model.entity(named: "Solid"))
+        XCTAssertEqual(ModelVersionHashes(model: decoded), ModelVersionHashes(model: model))
+    }
+
+    /// The hash scheme of store-format.md, computed here independently, for what a partial reader
+    /// skips: an abstract entity, a parent's hash, inherited properties, NSFlagsKey bits.
+    func testHashesCoverAbstractnessInheritanceAndStorageFlags() throws {
+        func sha(_ parts: [Data]) -> Data { Data(SHA256.hash(data: parts.reduce(Data(), +))) }
+        func le<T: FixedWidthInteger>(_ value: T) -> Data { withUnsafeBytes(of: value.littleEndian) { Data($0) } }
+        func base(_ name: String, optional: Bool) -> Data { sha([Data(name.utf8), le(UInt16(optional ? 1 : 0))]) }
+        func attribute(_ name: String, _ code: Int32, optional: Bool = false, flags: [UInt8] = []) -> Data {
+            sha([base(name, optional: optional), le(code), Data(flags)])
+        }
+        let recipe = sha([base("recipe", optional: true), Data("Recipe".utf8), Data("ingredients".utf8), le(Int32(1)), le(Int32(0))])
+        let name = attribute("name", 700)
+        let position = attribute("position", 300)
+        let ingredient = sha([Data("Ingredient".utf8), Data([1]), name, position, recipe])
+        let liquid = sha([Data("Liquid".utf8), Data([0]), ingredient, attribute("milliliters", 500), name, position, recipe])
+        let hashes = ModelVersionHashes(model: try Self.shapeModel("abstract parent with inherited properties"))
+        XCTAssertEqual(hashes.entityHashes["Ingredient"], ingredient)
+        XCTAssertEqual(hashes.entityHashes["Liquid"], liquid)
+
+        let photo = sha([
+            Data("Photo".utf8), Data([0]), attribute("caption", 700, optional: true, flags: [1]),
+            attribute("full", 1000, optional: true, flags: [1]), attribute("original", 1000, optional: true, flags: [1, 1]),
+            attribute("thumbnail", 1000, optional: true),
+        ])
+        XCTAssertEqual(ModelVersionHashes(model: try Self.shapeModel("binary attributes with storage flags")).entityHashes["Photo"], photo)
+
+        // A read-only property sets bit 4 of the property base's flags; a modifier follows them.
+        let body = sha([sha([Data("body".utf8), le(UInt16(1 | 4))]), le(Int32(700))])
+        let title = sha([sha([Data("title".utf8), le(UInt16(0)), Data("v2".utf8)]), le(Int32(700))])
+        let folder = sha([
+            sha([Data("folder".utf8), le(UInt16(1)), Data("moved".utf8)]), Data("Folder".utf8), Data("notes".utf8), le(Int32(1)),
+            le(Int32(0)),
+        ])
+        let note = sha([Data("Note".utf8), Data([0]), body, folder, title])
+        XCTAssertEqual(
+            ModelVersionHashes(model: try Self.shapeModel("read-only properties and property hash modifiers")).entityHashes["Note"], note)
+    }
+
+    /// A relationship that is its own inverse does not hash its inverse's name (inferred).
+    func testASelfInverseRelationshipHashesNoInverseName() {
+        let schema = Schema(
+            versionIdentifier: "1",
+            entities: [
+                Entity(
+                    name: "Person", attributes: [], relationships: [Relationship("friends", to: "Person", inverse: "friends", toMany: true)]
+                )
+            ])
+        var input = Data(SHA256.hash(data: Data("friends".utf8) + Data([0, 0])))
+        input += Data("Person".utf8) + Data([0, 0, 0, 0]) + Data([0, 0, 0, 0])
+        let entity = Data(SHA256.hash(data: Data("Person".utf8) + Data([0]) + Data(SHA256.hash(data: input))))
+        XCTAssertEqual(ModelVersionHashes(schema: schema).entityHashes["Person"], entity)
+    }
+
+    func testAnNSMutableArrayDefaultAndUnknownFlagBitsAreRead() throws {
+        let model = try Self.shapeModel("NSArray default")
+        var archive = try ModelCacheEncoder.archive(model)
+        try mutateObjects(&archive) { objects in
+            let mutable = UInt64(objects.count)
+            objects.append(
+                .dictionary([
+                    "$classname": .string("NSMutableArray"),
+                    "$classes": .array([.string("NSMutableArray"), .string("NSArray"), .string("NSObject")]),
+                ]))
+            let genres = try index(in: objects) { self.text($0["NSPropertyName"], objects) == "genres" }
+            guard case .uid(let array)? = objects[genres]["NSDefaultValue"] else { throw XCTSkip("no default") }
+            objects[Int(array)] = set(objects[Int(array)], "$class", .uid(mutable))
+            objects[genres] = set(objects[genres], "NSFlagsKey", .integer(0x104))
+        }
+        let decoded = try ModelCacheDecoder.decode(try ModelCacheEncoder.compress(archive))
+        let genres = try XCTUnwrap(decoded.entity(named: "Playlist")?.attributes.first { $0.name == "genres" })
+        XCTAssertEqual(genres.defaultValue, .array([.string("jazz"), .string("blues")]))
+        XCTAssertTrue(genres.allowsExternalStorage)
+        XCTAssertEqual(decoded.notes, ["attribute genres: NSFlagsKey 260 has bits of unknown meaning, not hashed"])
+    }
+}
+
+extension ModelCacheTests {
+    /// A store's model written as a schema file (`questbak schema STORE`) and read back hashes as
+    /// the store's metadata does: abstractness, inheritance and the storage flags travel with it.
+    func testASchemaFileOfTheStoresModelKeepsItsHashes() throws {
+        for shape in ModelCacheShapes.all {
+            let directory = try TemporaryTestDirectory()
+            let file = directory.path("schema.json")
+            try Schema(model: shape.store.model).jsonData().write(to: file)
+            let schema = try Schema.load(from: file)
+            XCTAssertEqual(ModelVersionHashes(schema: schema), ModelVersionHashes(model: shape.store.model), shape.name)
+        }
+        let flags = try XCTUnwrap(ModelCacheShapes.all.first { $0.name == "binary attributes with storage flags" })
+        let text = String(decoding: try Schema(model: flags.store.model).jsonData(), as: UTF8.self)
+        XCTAssertTrue(text.contains(#""externalStorage""#) && text.contains(#""preservesValueOnDeletion""#), text)
+    }
+}
+
+extension ModelCacheTests {
+    /// A proxy whose underlying property is another proxy is followed to the description; a
+    /// proxy that stands for itself is refused, naming the object, never followed forever.
+    func testAProxyOfAProxyIsFollowedAndAProxyLoopIsRefused() throws {
+        let model = try Self.shapeModel("abstract parent with inherited properties")
+        func proxies(_ objects: [PropertyListValue], of entityName: String) throws -> [Int: String] {
+            let entity = try index(in: objects) { self.text($0["NSEntityName"], objects) == entityName }
+            var found: [Int: String] = [:]
+            for (position, object) in objects.enumerated() where object["NSEntityDescription"] == .uid(UInt64(entity)) {
+                guard case .uid(let underlying)? = object["NSUnderlyingProperty"] else { continue }
+                found[position] = text(objects[Int(underlying)]["NSPropertyName"], objects)
+            }
+            return found
+        }
+        var chained = try ModelCacheEncoder.archive(model)
+        var looped = chained
+        try mutateObjects(&chained) { objects in
+            let liquid = try XCTUnwrap(try proxies(objects, of: "Liquid").first { $0.value == "name" }?.key)
+            let syrup = try XCTUnwrap(try proxies(objects, of: "Syrup").first { $0.value == "name" }?.key)
+            objects[syrup] = set(objects[syrup], "NSUnderlyingProperty", .uid(UInt64(liquid)))
+        }
+        XCTAssertEqual(try ModelCacheDecoder.decode(try ModelCacheEncoder.compress(chained)), model)
+        try mutateObjects(&looped) { objects in
+            let syrup = try XCTUnwrap(try proxies(objects, of: "Syrup").first { $0.value == "name" }?.key)
+            objects[syrup] = set(objects[syrup], "NSUnderlyingProperty", .uid(UInt64(syrup)))
+        }
+        XCTAssertThrowsError(try ModelCacheDecoder.decode(try ModelCacheEncoder.compress(looped))) { error in
+            XCTAssertTrue("\(error.localizedDescription)".contains("nest deeper than"), error.localizedDescription)
+        }
     }
 }

@@ -68,7 +68,7 @@ final class SchemaFileTests: XCTestCase {
         try assertRefused(
             schema,
             saying:
-                "entity Routine, attribute name: unknown key \"typo\" (an attribute has name, type, optional, default, originalName, elements, transformer, valueClass)"
+                "entity Routine, attribute name: unknown key \"typo\" (an attribute has name, type, optional, default, originalName, elements, transformer, valueClass, externalStorage, preservesValueOnDeletion, readOnly, versionHashModifier)"
         )
     }
 

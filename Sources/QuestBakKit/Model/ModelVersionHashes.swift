@@ -31,7 +31,13 @@ public struct ModelVersionHashes: Sendable, Equatable {
             if let done = hashes[entity.name] { return done }
             // A parent's hash comes first; a parent chain is cut at 64 in case a cache loops.
             let parent = depth < 64 ? entity.superentity.flatMap { byName[$0] }.map { hash($0, depth: depth + 1) } : nil
-            let result = Self.hash(of: entity, parentHash: parent)
+            var ancestors: [Entity] = []
+            var next = entity.superentity.flatMap { byName[$0] }
+            while let current = next, ancestors.count < 64 {
+                ancestors.append(current)
+                next = current.superentity.flatMap { byName[$0] }
+            }
+            let result = Self.hash(of: entity, parentHash: parent, ancestors: ancestors)
             hashes[entity.name] = result
             return result
         }
@@ -45,11 +51,26 @@ public struct ModelVersionHashes: Sendable, Equatable {
         self.init(schema: Schema(model: model))
     }
 
-    static func hash(of entity: Entity, parentHash: Data?) -> Data {
+    /// `ancestors`: the parent, its parent and so on, where an inherited property is declared.
+    static func hash(of entity: Entity, parentHash: Data?, ancestors: [Entity] = []) -> Data {
         var properties: [(name: String, hash: Data)] = entity.attributes.map { ($0.name, hash(of: $0)) }
-        properties += entity.relationships.map { ($0.name, hash(of: $0)) }
+        properties += entity.relationships.map { ($0.name, hash(of: $0, declaredBy: entity.name)) }
+        // An inherited property enters the hash as its declaration does (a proxy hashes as the
+        // property it stands for).
+        for name in entity.inheritedProperties {
+            for ancestor in ancestors {
+                if let attribute = ancestor.attribute(named: name) {
+                    properties.append((name, hash(of: attribute)))
+                    break
+                }
+                if let relationship = ancestor.relationship(named: name) {
+                    properties.append((name, hash(of: relationship, declaredBy: ancestor.name)))
+                    break
+                }
+            }
+        }
         var input = Data(entity.name.utf8)
-        input.append(0)  // isAbstract: no key for it was seen in a cache (spec); SwiftData models are concrete
+        input.append(entity.isAbstract ? 1 : 0)
         if let parentHash { input.append(parentHash) }
         for property in properties.sorted(by: { $0.name < $1.name }) {
             input.append(property.hash)
@@ -60,24 +81,37 @@ public struct ModelVersionHashes: Sendable, Equatable {
     }
 
     static func hash(of attribute: Attribute) -> Data {
-        var input = propertyBase(name: attribute.name, isOptional: attribute.isOptional)
+        var input = propertyBase(
+            name: attribute.name, isOptional: attribute.isOptional, isReadOnly: attribute.isReadOnly,
+            modifier: attribute.versionHashModifier)
         input.append(littleEndian: attribute.kind.hashTypeCode)
+        if attribute.allowsExternalStorage { input.append(1) }
+        if attribute.preservesValueOnDeletion { input.append(1) }
         return Data(SHA256.hash(data: input))
     }
 
-    static func hash(of relationship: Relationship) -> Data {
-        var input = propertyBase(name: relationship.name, isOptional: relationship.isOptional)
+    /// `entity`: the entity that declares the relationship. A relationship that is its own
+    /// inverse (`Person.friends` ↔ `Person.friends`) does not hash its inverse's name (inferred).
+    static func hash(of relationship: Relationship, declaredBy entity: String) -> Data {
+        var input = propertyBase(
+            name: relationship.name, isOptional: relationship.isOptional, isReadOnly: relationship.isReadOnly,
+            modifier: relationship.versionHashModifier)
         input.append(Data(relationship.destination.utf8))
-        if let inverse = relationship.inverse { input.append(Data(inverse.utf8)) }
+        if let inverse = relationship.inverse, !(inverse == relationship.name && relationship.destination == entity) {
+            input.append(Data(inverse.utf8))
+        }
         input.append(littleEndian: Int32(truncatingIfNeeded: relationship.maxCount))
         input.append(littleEndian: Int32(truncatingIfNeeded: relationship.minCount))
         if relationship.isOrdered { input.append(littleEndian: UInt16(1)) }
         return Data(SHA256.hash(data: input))
     }
 
-    private static func propertyBase(name: String, isOptional: Bool) -> Data {
+    /// `SHA256(name ‖ u16(optional·1 | transient·2 | readOnly·4) ‖ [modifier])`; a transient
+    /// property is in no hash, so its bit is never set here.
+    private static func propertyBase(name: String, isOptional: Bool, isReadOnly: Bool, modifier: String?) -> Data {
         var input = Data(name.utf8)
-        input.append(littleEndian: UInt16(isOptional ? 1 : 0))
+        input.append(littleEndian: UInt16((isOptional ? 1 : 0) | (isReadOnly ? 4 : 0)))
+        if let modifier { input.append(Data(modifier.utf8)) }
         return Data(SHA256.hash(data: input))
     }
 

@@ -66,6 +66,12 @@ public struct Entity: Sendable, Equatable {
     public var versionHashModifier: String?
     /// The name it had in the previous version (its renaming identifier), as for attributes.
     public var originalName: String?
+    /// An abstract entity has no records of its own, only its sub-entities' (`NSIsAbstract`);
+    /// it enters the entity's hash.
+    public var isAbstract: Bool = false
+    /// The ancestors' properties the entity's hash covers besides its own, by name: Core Data
+    /// lists every inherited property (a model cache names them); empty, none is hashed.
+    public var inheritedProperties: [String] = []
 
     public init(
         name: String, attributes: [Attribute], relationships: [Relationship] = [], identity: Identity = .init(), superentity: String? = nil,
@@ -133,6 +139,16 @@ public struct Attribute: Sendable, Equatable {
     /// A transformable's `NSValueTransformerName` and value class (`Array<String>`).
     public var transformerName: String?
     public var valueClassName: String?
+    /// `@Attribute(.externalStorage)`: Core Data may keep a large value in a file beside the
+    /// store. It enters the attribute's hash.
+    public var allowsExternalStorage: Bool = false
+    /// `@Attribute(.preserveValueOnDeletion)`: kept in persistent history when the record is
+    /// deleted. It enters the attribute's hash.
+    public var preservesValueOnDeletion: Bool = false
+    /// Core Data's read-only property flag and the property's own version hash modifier: both
+    /// enter its hash.
+    public var isReadOnly: Bool = false
+    public var versionHashModifier: String?
 
     public init(
         _ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil,
@@ -171,6 +187,10 @@ public struct Relationship: Sendable, Equatable {
     public var isOrdered: Bool
     /// The name it had in the previous version (its renaming identifier), as for attributes.
     public var originalName: String?
+    /// Core Data's read-only property flag and the property's own version hash modifier: both
+    /// enter its hash.
+    public var isReadOnly: Bool = false
+    public var versionHashModifier: String?
 
     public init(
         _ name: String, to destination: String, inverse: String?, toMany: Bool, deleteRule: DeleteRule = .nullify, optional: Bool? = nil,

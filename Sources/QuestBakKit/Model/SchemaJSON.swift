@@ -150,6 +150,7 @@ struct AnyCodingKey: CodingKey {
 extension Entity: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, attributes, relationships, naturalKey, singletonCloudID, merge, superentity, unique, versionHashModifier
+        case abstract, inherits
     }
 
     public init(from decoder: Decoder) throws {
@@ -164,7 +165,7 @@ extension Entity: Codable {
             }) {
                 merge[property] = try SchemaJSONProblem.choice(rule, of: "merge rule of \(property)", among: [MergeRule.maximum, .minimum])
             }
-            return Entity(
+            var entity = Entity(
                 name: try container.decode(String.self, forKey: .name),
                 attributes: try container.decode([Attribute].self, forKey: .attributes),
                 relationships: try container.decodeIfPresent([Relationship].self, forKey: .relationships) ?? [],
@@ -175,6 +176,9 @@ extension Entity: Codable {
                 superentity: try container.decodeIfPresent(String.self, forKey: .superentity),
                 uniquenessConstraints: try container.decodeIfPresent([[String]].self, forKey: .unique) ?? [],
                 versionHashModifier: try container.decodeIfPresent(String.self, forKey: .versionHashModifier))
+            entity.isAbstract = try container.decodeIfPresent(Bool.self, forKey: .abstract) ?? false
+            entity.inheritedProperties = try container.decodeIfPresent([String].self, forKey: .inherits) ?? []
+            return entity
         }
     }
 
@@ -189,6 +193,8 @@ extension Entity: Codable {
         try container.encodeIfPresent(superentity, forKey: .superentity)
         if !uniquenessConstraints.isEmpty { try container.encode(uniquenessConstraints, forKey: .unique) }
         try container.encodeIfPresent(versionHashModifier, forKey: .versionHashModifier)
+        if isAbstract { try container.encode(true, forKey: .abstract) }
+        if !inheritedProperties.isEmpty { try container.encode(inheritedProperties, forKey: .inherits) }
     }
 }
 
@@ -200,6 +206,7 @@ extension Attribute: Codable {
     /// `renamedFrom` is the deprecated spelling of `originalName`, read but never written.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, type, optional, `default`, originalName, renamedFrom, elements, transformer, valueClass
+        case externalStorage, preservesValueOnDeletion, readOnly, versionHashModifier
     }
 
     public init(from decoder: Decoder) throws {
@@ -221,11 +228,16 @@ extension Attribute: Codable {
             if (kind == .composite) != !elements.isEmpty {
                 throw SchemaJSONProblem(location: [], message: "\"elements\" are given with type \"composite\", and only then")
             }
-            return Attribute(
+            var attribute = Attribute(
                 name, kind, optional: try container.decodeIfPresent(Bool.self, forKey: .optional) ?? false,
                 default: defaultValue, originalName: originalName ?? renamedFrom, elements: elements,
                 transformerName: try container.decodeIfPresent(String.self, forKey: .transformer),
                 valueClassName: try container.decodeIfPresent(String.self, forKey: .valueClass))
+            attribute.allowsExternalStorage = try container.decodeIfPresent(Bool.self, forKey: .externalStorage) ?? false
+            attribute.preservesValueOnDeletion = try container.decodeIfPresent(Bool.self, forKey: .preservesValueOnDeletion) ?? false
+            attribute.isReadOnly = try container.decodeIfPresent(Bool.self, forKey: .readOnly) ?? false
+            attribute.versionHashModifier = try container.decodeIfPresent(String.self, forKey: .versionHashModifier)
+            return attribute
         }
     }
 
@@ -283,12 +295,16 @@ extension Attribute: Codable {
         if !elements.isEmpty { try container.encode(elements, forKey: .elements) }
         try container.encodeIfPresent(transformerName, forKey: .transformer)
         try container.encodeIfPresent(valueClassName, forKey: .valueClass)
+        if allowsExternalStorage { try container.encode(true, forKey: .externalStorage) }
+        if preservesValueOnDeletion { try container.encode(true, forKey: .preservesValueOnDeletion) }
+        if isReadOnly { try container.encode(true, forKey: .readOnly) }
+        try container.encodeIfPresent(versionHashModifier, forKey: .versionHashModifier)
     }
 }
 
 extension Relationship: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, destination, inverse, toMany, deleteRule, optional, minCount, maxCount, ordered
+        case name, destination, inverse, toMany, deleteRule, optional, minCount, maxCount, ordered, readOnly, versionHashModifier
     }
 
     public init(from decoder: Decoder) throws {
@@ -299,7 +315,7 @@ extension Relationship: Codable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let deleteRule = try container.decodeIfPresent(String.self, forKey: .deleteRule)
                 .map { try SchemaJSONProblem.choice($0, of: "deleteRule", among: [DeleteRule.nullify, .cascade, .deny, .noAction]) }
-            return Relationship(
+            var relationship = Relationship(
                 try container.decode(String.self, forKey: .name), to: try container.decode(String.self, forKey: .destination),
                 inverse: try container.decodeIfPresent(String.self, forKey: .inverse),
                 toMany: try container.decodeIfPresent(Bool.self, forKey: .toMany) ?? false,
@@ -307,6 +323,9 @@ extension Relationship: Codable {
                 minCount: try container.decodeIfPresent(Int.self, forKey: .minCount) ?? 0,
                 maxCount: try container.decodeIfPresent(Int.self, forKey: .maxCount),
                 ordered: try container.decodeIfPresent(Bool.self, forKey: .ordered) ?? false)
+            relationship.isReadOnly = try container.decodeIfPresent(Bool.self, forKey: .readOnly) ?? false
+            relationship.versionHashModifier = try container.decodeIfPresent(String.self, forKey: .versionHashModifier)
+            return relationship
         }
     }
 
@@ -322,5 +341,7 @@ extension Relationship: Codable {
         if minCount != 0 { try container.encode(minCount, forKey: .minCount) }
         if maxCount != (isToMany ? 0 : 1) { try container.encode(maxCount, forKey: .maxCount) }
         if isOrdered { try container.encode(true, forKey: .ordered) }
+        if isReadOnly { try container.encode(true, forKey: .readOnly) }
+        try container.encodeIfPresent(versionHashModifier, forKey: .versionHashModifier)
     }
 }

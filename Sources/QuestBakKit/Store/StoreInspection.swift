@@ -10,6 +10,15 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var rows: Int
         /// `Z_MAX`: the highest key ever handed out, which deleted rows leave above the largest `Z_PK`.
         public var maximumPrimaryKey: Int64
+        /// For a table shared with sub-entities: its rows by entity (`Z_ENT`), the root first when
+        /// it has rows of its own, then each sub-entity in entity-number order; rows whose `Z_ENT`
+        /// names no entity of the table last, as "Z_ENT <n>". Empty for a table of one entity.
+        public var rowsByEntity: [EntityRows] = []
+    }
+
+    public struct EntityRows: Sendable, Equatable, Encodable {
+        public var name: String
+        public var rows: Int
     }
 
     public var path: String
@@ -62,6 +71,11 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     public struct EntityDetail: Sendable, Equatable, Encodable {
         public var name: String
         public var superentity: String?
+        public var isAbstract: Bool
+        /// The ancestors' properties the model lists for this entity too (by name).
+        public var inheritedProperties: [String]
+        /// Properties Core Data keeps in memory only: no column, not hashed.
+        public var transientProperties: [String]
         /// `name: Type`, `?` after an optional's type; a composite's elements in braces.
         public var attributes: [String]
         /// `name: Destination` (`[Destination]` for a to-many) and its inverse, if any.
@@ -79,11 +93,13 @@ extension StoreInspection {
             var model = try ModelSummary(db)
             let metadata = try StoreReader.metadata(db, path: path)
             var entities: [EntitySummary] = []
+            let keys = try StoreReader.entityKeys(db)
             for (key, table) in try StoreReader.modelTables(db) {
-                entities.append(
-                    EntitySummary(
-                        number: key.number, name: key.name, table: table,
-                        rows: try StoreReader.rowCount(db, table: table), maximumPrimaryKey: key.maximumPrimaryKey))
+                var summary = EntitySummary(
+                    number: key.number, name: key.name, table: table, rows: try StoreReader.rowCount(db, table: table),
+                    maximumPrimaryKey: key.maximumPrimaryKey)
+                summary.rowsByEntity = try StoreInspection.rowsByEntity(db, table: table, root: key, keys: keys)
+                entities.append(summary)
             }
             var schemaVersion: String?
             var problem: String?
@@ -119,6 +135,43 @@ extension StoreInspection {
                     uniqueKeysWithValues: try StoreReader.otherTables(db).map { ($0.name, try StoreReader.rowCount(db, table: $0.name)) }),
                 warnings: warnings, model: model, backup: backup, backupReason: backupReason)
         }
+    }
+}
+
+extension StoreInspection {
+    /// How a table shared by an entity and its sub-entities divides its rows between them.
+    static func rowsByEntity(_ db: Database, table: String, root: EntityKey, keys: [EntityKey]) throws -> [EntityRows] {
+        var members = [root]
+        var index = 0
+        while index < members.count {
+            let parent = members[index].number
+            let children = keys.filter { $0.superNumber == parent && $0.number != parent && !members.contains($0) }
+            members += children
+            index += 1
+        }
+        guard members.count > 1 else { return [] }
+        // Grouped by the stored value itself (quote() tells 3 from '3' and 3.0): only an integer
+        // Z_ENT is an entity's.
+        var counts: [Int64: Int] = [:]
+        var strays: [(value: String, rows: Int)] = []
+        for row in try Row.fetchAll(
+            db,
+            sql:
+                "SELECT CASE WHEN typeof(Z_ENT) = 'integer' THEN Z_ENT END, quote(Z_ENT), count(*) FROM \(table.quotedDatabaseIdentifier) GROUP BY 2 ORDER BY 2"
+        ) {
+            let number: Int64? = row[0]
+            if let number, members.contains(where: { $0.number == number }) {
+                counts[number] = row[2]
+            } else {
+                strays.append((value: row[1] as String, rows: row[2] as Int))
+            }
+        }
+        var result: [EntityRows] = []
+        for member in [root] + members.dropFirst().sorted(by: { $0.number < $1.number }) {
+            let rows = counts[member.number] ?? 0
+            if member.number != root.number || rows > 0 { result.append(EntityRows(name: member.name, rows: rows)) }
+        }
+        return result + strays.map { EntityRows(name: "Z_ENT \($0.value)", rows: $0.rows) }
     }
 }
 
@@ -177,10 +230,19 @@ extension StoreInspection.EntityDetail {
             } else {
                 type = Self.typeNames[attribute.typeCode] ?? "type \(attribute.typeCode)"
             }
+            // What enters the hash besides name, type and optionality, in words.
+            let marks = [
+                attribute.allowsExternalStorage ? "external storage" : nil,
+                attribute.preservesValueOnDeletion ? "preserved on deletion" : nil, attribute.isReadOnly ? "read-only" : nil,
+                attribute.versionHashModifier.map { "hash modifier \($0)" },
+            ].compactMap { $0 }
             return "\(attribute.name): \(type)\(attribute.isOptional ? "?" : "")"
+                + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
         }
         self.init(
-            name: entity.name, superentity: entity.superentity, attributes: entity.attributes.map(describe),
+            name: entity.name, superentity: entity.superentity, isAbstract: entity.isAbstract,
+            inheritedProperties: entity.inheritedProperties, transientProperties: entity.transientProperties,
+            attributes: entity.attributes.map(describe),
             relationships: entity.relationships.map { relationship in
                 let destination = relationship.isToMany ? "[\(relationship.destination)]" : relationship.destination
                 return "\(relationship.name): \(destination)" + (relationship.inverse.map { " (inverse \($0))" } ?? " (no inverse)")

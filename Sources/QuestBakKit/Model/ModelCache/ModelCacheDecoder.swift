@@ -34,27 +34,47 @@ public struct CompiledModel: Sendable, Equatable {
 public struct CompiledEntity: Sendable, Equatable {
     public var name: String
     public var superentity: String?
-    /// In name order.
+    /// `NSIsAbstract` (archived only when true): no row is of this entity itself, only of its
+    /// sub-entities. It enters the entity's hash.
+    public var isAbstract: Bool
+    /// The properties the entity declares, in name order.
     public var attributes: [CompiledAttribute]
     /// In name order.
     public var relationships: [CompiledRelationship]
+    /// Properties an ancestor declares that the entity's `NSProperties` lists too (Core Data
+    /// archives each as an `_NSPropertyDescriptionProxy`), in name order: they enter the entity's
+    /// hash as the ancestor's description does, and live in the ancestor's column.
+    public var inheritedProperties: [String]
+    /// Transient properties (`NSIsTransient`), declared or inherited, by name in name order: Core
+    /// Data stores no column for them and leaves them out of the entity's hash.
+    public var transientProperties: [String]
     /// `NSUniqueTuples`: each a list of property names.
     public var uniqueTuples: [[String]]
     public var indexes: [CompiledIndex]
+    /// `NSCompoundIndexes`: each a list of property names (Core Data derives them from the fetch
+    /// indexes whose elements are plain ascending ones). Not hashed.
+    public var compoundIndexes: [[String]]
     /// `NSRenamingIdentifier` as archived (the entity name unless renamed).
     public var renamingIdentifier: String?
     public var versionHashModifier: String?
 
     public init(
-        name: String, superentity: String? = nil, attributes: [CompiledAttribute] = [], relationships: [CompiledRelationship] = [],
-        uniqueTuples: [[String]] = [], indexes: [CompiledIndex] = [], renamingIdentifier: String? = nil, versionHashModifier: String? = nil
+        name: String, superentity: String? = nil, isAbstract: Bool = false, attributes: [CompiledAttribute] = [],
+        relationships: [CompiledRelationship] = [], inheritedProperties: [String] = [], transientProperties: [String] = [],
+        uniqueTuples: [[String]] = [],
+        indexes: [CompiledIndex] = [], compoundIndexes: [[String]] = [], renamingIdentifier: String? = nil,
+        versionHashModifier: String? = nil
     ) {
         self.name = name
         self.superentity = superentity
+        self.isAbstract = isAbstract
         self.attributes = attributes
         self.relationships = relationships
+        self.inheritedProperties = inheritedProperties
+        self.transientProperties = transientProperties
         self.uniqueTuples = uniqueTuples
         self.indexes = indexes
+        self.compoundIndexes = compoundIndexes
         self.renamingIdentifier = renamingIdentifier
         self.versionHashModifier = versionHashModifier
     }
@@ -91,10 +111,28 @@ public struct CompiledAttribute: Sendable, Equatable {
     public var renamingIdentifier: String?
     /// `NSCompositeElements` of a composite (type 2100), in archived order.
     public var elements: [CompiledAttribute]
+    /// `NSFlagsKey` as archived: 0 in most caches; see `Flags`.
+    public var flags: Int
+    /// `NSIsReadOnly`: enters the property's hash.
+    public var isReadOnly: Bool = false
+    /// The property's own `NSVersionHashModifier`: enters its hash.
+    public var versionHashModifier: String?
+
+    /// The bits of `NSFlagsKey` (inferred: see docs/model-cache.md).
+    public enum Flags {
+        /// `allowsExternalBinaryDataStorage` (`@Attribute(.externalStorage)`): hashed.
+        public static let externalStorage = 0x4
+        /// `preservesValueInHistoryOnDeletion` (`@Attribute(.preserveValueOnDeletion)`): hashed.
+        public static let preservesValueOnDeletion = 0x10
+        /// A file-backed future (`isFileBackedFuture`): not hashed.
+        public static let fileBackedFuture = 0x20
+        public static let known = externalStorage | preservesValueOnDeletion | fileBackedFuture
+    }
 
     public init(
         name: String, typeCode: Int, valueClassName: String? = nil, transformerName: String? = nil, isOptional: Bool = false,
-        defaultValue: CompiledDefaultValue? = nil, renamingIdentifier: String? = nil, elements: [CompiledAttribute] = []
+        defaultValue: CompiledDefaultValue? = nil, renamingIdentifier: String? = nil, elements: [CompiledAttribute] = [],
+        flags: Int = 0
     ) {
         self.name = name
         self.typeCode = typeCode
@@ -104,9 +142,12 @@ public struct CompiledAttribute: Sendable, Equatable {
         self.defaultValue = defaultValue
         self.renamingIdentifier = renamingIdentifier
         self.elements = elements
+        self.flags = flags
     }
 
     public var isComposite: Bool { typeCode == TypeCode.composite }
+    public var allowsExternalStorage: Bool { flags & Flags.externalStorage != 0 }
+    public var preservesValueOnDeletion: Bool { flags & Flags.preservesValueOnDeletion != 0 }
 }
 
 /// A concrete default value, as archived (SwiftData evaluates default expressions once).
@@ -125,6 +166,8 @@ public indirect enum CompiledDefaultValue: Sendable, Equatable {
     case data(Data)
     /// A dictionary with string keys (an empty composite's default is an empty one).
     case dictionary([String: CompiledDefaultValue])
+    /// An `NSArray` or `NSMutableArray` (a transformable array's default), members in order.
+    case array([CompiledDefaultValue])
     /// Anything else, named by its class and left undecoded.
     case other(className: String)
 }
@@ -142,6 +185,10 @@ public struct CompiledRelationship: Sendable, Equatable {
     public var isOptional: Bool
     public var isOrdered: Bool
     public var renamingIdentifier: String?
+    /// `NSIsReadOnly`: enters the property's hash.
+    public var isReadOnly: Bool = false
+    /// The property's own `NSVersionHashModifier`: enters its hash.
+    public var versionHashModifier: String?
 
     public init(
         name: String, destination: String, inverse: String? = nil, minCount: Int = 0, maxCount: Int = 1, deleteRule: Int = 1,
@@ -240,17 +287,18 @@ public enum ModelCacheDecoder {
         "NSEntityDescription": [
             "NSEntityName", "NSProperties", "NSSuperentity", "NSSubentities", "NSUniqueTuples", "NSFetchIndexDescriptions",
             "NSCompoundIndexes", "NSVersionHashModifier", "NSRenamingIdentifier", "NSClassNameForEntity", "NSUserInfo",
-            "NSManagedObjectModel",
+            "NSManagedObjectModel", "NSIsAbstract",
         ],
+        "_NSPropertyDescriptionProxy": ["NSReferenceID", "NSUnderlyingProperty", "NSEntityDescription"],
         "NSAttributeDescription": [
             "NSPropertyName", "NSAttributeType", "NSAttributeValueClassName", "NSValueTransformerName", "NSDefaultValue", "NSIsOptional",
-            "NSIsIndexed", "NSRenamingIdentifier", "NSFlagsKey", "_P", "NSEntity", "NSCompositeElements", "NSUserInfo",
-            "NSVersionHashModifier",
+            "NSIsIndexed", "NSRenamingIdentifier", "NSFlagsKey", "_P", "NSEntity", "NSCompositeElements", "NSUserInfo", "NSIsTransient",
+            "NSVersionHashModifier", "NSIsReadOnly",
         ],
         "NSRelationshipDescription": [
             "NSPropertyName", "NSDestinationEntity", "_NSDestinationEntityName", "NSInverseRelationship", "_NSInverseRelationshipName",
             "NSMinCount", "NSMaxCount", "NSDeleteRule", "NSIsOptional", "NSIsOrdered", "NSRenamingIdentifier", "_P", "NSEntity",
-            "NSFlagsKey", "NSIsIndexed", "NSUserInfo", "NSVersionHashModifier",
+            "NSIsTransient", "NSFlagsKey", "NSIsIndexed", "NSUserInfo", "NSVersionHashModifier", "NSIsReadOnly",
         ],
         "NSFetchIndexDescription": ["NSIndexName", "NSIndexElements", "NSEntity", "NSPartialIndexPredicate"],
         "NSFetchIndexElementDescription": ["NSPropertyName", "NSAscending", "NSFetchIndexElementType", "NSProperty", "NSIndexDescription"],
@@ -296,7 +344,7 @@ public enum ModelCacheDecoder {
                 }
                 versions.append(version)
             }
-            let entities = try entityList(of: root)
+            let entities = separateInherited(try entityList(of: root))
             var model = CompiledModel(versionIdentifiers: versions.sorted(), entities: entities)
             model.notes = notes.sorted()
             return model
@@ -361,6 +409,7 @@ public enum ModelCacheDecoder {
             if let parent = try archive.object("NSSuperentity", of: object, kindOf: ["NSEntityDescription"]) {
                 entity.superentity = try archive.requiredString("NSEntityName", of: parent)
             }
+            entity.isAbstract = try archive.flag("NSIsAbstract", of: object) ?? false
             entity.renamingIdentifier = try archive.string("NSRenamingIdentifier", of: object)
             entity.versionHashModifier = try archive.string("NSVersionHashModifier", of: object)
             if let properties = try archive.object("NSProperties", of: object) {
@@ -373,13 +422,25 @@ public enum ModelCacheDecoder {
                             key: key)
                     }
                     let decodedName: String? = try archive.visiting(property.index, key: key) {
-                        if property.isKind(of: "NSRelationshipDescription") {
+                        if property.isKind(of: "_NSPropertyDescriptionProxy") {
+                            let inherited = try proxiedName(property, in: entity.name)
+                            entity.inheritedProperties.append(inherited)
+                            return inherited
+                        } else if property.isKind(of: "NSRelationshipDescription") {
                             let relationship = try relationship(property)
-                            entity.relationships.append(relationship)
+                            if try isTransient(property, describing: "relationship \(relationship.name)") {
+                                entity.transientProperties.append(relationship.name)
+                            } else {
+                                entity.relationships.append(relationship)
+                            }
                             return relationship.name
                         } else if property.isKind(of: "NSAttributeDescription") {
                             let attribute = try attribute(property)
-                            entity.attributes.append(attribute)
+                            if try isTransient(property, describing: "attribute \(attribute.name)") {
+                                entity.transientProperties.append(attribute.name)
+                            } else {
+                                entity.attributes.append(attribute)
+                            }
                             return attribute.name
                         } else if property.isKind(of: "NSPropertyDescription") {
                             // A fetched or other property kind: present, not described here.
@@ -397,6 +458,8 @@ public enum ModelCacheDecoder {
             }
             entity.attributes.sort { $0.name < $1.name }
             entity.relationships.sort { $0.name < $1.name }
+            entity.inheritedProperties.sort()
+            entity.transientProperties.sort()
             for (position, reference) in (try archive.elements("NSUniqueTuples", of: object) ?? []).enumerated() {
                 let key = "NSUniqueTuples[\(position)]"
                 guard case .object(let tuple) = try archive.resolve(reference, from: object.index, key: key) else {
@@ -419,16 +482,115 @@ public enum ModelCacheDecoder {
                 try require(index, kindOf: "NSFetchIndexDescription", from: object.index, key: key)
                 entity.indexes.append(try fetchIndex(index))
             }
-            if let compound = try archive.elements("NSCompoundIndexes", of: object), !compound.isEmpty {
-                note("entity \(entity.name) has NSCompoundIndexes, not read")
+            for (position, reference) in (try archive.elements("NSCompoundIndexes", of: object) ?? []).enumerated() {
+                let key = "NSCompoundIndexes[\(position)]"
+                guard case .object(let list) = try archive.resolve(reference, from: object.index, key: key) else {
+                    throw KeyedArchiveError(
+                        .wrongType(expected: "an NSArray", found: "$null or a plain value"), objectIndex: object.index, key: key)
+                }
+                var names: [String] = []
+                for (inner, member) in try archive.members(of: list, from: object.index, key: key).enumerated() {
+                    names.append(try propertyName(member, from: list.index, key: "\(key)[\(inner)]"))
+                }
+                entity.compoundIndexes.append(names)
+            }
+            // Core Data writes a compound index for each fetch index of plain elements: one that
+            // matches none of them says the two lists were not written together.
+            let fetchIndexProperties = Set(entity.indexes.map { $0.elements.map(\.propertyName) })
+            for compound in entity.compoundIndexes where !entity.indexes.isEmpty && !fetchIndexProperties.contains(compound) {
+                note("entity \(entity.name): compound index \(compound.joined(separator: ", ")) matches no fetch index")
             }
             return entity
+        }
+
+        /// The name of the property an `_NSPropertyDescriptionProxy` stands for: Core Data's
+        /// description of a property the entity inherits, written once by the ancestor that
+        /// declares it (`NSUnderlyingProperty`, shared, not copied) and seen from the sub-entity
+        /// (`NSEntityDescription`). Which ancestor declares it is settled once every entity is read.
+        mutating func proxiedName(_ proxy: ArchivedObject, in entityName: String) throws -> String {
+            noteUnknownKeys(of: proxy, as: "_NSPropertyDescriptionProxy")
+            let underlying = try underlyingProperty(of: proxy)
+            guard underlying.isKind(of: "NSAttributeDescription") || underlying.isKind(of: "NSRelationshipDescription") else {
+                throw KeyedArchiveError(
+                    .wrongClass(expected: "NSAttributeDescription or NSRelationshipDescription", found: underlying.className),
+                    objectIndex: proxy.index, key: "NSUnderlyingProperty")
+            }
+            if let seenFrom = try archive.object("NSEntityDescription", of: proxy, kindOf: ["NSEntityDescription"]),
+                let name = try archive.string("NSEntityName", of: seenFrom), name != entityName
+            {
+                note("entity \(entityName) lists a proxy seen from entity \(name)")
+            }
+            return try archive.requiredString("NSPropertyName", of: underlying)
+        }
+
+        /// The description a proxy stands for; a proxy of a proxy (not seen, accepted) is followed.
+        func underlyingProperty(of proxy: ArchivedObject) throws -> ArchivedObject {
+            var current = proxy
+            for _ in 0..<KeyedArchive.maximumDepth where current.isKind(of: "_NSPropertyDescriptionProxy") {
+                guard let next = try archive.object("NSUnderlyingProperty", of: current) else {
+                    throw KeyedArchiveError(.missingKey, objectIndex: current.index, key: "NSUnderlyingProperty")
+                }
+                current = next
+            }
+            guard !current.isKind(of: "_NSPropertyDescriptionProxy") else {
+                throw KeyedArchiveError(.tooDeep(limit: KeyedArchive.maximumDepth), objectIndex: proxy.index, key: "NSUnderlyingProperty")
+            }
+            return current
+        }
+
+        /// A sub-entity's `NSProperties` lists what it inherits as well as what it declares (as
+        /// proxies, or, in a cache written otherwise, as descriptions of the same name): each
+        /// property is kept once, with the ancestor that declares it, and named as inherited by the
+        /// sub-entities (their hashes include it; their rows keep it in the ancestor's column).
+        mutating func separateInherited(_ entities: [CompiledEntity]) -> [CompiledEntity] {
+            var result = entities
+            let byName = Dictionary(entities.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+            var settled: [String: Set<String>] = [:]
+            /// The names `name` declares, after its own inherited ones are taken out (ancestors first).
+            func declared(_ name: String, chain: [String]) -> Set<String> {
+                if let done = settled[name] { return done }
+                guard let position = byName[name], !chain.contains(name) else { return [] }
+                var entity = result[position]
+                var fromAncestors: Set<String> = []
+                var transientAbove: Set<String> = []
+                var next = entity.superentity
+                var seen = chain + [name]
+                while let current = next, !seen.contains(current), let index = byName[current] {
+                    fromAncestors.formUnion(declared(current, chain: seen))
+                    transientAbove.formUnion(result[index].transientProperties)
+                    seen.append(current)
+                    next = result[index].superentity
+                }
+                // An inherited transient property is transient here too: no column, no hash.
+                let inheritedTransient = Set(entity.inheritedProperties).intersection(transientAbove)
+                entity.inheritedProperties.removeAll { inheritedTransient.contains($0) }
+                entity.transientProperties = Set(entity.transientProperties).union(inheritedTransient).sorted()
+                var inherited = Set(entity.inheritedProperties)
+                for attribute in entity.attributes where fromAncestors.contains(attribute.name) { inherited.insert(attribute.name) }
+                for relationship in entity.relationships where fromAncestors.contains(relationship.name) {
+                    inherited.insert(relationship.name)
+                }
+                entity.attributes.removeAll { fromAncestors.contains($0.name) }
+                entity.relationships.removeAll { fromAncestors.contains($0.name) }
+                for name in inherited.sorted() where !fromAncestors.contains(name) {
+                    note("entity \(entity.name) inherits \(name), which no ancestor declares")
+                }
+                entity.inheritedProperties = inherited.filter(fromAncestors.contains).sorted()
+                result[position] = entity
+                let own = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+                settled[name] = own
+                return own
+            }
+            for entity in entities { _ = declared(entity.name, chain: []) }
+            return result
         }
 
         /// A unique-tuple or index member: a property name, or (inferred) a property description.
         func propertyName(_ reference: PropertyListValue, from owner: Int, key: String) throws -> String {
             switch try archive.resolve(reference, from: owner, key: key) {
             case .plain(.string(let name)): return name
+            case .object(let object) where object.isKind(of: "_NSPropertyDescriptionProxy"):
+                return try archive.requiredString("NSPropertyName", of: try underlyingProperty(of: object))
             case .object(let object) where object.isKind(of: "NSPropertyDescription") || object.fields["NSPropertyName"] != nil:
                 return try archive.requiredString("NSPropertyName", of: object)
             case .object(let object) where object.isKind(of: "NSString"):
@@ -459,9 +621,9 @@ public enum ModelCacheDecoder {
                 let name: String
                 if let text = try archive.string("NSPropertyName", of: element) {
                     name = text
-                } else if let property = try archive.object("NSProperty", of: element) {
+                } else if let property = element.fields["NSProperty"] {
                     note("an index element names its property through NSProperty")
-                    name = try archive.requiredString("NSPropertyName", of: property)
+                    name = try propertyName(property, from: element.index, key: "NSProperty")
                 } else {
                     throw KeyedArchiveError(.missingKey, objectIndex: element.index, key: "NSPropertyName")
                 }
@@ -471,6 +633,24 @@ public enum ModelCacheDecoder {
                 index.elements.append(.init(propertyName: name, ascending: try archive.flag("NSAscending", of: element), type: type))
             }
             return index
+        }
+
+        /// `NSIsReadOnly` is present, and true, only when read-only; `_P` bit value 4 says the same.
+        mutating func isReadOnly(_ object: ArchivedObject, describing: String) throws -> Bool {
+            let readOnly = try archive.flag("NSIsReadOnly", of: object) ?? false
+            if let flags = try archive.integer("_P", of: object), (flags & 4 != 0) != readOnly {
+                note("\(describing): _P \(flags) disagrees with NSIsReadOnly \(readOnly)")
+            }
+            return readOnly
+        }
+
+        /// `NSIsTransient` is present, and true, only when transient; `_P` bit value 8 says the same.
+        mutating func isTransient(_ object: ArchivedObject, describing: String) throws -> Bool {
+            let transient = try archive.flag("NSIsTransient", of: object) ?? false
+            if let flags = try archive.integer("_P", of: object), (flags & 8 != 0) != transient {
+                note("\(describing): _P \(flags) disagrees with NSIsTransient \(transient)")
+            }
+            return transient
         }
 
         /// `NSIsOptional` is present, and true, only when optional; `_P` bit value 2 says the same.
@@ -496,8 +676,13 @@ public enum ModelCacheDecoder {
             attribute.transformerName = try archive.string("NSValueTransformerName", of: object)
             attribute.isOptional = try optionality(of: object, describing: "attribute \(name)")
             attribute.renamingIdentifier = try archive.string("NSRenamingIdentifier", of: object)
-            if let flags = try archive.integer("NSFlagsKey", of: object), flags != 0 {
-                note("attribute \(name): NSFlagsKey \(flags) (meaning unverified)")
+            attribute.isReadOnly = try isReadOnly(object, describing: "attribute \(name)")
+            attribute.versionHashModifier = try archive.string("NSVersionHashModifier", of: object)
+            if let flags = try archive.integer("NSFlagsKey", of: object) {
+                attribute.flags = try int(flags, of: object, key: "NSFlagsKey")
+                if attribute.flags & ~CompiledAttribute.Flags.known != 0 {
+                    note("attribute \(name): NSFlagsKey \(flags) has bits of unknown meaning, not hashed")
+                }
             }
             if let reference = object.fields["NSDefaultValue"] {
                 attribute.defaultValue = try defaultValue(reference, from: object.index, key: "NSDefaultValue")
@@ -586,6 +771,14 @@ public enum ModelCacheDecoder {
                 guard case .data(let bytes) = try field("NS.data") else { try wrong("NS.data", "data") }
                 return .data(bytes)
             }
+            if object.isKind(of: "NSArray") {
+                var members: [CompiledDefaultValue] = []
+                for (position, member) in try archive.members(of: object, from: object.index, key: nil).enumerated() {
+                    members.append(
+                        try defaultValue(member, from: object.index, key: "NS.objects[\(position)]") ?? .other(className: "$null"))
+                }
+                return .array(members)
+            }
             if object.isKind(of: "NSDictionary") {
                 var result: [String: CompiledDefaultValue] = [:]
                 for (position, entry) in try archive.entries(of: object, from: object.index, key: nil).enumerated() {
@@ -631,12 +824,15 @@ public enum ModelCacheDecoder {
             }
             let deleteRule = try archive.integer("NSDeleteRule", of: object).map { try int($0, of: object, key: "NSDeleteRule") } ?? 0
             if !(0...3).contains(deleteRule) { note("relationship \(name): unknown NSDeleteRule \(deleteRule)") }
-            return CompiledRelationship(
+            var relationship = CompiledRelationship(
                 name: name, destination: destination, inverse: inverseName ?? inverseFromObject, minCount: try count("NSMinCount"),
                 maxCount: try count("NSMaxCount"), deleteRule: deleteRule,
                 isOptional: try optionality(of: object, describing: "relationship \(name)"),
                 isOrdered: try archive.flag("NSIsOrdered", of: object) ?? false,
                 renamingIdentifier: try archive.string("NSRenamingIdentifier", of: object))
+            relationship.isReadOnly = try isReadOnly(object, describing: "relationship \(name)")
+            relationship.versionHashModifier = try archive.string("NSVersionHashModifier", of: object)
+            return relationship
         }
     }
 }

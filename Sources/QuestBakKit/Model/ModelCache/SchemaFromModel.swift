@@ -14,6 +14,8 @@ extension Schema {
                     relationships: entity.relationships.map(Relationship.init(compiled:)), superentity: entity.superentity,
                     uniquenessConstraints: entity.uniqueTuples, versionHashModifier: entity.versionHashModifier)
                 converted.originalName = entity.renamingIdentifier.flatMap { $0 == entity.name ? nil : $0 }
+                converted.isAbstract = entity.isAbstract
+                converted.inheritedProperties = entity.inheritedProperties
                 return converted
             })
     }
@@ -28,6 +30,10 @@ extension Attribute {
             originalName: attribute.renamingIdentifier.flatMap { $0 == attribute.name ? nil : $0 },
             elements: attribute.elements.map(Attribute.init(compiled:)), transformerName: attribute.transformerName,
             valueClassName: attribute.valueClassName)
+        allowsExternalStorage = attribute.allowsExternalStorage
+        preservesValueOnDeletion = attribute.preservesValueOnDeletion
+        isReadOnly = attribute.isReadOnly
+        versionHashModifier = attribute.versionHashModifier
     }
 
     /// The kind of an `NSAttributeType` code; an unknown code is kept as opaque bytes.
@@ -66,7 +72,9 @@ extension Attribute {
         // An empty composite (the `{}` SwiftData archives for a struct whose elements are all
         // optional) is a default: a record gets no element values, which every element allows.
         case (.dictionary(let entries), .composite) where entries.isEmpty: return .value(.null)
-        case (.dictionary, _), (.other, _): return nil
+        // An array default (a transformable's) is archived by its transformer: the bytes Core Data
+        // would store are not known, so it is no column value here (inferred).
+        case (.dictionary, _), (.array, _), (.other, _): return nil
         }
     }
 }
@@ -79,6 +87,8 @@ extension Relationship {
             deleteRule: rules[relationship.deleteRule] ?? .nullify, optional: relationship.isOptional, minCount: relationship.minCount,
             maxCount: relationship.maxCount, ordered: relationship.isOrdered)
         originalName = relationship.renamingIdentifier.flatMap { $0 == relationship.name ? nil : $0 }
+        isReadOnly = relationship.isReadOnly
+        versionHashModifier = relationship.versionHashModifier
     }
 }
 
