@@ -213,6 +213,16 @@ public enum Exporter {
             formatVersion: kind == ArchiveManifest.Source.timeQuestSchema
                 ? ArchiveManifest.timeQuestFormatVersion : ArchiveManifest.highestSupportedFormatVersion,
             metadata: metadata)
+        // Whatever a restore would refuse of the store's statements, export refuses first, with
+        // the same sentence, before it writes anything: an archive called good must restore.
+        var replayed = StatementReplay()
+        if staged.formatVersion >= 3 {
+            do {
+                replayed = try StatementReplay.check(try CoreDataSQL.schemaStatements(db))
+            } catch let refusal as StatementReplay.Refusal {
+                throw StoreError.schemaMismatch(path: path, versionIdentifier: nil, differences: ["sql: \(refusal.reason)"])
+            }
+        }
         let keys = try StoreReader.entityKeys(db)
         let maxima = Dictionary(keys.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
         /// Stages one entity member written by `encode`.
@@ -298,10 +308,28 @@ public enum Exporter {
                 "\(external.files.count) external-storage file(s) in \(ExternalStorage.folder(forStore: URL(fileURLWithPath: path)).path) are not in a TimeQuest archive"
             )
         }
-        var tables = try StoreReader.otherTables(db).filter { !carriedByRecords.contains($0.name) }
+        // A virtual table's rows are its shadow tables', carried as tables; SQLite makes the
+        // virtual table again from its statement.
+        var tables = try StoreReader.otherTables(db).filter {
+            !carriedByRecords.contains($0.name) && !replayed.virtualTables.contains($0.name)
+        }
         if staged.formatVersion >= 3 {
             // Z_PRIMARYKEY travels as it is, value for value: entity numbers, parents and Z_MAX.
             tables.append((CoreDataSQL.primaryKeyTable, "", []))
+            // The metadata and model cache files stand for one row each; a table that holds
+            // more (a second metadata row, a duplicated cache) travels row by row as well.
+            let metadataRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA") ?? 0
+            let metadataVersion = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA WHERE Z_VERSION = 1") ?? 0
+            if metadataRows != 1 || metadataVersion != 1 {
+                tables.append(("Z_METADATA", "", []))
+                staged.warnings.append("Z_METADATA holds \(metadataRows) rows, not one of Z_VERSION 1: carried row by row")
+            }
+            if try db.tableExists("Z_MODELCACHE"), let cacheRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE"),
+                cacheRows > 1
+            {
+                tables.append(("Z_MODELCACHE", "", []))
+                staged.warnings.append("Z_MODELCACHE holds \(cacheRows) rows, not one: carried row by row")
+            }
             tables.sort { $0.name < $1.name }
             staged.sql = try CoreDataSQL.schemaStatements(db)
             staged.sqlite = try StoreFileSettings.of(db)

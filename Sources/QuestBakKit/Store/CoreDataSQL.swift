@@ -45,6 +45,10 @@ package enum CoreDataSQL {
 
     static let requiredTables = ["Z_PRIMARYKEY", "Z_METADATA"]
 
+    /// Core Data's tables a version-3 archive may carry as rows: `Z_PRIMARYKEY` always, and
+    /// `Z_METADATA` and `Z_MODELCACHE` when they hold more than the one row their files stand for.
+    static let tablesCarriedAsRows: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+
     /// Core Data's own tables: the bookkeeping ones, persistent history (`ACHANGE`, `ATRANSACTION…`)
     /// and CloudKit mirroring (`ANSCK…`).
     static func isCoreDataTable(_ name: String) -> Bool {
