@@ -61,6 +61,8 @@ final class TablesOnlyRestoreTests: XCTestCase {
         let restored = directory.path("restored/default.store")
         let restore = try Questbak.run(["import", archive.path, "--into", restored.path, "-q"])
         XCTAssertEqual(restore.status, 0, "import: \(restore.standardError)", file: file, line: line)
+        let verify = try Questbak.run(["verify", archive.path])
+        XCTAssertEqual(verify.status, 0, "verify: \(verify.standardOutput)\(verify.standardError)", file: file, line: line)
         if export.status == 0, restore.status == 0 {
             let expected = try Self.contents(of: source)
             let found = try Self.contents(of: restored)
@@ -158,10 +160,27 @@ final class TablesOnlyRestoreTests: XCTestCase {
     func testASecondMetadataRowAndADuplicatedModelCacheRowAreCarried() throws {
         let made = try assertRestoresExactly(TablesOnlyShapes.extraBookkeepingRows)
         let manifest = try manifest(made.archive)
+        XCTAssertEqual((manifest["source"] as? [String: Any])?["schema"] as? String, "model")
         let tables = try XCTUnwrap(manifest["tables"] as? [[String: Any]])
         XCTAssertEqual(tables.first { $0["name"] as? String == "Z_METADATA" }?["count"] as? Int, 2)
         XCTAssertEqual(tables.first { $0["name"] as? String == "Z_MODELCACHE" }?["count"] as? Int, 2)
         XCTAssertTrue((manifest["warnings"] as? [String] ?? []).contains { $0.hasPrefix("Z_METADATA holds 2 rows") }, "\(manifest)")
+    }
+
+    /// Two different model caches whose first (the one Core Data reads) is not the lowest: the
+    /// rows travel sorted, so a restore would make the other one the store's model. Export
+    /// refuses (65) rather than write an archive that restores another model.
+    func testModelCacheRowsARestoreWouldReorderAreRefusedByExport() throws {
+        let directory = try TemporaryTestDirectory("questbak-tables-only")
+        let store = try TablesOnlyShapes.extraBookkeepingRows(directory.url)
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "INSERT INTO Z_MODELCACHE VALUES (x'00')") }
+        let archive = directory.path("backup.qbak")
+        let export = try Questbak.run(["export", store.path, "-o", archive.path])
+        XCTAssertEqual(export.status, 65, export.standardError)
+        XCTAssertTrue(
+            export.standardError.contains("Z_MODELCACHE holds 3 rows whose first (the store's model) is not the lowest"),
+            export.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: archive.path))
     }
 
     /// A generated column another tool added: import could not put its values back, so export

@@ -327,6 +327,16 @@ public enum Exporter {
             if try db.tableExists("Z_MODELCACHE"), let cacheRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE"),
                 cacheRows > 1
             {
+                // Rows travel in their sorted order, not their rowids': Core Data's cache is the
+                // first row, so a restore keeps it only when it is also the lowest.
+                let first = try Data.fetchOne(db, sql: CoreDataSQL.selectModelCache)
+                guard try first == Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE ORDER BY Z_CONTENT LIMIT 1") else {
+                    throw StoreError.schemaMismatch(
+                        path: path, versionIdentifier: nil,
+                        differences: [
+                            "Z_MODELCACHE holds \(cacheRows) rows whose first (the store's model) is not the lowest, and a restore, which puts rows back in order, would make another one the store's model"
+                        ])
+                }
                 tables.append(("Z_MODELCACHE", "", []))
                 staged.warnings.append("Z_MODELCACHE holds \(cacheRows) rows, not one: carried row by row")
             }
