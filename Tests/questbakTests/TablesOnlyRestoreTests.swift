@@ -23,7 +23,10 @@ final class TablesOnlyRestoreTests: XCTestCase {
                 lines.append("\(pragma) \(try String.fetchOne(db, sql: "PRAGMA \(pragma)") ?? "?")")
             }
             let tables = try String.fetchAll(
-                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+                db,
+                sql:
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND (name NOT LIKE 'sqlite\\_%' ESCAPE '\\' OR name = 'sqlite_sequence') ORDER BY name"
+            )
             for table in tables where !["ACHANGE", "ATRANSACTION", "ANSCK"].contains(where: { table.uppercased().hasPrefix($0) }) {
                 let columns = try db.columns(in: table).map(\.name.quotedDatabaseIdentifier)
                 let order = columns.indices.map { String($0 + 1) }.joined(separator: ", ")
@@ -102,6 +105,7 @@ final class TablesOnlyRestoreTests: XCTestCase {
         let made = try assertRestoresExactly(TablesOnlyShapes.triggerBeforeLaterTable)
         let restored = try Self.contents(of: made.restored)
         XCTAssertEqual(restored.filter { $0.hasPrefix("audit_log:") }.count, 2, "\(restored)")
+        XCTAssertTrue(restored.contains("sqlite_sequence: text \"audit_log\", integer 3"), "\(restored)")
         XCTAssertTrue(restored.contains("later_settings: text \"theme\", text \"dark\""), "\(restored)")
     }
 

@@ -340,6 +340,9 @@ public enum Exporter {
                 tables.append(("Z_MODELCACHE", "", []))
                 staged.warnings.append("Z_MODELCACHE holds \(cacheRows) rows, not one: carried row by row")
             }
+            if try db.tableExists(CoreDataSQL.autoincrementTable) {
+                tables.append((CoreDataSQL.autoincrementTable, "", []))
+            }
             tables.sort { $0.name < $1.name }
             staged.sql = try CoreDataSQL.schemaStatements(db)
             staged.sqlite = try StoreFileSettings.of(db)

@@ -66,7 +66,10 @@ struct StatementReplay {
             }
             let made = try Row.fetchAll(
                 db, sql: "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
-            ).filter { !before.contains("\($0[0] as String) \($0[1] as String)") }
+            ).filter {
+                // SQLite's own objects (sqlite_sequence, which AUTOINCREMENT makes) are SQLite's.
+                !before.contains("\($0[0] as String) \($0[1] as String)") && !($0[1] as String).lowercased().hasPrefix("sqlite_")
+            }
             guard let object = made.first, object[2] == sql else {
                 let stored = made.first.map { "\"\(ArchiveError.displayName(String(($0[2] as String).prefix(80))))\"" } ?? "nothing"
                 throw Refusal(reason: "SQLite stores \(named) as \(stored), not as written, so it would not read back as it was")

@@ -126,13 +126,20 @@ struct StatementRestore {
             try ModelDuplicateRule.prepare(db)
             var files: [String: Data] = [:]
             var records = RecordInserter(restore: self, db: db, log: log)
+            // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
+            // count once every row is in (a counter above the largest key, after deletes, stays).
+            var sequenceLines: [(table: ArchiveManifest.TableMember, lineNumber: Int, line: Data)] = []
             _ = try reader.read(
                 onRecordLine: { member, lineNumber, line in
                     written.readCounts[member.name, default: 0] += 1
                     try records.insert(line: line, member: member, lineNumber: lineNumber, files: files)
                 },
                 onTableLine: { table, lineNumber, line in
-                    try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
+                    if table.name == CoreDataSQL.autoincrementTable {
+                        sequenceLines.append((table, lineNumber, line))
+                    } else {
+                        try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
+                    }
                 },
                 onFile: { file, data in
                     if file.path.hasPrefix(ExternalStorage.memberPrefix) {
@@ -158,6 +165,10 @@ struct StatementRestore {
             }
             if !validate && log.repairs > 0 {
                 throw ImportError.repairsNeeded(archive: archive, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
+            }
+            if carriedTableNames.contains(CoreDataSQL.autoincrementTable) {
+                try db.execute(sql: "DELETE FROM \(CoreDataSQL.autoincrementTable)")
+                for item in sequenceLines { try tables.insert(line: item.line, table: item.table, lineNumber: item.lineNumber, into: db) }
             }
             try db.execute(sql: "DROP TABLE temp.questbak_links")
             try db.execute(sql: "DROP TABLE temp.questbak_duplicates")

@@ -75,17 +75,21 @@ public enum TablesOnlyShapes {
     }
 
     /// Another tool's audit trigger and view on an entity table, made before a table the app
-    /// added later; the trigger has fired, so its table has rows a restore must not add to.
+    /// added later; the trigger has fired, so its table has rows a restore must not add to, and
+    /// its AUTOINCREMENT counter stands above its largest key.
     @Sendable public static func triggerBeforeLaterTable(_ folder: URL) throws -> URL {
         let store = try bennieGame(folder)
         try change(store) { db in
-            try db.execute(sql: "CREATE TABLE audit_log (id INTEGER PRIMARY KEY, player INTEGER, coins INTEGER)")
+            try db.execute(sql: "CREATE TABLE audit_log (id INTEGER PRIMARY KEY AUTOINCREMENT, player INTEGER, coins INTEGER)")
             try db.execute(
                 sql:
                     "CREATE TRIGGER audit_coins AFTER UPDATE OF ZCOINS ON ZPLAYERDATA BEGIN INSERT INTO audit_log (player, coins) VALUES (new.Z_PK, new.ZCOINS); END"
             )
             try db.execute(sql: "CREATE VIEW rich_players AS SELECT Z_PK, ZNAME FROM ZPLAYERDATA WHERE ZCOINS > 10")
             try db.execute(sql: "UPDATE ZPLAYERDATA SET ZCOINS = ZCOINS + 100")
+            // The AUTOINCREMENT counter now stands above the largest key: a restore must keep it.
+            try db.execute(sql: "UPDATE ZPLAYERDATA SET ZCOINS = ZCOINS + 1 WHERE Z_PK = 1")
+            try db.execute(sql: "DELETE FROM audit_log WHERE id = (SELECT max(id) FROM audit_log)")
             try db.execute(sql: "CREATE TABLE later_settings (key TEXT PRIMARY KEY, value)")
             try db.execute(sql: "INSERT INTO later_settings VALUES ('theme', 'dark'), ('volume', 0.75)")
             try db.execute(
