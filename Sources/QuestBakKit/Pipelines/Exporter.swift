@@ -322,7 +322,9 @@ public enum Exporter {
             let metadataVersion = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA WHERE Z_VERSION = 1") ?? 0
             if metadataRows != 1 || metadataVersion != 1 {
                 tables.append(("Z_METADATA", "", []))
-                staged.warnings.append("Z_METADATA holds \(metadataRows) rows, not one of Z_VERSION 1: carried row by row")
+                staged.warnings.append(
+                    "Z_METADATA holds \(metadataRows) row\(metadataRows == 1 ? "" : "s"), not the one of Z_VERSION 1 its file stands for: carried row by row"
+                )
             }
             if try db.tableExists("Z_MODELCACHE"), let cacheRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE"),
                 cacheRows > 1
@@ -338,7 +340,7 @@ public enum Exporter {
                         ])
                 }
                 tables.append(("Z_MODELCACHE", "", []))
-                staged.warnings.append("Z_MODELCACHE holds \(cacheRows) rows, not one: carried row by row")
+                staged.warnings.append("Z_MODELCACHE holds \(cacheRows) rows, not the one its file stands for: carried row by row")
             }
             if try db.tableExists(CoreDataSQL.autoincrementTable) {
                 tables.append((CoreDataSQL.autoincrementTable, "", []))
