@@ -203,6 +203,25 @@ final class TablesOnlyRestoreTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: archive.path))
     }
 
+    /// Imports `archive` with its manifest changed by `edit` (members as they are); returns the
+    /// result and the target, which must not have been made.
+    func importEdited(
+        _ archive: URL, in directory: TemporaryTestDirectory, _ edit: (inout [String: Any]) throws -> Void
+    ) throws -> (result: CommandResult, target: URL) {
+        let unpacked = directory.path("unpacked-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: unpacked, withIntermediateDirectories: true)
+        XCTAssertEqual(try Questbak.runTool(["tar", "--zstd", "-xf", archive.path, "-C", unpacked.path]).status, 0)
+        let members = try Questbak.runTool(["tar", "--zstd", "-tf", archive.path]).standardOutput.split(separator: "\n").map(String.init)
+        let manifestURL = unpacked.appendingPathComponent("manifest.json")
+        var manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        try edit(&manifest)
+        try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: manifestURL)
+        let edited = directory.path("edited-\(UUID().uuidString).qbak")
+        XCTAssertEqual(try Questbak.runTool(["tar", "--zstd", "-cf", edited.path, "-C", unpacked.path] + members).status, 0)
+        let target = directory.path("r-\(UUID().uuidString)/default.store")
+        return (try Questbak.run(["import", edited.path, "--into", target.path]), target)
+    }
+
     /// Statements SQLite would store otherwise (`CREATE TABLE … AS SELECT`, a comment after the
     /// closing parenthesis) or cannot restore (a generated column) are refused while the archive
     /// is read: 65, naming the statement, nothing written (they used to fail at read-back, 74).
@@ -211,33 +230,48 @@ final class TablesOnlyRestoreTests: XCTestCase {
         let store = try TablesOnlyShapes.legacyCoreData(directory.url)
         let archive = directory.path("backup.qbak")
         XCTAssertEqual(try Questbak.run(["export", store.path, "-o", archive.path, "-q"]).status, 0)
-        let unpacked = directory.path("unpacked")
-        try FileManager.default.createDirectory(at: unpacked, withIntermediateDirectories: true)
-        XCTAssertEqual(try Questbak.runTool(["tar", "--zstd", "-xf", archive.path, "-C", unpacked.path]).status, 0)
-        let members = try Questbak.runTool(["tar", "--zstd", "-tf", archive.path]).standardOutput.split(separator: "\n").map(String.init)
         let cases = [
             ("CREATE TABLE copied AS SELECT 1 AS q", "as \"CREATE TABLE copied(q)\", not as written"),
             ("CREATE TABLE commented (a) -- a note", "as \"CREATE TABLE commented (a)\", not as written"),
             ("CREATE TABLE generated (a INTEGER, b AS (a + 1))", "table generated has a generated column b"),
         ]
         for (statement, reason) in cases {
-            let manifestURL = unpacked.appendingPathComponent("manifest.json")
-            var manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
-            var sql = try XCTUnwrap(manifest["sql"] as? [String])
-            let original = sql
-            sql.append(statement)
-            manifest["sql"] = sql
-            try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: manifestURL)
-            let edited = directory.path("edited-\(UUID().uuidString).qbak")
-            XCTAssertEqual(try Questbak.runTool(["tar", "--zstd", "-cf", edited.path, "-C", unpacked.path] + members).status, 0)
-            let target = directory.path("r-\(UUID().uuidString)/default.store")
-            let restore = try Questbak.run(["import", edited.path, "--into", target.path])
+            var count = 0
+            let (restore, target) = try importEdited(archive, in: directory) { manifest in
+                var sql = try XCTUnwrap(manifest["sql"] as? [String])
+                sql.append(statement)
+                count = sql.count
+                manifest["sql"] = sql
+            }
             XCTAssertEqual(restore.status, 65, "\(statement): \(restore.standardError)")
-            XCTAssertTrue(restore.standardError.contains("statement \(sql.count) (\"\(statement)\")"), restore.standardError)
+            XCTAssertTrue(restore.standardError.contains("statement \(count) (\"\(statement)\")"), restore.standardError)
             XCTAssertTrue(restore.standardError.contains(reason), "\(statement): \(restore.standardError)")
             XCTAssertFalse(FileManager.default.fileExists(atPath: target.deletingLastPathComponent().path))
-            manifest["sql"] = original
-            try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: manifestURL)
+        }
+    }
+
+    /// The manifest's header fields are checked by name: a journal mode other than "delete", and
+    /// a user_version or application_id of 0 (written as absent) or beyond 32 bits, are refused
+    /// (65) before anything is written.
+    func testSQLiteSettingsAnExportCannotWriteAreRefusedByName() throws {
+        let directory = try TemporaryTestDirectory("questbak-tables-only")
+        let store = try TablesOnlyShapes.headerFields(directory.url)
+        let archive = directory.path("backup.qbak")
+        XCTAssertEqual(try Questbak.run(["export", store.path, "-o", archive.path, "-q"]).status, 0)
+        let cases: [(String, Any, String)] = [
+            ("journalMode", "wal", "sqlite: journalMode \"wal\" is not \"delete\""),
+            ("userVersion", 0, "sqlite: userVersion 0 is not a 32-bit integer other than 0"),
+            ("applicationId", 4_294_967_296, "sqlite: applicationId 4294967296 is not a 32-bit integer other than 0"),
+        ]
+        for (key, value, reason) in cases {
+            let (restore, target) = try importEdited(archive, in: directory) { manifest in
+                var sqlite = try XCTUnwrap(manifest["sqlite"] as? [String: Any])
+                sqlite[key] = value
+                manifest["sqlite"] = sqlite
+            }
+            XCTAssertEqual(restore.status, 65, "\(key): \(restore.standardError)")
+            XCTAssertTrue(restore.standardError.contains(reason), "\(key): \(restore.standardError)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: target.deletingLastPathComponent().path))
         }
     }
 }
