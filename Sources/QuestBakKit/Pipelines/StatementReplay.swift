@@ -41,68 +41,78 @@ struct StatementReplay {
         var replay = StatementReplay()
         for (index, sql) in statements.enumerated() {
             let named = "statement \(index + 1) (\"\(ArchiveError.displayName(String(sql.prefix(80))))\")"
-            let words = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
-            guard prefixes.contains(where: { words.hasPrefix($0) }) else {
-                throw Refusal(reason: "\(named) is not a CREATE TABLE, INDEX, VIEW, TRIGGER or VIRTUAL TABLE statement")
-            }
-            // A shadow table's own statement: SQLite made it with its virtual table, word for word.
-            if let made = try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND sql = ?", arguments: [sql]),
-                replay.shadowTables.contains(made)
-            {
-                continue
-            }
-            let before = Set(try String.fetchAll(db, sql: "SELECT type || ' ' || name FROM sqlite_master"))
             do {
-                // One statement only: GRDB refuses a string that holds several.
-                try db.makeStatement(sql: sql).execute()
+                try replay.make(sql, named: named, in: db)
             } catch let error as DatabaseError {
-                let message = error.message ?? "\(error)"
-                if message.hasPrefix("no such module") {
-                    throw Refusal(
-                        reason:
-                            "\(named) makes a virtual table of a module this SQLite lacks (\(message)), so it cannot be restored")
-                }
-                throw Refusal(reason: "\(named) fails: \(message)")
-            }
-            let made = try Row.fetchAll(
-                db, sql: "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
-            ).filter {
-                // SQLite's own objects (sqlite_sequence, which AUTOINCREMENT makes) are SQLite's.
-                !before.contains("\($0[0] as String) \($0[1] as String)") && !($0[1] as String).lowercased().hasPrefix("sqlite_")
-            }
-            guard let object = made.first, object[2] == sql else {
-                let stored = made.first.map { "\"\(ArchiveError.displayName(String(($0[2] as String).prefix(80))))\"" } ?? "nothing"
-                throw Refusal(reason: "SQLite stores \(named) as \(stored), not as written, so it would not read back as it was")
-            }
-            let name: String = object[1]
-            if object[0] == "table" { replay.tables.insert(name.uppercased()) }
-            if words.hasPrefix("CREATE VIRTUAL TABLE ") {
-                replay.virtualTables.insert(name)
-                let shadows = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'")
-                for shadow in made.dropFirst().map({ $0[1] as String }) {
-                    guard shadows.contains(shadow) else {
-                        throw Refusal(reason: "\(named) made \(shadow), which is not one of its shadow tables")
-                    }
-                    replay.shadowTables.insert(shadow)
-                    try db.execute(sql: "DELETE FROM \(shadow.quotedDatabaseIdentifier)")
-                }
-            } else if made.count > 1 {
-                throw Refusal(reason: "\(named) made more than one object")
-            }
-            if words.hasPrefix("CREATE TABLE ") {
-                // A generated column's values are SQLite's to compute: an insert cannot put them
-                // back as stored, and a VIRTUAL one is no stored value at all.
-                let generated = try String.fetchAll(
-                    db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)", arguments: [name])
-                if let column = generated.first {
-                    throw Refusal(
-                        reason:
-                            "\(named): table \(name) has a generated column \(column), whose values SQLite computes, so they cannot be restored as stored"
-                    )
-                }
+                // Reading back what a hostile statement made can fail too: still this statement's refusal.
+                throw Refusal(reason: "\(named) cannot be made again: \(error.message ?? "\(error)")")
             }
         }
         return replay
+    }
+
+    /// Runs one statement and checks what it made (`named` says which, in a refusal).
+    private mutating func make(_ sql: String, named: String, in db: Database) throws {
+        let words = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        guard Self.prefixes.contains(where: { words.hasPrefix($0) }) else {
+            throw Refusal(reason: "\(named) is not a CREATE TABLE, INDEX, VIEW, TRIGGER or VIRTUAL TABLE statement")
+        }
+        // A shadow table's own statement: SQLite made it with its virtual table, word for word.
+        if let made = try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND sql = ?", arguments: [sql]),
+            shadowTables.contains(made)
+        {
+            return
+        }
+        let before = Set(try String.fetchAll(db, sql: "SELECT type || ' ' || name FROM sqlite_master"))
+        do {
+            // One statement only: GRDB refuses a string that holds several.
+            try db.makeStatement(sql: sql).execute()
+        } catch let error as DatabaseError {
+            let message = error.message ?? "\(error)"
+            if message.hasPrefix("no such module") {
+                throw Refusal(
+                    reason:
+                        "\(named) makes a virtual table of a module this SQLite lacks (\(message)), so it cannot be restored")
+            }
+            throw Refusal(reason: "\(named) fails: \(message)")
+        }
+        let made = try Row.fetchAll(
+            db, sql: "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
+        ).filter {
+            // SQLite's own objects (sqlite_sequence, which AUTOINCREMENT makes) are SQLite's.
+            !before.contains("\($0[0] as String) \($0[1] as String)") && !($0[1] as String).lowercased().hasPrefix("sqlite_")
+        }
+        guard let object = made.first, object[2] == sql else {
+            let stored = made.first.map { "\"\(ArchiveError.displayName(String(($0[2] as String).prefix(80))))\"" } ?? "nothing"
+            throw Refusal(reason: "SQLite stores \(named) as \(stored), not as written, so it would not read back as it was")
+        }
+        let name: String = object[1]
+        if object[0] == "table" { tables.insert(name.uppercased()) }
+        if words.hasPrefix("CREATE VIRTUAL TABLE ") {
+            virtualTables.insert(name)
+            let shadows = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'")
+            for shadow in made.dropFirst().map({ $0[1] as String }) {
+                guard shadows.contains(shadow) else {
+                    throw Refusal(reason: "\(named) made \(shadow), which is not one of its shadow tables")
+                }
+                shadowTables.insert(shadow)
+                try db.execute(sql: "DELETE FROM \(shadow.quotedDatabaseIdentifier)")
+            }
+        } else if made.count > 1 {
+            throw Refusal(reason: "\(named) made more than one object")
+        }
+        if words.hasPrefix("CREATE TABLE ") {
+            // A generated column's values are SQLite's to compute: an insert cannot put them
+            // back as stored, and a VIRTUAL one is no stored value at all.
+            let generated = try String.fetchAll(
+                db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)", arguments: [name])
+            if let column = generated.first {
+                throw Refusal(
+                    reason:
+                        "\(named): table \(name) has a generated column \(column), whose values SQLite computes, so they cannot be restored as stored"
+                )
+            }
+        }
     }
 
     /// Replays `statements` into a scratch in-memory database: what a restore would make, or why
