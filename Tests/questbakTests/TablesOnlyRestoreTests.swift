@@ -156,6 +156,7 @@ final class TablesOnlyRestoreTests: XCTestCase {
         let manifest = try manifest(model.archive)
         XCTAssertEqual((manifest["source"] as? [String: Any])?["schema"] as? String, "model")
         XCTAssertEqual((manifest["sqlite"] as? [String: Any])?["userVersion"] as? Int, 3)
+        XCTAssertEqual((manifest["sqlite"] as? [String: Any])?["journalMode"] as? String, "delete")
         XCTAssertTrue(try Self.contents(of: model.restored).contains("user_version 3"))
     }
 

@@ -144,7 +144,7 @@ public enum TablesOnlyShapes {
     }
 
     /// A store its own model describes, with what another tool adds besides: header fields, a
-    /// trigger before a later table, an fts5 table.
+    /// trigger before a later table, an fts5 table; and in rollback-journal mode.
     @Sendable public static func modelStoreWithExtras(_ folder: URL) throws -> URL {
         let store = try copy("AnyApp/kitchen-sink", into: folder)
         try change(store) { db in
@@ -156,6 +156,7 @@ public enum TablesOnlyShapes {
             try db.execute(sql: "CREATE VIRTUAL TABLE recipe_search USING fts5(name)")
             try db.execute(sql: "INSERT INTO recipe_search (rowid, name) SELECT Z_PK, ZNAME FROM ZRECIPE")
             try db.execute(sql: "UPDATE ZRECIPE SET Z_OPT = Z_OPT WHERE Z_PK = 1")
+            try db.execute(sql: "PRAGMA journal_mode = DELETE")
         }
         return store
     }
