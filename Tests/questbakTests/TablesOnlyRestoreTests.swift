@@ -223,6 +223,19 @@ final class TablesOnlyRestoreTests: XCTestCase {
         return (try Questbak.run(["import", edited.path, "--into", target.path]), target)
     }
 
+    /// An entity table another tool made again without Z_PK has no records to key: export refused
+    /// it as an unexpected SQLite error (exit 1); now with a sentence (65), leaving no archive.
+    func testAnEntityTableWithoutZPKIsRefusedByExport() throws {
+        let directory = try TemporaryTestDirectory("questbak-tables-only")
+        let store = try TablesOnlyShapes.legacyCoreData(directory.url)
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "ALTER TABLE ZVIDEORECORD RENAME COLUMN Z_PK TO ID") }
+        let archive = directory.path("backup.qbak")
+        let export = try Questbak.run(["export", store.path, "-o", archive.path])
+        XCTAssertEqual(export.status, 65, export.standardError)
+        XCTAssertTrue(export.standardError.contains("table ZVIDEORECORD of entity VideoRecord has no column Z_PK"), export.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: archive.path))
+    }
+
     /// Statements SQLite would store otherwise (`CREATE TABLE … AS SELECT`, a comment after the
     /// closing parenthesis) or cannot restore (a generated column) are refused while the archive
     /// is read: 65, naming the statement, nothing written (they used to fail at read-back, 74).

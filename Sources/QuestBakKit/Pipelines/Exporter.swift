@@ -269,6 +269,13 @@ public enum Exporter {
                             "entity name \"\(ArchiveError.displayName(key.name))\" is not a plain identifier, so it cannot name a member"
                         ])
                 }
+                // A record is keyed by its Z_PK (`_pk`); a table another tool made again without one
+                // has no records to write.
+                guard try db.columns(in: table).contains(where: { $0.name.uppercased() == "Z_PK" }) else {
+                    throw StoreError.schemaMismatch(
+                        path: path, versionIdentifier: nil,
+                        differences: ["table \(table) of entity \(key.name) has no column Z_PK, so its rows cannot be written as records"])
+                }
                 try stageEntity(key.name) { write in
                     try GenericMemberEncoding.encode(
                         db, entity: key.name, table: table, schemaVersion: schemaVersion, path: path, progress: progress(key.name),
