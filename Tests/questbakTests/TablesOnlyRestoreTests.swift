@@ -236,6 +236,20 @@ final class TablesOnlyRestoreTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: archive.path))
     }
 
+    /// A column named `_pk` would repeat the record's key, which import refuses ("appears
+    /// twice"): export refuses it first (65), leaving no archive.
+    func testAColumnNamedLikeTheRecordKeyIsRefusedByExport() throws {
+        let directory = try TemporaryTestDirectory("questbak-tables-only")
+        let store = try TablesOnlyShapes.legacyCoreData(directory.url)
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: "ALTER TABLE ZVIDEORECORD ADD COLUMN _pk INTEGER") }
+        let archive = directory.path("backup.qbak")
+        let export = try Questbak.run(["export", store.path, "-o", archive.path])
+        XCTAssertEqual(export.status, 65, export.standardError)
+        XCTAssertTrue(
+            export.standardError.contains("table ZVIDEORECORD of entity VideoRecord has a column named _pk"), export.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: archive.path))
+    }
+
     /// Statements SQLite would store otherwise (`CREATE TABLE … AS SELECT`, a comment after the
     /// closing parenthesis) or cannot restore (a generated column) are refused while the archive
     /// is read: 65, naming the statement, nothing written (they used to fail at read-back, 74).

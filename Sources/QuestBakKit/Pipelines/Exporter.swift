@@ -270,8 +270,16 @@ public enum Exporter {
                         ])
                 }
                 // A record is keyed by its Z_PK (`_pk`); a table another tool made again without one
-                // has no records to write.
-                guard try db.columns(in: table).contains(where: { $0.name.uppercased() == "Z_PK" }) else {
+                // has no records to write, and a column named `_pk` would repeat that key.
+                let columns = try db.columns(in: table).map(\.name)
+                if columns.contains(RecordJSON.primaryKeyKey) {
+                    throw StoreError.schemaMismatch(
+                        path: path, versionIdentifier: nil,
+                        differences: [
+                            "table \(table) of entity \(key.name) has a column named \(RecordJSON.primaryKeyKey), which would repeat its records' key \(RecordJSON.primaryKeyKey)"
+                        ])
+                }
+                guard columns.contains(where: { $0.uppercased() == "Z_PK" }) else {
                     throw StoreError.schemaMismatch(
                         path: path, versionIdentifier: nil,
                         differences: ["table \(table) of entity \(key.name) has no column Z_PK, so its rows cannot be written as records"])
