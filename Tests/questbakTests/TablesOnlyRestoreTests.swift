@@ -96,6 +96,11 @@ final class TablesOnlyRestoreTests: XCTestCase {
         let restored = try Self.contents(of: made.restored)
         XCTAssertTrue(restored.contains { $0.hasPrefix("ZSESSIONMETRICS: text \"S-1\"") }, "\(restored)")
         XCTAssertTrue(restored.contains { $0.contains("text \"player-2\"") && $0.contains("real 2.5") }, "\(restored)")
+        // A model store's to-one holding TEXT: by its tables, the TEXT kept.
+        let textKey = try assertRestoresExactly(TablesOnlyShapes.textToOneKey)
+        XCTAssertEqual((try manifest(textKey.archive)["source"] as? [String: Any])?["schema"] as? String, "generic")
+        XCTAssertTrue(
+            try Self.contents(of: textKey.restored).contains { $0.hasPrefix("ZRECIPE: integer 1,") && $0.contains("text \"author-x\"") })
     }
 
     /// A trigger and a view made before a later table (export 0, then import 74 "statements did

@@ -9,6 +9,7 @@ extension StoreShapes {
         [
             StoreShape("tables-only: no Z_MODELCACHE, no checksum keys, rollback journal", make: TablesOnlyShapes.legacyCoreData),
             StoreShape("tables-only: TEXT Z_PK and to-one key in an untyped table", make: TablesOnlyShapes.untypedTable),
+            StoreShape("tables-only: kitchen-sink with a TEXT to-one key", make: TablesOnlyShapes.textToOneKey),
             StoreShape("tables-only: a trigger and a view made before a later table", make: TablesOnlyShapes.triggerBeforeLaterTable),
             StoreShape("tables-only: fts5, fts4 and rtree virtual tables", make: TablesOnlyShapes.virtualTables),
             StoreShape("tables-only: user_version and application_id", make: TablesOnlyShapes.headerFields),
@@ -71,6 +72,14 @@ public enum TablesOnlyShapes {
             try db.execute(sql: "UPDATE ZSESSIONMETRICS SET Z_PK = 'S-1', ZMISTAKES = '12' WHERE Z_PK = 1")
             try db.execute(sql: "UPDATE ZSESSIONMETRICS SET ZPLAYER = 'player-2', ZCOINSEARNED = 2.5, ZENDTIME = x'00ff' WHERE Z_PK = 2")
         }
+        return store
+    }
+
+    /// A store its own model describes but for one to-one key that holds TEXT, which no key is:
+    /// it goes by its tables, and the TEXT comes back as TEXT.
+    @Sendable public static func textToOneKey(_ folder: URL) throws -> URL {
+        let store = try copy("AnyApp/kitchen-sink", into: folder)
+        try change(store) { db in try db.execute(sql: "UPDATE ZRECIPE SET ZAUTHOR = 'author-x' WHERE Z_PK = 1") }
         return store
     }
 
