@@ -32,6 +32,8 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
         ),
+        // SQLite's variadic configuration calls, wrapped for Swift (triggers off during a restore).
+        .systemLibrary(name: "CSQLiteConfig", path: "Sources/CSQLiteConfig"),
         // The library: Values ← Model ← Store ← Archive ← Rules ← Pipelines. No flags, no
         // environment, no signal handlers: an app can embed it.
         .target(
@@ -40,6 +42,7 @@ let package = Package(
                 "CArchive",
                 "CZlib",
                 "CZstd",
+                "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for reading and binding TEXT with exact byte lengths (StoredValue).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -272,6 +272,16 @@ public enum Exporter {
             formatVersion: kind == ArchiveManifest.Source.timeQuestSchema
                 ? ArchiveManifest.timeQuestFormatVersion : ArchiveManifest.highestSupportedFormatVersion,
             metadata: metadata)
+        // Whatever a restore would refuse of the store's statements, export refuses first, with
+        // the same sentence, before it writes anything: an archive called good must restore.
+        var replayed = StatementReplay()
+        if staged.formatVersion >= 3 {
+            do {
+                replayed = try StatementReplay.check(try CoreDataSQL.schemaStatements(db))
+            } catch let refusal as StatementReplay.Refusal {
+                throw StoreError.schemaMismatch(path: path, versionIdentifier: nil, differences: ["sql: \(refusal.reason)"])
+            }
+        }
         let keys = try StoreReader.entityKeys(db)
         let maxima = Dictionary(keys.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
         /// Stages one entity member written by `encode`.
@@ -319,6 +329,21 @@ public enum Exporter {
                             "entity name \"\(ArchiveError.displayName(key.name))\" is not a plain identifier, so it cannot name a member"
                         ])
                 }
+                // A record is keyed by its Z_PK (`_pk`); a table another tool made again without one
+                // has no records to write, and a column named `_pk` would repeat that key.
+                let columns = try db.columns(in: table).map(\.name)
+                if columns.contains(RecordJSON.primaryKeyKey) {
+                    throw StoreError.schemaMismatch(
+                        path: path, versionIdentifier: nil,
+                        differences: [
+                            "table \(table) of entity \(key.name) has a column named \(RecordJSON.primaryKeyKey), which would repeat its records' key \(RecordJSON.primaryKeyKey)"
+                        ])
+                }
+                guard columns.contains(where: { $0.uppercased() == "Z_PK" }) else {
+                    throw StoreError.schemaMismatch(
+                        path: path, versionIdentifier: nil,
+                        differences: ["table \(table) of entity \(key.name) has no column Z_PK, so its rows cannot be written as records"])
+                }
                 try stageEntity(key.name) { write in
                     try GenericMemberEncoding.encode(
                         db, entity: key.name, table: table, schemaVersion: schemaVersion, path: path, progress: progress(key.name),
@@ -356,10 +381,43 @@ public enum Exporter {
                 "\(external.files.count) external-storage file(s) in \(ExternalStorage.folder(forStore: URL(fileURLWithPath: path)).path) are not in a TimeQuest archive"
             )
         }
-        var tables = try StoreReader.otherTables(db).filter { !carriedByRecords.contains($0.name) }
+        // A virtual table's rows are its shadow tables', carried as tables; SQLite makes the
+        // virtual table again from its statement.
+        var tables = try StoreReader.otherTables(db).filter {
+            !carriedByRecords.contains($0.name) && !replayed.virtualTables.contains($0.name)
+        }
         if staged.formatVersion >= 3 {
             // Z_PRIMARYKEY travels as it is, value for value: entity numbers, parents and Z_MAX.
             tables.append((CoreDataSQL.primaryKeyTable, "", []))
+            // The metadata and model cache files stand for one row each; a table that holds
+            // more (a second metadata row, a duplicated cache) travels row by row as well.
+            let metadataRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA") ?? 0
+            let metadataVersion = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA WHERE Z_VERSION = 1") ?? 0
+            if metadataRows != 1 || metadataVersion != 1 {
+                tables.append(("Z_METADATA", "", []))
+                staged.warnings.append(
+                    "Z_METADATA holds \(metadataRows) row\(metadataRows == 1 ? "" : "s"), not the one of Z_VERSION 1 its file stands for: carried row by row"
+                )
+            }
+            if try db.tableExists("Z_MODELCACHE"), let cacheRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE"),
+                cacheRows > 1
+            {
+                // Rows travel in their sorted order, not their rowids': Core Data's cache is the
+                // first row, so a restore keeps it only when it is also the lowest.
+                let first = try Data.fetchOne(db, sql: CoreDataSQL.selectModelCache)
+                guard try first == Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE ORDER BY Z_CONTENT LIMIT 1") else {
+                    throw StoreError.schemaMismatch(
+                        path: path, versionIdentifier: nil,
+                        differences: [
+                            "Z_MODELCACHE holds \(cacheRows) rows whose first (the store's model) is not the lowest, and a restore, which puts rows back in order, would make another one the store's model"
+                        ])
+                }
+                tables.append(("Z_MODELCACHE", "", []))
+                staged.warnings.append("Z_MODELCACHE holds \(cacheRows) rows, not the one its file stands for: carried row by row")
+            }
+            if try db.tableExists(CoreDataSQL.autoincrementTable) {
+                tables.append((CoreDataSQL.autoincrementTable, "", []))
+            }
             tables.sort { $0.name < $1.name }
             staged.sql = try CoreDataSQL.schemaStatements(db)
             staged.sqlite = try StoreFileSettings.of(db)

@@ -232,7 +232,8 @@ public enum ModelMigrator {
                 }
                 return (
                     try StoreReader.metadata(db, path: path), model, cache, try CoreDataSQL.schemaStatements(db),
-                    try StoreFileSettings.of(db),
+                    // The new build's page layout; the migrated store's header is not the new build's.
+                    try StoreFileSettings.of(db).pageLayout,
                     try StoreReader.entityKeys(db)
                 )
             }

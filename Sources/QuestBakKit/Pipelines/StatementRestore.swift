@@ -15,13 +15,17 @@ struct StatementRestore {
     let archive: String
     let statements: [String]
     let isModel: Bool
+    /// What the statements make besides plain tables (virtual tables and their shadow tables),
+    /// found by replaying them into a scratch database while the manifest is read.
+    let replayed: StatementReplay
 
     /// Tables the archive carries row by row (a join table among them holds rows that link no
     /// record, so its links are not typed).
     var carriedTableNames: Set<String> { Set((manifest.tables ?? []).map(\.name)) }
 
-    /// Statements made before the rows go in, and those made after (a trigger made before would
-    /// fire on the restore's own inserts and change what was archived).
+    /// Statements that make tables and indexes, and those a migration makes after the rows (a
+    /// trigger made before would fire on its inserts). A restore replays every statement in its
+    /// order instead, with triggers turned off (StatementReplay).
     static let tablePrefixes = ["CREATE TABLE ", "CREATE INDEX ", "CREATE UNIQUE INDEX "]
     static let laterPrefixes = ["CREATE TRIGGER ", "CREATE VIEW "]
 
@@ -38,8 +42,10 @@ struct StatementRestore {
                 archive: archive,
                 reason: "its source schema \"\(ArchiveError.displayName(manifest.source.schema))\" is not one questbak knows")
         }
-        for table in manifest.tables ?? [] where table.name != CoreDataSQL.primaryKeyTable && CoreDataSQL.isCoreDataTable(table.name) {
-            // Z_METADATA and Z_MODELCACHE come from their files; history and mirroring start empty.
+        for table in manifest.tables ?? []
+        where !CoreDataSQL.tablesCarriedAsRows.contains(table.name.uppercased()) && CoreDataSQL.isCoreDataTable(table.name) {
+            // Z_METADATA and Z_MODELCACHE come from their files (or, when a store holds more than
+            // their one row, as rows); history and mirroring start empty.
             throw ArchiveError.notAQuestbakArchive(path: archive, reason: "it carries Core Data's own table \(table.name) as rows")
         }
         if let settings = manifest.sqlite {
@@ -50,6 +56,9 @@ struct StatementRestore {
                         "sqlite: page size \(settings.pageSize) and auto_vacuum \(settings.autoVacuum) are not a power of two from 512 to 65536 and 0, 1 or 2"
                 )
             }
+            if let problem = settings.problem {
+                throw ArchiveError.notAQuestbakArchive(path: archive, reason: "sqlite: \(problem)")
+            }
         }
         guard (manifest.tables ?? []).contains(where: { $0.name == CoreDataSQL.primaryKeyTable }) else {
             throw ArchiveError.notAQuestbakArchive(
@@ -57,6 +66,24 @@ struct StatementRestore {
         }
         self.statements = statements
         isModel = manifest.source.schema == ArchiveManifest.Source.modelSchema
+        // Statements SQLite would store otherwise, or cannot make, are refused now, before a row
+        // is read, by the sentence export gives for such a store.
+        do {
+            replayed = try StatementReplay.check(statements)
+        } catch let refusal as StatementReplay.Refusal {
+            throw ImportError.notImportable(archive: archive, reason: "sql: \(refusal.reason)")
+        }
+        for table in manifest.tables ?? [] where replayed.virtualTables.contains(table.name) {
+            throw ArchiveError.notAQuestbakArchive(
+                path: archive, reason: "it carries the virtual table \(table.name) as rows (its shadow tables hold them)")
+        }
+        if manifest.files.contains(where: { $0.path == ArchiveManifest.modelCachePath }) {
+            // Where the cache goes: a store without the table has no cache to carry.
+            guard replayed.tables.contains("Z_MODELCACHE") else {
+                throw ArchiveError.notAQuestbakArchive(
+                    path: archive, reason: "it carries a model cache but its statements (sql) make no table Z_MODELCACHE")
+            }
+        }
     }
 
     private func invalid(_ member: String, _ line: Int, _ reason: String) -> ArchiveError {
@@ -83,12 +110,14 @@ struct StatementRestore {
     func write(from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool) throws -> Written {
         var written = Written()
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
-            for sql in statements where !Self.isLater(sql) {
-                if let reason = CarriedTables.execute(sql, prefixes: Self.tablePrefixes + Self.laterPrefixes, in: db) {
-                    throw ArchiveError.notAQuestbakArchive(path: archive, reason: "sql: \(reason)")
-                }
+            // Every statement in its order, triggers and views among the tables as the source had
+            // them; triggers stay off while the rows go in.
+            do {
+                _ = try StatementReplay.replay(statements, in: db)
+            } catch let refusal as StatementReplay.Refusal {
+                throw ImportError.notImportable(archive: archive, reason: "sql: \(refusal.reason)")
             }
-            for table in CoreDataSQL.requiredTables + ["Z_MODELCACHE"] where try !db.tableExists(table) {
+            for table in CoreDataSQL.requiredTables where try !db.tableExists(table) {
                 throw ArchiveError.notAQuestbakArchive(path: archive, reason: "its statements (sql) make no table \(table)")
             }
             var carried = CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false)
@@ -101,13 +130,20 @@ struct StatementRestore {
             try ModelDuplicateRule.prepare(db)
             var files: [String: Data] = [:]
             var records = RecordInserter(restore: self, db: db, log: log)
+            // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
+            // count once every row is in (a counter above the largest key, after deletes, stays).
+            var sequenceLines: [(table: ArchiveManifest.TableMember, lineNumber: Int, line: Data)] = []
             _ = try reader.read(
                 onRecordLine: { member, lineNumber, line in
                     written.readCounts[member.name, default: 0] += 1
                     try records.insert(line: line, member: member, lineNumber: lineNumber, files: files)
                 },
                 onTableLine: { table, lineNumber, line in
-                    try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
+                    if table.name == CoreDataSQL.autoincrementTable {
+                        sequenceLines.append((table, lineNumber, line))
+                    } else {
+                        try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
+                    }
                 },
                 onFile: { file, data in files[file.path] = data },
                 onExternalFile: { file, bytes in
@@ -134,17 +170,21 @@ struct StatementRestore {
             if !validate && log.repairs > 0 {
                 throw ImportError.repairsNeeded(archive: archive, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
             }
+            if carriedTableNames.contains(CoreDataSQL.autoincrementTable) {
+                try db.execute(sql: "DELETE FROM \(CoreDataSQL.autoincrementTable)")
+                for item in sequenceLines { try tables.insert(line: item.line, table: item.table, lineNumber: item.lineNumber, into: db) }
+            }
             try db.execute(sql: "DROP TABLE temp.questbak_links")
             try db.execute(sql: "DROP TABLE temp.questbak_duplicates")
             guard let plist = files[ArchiveManifest.metadataPath] else {
                 throw ArchiveError.missingMember(path: archive, member: ArchiveManifest.metadataPath)
             }
-            try CoreDataSQL.insertMetadata(db, uuid: manifest.source.storeUUID, plist: plist)
-            if let cache = files[ArchiveManifest.modelCachePath] { try CoreDataSQL.insertModelCache(db, cache) }
-            for sql in statements where Self.isLater(sql) {
-                if let reason = CarriedTables.execute(sql, prefixes: Self.laterPrefixes, in: db) {
-                    throw ArchiveError.notAQuestbakArchive(path: archive, reason: "sql: \(reason)")
-                }
+            // Carried as rows, these tables came back with the other tables.
+            if !carriedTableNames.contains("Z_METADATA") {
+                try CoreDataSQL.insertMetadata(db, uuid: manifest.source.storeUUID, plist: plist)
+            }
+            if let cache = files[ArchiveManifest.modelCachePath], !carriedTableNames.contains("Z_MODELCACHE") {
+                try CoreDataSQL.insertModelCache(db, cache)
             }
             written.notes += try ExternalStorage.missingReferences(db, available: Set(written.external.map(\.name)))
             // What the read-back must find: the archive's members as the manifest lists them, or,
@@ -329,7 +369,7 @@ struct StatementRestore {
                             let statement = try statement(table, key: table, columns: [source, destination])
                             try run(
                                 statement, [.integer(row.primaryKey), .integer(target)], member: member.path, lineNumber: lineNumber,
-                                primaryKey: row.primaryKey)
+                                primaryKey: String(row.primaryKey))
                         case .destinationColumn(let table, let column):
                             try db.execute(
                                 sql: "INSERT INTO temp.questbak_links VALUES (?, ?, ?, ?, ?, ?)",
@@ -371,11 +411,15 @@ struct StatementRestore {
                     throw restore.invalid(member.path, lineNumber, "\(item.key) holds \(mismatch.found)")
                 }
             }
-            guard case .integer(let primaryKey) = values[0] else {
-                throw restore.invalid(member.path, lineNumber, "\(RecordJSON.primaryKeyKey) must be an integer")
-            }
+            // Z_PK in its storage class, as every other column: another tool may have re-created
+            // the table with an untyped Z_PK that holds TEXT.
             let insert = try statement(table, key: table, columns: ["Z_PK"] + columns)
-            try run(insert, values, member: member.path, lineNumber: lineNumber, primaryKey: primaryKey)
+            try run(
+                insert, values, member: member.path, lineNumber: lineNumber,
+                primaryKey: {
+                    if case .integer(let number) = values[0] { return String(number) }
+                    return values[0].summary
+                }())
         }
 
         mutating func statement(_ table: String, key: String, columns: [String]) throws -> Statement {
@@ -387,7 +431,7 @@ struct StatementRestore {
             return insert
         }
 
-        func run(_ statement: Statement, _ values: [StoredValue], member: String, lineNumber: Int, primaryKey: Int64) throws {
+        func run(_ statement: Statement, _ values: [StoredValue], member: String, lineNumber: Int, primaryKey: String) throws {
             do {
                 try ExactSQL.execute(statement, values)
             } catch let error as DatabaseError where [.SQLITE_CONSTRAINT, .SQLITE_MISMATCH].contains(error.resultCode) {
@@ -437,8 +481,9 @@ struct StatementRestore {
             guard try CoreDataSQL.schemaStatements(db) == statements else {
                 throw fail("(statements)", expected: "the archive's \(statements.count) statements", found: "others")
             }
-            if let settings = manifest.sqlite, try StoreFileSettings.of(db) != settings {
-                throw fail("(file)", expected: "page size \(settings.pageSize), auto_vacuum \(settings.autoVacuum)", found: "others")
+            if let settings = manifest.sqlite {
+                let found = try StoreFileSettings.of(db)
+                guard found == settings else { throw fail("(file)", expected: settings.summary, found: found.summary) }
             }
             let layout: ModelLayout?
             if isModel {
@@ -464,16 +509,21 @@ struct StatementRestore {
                 written[member.name] = digest.count
             }
             try CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false).verify(db, store: url.path)
-            // Core Data's one metadata row and one cache row, exactly as archived.
-            let metadataRows = try ExactSQL.fetchAll(db, sql: "SELECT Z_VERSION, Z_UUID FROM Z_METADATA")
-            let uuid: StoredValue = manifest.source.storeUUID.isEmpty ? .null : .text(Data(manifest.source.storeUUID.utf8))
-            guard metadataRows.count == 1, metadataRows.first?[1] == uuid else {
-                throw fail("Z_METADATA", expected: "one row, Z_UUID \(manifest.source.storeUUID)", found: "\(metadataRows.count) rows")
+            // Core Data's one metadata row and one cache row, exactly as archived (when carried
+            // as rows, their members' digests above say so).
+            if !carriedTableNames.contains("Z_METADATA") {
+                let metadataRows = try ExactSQL.fetchAll(db, sql: "SELECT Z_VERSION, Z_UUID FROM Z_METADATA")
+                let uuid: StoredValue = manifest.source.storeUUID.isEmpty ? .null : .text(Data(manifest.source.storeUUID.utf8))
+                guard metadataRows.count == 1, metadataRows.first?[1] == uuid else {
+                    throw fail("Z_METADATA", expected: "one row, Z_UUID \(manifest.source.storeUUID)", found: "\(metadataRows.count) rows")
+                }
             }
-            let cacheRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE") ?? 0
-            let cacheExpected = expectedFiles[ArchiveManifest.modelCachePath] == nil ? 0 : 1
-            guard cacheRows == cacheExpected else {
-                throw fail("Z_MODELCACHE", expected: "\(cacheExpected) row(s)", found: "\(cacheRows)")
+            if !carriedTableNames.contains("Z_MODELCACHE") {
+                let cacheRows = try db.tableExists("Z_MODELCACHE") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE") ?? 0 : 0
+                let cacheExpected = expectedFiles[ArchiveManifest.modelCachePath] == nil ? 0 : 1
+                guard cacheRows == cacheExpected else {
+                    throw fail("Z_MODELCACHE", expected: "\(cacheExpected) row(s)", found: "\(cacheRows)")
+                }
             }
             let files = [
                 ArchiveManifest.metadataPath: try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist),
@@ -486,7 +536,7 @@ struct StatementRestore {
             // Every table is accounted for: an entity's, a carried one, a join table the records
             // fill, Core Data's bookkeeping, or its history and mirroring, which start empty.
             let entityTables = Set(layout?.entities.map(\.table) ?? manifest.entities.map { Entity.tableName($0.name) })
-            let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union([
+            let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union(replayed.virtualTables).union([
                 "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE",
             ])
             for table in try String.fetchAll(

@@ -45,6 +45,14 @@ package enum CoreDataSQL {
 
     static let requiredTables = ["Z_PRIMARYKEY", "Z_METADATA"]
 
+    /// Core Data's tables a version-3 archive may carry as rows: `Z_PRIMARYKEY` always, and
+    /// `Z_METADATA` and `Z_MODELCACHE` when they hold more than the one row their files stand for.
+    static let tablesCarriedAsRows: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+
+    /// SQLite's own table of AUTOINCREMENT counters, which a version-3 archive carries as rows
+    /// (the only `sqlite_*` table it does: a counter above a table's largest key is data).
+    static let autoincrementTable = "sqlite_sequence"
+
     /// Core Data's own tables: the bookkeeping ones, persistent history (`ACHANGE`, `ATRANSACTION…`)
     /// and CloudKit mirroring (`ANSCK…`).
     static func isCoreDataTable(_ name: String) -> Bool {

@@ -107,15 +107,19 @@ public enum StoreWriter {
                 // Page size and auto_vacuum only take effect before the first table exists.
                 try db.execute(sql: "PRAGMA page_size = \(settings.pageSize)")
                 try db.execute(sql: "PRAGMA auto_vacuum = \(settings.autoVacuum)")
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                let rollbackJournal = settings.journalMode == StoreFileSettings.rollbackJournal
+                try db.execute(sql: rollbackJournal ? "PRAGMA journal_mode = DELETE" : "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.inTransaction {
+                    // Header fields another tool may have set; 0 unless the archive says otherwise.
+                    if let userVersion = settings.userVersion { try db.execute(sql: "PRAGMA user_version = \(userVersion)") }
+                    if let applicationID = settings.applicationId { try db.execute(sql: "PRAGMA application_id = \(applicationID)") }
                     try fill(db)
                     FaultPoint.reached("before commit of \(url.lastPathComponent)")
                     return .commit
                 }
                 FaultPoint.reached("committed \(url.lastPathComponent)")
-                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                if !rollbackJournal { try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
                 FaultPoint.reached("checkpointed \(url.lastPathComponent)")
             }
             try queue.close()
@@ -150,23 +154,66 @@ public enum StoreWriter {
     }
 }
 
-/// A store file's page size and `auto_vacuum` mode, which SQLite fixes when the first table is made.
+/// A store file's page size and `auto_vacuum` mode, which SQLite fixes when the first table is
+/// made, and what else its header keeps: WAL or a rollback journal, `user_version` and
+/// `application_id`. The last three are nil when they are what Core Data gives a store (WAL, 0,
+/// 0), so a manifest names them only when they are not, and archives written before them read
+/// as they did.
 public struct StoreFileSettings: Codable, Sendable, Equatable {
     public var pageSize: Int
     public var autoVacuum: Int
+    /// "delete" for a store in rollback-journal mode (Core Data before WAL, about 2013); nil for WAL.
+    public var journalMode: String?
+    /// `PRAGMA user_version`, nil for 0.
+    public var userVersion: Int?
+    /// `PRAGMA application_id`, nil for 0.
+    public var applicationId: Int?
 
-    public init(pageSize: Int, autoVacuum: Int) {
+    public init(pageSize: Int, autoVacuum: Int, journalMode: String? = nil, userVersion: Int? = nil, applicationId: Int? = nil) {
         self.pageSize = pageSize
         self.autoVacuum = autoVacuum
+        self.journalMode = journalMode
+        self.userVersion = userVersion
+        self.applicationId = applicationId
     }
 
     /// What Core Data creates (store-format.md, "The file"): 4096-byte pages, incremental vacuum.
     public static let coreData = StoreFileSettings(pageSize: 4096, autoVacuum: 2)
 
+    /// `journalMode` of a store that is not in WAL mode. Only WAL is kept in the file; any
+    /// rollback-journal mode (DELETE, TRUNCATE, PERSIST) opens as DELETE.
+    public static let rollbackJournal = "delete"
+
+    /// Only what SQLite fixes when the first table is made: page size and `auto_vacuum`.
+    var pageLayout: StoreFileSettings { StoreFileSettings(pageSize: pageSize, autoVacuum: autoVacuum) }
+
+    var summary: String {
+        "page size \(pageSize), auto_vacuum \(autoVacuum), journal mode \(journalMode ?? "wal"), user_version \(userVersion ?? 0), application_id \(applicationId ?? 0)"
+    }
+
+    /// What is wrong with settings read from an archive, or nil.
+    var problem: String? {
+        if let journalMode, journalMode != Self.rollbackJournal {
+            return "journalMode \"\(ArchiveError.displayName(journalMode))\" is not \"\(Self.rollbackJournal)\" (absent for WAL)"
+        }
+        for (name, value) in [("userVersion", userVersion), ("applicationId", applicationId)] {
+            if let value, value == 0 || Int32(exactly: value) == nil {
+                return "\(name) \(value) is not a 32-bit integer other than 0 (absent for 0)"
+            }
+        }
+        return nil
+    }
+
     /// The settings of the store open on `db`.
     static func of(_ db: Database) throws -> StoreFileSettings {
-        StoreFileSettings(
+        let journal = try String.fetchOne(db, sql: "PRAGMA journal_mode")?.lowercased()
+        let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        let applicationID = try Int.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        return StoreFileSettings(
             pageSize: try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096,
-            autoVacuum: try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0)
+            autoVacuum: try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0,
+            journalMode: journal == "wal" ? nil : rollbackJournal,
+            userVersion: userVersion == 0 ? nil : userVersion,
+            applicationId: applicationID == 0 ? nil : applicationID)
     }
 }
