@@ -8,7 +8,7 @@ extension Questbak {
             abstract: "Write a new age identity (X25519 key pair) for encrypting archives.",
             discussion: """
                 The file is what age-keygen writes: a comment with its creation time, a comment with its public key \
-                (the recipient, age1…), and the secret key (AGE-SECRET-KEY-1…). It is created with mode 0600 and never \
+                (the recipient, which starts with age1), and the secret key (which starts with AGE-SECRET-KEY-1). It is created with mode 0600 and never \
                 overwritten (exit 73 when FILE exists). The recipient is also printed on standard error; share it with \
                 whoever encrypts backups for you, and keep the file itself secret and backed up elsewhere: without it, \
                 archives encrypted to its recipient cannot be opened. age -d -i FILE decrypts them too.
