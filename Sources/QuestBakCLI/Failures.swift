@@ -69,6 +69,14 @@ enum ExitStatus: Int32, CaseIterable {
             case .verificationFailed: return .ioError
             case .notImportable, .downgrade, .template, .notMergeable: return .invalidInput
             }
+        case let error as AgeError:
+            switch error {
+            case .keyFileUnreadable: return .noInput
+            case .unreadable: return .noInput
+            case .write: return .ioError
+            case .invalidRecipients: return .usage
+            default: return .invalidInput
+            }
         case let error as FixtureSet.Failure:
             switch error {
             case .sameModel, .nameTaken: return .cannotCreateOutput

@@ -72,5 +72,10 @@ final class ExportVerifyCorpusTests: XCTestCase {
         XCTAssertTrue(result.standardError.contains("does not restore the store exactly"), result.standardError)
         XCTAssertTrue(result.standardError.contains("Z_METADATA"), result.standardError)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: output.path), [], "nothing is left at or beside the output")
+        // Without --verify the archive is written, and what it leaves out is said.
+        let plain = try Questbak.run(["export", store.path, "-o", output.appendingPathComponent("c.qbak").path])
+        XCTAssertEqual(plain.status, 0, plain.standardError)
+        XCTAssertTrue(
+            plain.standardError.contains("Z_METADATA holds 2 rows: a TimeQuest archive carries the store's one"), plain.standardError)
     }
 }

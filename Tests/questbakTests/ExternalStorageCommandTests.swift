@@ -16,20 +16,8 @@ final class ExternalStorageCommandTests: XCTestCase {
         store.deletingLastPathComponent().appendingPathComponent(".default_SUPPORT/_EXTERNAL_DATA")
     }
 
-    /// Deterministic bytes that do not compress: a stream of SplitMix64 outputs.
-    func noise(_ count: Int, seed: UInt64) -> Data {
-        var state = seed
-        var data = Data(capacity: count + 8)
-        while data.count < count {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            mixed ^= mixed >> 31
-            withUnsafeBytes(of: mixed.littleEndian) { data.append(contentsOf: $0) }
-        }
-        return data.prefix(count)
-    }
+    /// Deterministic bytes that do not compress.
+    func noise(_ count: Int, seed: UInt64) -> Data { StoreShapes.pseudoRandomBytes(count, seed: seed) }
 
     /// Every file below `folder` (links not followed) with its bytes, and every link with its target.
     func contents(of folder: URL) throws -> [String: Data] {

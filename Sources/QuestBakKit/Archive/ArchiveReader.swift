@@ -90,6 +90,12 @@ public struct ArchiveReader: Sendable {
                 onExternalFile: onExternalFile)
         } catch let error as LibArchiveError {
             if error.message.contains("Unrecognized archive format") {
+                if let url, let handle = try? FileHandle(forReadingFrom: url),
+                    AgeFormat.isEncrypted(prefix: (try? handle.read(upToCount: 64)) ?? Data())
+                {
+                    // Decrypting is the caller's to ask for, with the keys it holds.
+                    throw AgeError.keyRequired(file: path)
+                }
                 if let url, FileKind.of(url.path) == .sqliteStore {
                     throw ArchiveError.unreadable(path: path, reason: "it is a SQLite store, not a questbak archive")
                 }

@@ -386,6 +386,20 @@ public enum Exporter {
         var tables = try StoreReader.otherTables(db).filter {
             !carriedByRecords.contains($0.name) && !replayed.virtualTables.contains($0.name)
         }
+        if staged.formatVersion < 3 {
+            // A TimeQuest archive (format 2) stands for one metadata row and one model cache: what
+            // else those tables hold is said, not dropped unsaid (export --verify refuses it).
+            for (table, count) in [
+                ("Z_METADATA", try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA") ?? 0),
+                (
+                    "Z_MODELCACHE",
+                    try db.tableExists("Z_MODELCACHE") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE") ?? 0 : 0
+                ),
+            ] where count > 1 {
+                staged.warnings.append(
+                    "\(table) holds \(count) rows: a TimeQuest archive carries the store's one, not the other \(count - 1)")
+            }
+        }
         if staged.formatVersion >= 3 {
             // Z_PRIMARYKEY travels as it is, value for value: entity numbers, parents and Z_MAX.
             tables.append((CoreDataSQL.primaryKeyTable, "", []))

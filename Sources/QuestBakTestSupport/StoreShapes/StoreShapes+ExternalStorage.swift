@@ -54,9 +54,9 @@ extension StoreShapes {
         store.deletingLastPathComponent().appendingPathComponent(".default_SUPPORT/_EXTERNAL_DATA")
     }
 
-    /// Bytes that do not compress (SplitMix64), the same on every run.
-    private static func pseudoRandomBytes(_ count: Int) -> Data {
-        var state: UInt64 = 0x2023
+    /// Bytes that do not compress (SplitMix64), the same on every run for one seed.
+    public static func pseudoRandomBytes(_ count: Int, seed: UInt64 = 0x2023) -> Data {
+        var state = seed
         var data = Data(capacity: count + 8)
         while data.count < count {
             state &+= 0x9E37_79B9_7F4A_7C15

@@ -15,6 +15,8 @@ public enum AgeError: Error, Equatable {
     case headerAuthenticationFailed(file: String)
     /// The file is encrypted to recipients (public keys), and only a passphrase was given.
     case identityRequired(file: String)
+    /// The file is encrypted, and no key was given to read it with.
+    case keyRequired(file: String)
     /// The file is encrypted with a passphrase, and only identities were given.
     case passphraseRequired(file: String)
     /// None of the identities opens any of the file's recipient stanzas.
@@ -58,6 +60,8 @@ extension AgeError: LocalizedError {
             return "\(file): the age header is malformed: \(reason)"
         case .headerAuthenticationFailed(let file):
             return "\(file): the age header fails authentication: it was changed after encryption"
+        case .keyRequired(let file):
+            return "\(file): an age-encrypted archive, which opens only with its identity or passphrase (age -d decrypts it)"
         case .identityRequired(let file):
             return "\(file): encrypted to age recipients (public keys): it opens with an identity file, not a passphrase"
         case .passphraseRequired(let file):
