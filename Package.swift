@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(
             name: "QuestBakKitTests",
             dependencies: [
-                "QuestBakKit", "QuestBakCLI", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "QuestBakKit", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -250,7 +250,7 @@ extension Questbak {
                 lines.append("no repairs needed")
             } else {
                 lines.append("changes: " + result.counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
-                let shown = ReportText.lines(try result.log.firstEntries(20))
+                let shown = try result.log.firstEntries(20).map(\.sentence)
                 lines += shown.map { "  " + $0 }
                 let total = result.counts.values.reduce(0, +)
                 if total > shown.count { lines.append("  … \(total - shown.count) more (--report FILE or --json lists all)") }

@@ -3,7 +3,6 @@ import GRDB
 import QuestBakTestSupport
 import XCTest
 
-@testable import QuestBakCLI
 @testable import QuestBakFixtures
 @testable import QuestBakKit
 
@@ -75,7 +74,7 @@ struct RuleRun {
 
     /// The log as the text report writes it, one entry a line, in the order recorded.
     func entries() throws -> [String] {
-        ReportText.lines(try log.firstEntries(10_000))
+        try log.firstEntries(10_000).map(\.sentence)
     }
 
     /// The log as JSON objects, in the order recorded.

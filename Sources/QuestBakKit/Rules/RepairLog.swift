@@ -195,3 +195,28 @@ public final class RepairLog {
         }
     }
 }
+
+extension RepairLog.LoggedEntry {
+    /// The entry in words, one line: what a terminal shows of a report (`import`, `merge`) and
+    /// what the rule tests compare.
+    public var sentence: String {
+        let record = "\(entity) _pk \(primaryKey)" + (cloudID.map { " (\($0))" } ?? "")
+        let old = self.old ?? "null"
+        let new = self.new ?? "null"
+        let change: String
+        switch rule {
+        case RepairEntry.Rule.dedup.rawValue: change = "dropped as a duplicate of _pk \(new)"
+        case RepairEntry.Rule.insert.rawValue: change = "inserted (the archive's _pk \(new))"
+        case RepairEntry.Rule.fill.rawValue: change = "\(field ?? ""): filled with \(new.prefix(60))"
+        // `new` is what the merged store holds, `old` the value that lost.
+        case RepairEntry.Rule.conflict.rawValue: change = "\(field ?? ""): kept \(new.prefix(60)), not \(old.prefix(60))"
+        case RepairEntry.Rule.supersede.rawValue: change = "the archive's copy had cloudID \(old.prefix(60)), superseded"
+        case RepairEntry.Rule.link.rawValue: change = "\(field ?? ""): linked to _pk \(new)"
+        case RepairEntry.Rule.dangling.rawValue:
+            change = "\(field ?? ""): the archive's reference to _pk \(old) names no record of the archive, left out"
+        case RepairEntry.Rule.unknownProperty.rawValue: change = "\(field ?? "record") not storable: \(old.prefix(120))"
+        default: change = "\(field ?? ""): \(old.prefix(60)) → \(new.prefix(60))"
+        }
+        return "\(kind) \(rule): \(record) \(change)"
+    }
+}
