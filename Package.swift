@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "QuestBakFixtures",
             dependencies: [
-                "QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "QuestBakKit", "CArchive", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -11,7 +11,7 @@ import QuestBakKit
 /// Mutations are applied either to the compressed bytes (what a damaged disk or download gives)
 /// or to the tar stream inside, which is then compressed again (what a hostile writer gives:
 /// valid compression around a malicious tar). The raw compression the tar-level mutants need comes
-/// from `RawCompression` in TarArchive.swift, the one file that calls libarchive.
+/// from `RawCompression` (this target's own use of libarchive, beside the library's TarArchive.swift).
 public enum ArchiveFuzzer {
     public struct Report: Sendable, CustomStringConvertible {
         public var inputs = 0

@@ -189,13 +189,6 @@ package struct ModelTables: Sendable, Equatable {
         throw LayoutError(reason: "\(owner).\(relationshipName) has no join table")
     }
 
-    /// Every `CREATE` statement for the model's own tables, in Core Data's creation order:
-    /// entity tables (join tables after them: inferred), then their indexes.
-    package var createStatements: [String] {
-        tables.map(\.createStatement) + joinTables.map(\.createStatement) + tables.flatMap(\.indexStatements)
-            + joinTables.map(\.indexStatement)
-    }
-
     // MARK: Planning
 
     /// Alphabetical, each entity followed by its sub-entities (alphabetical, depth first).
