@@ -213,16 +213,13 @@ package struct ModelTables: Sendable, Equatable {
     /// Declared type and column group: integers, to-one keys, hidden keys, FLOAT/TIMESTAMP/DECIMAL,
     /// VARCHAR, BLOB (store-format.md "Entity tables").
     static func declaredType(of code: Int) throws -> (type: String, group: Int) {
-        typealias Code = CompiledAttribute.TypeCode
-        switch code {
-        case Code.int16, Code.int32, Code.int64, Code.boolean: return ("INTEGER", 0)
-        case Code.decimal: return ("DECIMAL", 3)
-        case Code.double, Code.float: return ("FLOAT", 3)
-        case Code.date: return ("TIMESTAMP", 3)
-        case Code.string, Code.uri: return ("VARCHAR", 4)
-        case Code.binary, Code.uuid, Code.transformable: return ("BLOB", 5)
-        default: throw LayoutError(reason: "no column type for NSAttributeType \(code)")
+        // The declared type is the kind's (AttributeKind, the one NSAttributeType table); the
+        // group only orders columns.
+        guard let kind = Attribute.knownKind(ofTypeCode: code), ![.composite, .objectID].contains(kind) else {
+            throw LayoutError(reason: "no column type for NSAttributeType \(code)")
         }
+        let groups = ["INTEGER": 0, "DECIMAL": 3, "FLOAT": 3, "TIMESTAMP": 3, "VARCHAR": 4, "BLOB": 5]
+        return (kind.columnType, groups[kind.columnType] ?? 5)
     }
 
     private struct Planned {

@@ -54,6 +54,9 @@ public enum AttributeKind: String, Sendable, Equatable, CaseIterable {
         }
     }
 
+    /// The same code as a model cache's `NSAttributeType` holds it.
+    public var typeCode: Int { Int(hashTypeCode) }
+
     /// The declared column type Core Data uses in `CREATE TABLE`.
     public var columnType: String {
         switch self {

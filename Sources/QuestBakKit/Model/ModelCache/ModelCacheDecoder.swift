@@ -81,24 +81,25 @@ public struct CompiledEntity: Sendable, Equatable {
 }
 
 public struct CompiledAttribute: Sendable, Equatable {
-    /// `NSAttributeType` codes.
+    /// `NSAttributeType` codes, by name: each is its kind's (`AttributeKind.hashTypeCode`, the one
+    /// table of them).
     public enum TypeCode {
-        public static let int16 = 100
-        public static let int32 = 200
-        public static let int64 = 300
-        public static let decimal = 400
-        public static let double = 500
-        public static let float = 600
-        public static let string = 700
-        public static let boolean = 800
-        public static let date = 900
-        public static let binary = 1000
-        public static let uuid = 1100
-        public static let uri = 1200
-        public static let transformable = 1800
-        public static let objectID = 2000
-        public static let composite = 2100
-        public static let all = [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200, 1800, 2000, 2100]
+        public static let int16 = AttributeKind.integer16.typeCode
+        public static let int32 = AttributeKind.integer32.typeCode
+        public static let int64 = AttributeKind.integer.typeCode
+        public static let decimal = AttributeKind.decimal.typeCode
+        public static let double = AttributeKind.double.typeCode
+        public static let float = AttributeKind.float.typeCode
+        public static let string = AttributeKind.string.typeCode
+        public static let boolean = AttributeKind.boolean.typeCode
+        public static let date = AttributeKind.date.typeCode
+        public static let binary = AttributeKind.binary.typeCode
+        public static let uuid = AttributeKind.uuid.typeCode
+        public static let uri = AttributeKind.uri.typeCode
+        public static let transformable = AttributeKind.transformable.typeCode
+        public static let objectID = AttributeKind.objectID.typeCode
+        public static let composite = AttributeKind.composite.typeCode
+        public static let all = Array(Set(AttributeKind.allCases.map(\.typeCode))).sorted()
     }
 
     public var name: String
