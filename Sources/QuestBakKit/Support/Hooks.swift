@@ -33,19 +33,6 @@ public enum Hooks {
 enum TemporaryFiles {
     static func created(_ path: String) { Hooks.temporaryFile?(.created(path)) }
     static func removed(_ path: String) { Hooks.temporaryFile?(.removed(path)) }
-
-    /// A temporary store is announced with every sidecar SQLite may make beside it.
-    static func createdStore(_ url: URL) {
-        for suffix in CoreDataSQL.storeFileSuffixes { created(url.path + suffix) }
-    }
-
-    /// Deletes a temporary store and its sidecars (those that exist) and says so.
-    static func removeStore(_ url: URL) {
-        for suffix in CoreDataSQL.storeFileSuffixes {
-            unlink(url.path + suffix)
-            removed(url.path + suffix)
-        }
-    }
 }
 
 /// Named points in the write paths where the crash-safety harness kills the process
