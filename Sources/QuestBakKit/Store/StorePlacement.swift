@@ -190,7 +190,7 @@ public enum StorePlacement {
 
     static func syncFile(_ url: URL) throws {
         let descriptor = open(url.path, O_RDONLY)
-        guard descriptor >= 0, fsync(descriptor) == 0 else {
+        guard descriptor >= 0, Durability.sync(descriptor) else {
             let reason = String(cString: strerror(errno))
             if descriptor >= 0 { close(descriptor) }
             throw OutputError.io(path: url.path, reason: "fsync: \(reason)")

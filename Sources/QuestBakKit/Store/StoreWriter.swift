@@ -109,7 +109,7 @@ public enum StoreWriter {
                 try db.execute(sql: "PRAGMA auto_vacuum = \(settings.autoVacuum)")
                 let rollbackJournal = settings.journalMode == StoreFileSettings.rollbackJournal
                 try db.execute(sql: rollbackJournal ? "PRAGMA journal_mode = DELETE" : "PRAGMA journal_mode = WAL")
-                try db.execute(sql: "PRAGMA synchronous = FULL")
+                for pragma in Durability.sqlitePragmas { try db.execute(sql: pragma) }
                 try db.inTransaction {
                     // Header fields another tool may have set; 0 unless the archive says otherwise.
                     if let userVersion = settings.userVersion { try db.execute(sql: "PRAGMA user_version = \(userVersion)") }

@@ -43,7 +43,7 @@ public final class AtomicOutputFile {
     /// Makes the file durable and visible under its final name.
     public func commit() throws {
         guard !committed else { return }
-        guard fsync(fileDescriptor) == 0 else {
+        guard Durability.sync(fileDescriptor) else {
             throw OutputError.io(path: destination.path, reason: "fsync: " + String(cString: strerror(errno)))
         }
         close(fileDescriptor)
@@ -82,11 +82,32 @@ public enum OutputError: Error, Equatable, LocalizedError {
 }
 
 enum Durability {
+    /// Makes what was written to `descriptor` durable; false when the system refused. On Darwin
+    /// fsync reaches only the drive's cache, and F_FULLFSYNC asks the drive to write it out (what
+    /// Apple advises for data that must survive a power loss); a file system without it falls
+    /// back to fsync.
+    static func sync(_ descriptor: Int32) -> Bool {
+        #if canImport(Darwin)
+            if fcntl(descriptor, F_FULLFSYNC) == 0 { return true }
+        #endif
+        return fsync(descriptor) == 0
+    }
+
+    /// The SQLite settings of a connection that writes a store: every commit synced, and on
+    /// Darwin synced to the drive (SQLite's `fullfsync`, for commits and checkpoints alike).
+    static let sqlitePragmas: [String] = {
+        #if canImport(Darwin)
+            return ["PRAGMA synchronous = FULL", "PRAGMA fullfsync = ON", "PRAGMA checkpoint_fullfsync = ON"]
+        #else
+            return ["PRAGMA synchronous = FULL"]
+        #endif
+    }()
+
     /// A rename is durable only once its directory is synced.
     static func syncDirectory(of url: URL) {
         let directory = open(url.deletingLastPathComponent().path, O_RDONLY)
         if directory >= 0 {
-            fsync(directory)
+            _ = sync(directory)
             close(directory)
         }
     }

@@ -169,7 +169,7 @@ public enum Merger {
             configuration.foreignKeysEnabled = false
             let queue = try DatabaseQueue(path: merged.path, configuration: configuration)
             merge = try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = FULL")
+                for pragma in Durability.sqlitePragmas { try db.execute(sql: pragma) }
                 try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [scratch.path])
                 var merge = RecordMerge(
                     db: db, layout: layout, preference: options.preference, newerColumns: newerColumns,
