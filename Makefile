@@ -62,6 +62,7 @@ test: deps lint
 	swift test --parallel --xunit-output .build/xunit.xml
 	python3 Scripts/test-summary.py .build/xunit.xml
 	$(MAKE) man-check
+	swift package describe --type json | python3 Scripts/check-library-dependencies.py
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
 	@for app in $(GATES); do \
 		echo "gate: $$app"; \
