@@ -19,16 +19,23 @@ extension Questbak {
                 the model cache and the metadata are copied as they are; other tools' tables are redacted by storage class. \
                 A store with no model cache is redacted table by table by storage class. The copy is a new file written \
                 beside OUT and linked into place when complete: no original value is in it, not even in free pages, and the \
-                source and its -wal and -shm are only read.
+                source and its -wal and -shm are only read. Given an archive, redact restores it as archived into a private \
+                scratch folder (removed at exit), redacts that store and exports it, proved as export --verify does, to OUT; \
+                the archive's creation time is SOURCE_DATE_EPOCH, else now.
 
                 Example: `questbak redact default.store -o shared/default.store --keep TaskEstimation.ratingRawValue --report redaction.json`.
                 """
         )
 
-        @Argument(help: "The store file (its -wal and external-storage files are read from beside it).", completion: .file())
+        @Argument(
+            help:
+                "The store file (its -wal and external-storage files are read from beside it), or an archive to redact into a new archive.",
+            completion: .file())
         var store: String
 
-        @Option(name: .shortAndLong, help: "The redacted store to create (never overwritten).", completion: .file())
+        @Option(
+            name: .shortAndLong, help: "The redacted store (or, for an archive, archive) to create; never overwritten.", completion: .file()
+        )
         var output: String
 
         @Option(
@@ -52,11 +59,6 @@ extension Questbak {
 
         func run() throws {
             try reportingFailures(hint: Self.hint) {
-                if FileKind.of(store) == .archive {
-                    throw CommandLineInputError(
-                        status: .usage,
-                        message: "\(store) is an archive; redacting an archive is not supported yet (import it into a store first)")
-                }
                 var options: Redactor.Options
                 if let keyFile {
                     let bytes: Data
@@ -73,7 +75,14 @@ extension Questbak {
                 options.keep = keep
                 options.scrambleNumbers = scrambleNumbers
                 if let report, FileManager.default.fileExists(atPath: report) { throw OutputError.exists(path: report) }
-                let result = try Redactor.redact(storeAt: URL(fileURLWithPath: store), to: URL(fileURLWithPath: output), options: options)
+                let result: RedactionReport
+                if FileKind.of(store) == .archive {
+                    result = try Redactor.redact(
+                        archiveAt: URL(fileURLWithPath: store), to: URL(fileURLWithPath: output), options: options,
+                        createdAt: try ISOTimestamp.creationTime(flag: nil))
+                } else {
+                    result = try Redactor.redact(storeAt: URL(fileURLWithPath: store), to: URL(fileURLWithPath: output), options: options)
+                }
                 if let report {
                     let file = try AtomicOutputFile(destination: URL(fileURLWithPath: report), overwrite: false)
                     let text = Data((try JSONOutput.render(result) + "\n").utf8)

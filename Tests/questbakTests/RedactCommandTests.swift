@@ -28,6 +28,7 @@ final class RedactCommandTests: XCTestCase {
         var describedBy: String
         var tables: [Table]
         var externalFiles: Int
+        var collisionsAvoided: Int
 
         /// Columns whose values were replaced (not kept, not shifted dates).
         func replaced(_ table: Table) -> [Column] {
@@ -364,6 +365,84 @@ final class RedactCommandTests: XCTestCase {
         for needle in needles where bytes.range(of: needle) != nil { XCTFail("still holds \(String(decoding: needle, as: UTF8.self))") }
         let names = try read(output) { try String.fetchAll($0, sql: "SELECT ZNAME FROM ZROUTINE") }
         XCTAssertFalse(names.isEmpty)
+    }
+}
+
+extension RedactCommandTests {
+    /// Short values have few replacements of their shape: those another value took are refused and
+    /// the next tried (then lengthened), so a uniqueness constraint on them still holds; another
+    /// tool's full-text table is filled through its virtual table, its index holding no original.
+    func testShortValuesStayDistinctAndFullTextTablesAreRedacted() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = directory.path("source-out/default.store")
+        try FileManager.default.copyItem(
+            at: Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink"), to: source.deletingLastPathComponent())
+        let letters = (UnicodeScalar("a").value...UnicodeScalar("z").value).map { String(UnicodeScalar($0)!) } + ["é", "ü", "ß", "ø", "å"]
+        try DatabaseQueue(path: source.path).write { db in
+            try db.execute(sql: "CREATE TABLE other_tool (id INTEGER PRIMARY KEY, letter TEXT UNIQUE, seen TIMESTAMP)")
+            for (index, letter) in letters.enumerated() {
+                try db.execute(sql: "INSERT INTO other_tool (letter, seen) VALUES (?, ?)", arguments: [letter, 700_000_000 + index])
+            }
+            try db.execute(sql: "CREATE VIRTUAL TABLE notes USING fts5(body)")
+            try db.execute(sql: "INSERT INTO notes (body) VALUES ('Wilhelmina rides the bus to Zanzibar street')")
+        }
+        let (_, output, report) = try redact("AnyApp/kitchen-sink", in: directory)
+        XCTAssertEqual(report.table(named: "other_tool")?.action, "redacted by storage class (another tool's table)")
+        let redacted = try read(output) { db in try String.fetchAll(db, sql: "SELECT letter FROM other_tool ORDER BY id") }
+        XCTAssertEqual(redacted.count, letters.count)
+        XCTAssertEqual(Set(redacted).count, letters.count, "\(redacted)")
+        XCTAssertGreaterThan(report.collisionsAvoided, 0)
+        XCTAssertTrue(Set(redacted).isDisjoint(with: ["é", "ü", "ß", "ø", "å"]))
+        let seen = try read(output) { db in try Int64.fetchAll(db, sql: "SELECT seen FROM other_tool ORDER BY id") }
+        XCTAssertEqual(zip(seen, seen.dropFirst()).map { $1 - $0 }, Array(repeating: 1, count: letters.count - 1))
+        let bytes = try Data(contentsOf: output)
+        for word in ["Wilhelmina", "wilhelmina", "Zanzibar", "zanzibar"] {
+            XCTAssertNil(bytes.range(of: Data(word.utf8)), word)
+        }
+        let body = try read(output) { db in try String.fetchOne(db, sql: "SELECT body FROM notes") }
+        XCTAssertEqual(body?.count, "Wilhelmina rides the bus to Zanzibar street".count)
+        let export = try Questbak.run(["export", output.path, "-o", directory.path("r.qbak").path, "--verify", "-q"])
+        XCTAssertEqual(export.status, 0, export.standardError)
+    }
+}
+
+extension RedactCommandTests {
+    /// An archive is redacted into an archive: restored as archived in a private folder, redacted,
+    /// exported and proved; the new archive restores, and neither it (decompressed) nor its
+    /// restored store holds an original value.
+    func testAnArchiveIsRedactedIntoAnArchive() throws {
+        for fixture in ["v1-wal", "AnyApp/kitchen-sink"] {
+            let directory = try TemporaryTestDirectory()
+            let source = try directory.copyFixture(fixture)
+            let archive = directory.path("original.qbak")
+            XCTAssertEqual(try Questbak.run(["export", source.path, "-o", archive.path, "-q"]).status, 0)
+            let redacted = directory.path("redacted.qbak")
+            let reportFile = directory.path("report.json")
+            try Data("k".utf8).write(to: directory.path("key"))
+            let run = try Questbak.run([
+                "redact", archive.path, "-o", redacted.path, "--key-file", directory.path("key").path, "--report", reportFile.path, "-q",
+            ])
+            XCTAssertEqual(run.status, 0, "\(fixture): \(run.standardError)")
+            let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: reportFile))
+            XCTAssertEqual(try Questbak.run(["verify", redacted.path]).status, 0, fixture)
+            let restored = directory.path("restored/default.store")
+            try FileManager.default.createDirectory(at: restored.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let imported = try Questbak.run(["import", redacted.path, "--into", restored.path])
+            XCTAssertEqual(imported.status, 0, "\(fixture): \(imported.standardError)")
+            let tar = try Questbak.runTool(["zstd", "-dc", redacted.path])
+            XCTAssertEqual(tar.status, 0)
+            let needles = try originals(of: source, report: report)
+            XCTAssertGreaterThan(needles.count, 5, fixture)
+            let outputs = [tar.outputData] + Array(try files(under: restored.deletingLastPathComponent()).values)
+            for bytes in outputs {
+                for needle in needles where bytes.range(of: needle) != nil {
+                    XCTFail("\(fixture): still holds \(String(decoding: needle, as: UTF8.self).debugDescription)")
+                }
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path("again.qbak").path))
+            let again = try Questbak.run(["redact", archive.path, "-o", redacted.path])
+            XCTAssertEqual(again.status, 73, again.standardError)
+        }
     }
 }
 
