@@ -74,7 +74,9 @@ extension Questbak {
                 }
                 options.keep = keep
                 options.scrambleNumbers = scrambleNumbers
-                if let report, FileManager.default.fileExists(atPath: report) { throw OutputError.exists(path: report) }
+                // The report's file is made first, so that a report that cannot be written stops
+                // the run before any store is; it is renamed into place only after the store.
+                let reportFile = try report.map { try AtomicOutputFile(destination: URL(fileURLWithPath: $0), overwrite: false) }
                 let result: RedactionReport
                 if FileKind.of(store) == .archive {
                     result = try Redactor.redact(
@@ -83,8 +85,7 @@ extension Questbak {
                 } else {
                     result = try Redactor.redact(storeAt: URL(fileURLWithPath: store), to: URL(fileURLWithPath: output), options: options)
                 }
-                if let report {
-                    let file = try AtomicOutputFile(destination: URL(fileURLWithPath: report), overwrite: false)
+                if let report, let file = reportFile {
                     let text = Data((try JSONOutput.render(result) + "\n").utf8)
                     let written = text.withUnsafeBytes { write(file.fileDescriptor, $0.baseAddress, $0.count) }
                     guard written == text.count else { throw OutputError.io(path: report, reason: String(cString: strerror(errno))) }

@@ -328,6 +328,18 @@ final class RedactCommandTests: XCTestCase {
         let run = try Questbak.run(["redact", source.path, "-o", directory.path("fourth.store").path, "-q"])
         XCTAssertEqual(run.status, 0, run.standardError)
         XCTAssertEqual(try files(under: source.deletingLastPathComponent()), before)
+        // A key file that is empty or missing, and a report that exists: refused, no store written.
+        let empty = directory.path("empty-key")
+        try Data().write(to: empty)
+        let fifth = directory.path("fifth.store")
+        let refusedKey = try Questbak.run(["redact", source.path, "-o", fifth.path, "--key-file", empty.path])
+        XCTAssertEqual(refusedKey.status, 65, refusedKey.standardError)
+        XCTAssertTrue(refusedKey.standardError.contains("the key file is empty"), refusedKey.standardError)
+        let missingKey = try Questbak.run(["redact", source.path, "-o", fifth.path, "--key-file", directory.path("nothing").path])
+        XCTAssertEqual(missingKey.status, 66, missingKey.standardError)
+        let reportExists = try Questbak.run(["redact", source.path, "-o", fifth.path, "--report", empty.path])
+        XCTAssertEqual(reportExists.status, 73, reportExists.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fifth.path))
         // Never over an existing store.
         let again = try Questbak.run(["redact", source.path, "-o", directory.path("fourth.store").path])
         XCTAssertEqual(again.status, 73, again.standardError)
