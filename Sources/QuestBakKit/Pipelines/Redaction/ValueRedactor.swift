@@ -154,8 +154,8 @@ final class ValueRedactor: @unchecked Sendable {
         }
     }
 
-    /// Every string and every data value replaced, numbers, dates and structure kept; a keyed
-    /// archive's class names and `$null` kept, so it still decodes to the same classes.
+    /// Every string and every data value replaced, archived dates moved, numbers and structure
+    /// kept; a keyed archive's class names and `$null` kept, so it still decodes to the same classes.
     private func redactPropertyList(_ value: PropertyListValue) throws -> PropertyListValue {
         switch value {
         case .string(let text): return text == "$null" ? value : .string(try redactText(text))
@@ -163,8 +163,16 @@ final class ValueRedactor: @unchecked Sendable {
         case .array(let elements): return .array(try elements.map(redactPropertyList))
         case .dictionary(let entries):
             var result: [String: PropertyListValue] = [:]
-            for (name, entry) in entries {
-                result[name] = ["$classname", "$classes", "$archiver"].contains(name) ? entry : try redactPropertyList(entry)
+            // In key order: which value meets a collision first must not depend on hashing.
+            for (name, entry) in entries.sorted(by: { $0.key < $1.key }) {
+                if ["$classname", "$classes", "$archiver"].contains(name) {
+                    result[name] = entry
+                } else if name == "NS.time", case .real(let seconds) = entry {
+                    // An archived NSDate (seconds since 2001): moved as the store's dates are.
+                    result[name] = .real(seconds + dateOffset)
+                } else {
+                    result[name] = try redactPropertyList(entry)
+                }
             }
             return .dictionary(result)
         case .boolean, .integer, .real, .uid: return value
