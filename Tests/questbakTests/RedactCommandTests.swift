@@ -299,7 +299,13 @@ final class RedactCommandTests: XCTestCase {
 
     func testKeepCopiesAPropertyAsItIs() throws {
         let directory = try TemporaryTestDirectory()
-        let (source, output, report) = try redact("AnyApp/kitchen-sink", in: directory, extra: ["--keep", "Recipe.name"])
+        let (source, output, report) = try redact(
+            "AnyApp/kitchen-sink", in: directory, extra: ["--keep", "Recipe.name", "--keep", "Liquid.name"])
+        // Liquid is a sub-entity of Ingredient: its inherited name is Ingredient's column.
+        let ingredients = "SELECT ZNAME FROM ZINGREDIENT ORDER BY Z_PK"
+        XCTAssertEqual(
+            try read(source) { try String?.fetchAll($0, sql: ingredients) }, try read(output) { try String?.fetchAll($0, sql: ingredients) }
+        )
         let column = try XCTUnwrap(report.tables.first { $0.name == "ZRECIPE" }?.columns.first { $0.property == "Recipe.name" })
         XCTAssertEqual(column.action, "kept as asked")
         let sql = "SELECT ZNAME, ZCODE FROM ZRECIPE ORDER BY Z_PK"

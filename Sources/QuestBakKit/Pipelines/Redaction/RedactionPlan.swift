@@ -52,13 +52,19 @@ struct RedactionPlan {
 
         // By table, then column: the model's fields (sub-entities share their root's table).
         var fields: [String: [String: (property: String, kind: AttributeKind)]] = [:]
+        var properties: [String: [Pair]] = [:]
         var describedBy: String
         switch description {
         case .model(let layout):
             describedBy = "its own model (Z_MODELCACHE)"
             for entity in layout.entities {
-                for field in entity.fields where fields[entity.table]?[field.column] == nil {
-                    fields[entity.table, default: [:]][field.column] = (entity.name + "." + field.path.joined(separator: "."), field.kind)
+                for field in entity.fields {
+                    let property = entity.name + "." + field.path.joined(separator: ".")
+                    // A sub-entity's inherited property is named by either entity in --keep.
+                    properties[property.lowercased(), default: []].append(Pair(entity.table, field.column))
+                    if fields[entity.table]?[field.column] == nil {
+                        fields[entity.table, default: [:]][field.column] = (property, field.kind)
+                    }
                 }
             }
         case .tables(let reason):
@@ -66,7 +72,7 @@ struct RedactionPlan {
         case .timeQuest:
             describedBy = "its tables"
         }
-        let kept = try keptColumns(keep, db: db, fields: fields, entityTables: entityTables)
+        let kept = try keptColumns(keep, db: db, fields: fields, properties: properties, entityTables: entityTables)
 
         var tables: [TablePlan] = []
         for name in names {
@@ -177,12 +183,10 @@ struct RedactionPlan {
     /// The columns `keep` names (`Entity.property`; for a store without a model also
     /// `Entity.ZCOLUMN` or `TABLE.COLUMN`), refused when one names nothing.
     static func keptColumns(
-        _ keep: [String], db: Database, fields: [String: [String: (property: String, kind: AttributeKind)]], entityTables: [String: String]
+        _ keep: [String], db: Database, fields: [String: [String: (property: String, kind: AttributeKind)]], properties: [String: [Pair]],
+        entityTables: [String: String]
     ) throws -> Set<Pair> {
-        var byProperty: [String: [Pair]] = [:]
-        for (table, columns) in fields {
-            for (column, field) in columns { byProperty[field.property.lowercased(), default: []].append(Pair(table, column)) }
-        }
+        let byProperty = properties
         var result: Set<Pair> = []
         for name in keep {
             if let pairs = byProperty[name.lowercased()] {
@@ -201,9 +205,8 @@ struct RedactionPlan {
                 }
             }
             let known =
-                byProperty.isEmpty
-                ? entityTables.keys.sorted().map { $0 + ".PROPERTY" }
-                : byProperty.values.flatMap { $0 }.isEmpty ? [] : fields.values.flatMap { $0.values.map(\.property) }.sorted()
+                fields.isEmpty
+                ? entityTables.keys.sorted().map { $0 + ".PROPERTY" } : fields.values.flatMap { $0.values.map(\.property) }.sorted()
             throw RedactionError.unknownProperty(name, known: known)
         }
         return result
