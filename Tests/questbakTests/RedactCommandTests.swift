@@ -401,6 +401,15 @@ extension RedactCommandTests {
             for (index, letter) in letters.enumerated() {
                 try db.execute(sql: "INSERT INTO other_tool (letter, seen) VALUES (?, ?)", arguments: [letter, 700_000_000 + index])
             }
+            // History whose tombstone keeps a deleted child's name, and a CloudKit mirroring table.
+            try db.execute(sql: "INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 16003, 1, 'Theodora-author')")
+            try db.execute(
+                sql:
+                    "INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS) VALUES (1, 16001, 1, 2, 1, 9, 1, ?)",
+                arguments: [Data("tombstone Bartholomew".utf8)])
+            try db.execute(
+                sql: "CREATE TABLE ANSCKRECORDMETADATA (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCKRECORDNAME VARCHAR)")
+            try db.execute(sql: "INSERT INTO ANSCKRECORDMETADATA VALUES (1, 16010, 1, '_icloud_user_Cornelius')")
             try db.execute(sql: "CREATE VIRTUAL TABLE notes USING fts5(body)")
             try db.execute(sql: "INSERT INTO notes (body) VALUES ('Wilhelmina rides the bus to Zanzibar street')")
         }
@@ -414,7 +423,12 @@ extension RedactCommandTests {
         let seen = try read(output) { db in try Int64.fetchAll(db, sql: "SELECT seen FROM other_tool ORDER BY id") }
         XCTAssertEqual(zip(seen, seen.dropFirst()).map { $1 - $0 }, Array(repeating: 1, count: letters.count - 1))
         let bytes = try Data(contentsOf: output)
-        for word in ["Wilhelmina", "wilhelmina", "Zanzibar", "zanzibar"] {
+        for table in ["ACHANGE", "ATRANSACTIONSTRING", "ANSCKRECORDMETADATA"] {
+            XCTAssertEqual(try read(output) { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(table)") }, 0, table)
+            XCTAssertTrue(report.table(named: table)?.action.hasPrefix("emptied") == true, table)
+        }
+        XCTAssertTrue(report.table(named: "ANSCKRECORDMETADATA")?.action.contains("CloudKit") == true)
+        for word in ["Wilhelmina", "wilhelmina", "Zanzibar", "zanzibar", "Theodora", "Bartholomew", "Cornelius"] {
             XCTAssertNil(bytes.range(of: Data(word.utf8)), word)
         }
         let body = try read(output) { db in try String.fetchOne(db, sql: "SELECT body FROM notes") }
