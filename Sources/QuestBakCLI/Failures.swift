@@ -83,6 +83,12 @@ enum ExitStatus: Int32, CaseIterable {
             case .invalidName, .chainOutsideSet, .chainIsAFixture: return .usage
             case .unreadableManifest: return .invalidInput
             }
+        case let error as RedactionError:
+            switch error {
+            case .unknownProperty: return .usage
+            case .emptyKey: return .invalidInput
+            case .collision: return .failure
+            }
         case is RepairError, is MigrationError, is SchemaFileError, is DiffError:
             return .invalidInput
         case let error as OutputError:

@@ -47,7 +47,7 @@ struct Questbak: ParsableCommand {
         version: QuestBak.version,
         subcommands: [
             Inspect.self, Export.self, Import.self, Migrate.self, VerifyMigration.self, CheckMigration.self, SchemaCommand.self, Lint.self,
-            Verify.self, Diff.self, Locate.self, Fixtures.self, Keygen.self,
+            Verify.self, Diff.self, Locate.self, Fixtures.self, Keygen.self, Redact.self,
             ExitStatuses.self,
         ]
     )
