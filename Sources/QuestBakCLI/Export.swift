@@ -16,8 +16,8 @@ extension Questbak {
                 never modified. The archive is written to a temporary file beside FILE and renamed into place only when complete, so \
                 an interrupted export leaves no partial FILE. With --recipient, --recipients-file or --passphrase-file the \
                 archive is encrypted as it is written (age-encryption.org/v1; age -d opens it): every member, the manifest \
-                included, is inside the encryption, and no plaintext archive byte is written to FILE's disk. Set SOURCE_DATE_EPOCH or --created-at to make two exports of one store \
-                byte-identical.
+                included, is inside the encryption, and FILE never holds a plaintext byte of the archive. Set SOURCE_DATE_EPOCH \
+                or --created-at to make two exports of one store byte-identical.
                 """
         )
 
