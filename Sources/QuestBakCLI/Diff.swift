@@ -24,6 +24,8 @@ extension Questbak {
         @Argument(help: "Another store or archive of the same app.", completion: .file())
         var b: String
 
+        @OptionGroup var archiveKeys: ArchiveKeyOptions
+
         @Flag(help: "Counts only.")
         var stat = false
 
@@ -35,7 +37,8 @@ extension Questbak {
             try reportingFailures(json: json) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
-                let result = try Differ.diff(URL(fileURLWithPath: a), URL(fileURLWithPath: b), workDirectory: work)
+                let result = try Differ.diff(
+                    URL(fileURLWithPath: a), URL(fileURLWithPath: b), keys: try archiveKeys.keys(), workDirectory: work)
                 same = result.isEmpty
                 if json {
                     print(try JSONOutput.render(result))

@@ -14,8 +14,10 @@ extension Questbak {
                 when that model's hashes match the metadata and it explains every table, column and row, else by its tables, every \
                 value in its SQLite storage class, with the reason printed as a warning. The source store and its -wal and -shm are \
                 never modified. The archive is written to a temporary file beside FILE and renamed into place only when complete, so \
-                an interrupted export leaves no partial FILE. Set SOURCE_DATE_EPOCH or --created-at to make two exports of one store \
-                byte-identical.
+                an interrupted export leaves no partial FILE. With --recipient, --recipients-file or --passphrase-file the \
+                archive is encrypted as it is written (age-encryption.org/v1; age -d opens it): every member, the manifest \
+                included, is inside the encryption, and FILE never holds a plaintext byte of the archive. Set SOURCE_DATE_EPOCH \
+                or --created-at to make two exports of one store byte-identical.
                 """
         )
 
@@ -37,11 +39,13 @@ extension Questbak {
             help: ArgumentHelp(
                 "Prove the archive restores before keeping it.",
                 discussion:
-                    "The archive is restored into a scratch folder, records as archived, and every entity is encoded again and compared with its member, as questbak verify does. When it does not give back the store exactly, export exits 65 naming what differs and leaves no archive at FILE. Not with -o -: a stream cannot be read back."
+                    "The archive is restored into a scratch folder, records as archived, and every entity is encoded again and compared with its member, as questbak verify does. When it does not give back the store exactly, export exits 65 naming what differs and leaves no archive at FILE. An encrypted archive is read back from the file written and decrypted as it is read, with the file key this run made, so the proof covers the encryption too. Not with -o -: a stream cannot be read back."
             ))
         var verify = false
 
         @OptionGroup var schemaOptions: SchemaOptions
+
+        @OptionGroup var encryption: RecipientOptions
 
         @Option(help: "The archive's creation time, UTC, as YYYY-MM-DDTHH:MM:SSZ (default: SOURCE_DATE_EPOCH, else now).")
         var createdAt: String?
@@ -75,6 +79,7 @@ extension Questbak {
                     progress: progress.update)
                 options.schemas = try schemaOptions.schemas().candidates
                 options.verify = verify
+                options.recipients = try encryption.recipientList()
                 let destination: Exporter.Destination =
                     output == "-" ? .fileDescriptor(STDOUT_FILENO) : .file(URL(fileURLWithPath: output), overwrite: force)
                 let summary = try Exporter.export(storeAt: URL(fileURLWithPath: store), to: destination, options: options)
@@ -109,6 +114,7 @@ extension Questbak {
             }
             var lines = ["exported \(kind)"]
             lines.append("  to \(summary.archive) (\(summary.compression)" + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
+            if let encryption = summary.encryption { lines.append("  encrypted: \(encryption)") }
             if summary.walFrames > 0 { lines.append("  including \(summary.walFrames) WAL frames not yet in the main file") }
             if let verification = summary.verification {
                 lines.append(

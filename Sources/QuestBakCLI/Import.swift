@@ -54,6 +54,8 @@ extension Questbak {
 
         @OptionGroup var schemaOptions: SchemaOptions
 
+        @OptionGroup var archiveKeys: ArchiveKeyOptions
+
         @Flag(help: "Do everything but put the new store in place.")
         var dryRun = false
 
@@ -138,6 +140,7 @@ extension Questbak {
                 options.keepDistinctIDs = keepDistinctIds
                 options.backupStamp = Self.stamp(Date())
                 options.schemas = try schemaOptions.schemas().candidates
+                options.keys = try archiveKeys.keys()
                 let file = archive == "-" ? try Self.spool(standardInputTo: work).path : archive
                 if merge, let into {
                     status = try runMerge(archive: file, into: URL(fileURLWithPath: into), restore: options, work: work)
@@ -194,7 +197,8 @@ extension Questbak {
             return (String(parts[0]), String(parts[1]))
         }
 
-        /// Standard input is read twice (the manifest, then everything), so it is saved first.
+        /// Standard input is read twice (the manifest, then everything), so it is saved first, as
+        /// it comes: an encrypted archive stays encrypted in the spool and is decrypted on each read.
         static func spool(standardInputTo directory: URL) throws -> URL {
             let file = directory.appendingPathComponent("stdin.qbak")
             guard FileManager.default.createFile(atPath: file.path, contents: nil), let output = FileHandle(forWritingAtPath: file.path)

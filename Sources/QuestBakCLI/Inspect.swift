@@ -19,15 +19,28 @@ extension Questbak {
         @Argument(help: "A store file (its -wal and -shm are read from beside it) or an archive.", completion: .file())
         var store: String
 
+        @OptionGroup var archiveKeys: ArchiveKeyOptions
+
         @Flag(help: "Print a JSON object instead of text.")
         var json = false
 
         func run() throws {
             try reportingFailures(json: json) {
                 if store == "-" || FileKind.of(store) == .archive || FileKind.of(store) == .other {
-                    let reader =
-                        store == "-"
-                        ? ArchiveReader(fileDescriptor: STDIN_FILENO, displayPath: "standard input") : ArchiveReader(path: store)
+                    let keys = try archiveKeys.keys()
+                    // Only a file tells an encrypted archive from a plain one before reading it:
+                    // with keys, standard input is saved first, as it comes (still encrypted).
+                    let work = store == "-" && !keys.isEmpty ? try TemporaryDirectory.create(prefix: "questbak-work") : nil
+                    defer { if let work { TemporaryDirectory.remove(work) } }
+                    let reader: ArchiveReader
+                    if let work {
+                        let spool = try Questbak.Import.spool(standardInputTo: work)
+                        reader = ArchiveReader(path: spool.path, displayPath: "standard input", keys: keys)
+                    } else if store == "-" {
+                        reader = ArchiveReader(fileDescriptor: STDIN_FILENO, displayPath: "standard input")
+                    } else {
+                        reader = ArchiveReader(path: store, keys: keys)
+                    }
                     let verification = try reader.read()
                     print(json ? try JSONOutput.render(verification) : Self.text(verification))
                     return

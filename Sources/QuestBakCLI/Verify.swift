@@ -18,6 +18,8 @@ extension Questbak {
         @Argument(help: "The archive to verify.", completion: .file())
         var archive: String
 
+        @OptionGroup var archiveKeys: ArchiveKeyOptions
+
         @Flag(help: "Print the result as JSON.")
         var json = false
 
@@ -26,7 +28,7 @@ extension Questbak {
             try reportingFailures(json: json) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
-                let result = try ArchiveVerifier.verify(archive: archive, workDirectory: work)
+                let result = try ArchiveVerifier.verify(archive: archive, keys: try archiveKeys.keys(), workDirectory: work)
                 exact = result.restoresExactly
                 if json {
                     print(try JSONOutput.render(result))

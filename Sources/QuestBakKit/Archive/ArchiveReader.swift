@@ -37,12 +37,16 @@ public struct ArchiveReader: Sendable {
     private let url: URL?
     private let descriptor: Int32?
     public var limits = Limits()
+    /// What an age-encrypted archive file is opened with; a plain archive is read as it is.
+    public var keys: ArchiveKeys
 
-    /// Reads the archive file at `path`; `displayPath` names it in errors (a spooled copy).
-    public init(path: String, displayPath: String? = nil) {
+    /// Reads the archive file at `path`; `displayPath` names it in errors (a spooled copy). An
+    /// age-encrypted file is decrypted as it is read, with `keys`, and never to disk.
+    public init(path: String, displayPath: String? = nil, keys: ArchiveKeys = ArchiveKeys()) {
         self.path = displayPath ?? path
         url = URL(fileURLWithPath: path)
         descriptor = nil
+        self.keys = keys
     }
 
     /// Reads an archive streamed from an open descriptor (a pipe), once.
@@ -50,6 +54,7 @@ public struct ArchiveReader: Sendable {
         path = displayPath
         url = nil
         descriptor = fileDescriptor
+        keys = ArchiveKeys()
     }
 
     /// Only the manifest, checked as `read` checks it.
@@ -82,19 +87,34 @@ public struct ArchiveReader: Sendable {
                 throw StoreError.unreadable(path: url.path, reason: reason)
             }
         }
-        defer { if url != nil { close(descriptor) } }
+        let opened = descriptor
+        defer { if url != nil { close(opened) } }
+        // An encrypted file is read through a pipe that a thread fills with plaintext one
+        // authenticated chunk at a time: memory stays flat, and no decrypted byte reaches the
+        // disk. A reader that needs two passes opens the file, and decrypts it, twice.
+        var decryption: AgeDecryptingPipe?
+        if url != nil, Self.isEncrypted(descriptor) {
+            let pipe = try AgeDecryptingPipe(reader: try keys.decryptingReader(fileDescriptor: descriptor, file: path))
+            decryption = pipe
+            descriptor = pipe.fileDescriptor
+        }
         do {
             let tar = try TarArchiveReader(fileDescriptor: descriptor)
-            return try read(
+            let verification = try read(
                 tar, onManifest: onManifest, onRecordLine: onRecordLine, onTableLine: onTableLine, onFile: onFile,
                 onExternalFile: onExternalFile)
-        } catch let error as LibArchiveError {
+            // Read to the authenticated end: every byte of the file is checked, not only those the
+            // tar reader needed.
+            try decryption?.finish(readingToEnd: true)
+            return verification
+        } catch {
+            // A damaged or cut-short encrypted file is what the archive reader saw as a
+            // truncated archive: the decryption's error explains it, and comes first.
+            try decryption?.finish()
+            guard let error = error as? LibArchiveError else { throw error }
             if error.message.contains("Unrecognized archive format") {
-                if let url, let handle = try? FileHandle(forReadingFrom: url),
-                    AgeFormat.isEncrypted(prefix: (try? handle.read(upToCount: 64)) ?? Data())
-                {
-                    // Decrypting is the caller's to ask for, with the keys it holds.
-                    throw AgeError.keyRequired(file: path)
+                if decryption != nil {
+                    throw ArchiveError.unreadable(path: path, reason: "it decrypts, but to something that is not a tar archive")
                 }
                 if let url, FileKind.of(url.path) == .sqliteStore {
                     throw ArchiveError.unreadable(path: path, reason: "it is a SQLite store, not a questbak archive")
@@ -103,6 +123,14 @@ public struct ArchiveReader: Sendable {
             }
             throw ArchiveError.unreadable(path: path, reason: error.location.map { "\(error.message) \($0)" } ?? error.message)
         }
+    }
+
+    /// Whether the file open at `descriptor` starts as an age file does (binary or armored);
+    /// read with `pread`, so the descriptor stays at the start.
+    private static func isEncrypted(_ descriptor: Int32) -> Bool {
+        var prefix = [UInt8](repeating: 0, count: 64)
+        let count = prefix.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        return count > 0 && AgeFormat.isEncrypted(prefix: prefix[0..<count])
     }
 
     private func read(

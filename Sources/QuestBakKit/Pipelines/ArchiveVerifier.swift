@@ -32,11 +32,13 @@ public enum ArchiveVerifier {
     /// `restoredStore`, when given, keeps the restored store there (a path in a folder of the
     /// caller's) for a comparison of its own.
     public static func verify(
-        archive file: String, displayName: String? = nil, asArchived: Bool = false, restoredStore: URL? = nil, workDirectory: URL
+        archive file: String, displayName: String? = nil, keys: ArchiveKeys = ArchiveKeys(), asArchived: Bool = false,
+        restoredStore: URL? = nil, workDirectory: URL
     ) throws -> Result {
         let path = displayName ?? file
-        let manifest = try ArchiveReader(path: file, displayPath: path).readManifest()
+        let manifest = try ArchiveReader(path: file, displayPath: path, keys: keys).readManifest()
         var options = Importer.Options()
+        options.keys = keys
         options.validate = !asArchived
         options.asArchived = asArchived
         let restored = try Importer.run(

@@ -67,9 +67,10 @@ public enum Differ {
         }
     }
 
-    public static func diff(_ a: URL, _ b: URL, workDirectory: URL) throws -> Result {
-        var left = try side(of: a, workDirectory: workDirectory, label: "a")
-        var right = try side(of: b, workDirectory: workDirectory, label: "b")
+    /// `keys` open either side when it is an age-encrypted archive.
+    public static func diff(_ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), workDirectory: URL) throws -> Result {
+        var left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a")
+        var right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b")
         guard SameApp.check(left.entityNames, right.entityNames) else {
             throw DiffError.notTheSameApp(a: a.path, b: b.path, entitiesA: left.entityNames, entitiesB: right.entityNames)
         }
@@ -77,8 +78,8 @@ public enum Differ {
         let generic = ArchiveManifest.Source.genericSchema
         let byTables = Set([left.kind, right.kind]) == [ArchiveManifest.Source.modelSchema, generic]
         if byTables {
-            if left.kind != generic { left = try side(of: a, workDirectory: workDirectory, label: "a", byTables: true) }
-            if right.kind != generic { right = try side(of: b, workDirectory: workDirectory, label: "b", byTables: true) }
+            if left.kind != generic { left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a", byTables: true) }
+            if right.kind != generic { right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b", byTables: true) }
         }
         // Parents are matched before the children whose relationships name them; changes are
         // looked for once every entity is matched, so a to-many compares the records it names too.
@@ -110,8 +111,9 @@ public enum Differ {
 
     /// Every entity's records, as an archive holds them; `byTables` makes a model store's or
     /// archive's records its tables' rows (as a generic archive has them).
-    static func side(of url: URL, workDirectory: URL, label: String, byTables: Bool = false) throws -> Side {
+    static func side(of url: URL, keys: ArchiveKeys, workDirectory: URL, label: String, byTables: Bool = false) throws -> Side {
         var archive = url
+        var archiveKeys = keys
         var store: URL? = FileKind.of(url.path) == .sqliteStore ? url : nil
         if byTables, store == nil {
             // An archive's tables are the store it restores to.
@@ -119,18 +121,27 @@ public enum Differ {
             let work = workDirectory.appendingPathComponent("\(label)-import")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             let restored = folder.appendingPathComponent("default.store")
-            _ = try Importer.run(archive: url.path, into: restored, options: Importer.Options(), workDirectory: work)
+            var restore = Importer.Options()
+            restore.keys = keys
+            _ = try Importer.run(archive: url.path, into: restored, options: restore, workDirectory: work)
             store = restored
         }
         if let store {
             archive = workDirectory.appendingPathComponent("\(label)\(byTables ? "-tables" : "").qbak")
             var options = Exporter.Options(createdAt: 0, compression: .none)
             options.byTables = byTables
+            if !keys.isEmpty {
+                // Keys given: an archive may be encrypted, and the scratch archive made of what it
+                // restored must not be plaintext on disk. A key made for this run, and forgotten.
+                let scratchKey = AgeX25519Identity.generate()
+                options.recipients = [.x25519(scratchKey.recipient)]
+                archiveKeys = ArchiveKeys(identities: [.x25519(scratchKey)])
+            }
             _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: true), options: options)
         }
         var side = Side(kind: "", entityNames: [])
         var modelCache: Data?
-        _ = try ArchiveReader(path: archive.path, displayPath: url.path).read(
+        _ = try ArchiveReader(path: archive.path, displayPath: url.path, keys: archiveKeys).read(
             onManifest: { manifest in
                 side.kind = manifest.source.schema
                 side.entityNames = manifest.entities.map(\.name)

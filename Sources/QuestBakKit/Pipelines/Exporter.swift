@@ -23,6 +23,9 @@ public enum Exporter {
         public var verify = false
         /// The schemas a store may be; any other store is exported generically.
         public var schemas: [Schema] = TimeQuestSchemas.all
+        /// Encrypt the archive to these (age-encryption.org/v1): every byte, manifest included, is
+        /// inside the encryption, encrypted as it is written. Empty: a plain archive.
+        public var recipients: [AgeRecipient] = []
         /// Another app's store by its tables even when its model describes it (`diff` compares a
         /// model archive with a generic one this way).
         var byTables = false
@@ -54,6 +57,8 @@ public enum Exporter {
         /// What is odd about the store, as `inspect` says it (a `Z_MAX` below the largest `Z_PK`,
         /// a model cache that disagrees with the metadata): exported as it is, and said.
         public var warnings: [String]
+        /// "age, 2 recipients" or "age, passphrase" when the archive is encrypted.
+        public var encryption: String?
         /// With `Options.verify`: what restoring the archive gave back (every entity's digest the
         /// member's).
         public var verification: Verification?
@@ -93,6 +98,7 @@ public enum Exporter {
         case .fileDescriptor(let fd):
             descriptor = fd
         }
+        let outputPath = output?.destination.path ?? "standard output"
         let snapshot = try StoreSnapshot(storeAt: storeURL)
         let staging = try TemporaryDirectory.create(prefix: "questbak-export")
         defer { TemporaryDirectory.remove(staging) }
@@ -110,9 +116,19 @@ public enum Exporter {
             sql: staged.sql, sqlite: staged.sqlite,
             warnings: staged.formatVersion >= 3 && !staged.warnings.isEmpty ? staged.warnings : nil)
 
+        // Encryption sits between the archive and the output: the archive is written into a
+        // pipe, and a thread encrypts it chunk by chunk into the output as it arrives, so no
+        // plaintext archive byte reaches the output's disk. Unsealed (abandoned) on failure.
+        var encryption: (writer: AgeEncryptingWriter, pipe: AgeEncryptingPipe)?
+        if !options.recipients.isEmpty {
+            let writer = try AgeEncryptingWriter(recipients: options.recipients, fileDescriptor: descriptor, file: outputPath)
+            let pipe = try AgeEncryptingPipe(writer: writer)
+            encryption = (writer, pipe)
+            descriptor = pipe.fileDescriptor
+        }
+        defer { encryption?.pipe.abandon() }
         // The members were compressed as they were staged; the manifest's frame is made now and
         // written first (FramedTar).
-        let outputPath = output?.destination.path ?? "standard output"
         do {
             let modificationTime = Int(options.createdAt)
             let zstd = options.compression == .zstd ? try ZstdFrameCompressor() : nil
@@ -142,7 +158,10 @@ public enum Exporter {
                 for (member, file) in staged.files { try append(file, as: member.path, size: member.bytes) }
             }
             try frame(FramedTar.trailer)
+            try encryption?.pipe.finish()
         } catch let error as ArchiveError {
+            throw error
+        } catch let error as AgeError {
             throw error
         } catch StoreError.io(_, let reason) {
             // The operating system's on writing (a full disk, a closed pipe).
@@ -153,7 +172,12 @@ public enum Exporter {
         var archiveBytes: Int64?
         var verification: Verification?
         if let output, options.verify {
-            verification = try verify(output.temporaryURL, as: output.destination.path, against: snapshot, staging: staging)
+            // An encrypted archive is proved by reading back what was written, decrypted as it
+            // is read with the file key this run made (no stanza is added for it, and nothing
+            // decrypted is written): the proof covers the encryption as well as the archive.
+            let keys = encryption.map { ArchiveKeys(fileKey: $0.writer.fileKey) } ?? ArchiveKeys()
+            verification = try verify(
+                output.temporaryURL, as: output.destination.path, keys: keys, against: snapshot, staging: staging)
         }
         if let output {
             try output.commit()
@@ -163,20 +187,23 @@ public enum Exporter {
             archive: output?.destination.path ?? "standard output", compression: options.compression.rawValue, archiveBytes: archiveBytes,
             schemaVersion: staged.schemaVersion, schema: staged.kind, walFrames: snapshot.walFrameCount,
             entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [], warnings: staged.warnings,
-            verification: verification)
+            encryption: encryption.map { _ in Self.encryptionText(options.recipients) }, verification: verification)
     }
 
     /// Restores the archive just written, records as archived, compares each entity's digest
     /// with its member's, and then the restored store with the snapshot the archive was made
     /// from, table by table and value by value; throws `doesNotRestore` naming what differs.
-    private static func verify(_ archive: URL, as path: String, against snapshot: StoreSnapshot, staging: URL) throws -> Verification {
+    private static func verify(
+        _ archive: URL, as path: String, keys: ArchiveKeys, against snapshot: StoreSnapshot, staging: URL
+    ) throws -> Verification {
         let scratch = staging.appendingPathComponent("verify", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let restoredStore = scratch.appendingPathComponent("restored", isDirectory: true).appendingPathComponent("default.store")
         let result: ArchiveVerifier.Result
         do {
             result = try ArchiveVerifier.verify(
-                archive: archive.path, displayName: path, asArchived: true, restoredStore: restoredStore, workDirectory: scratch)
+                archive: archive.path, displayName: path, keys: keys, asArchived: true, restoredStore: restoredStore,
+                workDirectory: scratch)
         } catch let error as ImportError {
             // What a restore refuses, said as what it is: this archive does not restore. (The
             // operating system's failures, a full disk or a file-size limit, stay what they are.)
@@ -489,6 +516,11 @@ public enum Exporter {
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
             try chunk.withUnsafeBytes { try FramedTar.writeAll(descriptor, $0, path: output) }
         }
+    }
+
+    static func encryptionText(_ recipients: [AgeRecipient]) -> String {
+        if case .passphrase = recipients.first { return "age, passphrase" }
+        return "age, \(recipients.count) recipient\(recipients.count == 1 ? "" : "s")"
     }
 
     /// Stages a member whose bytes are already in memory.

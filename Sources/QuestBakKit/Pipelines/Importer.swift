@@ -31,6 +31,8 @@ public enum Importer {
         public var backupStamp = "backup"
         /// The schemas an archive may be of, oldest first; the last is the newest.
         public var schemas: [Schema] = TimeQuestSchemas.all
+        /// What an age-encrypted archive is opened with (each pass decrypts it again).
+        public var keys = ArchiveKeys()
 
         public init() {}
     }
@@ -83,7 +85,7 @@ public enum Importer {
             StorePlacement.removeStaleTemporaries(besides: target)
             try StorePlacement.checkTarget(target, replace: options.replace, creatingFolders: true)
         }
-        let reader = ArchiveReader(path: file, displayPath: path)
+        let reader = ArchiveReader(path: file, displayPath: path, keys: options.keys)
         let manifest = try reader.readManifest()
         let externalNames = manifest.files.map(\.path).filter { $0.hasPrefix(ExternalStorage.memberPrefix) }.map {
             String($0.dropFirst(ExternalStorage.memberPrefix.count))

@@ -38,11 +38,23 @@ public final class AgeDecryptingReader {
         }
     }
 
-    private init(input: AgeInput, identities: [AgeIdentity], owned: Int32?) throws {
+    /// Opens a file whose file key the caller already holds (an export verifying what it has
+    /// just encrypted: `AgeEncryptingWriter.fileKey`). The header is still read and its MAC
+    /// checked, so the check covers every byte a recipient will read.
+    convenience init(fileDescriptor: Int32, file: String, fileKey: SymmetricKey) throws {
+        try self.init(input: AgeInput(descriptor: fileDescriptor, file: file), fileKey: { _ in fileKey }, owned: nil)
+    }
+
+    private convenience init(input: AgeInput, identities: [AgeIdentity], owned: Int32?) throws {
+        try self.init(
+            input: input, fileKey: { try AgeStanzaCrypto.unwrap($0, with: identities, file: input.file) }, owned: owned)
+    }
+
+    private init(input: AgeInput, fileKey unwrap: (AgeHeader) throws -> SymmetricKey, owned: Int32?) throws {
         self.input = input
         let file = input.file
         let (header, mac) = try AgeHeader.read(from: input)
-        let fileKey = try AgeStanzaCrypto.unwrap(header, with: identities, file: file)
+        let fileKey = try unwrap(header)
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: header.authenticatedText, using: AgeHeader.macKey(fileKey))
         else { throw AgeError.headerAuthenticationFailed(file: file) }
         guard try input.fill(AgeFormat.payloadNonceSize) >= AgeFormat.payloadNonceSize else {

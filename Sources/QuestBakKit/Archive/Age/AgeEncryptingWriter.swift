@@ -17,6 +17,9 @@ public final class AgeEncryptingWriter {
     private var pending: [UInt8] = []
     private var counter: UInt64 = 0
     private var finished = false
+    /// The key the payload is derived from. Kept so that the code that made the file can read it
+    /// back (export --verify) without a recipient's identity, and without a stanza of its own.
+    let fileKey: SymmetricKey
 
     /// Writes the header for `recipients` to `sink` at once. Every recipient can open the output
     /// on its own; a passphrase must be the only recipient (the format's rule). `sink` receives
@@ -35,6 +38,7 @@ public final class AgeEncryptingWriter {
         }
         self.sink = sink
         let fileKey = SymmetricKey(size: .bits128)
+        self.fileKey = fileKey
         let header = AgeHeader(stanzas: try recipients.map { try AgeStanzaCrypto.wrap(fileKey, for: $0) })
         var nonce = [UInt8](repeating: 0, count: AgeFormat.payloadNonceSize)
         for index in nonce.indices { nonce[index] = UInt8.random(in: 0...255) }

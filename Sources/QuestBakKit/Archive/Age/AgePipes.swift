@@ -60,11 +60,13 @@ public final class AgeDecryptingPipe: @unchecked Sendable {
     /// Stops decrypting, waits for the thread, closes the read end, and throws what decryption
     /// threw, if anything. Call it once the consumer is done, whether it read to the end or not.
     /// An error thrown here takes precedence over the consumer's: a damaged or truncated
-    /// encrypted file is what the consumer saw as a cut-short archive.
-    public func finish() throws {
+    /// encrypted file is what the consumer saw as a cut-short archive. `readingToEnd` decrypts
+    /// (and drops) what the consumer left unread, so that a file cut short or changed after the
+    /// last byte the consumer needed is an error too: for a consumer that read all it wanted.
+    public func finish(readingToEnd: Bool = false) throws {
         guard !finished else { return }
         finished = true
-        lock.withLock { stopRequested = true }
+        if !readingToEnd { lock.withLock { stopRequested = true } }
         // Drain instead of closing first: a write to a pipe without a reader raises SIGPIPE.
         var sink = [UInt8](repeating: 0, count: 64 * 1024)
         while sink.withUnsafeMutableBytes({ read(fileDescriptor, $0.baseAddress, $0.count) }) > 0 {}

@@ -93,7 +93,7 @@ public enum Merger {
             try StoreReader.requireCoreDataSQL(db, path: target.path)
             return try StoreDescription.resolve(db, path: target.path, candidates: options.restore.schemas)
         }
-        let manifest = try ArchiveReader(path: file, displayPath: path).readManifest()
+        let manifest = try ArchiveReader(path: file, displayPath: path, keys: options.restore.keys).readManifest()
         let kind = manifest.source.schema
         var targetVersion: String?
         switch description {
