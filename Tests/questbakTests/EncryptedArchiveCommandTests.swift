@@ -321,4 +321,29 @@ final class EncryptedArchiveRoundTripTests: XCTestCase {
         XCTAssertEqual(try DirectoryState(of: directory.url), before)
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path("restored").path))
     }
+
+    /// No archive byte reaches the disk in the clear during an encrypted export, its staging
+    /// included: every byte the export writes below a recorded folder (its temporary folder there
+    /// too) is searched for the archive's JSON, which only an archive member holds. Without
+    /// encryption the same search finds it, so the search can fail.
+    func testAnEncryptedExportWritesNoArchiveByteInTheClear() throws {
+        let (_, recipient) = try keygen("key.txt")
+        let needle = Array(#""displayName":"#.utf8)
+        func written(_ encrypted: Bool) throws -> [UInt8] {
+            let recorded = directory.path("recorded-\(encrypted)")
+            try FileManager.default.createDirectory(at: recorded.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+            let (recording, result) = try CrashRecorder.record(
+                ["export", store.path, "-o", recorded.appendingPathComponent("backup.qbak").path, "--compression", "none"]
+                    + (encrypted ? ["--recipient", recipient] : []),
+                directory: recorded, log: directory.path("log-\(encrypted)"),
+                environment: ["TMPDIR": recorded.appendingPathComponent("tmp").path])
+            XCTAssertEqual(result.status, 0, result.standardError)
+            return recording.data
+        }
+        func contains(_ bytes: [UInt8]) -> Bool {
+            bytes.indices.dropLast(needle.count).contains { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
+        }
+        XCTAssertTrue(contains(try written(false)), "a plain export writes its members in the clear")
+        XCTAssertFalse(contains(try written(true)), "an encrypted export wrote archive bytes in the clear")
+    }
 }

@@ -186,19 +186,41 @@ package final class StagedMember: @unchecked Sendable {
     private var spare: Block?
     private var bytes: Int64 = 0
     private var hasher = SHA256()
+    /// Where the frames go: the staging file, or the pipe that seals them into it.
     private let descriptor: Int32
+    private let file: Int32
+    /// With a seal, the staging file holds the frames age-encrypted to a key that lives only in
+    /// this process (an encrypted export writes no archive byte to disk in the clear, its staging
+    /// included); `StagingSeal.copy` opens it again.
+    private let sealing: AgeEncryptingPipe?
     private var failure: Error?
     private let zstd: ZstdFrameCompressor?
 
-    package init(url: URL, compression: ArchiveCompression) throws {
+    package init(url: URL, compression: ArchiveCompression, seal: StagingSeal? = nil) throws {
         self.url = url
         self.compression = compression
-        descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw StoreError.io(path: url.path, reason: "cannot create a staging file") }
+        let file = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw StoreError.io(path: url.path, reason: "cannot create a staging file") }
+        var sealing: AgeEncryptingPipe?
+        do {
+            if let seal {
+                sealing = try AgeEncryptingPipe(
+                    writer: AgeEncryptingWriter(recipients: [.x25519(seal.identity.recipient)], fileDescriptor: file, file: url.path))
+            }
+        } catch {
+            close(file)
+            throw error
+        }
+        self.file = file
+        self.sealing = sealing
+        descriptor = sealing?.fileDescriptor ?? file
         zstd = compression == .zstd ? try ZstdFrameCompressor() : nil
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        if let sealing { sealing.abandon() } else { close(descriptor) }
+        if sealing != nil { close(file) }
+    }
 
     package func write(_ chunk: [UInt8]) throws {
         current.bytes.append(contentsOf: chunk)
@@ -226,6 +248,7 @@ package final class StagedMember: @unchecked Sendable {
         try handOver(last: true)
         let (failure, digest): (Error?, String) = queue.sync { (self.failure, self.hasher.finalize().hexString) }
         if let failure { throw failure }
+        try sealing?.finish()
         return (bytes, digest)
     }
 
@@ -259,6 +282,22 @@ package final class StagedMember: @unchecked Sendable {
             }
             self.spare = full
             self.slots.signal()
+        }
+    }
+}
+
+/// The key that seals an encrypted export's staging files: made for one export, kept in memory
+/// only, gone with the process.
+package struct StagingSeal: Sendable {
+    let identity = AgeX25519Identity.generate()
+
+    package init() {}
+
+    /// Copies a staging file sealed with this key to `descriptor`, decrypted as it is read.
+    package func copy(_ staged: URL, to descriptor: Int32, output: String) throws {
+        let reader = try AgeDecryptingReader(contentsOf: staged, identities: [.x25519(identity)])
+        while let chunk = try reader.nextChunk(), !chunk.isEmpty {
+            try chunk.withUnsafeBytes { try FramedTar.writeAll(descriptor, $0, path: output) }
         }
     }
 }

@@ -26,6 +26,8 @@ public enum Exporter {
         /// Encrypt the archive to these (age-encryption.org/v1): every byte, manifest included, is
         /// inside the encryption, encrypted as it is written. Empty: a plain archive.
         public var recipients: [AgeRecipient] = []
+        /// Set by `export` for an encrypted archive: the key its staging files are sealed with.
+        var stagingSeal: StagingSeal?
         /// Another app's store by its tables even when its model describes it (`diff` compares a
         /// model archive with a generic one this way).
         var byTables = false
@@ -103,6 +105,10 @@ public enum Exporter {
         let staging = try TemporaryDirectory.create(prefix: "questbak-export")
         defer { TemporaryDirectory.remove(staging) }
 
+        // An encrypted archive's members are staged sealed, so that no archive byte reaches the
+        // disk in the clear.
+        var options = options
+        options.stagingSeal = options.recipients.isEmpty ? nil : StagingSeal()
         let staged = try stageMembers(of: snapshot, in: staging, options: options)
         let manifest = ArchiveManifest(
             format: ArchiveManifest.formatName, formatVersion: staged.formatVersion, schemaVersion: staged.schemaVersion,
@@ -145,7 +151,11 @@ public enum Exporter {
             try frame(first)
             func append(_ file: URL, as memberPath: String, size: Int64) throws {
                 try frame(try FramedTar.header(path: memberPath, size: size, modificationTime: modificationTime))
-                try copy(file, to: descriptor, output: outputPath)
+                if let seal = options.stagingSeal {
+                    try seal.copy(file, to: descriptor, output: outputPath)
+                } else {
+                    try copy(file, to: descriptor, output: outputPath)
+                }
             }
             if manifest.restoresFromStatements {
                 // A restore from statements needs the model and Z_PRIMARYKEY before the records.
@@ -314,7 +324,7 @@ public enum Exporter {
         /// Stages one entity member written by `encode`.
         func stageEntity(_ name: String, _ encode: (([UInt8]) throws -> Void) throws -> Int) throws {
             let file = staging.appendingPathComponent(name + ".jsonl")
-            let writer = try StagedMember(url: file, compression: options.compression)
+            let writer = try StagedMember(url: file, compression: options.compression, seal: options.stagingSeal)
             let done = try encode(writer.write)
             let (bytes, digest) = try writer.finish()
             staged.entities.append(
@@ -397,7 +407,7 @@ public enum Exporter {
                 // Staged by number: the file's own name may be as long as a name can be, and
                 // read a block at a time: it may be larger than memory.
                 let file = staging.appendingPathComponent("external-\(index)")
-                let writer = try StagedMember(url: file, compression: options.compression)
+                let writer = try StagedMember(url: file, compression: options.compression, seal: options.stagingSeal)
                 try ExternalStorage.readChunks(of: url) { try writer.write($0) }
                 let (bytes, digest) = try writer.finish()
                 staged.files.append(
@@ -473,7 +483,7 @@ public enum Exporter {
                     ])
             }
             let file = staging.appendingPathComponent("table-" + name + ".jsonl")
-            let writer = try StagedMember(url: file, compression: options.compression)
+            let writer = try StagedMember(url: file, compression: options.compression, seal: options.stagingSeal)
             let count = try TableMemberEncoding.encode(db, table: name, path: path, write: writer.write)
             let (bytes, digest) = try writer.finish()
             staged.tables.append(
@@ -525,7 +535,7 @@ public enum Exporter {
 
     /// Stages a member whose bytes are already in memory.
     private static func stageFile(_ data: Data, at file: URL, options: Options) throws -> (bytes: Int64, sha256: String) {
-        let writer = try StagedMember(url: file, compression: options.compression)
+        let writer = try StagedMember(url: file, compression: options.compression, seal: options.stagingSeal)
         try writer.write(data)
         return try writer.finish()
     }

@@ -158,13 +158,16 @@ public enum CrashRecorder {
 
     /// Runs questbak with `arguments` under the recorder watching `directory`; returns the
     /// recording and the command's result.
-    public static func record(_ arguments: [String], directory: URL, log: URL) throws -> (CrashRecording, CommandResult) {
+    public static func record(
+        _ arguments: [String], directory: URL, log: URL, environment: [String: String] = [:]
+    ) throws -> (CrashRecording, CommandResult) {
         let library = try build()
         let root = directory.resolvingSymlinksInPath()
         let initial = try CrashRecording.snapshot(of: root)
         let result = try Questbak.run(
             arguments,
-            environment: ["LD_PRELOAD": library.path, "CRASH_RECORDER_DIR": root.path, "CRASH_RECORDER_LOG": log.path])
+            environment: environment.merging(
+                ["LD_PRELOAD": library.path, "CRASH_RECORDER_DIR": root.path, "CRASH_RECORDER_LOG": log.path]) { _, recorder in recorder })
         return (try CrashRecording(log: log, initial: initial), result)
     }
 }
