@@ -22,8 +22,8 @@ public enum DiffError: Error, Equatable, LocalizedError {
 /// before it left unmatched, and a relationship compares the records it names, not their `_pk`s
 /// (parents are matched before their children). A property only one side's records have (one a
 /// migration added) is named as such, not counted as a change. Two inputs of different apps are
-/// refused; a model archive and a generic one are compared by table and column. Both sides are
-/// read into memory.
+/// refused; a model archive and a generic one are compared by table and column.
+/// Records are kept in a scratch SQLite store in the work folder, never in memory.
 public enum Differ {
     public struct FieldChange: Sendable, Encodable {
         public var field: String
@@ -68,7 +68,9 @@ public enum Differ {
         }
     }
 
-    public static func diff(_ a: URL, _ b: URL, workDirectory: URL) throws -> Result {
+    /// `progress` is told how far the reading of each side is (step "read A", "read B"; a
+    /// store is first exported: "export A", "export B").
+    public static func diff(_ a: URL, _ b: URL, workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil) throws -> Result {
         // Records live in a scratch store in the private work folder, not in memory: SQLite's
         // page cache is bounded and its sorts spill to files, so memory stays flat at any size.
         let scratch = workDirectory.appendingPathComponent("diff")
@@ -82,13 +84,13 @@ public enum Differ {
             try db.execute(sql: "PRAGMA synchronous = OFF")
             try db.execute(sql: "PRAGMA temp_store = FILE")
             try db.execute(sql: "PRAGMA cache_size = -8192")
-            return try diff(a, b, workDirectory: workDirectory, db: db)
+            return try diff(a, b, workDirectory: workDirectory, db: db, progress: progress)
         }
     }
 
-    static func diff(_ a: URL, _ b: URL, workDirectory: URL, db: Database) throws -> Result {
-        var left = try side(of: a, workDirectory: workDirectory, label: "a", db: db)
-        var right = try side(of: b, workDirectory: workDirectory, label: "b", db: db)
+    static func diff(_ a: URL, _ b: URL, workDirectory: URL, db: Database, progress: ((RecordProgress) -> Void)?) throws -> Result {
+        var left = try side(of: a, workDirectory: workDirectory, label: "a", db: db, progress: progress)
+        var right = try side(of: b, workDirectory: workDirectory, label: "b", db: db, progress: progress)
         guard SameApp.check(left.entityNames, right.entityNames) else {
             throw DiffError.notTheSameApp(a: a.path, b: b.path, entitiesA: left.entityNames, entitiesB: right.entityNames)
         }
@@ -96,8 +98,12 @@ public enum Differ {
         let generic = ArchiveManifest.Source.genericSchema
         let byTables = Set([left.kind, right.kind]) == [ArchiveManifest.Source.modelSchema, generic]
         if byTables {
-            if left.kind != generic { left = try side(of: a, workDirectory: workDirectory, label: "a", byTables: true, db: db) }
-            if right.kind != generic { right = try side(of: b, workDirectory: workDirectory, label: "b", byTables: true, db: db) }
+            if left.kind != generic {
+                left = try side(of: a, workDirectory: workDirectory, label: "a", byTables: true, db: db, progress: progress)
+            }
+            if right.kind != generic {
+                right = try side(of: b, workDirectory: workDirectory, label: "b", byTables: true, db: db, progress: progress)
+            }
         }
         try db.execute(
             sql: """
@@ -151,7 +157,9 @@ public enum Differ {
 
     /// Every entity's records, as an archive holds them; `byTables` makes a model store's or
     /// archive's records its tables' rows (as a generic archive has them).
-    static func side(of url: URL, workDirectory: URL, label: String, byTables: Bool = false, db: Database) throws -> Side {
+    static func side(
+        of url: URL, workDirectory: URL, label: String, byTables: Bool = false, db: Database, progress: ((RecordProgress) -> Void)?
+    ) throws -> Side {
         var archive = url
         var store: URL? = FileKind.of(url.path) == .sqliteStore ? url : nil
         if byTables, store == nil {
@@ -166,25 +174,40 @@ public enum Differ {
         if let store {
             archive = workDirectory.appendingPathComponent("\(label)\(byTables ? "-tables" : "").qbak")
             var options = Exporter.Options(createdAt: 0, compression: .none)
+            options.progress = progress.map { report in
+                { update in
+                    var update = update
+                    update.step = "export \(label.uppercased())"
+                    report(update)
+                }
+            }
             options.byTables = byTables
             _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: true), options: options)
         }
         var side = Side(kind: "", entityNames: [])
         var modelCache: Data?
         let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
+        var counter: RecordProgressCounter?
         try db.inTransaction {
             _ = try ArchiveReader(path: archive.path, displayPath: url.path).read(
                 onManifest: { manifest in
                     side.kind = manifest.source.schema
                     side.entityNames = manifest.entities.map(\.name)
+                    counter = RecordProgressCounter(
+                        report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
+                        step: "read \(label.uppercased())")
                     if side.kind == ArchiveManifest.Source.timeQuestSchema {
                         side.schema = TimeQuestSchemas.schema(forVersion: manifest.effectiveSchemaVersion)
                     }
                 },
-                onRecordLine: { member, _, line in try loader.add(member.name, line) },
+                onRecordLine: { member, _, line in
+                    try loader.add(member.name, line)
+                    counter?.count(member.name)
+                },
                 onFile: { member, data in if member.path == ArchiveManifest.modelCachePath { modelCache = data } })
             return .commit
         }
+        counter?.finishEntity()
         side.tables = loader.tables
         if store != nil { try? FileManager.default.removeItem(at: archive) }
         if side.kind == ArchiveManifest.Source.modelSchema, let modelCache {
@@ -312,6 +335,11 @@ public enum Differ {
         let b: Table
         var used: [String] = []
         var tried: [String] = []
+        /// Records paired so far (each side's records pair at most once).
+        var paired = 0
+
+        /// Every record of one side is paired: no key can pair another.
+        var isDone: Bool { paired >= a.count || paired >= b.count }
 
         var shared: [String] { Set(a.columns.keys).intersection(b.columns.keys).sorted() }
 
@@ -348,7 +376,9 @@ public enum Differ {
 
         private mutating func pair(_ kind: String, _ sql: String) throws {
             tried.append(kind)
+            guard !isDone else { return }
             try db.execute(sql: sql)
+            paired += db.changesCount
             if db.changesCount > 0 { used.append(kind) }
         }
 
@@ -378,6 +408,10 @@ public enum Differ {
                 let names = key.fields.indices.map { "k\($0)" }
                 var conditions = names.map { "\($0) IS NOT \(DiffValue.nullSQL)" }
                 if key.isCloudID { conditions += ["typeof(k0) = 'text'", DeterministicID.wellFormedSQL("k0")] }
+                guard !isDone else {
+                    tried.append(key.kind)
+                    continue
+                }
                 try keyTables(
                     key.fields, unmatchedOnly: false, filter: conditions.joined(separator: " AND "),
                     numbering: { "count(*) OVER (PARTITION BY \($0))" })
@@ -400,8 +434,10 @@ public enum Differ {
             // the other in `_pk` order.
             let content = self.shared.filter { !plan.toMany.contains($0) }
             let names = (0..<max(content.count, 1)).map { "k\($0)" }
-            try keyTables(
-                content, unmatchedOnly: true, filter: "1", numbering: { "row_number() OVER (PARTITION BY \($0) ORDER BY pk, id)" })
+            if !isDone {
+                try keyTables(
+                    content, unmatchedOnly: true, filter: "1", numbering: { "row_number() OVER (PARTITION BY \($0) ORDER BY pk, id)" })
+            }
             try pair(
                 "content",
                 """
