@@ -30,12 +30,18 @@ extension Questbak {
         @Flag(help: "Print the differences as JSON.")
         var json = false
 
+        @OptionGroup var progressOptions: ProgressOptions
+
         func run() throws {
             var same = true
             try reportingFailures(json: json) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
-                let result = try Differ.diff(URL(fileURLWithPath: a), URL(fileURLWithPath: b), workDirectory: work)
+                let progress = progressOptions.reporter(command: "diff", quiet: json)
+                defer { progress.abandon() }
+                let result = try Differ.diff(
+                    URL(fileURLWithPath: a), URL(fileURLWithPath: b), workDirectory: work, progress: progress.callback)
+                progress.finish()
                 same = result.isEmpty
                 if json {
                     print(try JSONOutput.render(result))

@@ -32,13 +32,15 @@ public enum ArchiveVerifier {
     /// `restoredStore`, when given, keeps the restored store there (a path in a folder of the
     /// caller's) for a comparison of its own.
     public static func verify(
-        archive file: String, displayName: String? = nil, asArchived: Bool = false, restoredStore: URL? = nil, workDirectory: URL
+        archive file: String, displayName: String? = nil, asArchived: Bool = false, restoredStore: URL? = nil, workDirectory: URL,
+        progress: ((RecordProgress) -> Void)? = nil
     ) throws -> Result {
         let path = displayName ?? file
         let manifest = try ArchiveReader(path: file, displayPath: path).readManifest()
         var options = Importer.Options()
         options.validate = !asArchived
         options.asArchived = asArchived
+        options.progress = progress
         let restored = try Importer.run(
             archive: file, displayName: path, into: restoredStore, options: options, workDirectory: workDirectory)
         let archived = Dictionary(manifest.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
