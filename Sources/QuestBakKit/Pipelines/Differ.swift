@@ -268,7 +268,9 @@ public enum Differ {
             if !assigned[0] || values[0].isNull { values[0] = Int64.min.databaseValue }
             let insert = try inserts[entity] ?? makeInsert(table)
             inserts[entity] = insert
-            try insert.execute(arguments: StatementArguments(values))
+            // The arguments always match the statement's placeholders: made from the same columns.
+            insert.setUncheckedArguments(StatementArguments(values))
+            try insert.execute()
         }
 
         private func makeInsert(_ table: Table) throws -> Statement {
@@ -287,11 +289,14 @@ public enum Differ {
     /// integer 1 the Double 1.0. An absent property is NULL, compared as null.
     enum DiffValue {
         static let nullSQL = "X'6E'"
+        private static let null = Data([0x6E]).databaseValue
+        private static let yes = Data([0x74]).databaseValue
+        private static let no = Data([0x66]).databaseValue
 
         static func encode(_ value: JSONValue) -> DatabaseValue {
             switch value {
-            case .null: return Data([0x6E]).databaseValue
-            case .boolean(let flag): return Data([flag ? 0x74 : 0x66]).databaseValue
+            case .null: return null
+            case .boolean(let flag): return flag ? yes : no
             case .integer(let integer): return integer.databaseValue
             case .string(let string): return string.databaseValue
             case .number(let number):
