@@ -188,23 +188,39 @@ public enum Differ {
         var modelCache: Data?
         let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
         var counter: RecordProgressCounter?
+        let reader = ArchiveReader(path: archive.path, displayPath: url.path)
         try db.inTransaction {
-            _ = try ArchiveReader(path: archive.path, displayPath: url.path).read(
-                onManifest: { manifest in
-                    side.kind = manifest.source.schema
-                    side.entityNames = manifest.entities.map(\.name)
-                    counter = RecordProgressCounter(
-                        report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
-                        step: "read \(label.uppercased())")
-                    if side.kind == ArchiveManifest.Source.timeQuestSchema {
-                        side.schema = TimeQuestSchemas.schema(forVersion: manifest.effectiveSchemaVersion)
-                    }
+            // Read and parsed on a second core while SQLite inserts on this one, as import does;
+            // what the producer sets is read once `run` has joined it.
+            try HandOff.run(
+                capacity: 16,
+                produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
+                    var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
+                    _ = try reader.read(
+                        onManifest: { manifest in
+                            side.kind = manifest.source.schema
+                            side.entityNames = manifest.entities.map(\.name)
+                            counter = RecordProgressCounter(
+                                report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
+                                step: "read \(label.uppercased())")
+                            if side.kind == ArchiveManifest.Source.timeQuestSchema {
+                                side.schema = TimeQuestSchemas.schema(forVersion: manifest.effectiveSchemaVersion)
+                            }
+                        },
+                        onRecordLine: { member, _, line in
+                            batch.append((member.name, try JSONLine.parseObject(line)))
+                            counter?.count(member.name)
+                            if batch.count >= 512 {
+                                try handOver(batch)
+                                batch.removeAll(keepingCapacity: true)
+                            }
+                        },
+                        onFile: { member, data in if member.path == ArchiveManifest.modelCachePath { modelCache = data } })
+                    if !batch.isEmpty { try handOver(batch) }
                 },
-                onRecordLine: { member, _, line in
-                    try loader.add(member.name, line)
-                    counter?.count(member.name)
-                },
-                onFile: { member, data in if member.path == ArchiveManifest.modelCachePath { modelCache = data } })
+                consume: { batch in
+                    for record in batch { try loader.add(record.entity, record.members) }
+                })
             return .commit
         }
         counter?.finishEntity()
@@ -231,8 +247,7 @@ public enum Differ {
             self.prefix = prefix
         }
 
-        func add(_ entity: String, _ line: Data) throws {
-            let members = try JSONLine.parseObject(line)
+        func add(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws {
             var table = try tables[entity] ?? Table.empty(in: db, name: "\(prefix)_\(tables.count)")
             for member in members where member.key != RecordJSON.primaryKeyKey && !ignored.contains(member.key) {
                 guard table.columns[member.key] == nil else { continue }
