@@ -193,7 +193,7 @@ public enum Differ {
             // Read and parsed on a second core while SQLite inserts on this one, as import does;
             // what the producer sets is read once `run` has joined it.
             try HandOff.run(
-                capacity: 16,
+                capacity: 4,
                 produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
                     var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
                     _ = try reader.read(
@@ -210,7 +210,7 @@ public enum Differ {
                         onRecordLine: { member, _, line in
                             batch.append((member.name, try JSONLine.parseObject(line)))
                             counter?.count(member.name)
-                            if batch.count >= 512 {
+                            if batch.count >= 256 {
                                 try handOver(batch)
                                 batch.removeAll(keepingCapacity: true)
                             }
