@@ -32,13 +32,19 @@ extension Questbak {
         @Flag(help: "Print the differences as JSON.")
         var json = false
 
+        @OptionGroup var progressOptions: ProgressOptions
+
         func run() throws {
             var same = true
             try reportingFailures(json: json) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
+                let progress = progressOptions.reporter(command: "diff", quiet: json)
+                defer { progress.abandon() }
                 let result = try Differ.diff(
-                    URL(fileURLWithPath: a), URL(fileURLWithPath: b), keys: try archiveKeys.keys(), workDirectory: work)
+                    URL(fileURLWithPath: a), URL(fileURLWithPath: b), keys: try archiveKeys.keys(), workDirectory: work,
+                    progress: progress.callback)
+                progress.finish()
                 same = result.isEmpty
                 if json {
                     print(try JSONOutput.render(result))

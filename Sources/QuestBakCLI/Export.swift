@@ -53,6 +53,8 @@ extension Questbak {
         @Flag(name: .shortAndLong, help: "Print nothing but errors.")
         var quiet = false
 
+        @OptionGroup var progressOptions: ProgressOptions
+
         @Flag(help: "Print a JSON summary: counts, bytes and checksums.")
         var json = false
 
@@ -73,10 +75,10 @@ extension Questbak {
 
         func run() throws {
             try reportingFailures(json: json, hint: Self.hint) {
-                let progress = ProgressBar(enabled: !quiet && !json)
+                let progress = progressOptions.reporter(command: "export", quiet: quiet || json)
+                defer { progress.abandon() }
                 var options = Exporter.Options(
-                    createdAt: try ISOTimestamp.creationTime(flag: createdAt), compression: compression,
-                    progress: progress.update)
+                    createdAt: try ISOTimestamp.creationTime(flag: createdAt), compression: compression, progress: progress.callback)
                 options.schemas = try schemaOptions.schemas().candidates
                 options.verify = verify
                 options.recipients = try encryption.recipientList()
@@ -159,28 +161,5 @@ enum ISOTimestamp {
             return seconds
         }
         return Int64(Date().timeIntervalSince1970)
-    }
-}
-
-/// A one-line progress bar on standard error, drawn only when standard error is a terminal.
-final class ProgressBar {
-    private let enabled: Bool
-    private var drawn = false
-
-    init(enabled: Bool) {
-        self.enabled = enabled && isatty(STDERR_FILENO) != 0
-    }
-
-    func update(_ progress: Exporter.Progress) {
-        guard enabled else { return }
-        let width = 30
-        let filled = progress.rowsTotal == 0 ? width : width * progress.rowsDone / max(progress.rowsTotal, 1)
-        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(progress.entity) [\(bar)] \(progress.rowsDone)/\(progress.rowsTotal)".utf8))
-        drawn = true
-    }
-
-    func finish() {
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }

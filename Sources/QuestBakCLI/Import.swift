@@ -95,6 +95,8 @@ extension Questbak {
         @Flag(name: .shortAndLong, help: "Print nothing but errors.")
         var quiet = false
 
+        @OptionGroup var progressOptions: ProgressOptions
+
         func validate() throws {
             if merge {
                 if into == nil { throw ValidationError("--merge needs --into STORE, the store to merge into") }
@@ -128,7 +130,10 @@ extension Questbak {
             try reportingFailures(json: json, hint: hint) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
+                let progress = progressOptions.reporter(command: merge ? "merge" : "import", quiet: quiet || json)
+                defer { progress.abandon() }
                 var options = Importer.Options()
+                options.progress = progress.callback
                 options.validate = validateAndRepair
                 options.targetVersion = toVersion
                 options.template = template.map { URL(fileURLWithPath: $0) }
@@ -144,6 +149,7 @@ extension Questbak {
                 let file = archive == "-" ? try Self.spool(standardInputTo: work).path : archive
                 if merge, let into {
                     status = try runMerge(archive: file, into: URL(fileURLWithPath: into), restore: options, work: work)
+                    progress.finish()
                     return
                 }
                 let reportFile = try ReportDocument.open(report)
@@ -157,6 +163,7 @@ extension Questbak {
                     try Self.reportRepairs(archive: file, displayName: displayName, options: options, to: reportFile)
                     throw ImportError.repairsNeeded(archive: archive, counts: counts)
                 }
+                progress.finish()
                 try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
                 if !json && !quiet {
                     print(try Self.text(result))

@@ -23,12 +23,18 @@ extension Questbak {
         @Flag(help: "Print the result as JSON.")
         var json = false
 
+        @OptionGroup var progressOptions: ProgressOptions
+
         func run() throws {
             var exact = true
             try reportingFailures(json: json) {
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
-                let result = try ArchiveVerifier.verify(archive: archive, keys: try archiveKeys.keys(), workDirectory: work)
+                let progress = progressOptions.reporter(command: "verify", quiet: json)
+                defer { progress.abandon() }
+                let result = try ArchiveVerifier.verify(
+                    archive: archive, keys: try archiveKeys.keys(), workDirectory: work, progress: progress.callback)
+                progress.finish()
                 exact = result.restoresExactly
                 if json {
                     print(try JSONOutput.render(result))

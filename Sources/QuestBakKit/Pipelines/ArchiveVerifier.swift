@@ -33,7 +33,7 @@ public enum ArchiveVerifier {
     /// caller's) for a comparison of its own.
     public static func verify(
         archive file: String, displayName: String? = nil, keys: ArchiveKeys = ArchiveKeys(), asArchived: Bool = false,
-        restoredStore: URL? = nil, workDirectory: URL
+        restoredStore: URL? = nil, workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil
     ) throws -> Result {
         let path = displayName ?? file
         let manifest = try ArchiveReader(path: file, displayPath: path, keys: keys).readManifest()
@@ -41,6 +41,7 @@ public enum ArchiveVerifier {
         options.keys = keys
         options.validate = !asArchived
         options.asArchived = asArchived
+        options.progress = progress
         let restored = try Importer.run(
             archive: file, displayName: path, into: restoredStore, options: options, workDirectory: workDirectory)
         let archived = Dictionary(manifest.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 public enum DiffError: Error, Equatable, LocalizedError {
     /// The two inputs have no entity in common (SameApp): no record of one can be the other's.
@@ -21,8 +22,8 @@ public enum DiffError: Error, Equatable, LocalizedError {
 /// before it left unmatched, and a relationship compares the records it names, not their `_pk`s
 /// (parents are matched before their children). A property only one side's records have (one a
 /// migration added) is named as such, not counted as a change. Two inputs of different apps are
-/// refused; a model archive and a generic one are compared by table and column. Both sides are
-/// read into memory.
+/// refused; a model archive and a generic one are compared by table and column.
+/// Records are kept in a scratch SQLite store in the work folder, never in memory.
 public enum Differ {
     public struct FieldChange: Sendable, Encodable {
         public var field: String
@@ -67,10 +68,34 @@ public enum Differ {
         }
     }
 
+    /// `progress` is told how far the reading of each side is (step "read A", "read B"; a
+    /// store is first exported: "export A", "export B").
     /// `keys` open either side when it is an age-encrypted archive.
-    public static func diff(_ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), workDirectory: URL) throws -> Result {
-        var left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a")
-        var right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b")
+    public static func diff(
+        _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil
+    ) throws -> Result {
+        // Records live in a scratch store in the private work folder, not in memory: SQLite's
+        // page cache is bounded and its sorts spill to files, so memory stays flat at any size.
+        let scratch = workDirectory.appendingPathComponent("diff")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = false
+        let queue = try DatabaseQueue(path: scratch.appendingPathComponent("records.sqlite").path, configuration: configuration)
+        return try queue.writeWithoutTransaction { db in
+            // Nothing to recover: a failed diff throws the folder away.
+            try db.execute(sql: "PRAGMA journal_mode = OFF")
+            try db.execute(sql: "PRAGMA synchronous = OFF")
+            try db.execute(sql: "PRAGMA temp_store = FILE")
+            try db.execute(sql: "PRAGMA cache_size = -8192")
+            return try diff(a, b, keys: keys, workDirectory: workDirectory, db: db, progress: progress)
+        }
+    }
+
+    static func diff(
+        _ a: URL, _ b: URL, keys: ArchiveKeys, workDirectory: URL, db: Database, progress: ((RecordProgress) -> Void)?
+    ) throws -> Result {
+        var left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a", db: db, progress: progress)
+        var right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b", db: db, progress: progress)
         guard SameApp.check(left.entityNames, right.entityNames) else {
             throw DiffError.notTheSameApp(a: a.path, b: b.path, entitiesA: left.entityNames, entitiesB: right.entityNames)
         }
@@ -78,19 +103,32 @@ public enum Differ {
         let generic = ArchiveManifest.Source.genericSchema
         let byTables = Set([left.kind, right.kind]) == [ArchiveManifest.Source.modelSchema, generic]
         if byTables {
-            if left.kind != generic { left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a", byTables: true) }
-            if right.kind != generic { right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b", byTables: true) }
+            if left.kind != generic {
+                left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a", byTables: true, db: db, progress: progress)
+            }
+            if right.kind != generic {
+                right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b", byTables: true, db: db, progress: progress)
+            }
         }
+        try db.execute(
+            sql: """
+                CREATE TABLE diff_pairs (entity INTEGER NOT NULL, a INTEGER NOT NULL, b INTEGER NOT NULL);
+                CREATE INDEX diff_pairs_a ON diff_pairs (entity, a);
+                CREATE INDEX diff_pairs_b ON diff_pairs (entity, b);
+                CREATE TABLE diff_map (root TEXT NOT NULL, b INTEGER NOT NULL, a INTEGER, PRIMARY KEY (root, b)) WITHOUT ROWID;
+                """)
         // Parents are matched before the children whose relationships name them; changes are
         // looked for once every entity is matched, so a to-many compares the records it names too.
-        var matches = Matches()
-        var matched: [(name: String, plan: Plan, a: [Record], b: [Record], match: EntityMatch)] = []
-        for name in order(Set(left.records.keys).union(right.records.keys), left, right) {
-            let plan = plan(for: name, left, right, byTables: byTables || left.kind == generic)
-            let (a, b) = (left.records[name] ?? [], right.records[name] ?? [])
-            matched.append((name, plan, a, b, match(a, b, plan: plan, matches: &matches)))
+        var matched: [Comparison] = []
+        for (number, name) in order(Set(left.tables.keys).union(right.tables.keys), left, right).enumerated() {
+            var comparison = Comparison(
+                db: db, number: number, name: name, plan: plan(for: name, left, right, byTables: byTables || left.kind == generic),
+                a: try left.tables[name] ?? Table.empty(in: db, name: "a_none_\(number)"),
+                b: try right.tables[name] ?? Table.empty(in: db, name: "b_none_\(number)"))
+            try comparison.match()
+            matched.append(comparison)
         }
-        var entities = matched.map { changes($0.name, $0.a, $0.b, plan: $0.plan, match: $0.match, matches: matches) }
+        var entities = try matched.map { try $0.changes() }
         entities.sort { $0.name < $1.name }
         return Result(
             a: a.path, b: b.path, comparedBy: byTables ? "tables" : "records", entities: entities,
@@ -98,20 +136,35 @@ public enum Differ {
             changed: entities.map(\.changed.count).reduce(0, +))
     }
 
-    typealias Record = [String: JSONValue]
-
     /// One input as an archive holds it: its records by entity, and what says how to recognise them.
     struct Side {
         var kind: String
         var entityNames: [String]
-        var records: [String: [Record]] = [:]
+        /// Each entity's records, in the scratch store.
+        var tables: [String: Table] = [:]
         /// The TimeQuest schema, or the store's own model as a schema; nil for a generic archive.
         var schema: Schema?
     }
 
+    /// One side's records of one entity: a row each, `pk` its `_pk` (or the smallest integer when
+    /// it has none), then a column per property any of them has, holding `DiffValue`s.
+    struct Table {
+        var name: String
+        /// Property → column.
+        var columns: [String: String] = [:]
+        var count = 0
+
+        static func empty(in db: Database, name: String) throws -> Table {
+            try db.execute(sql: "CREATE TABLE \(name) (pk INTEGER)")
+            return Table(name: name)
+        }
+    }
+
     /// Every entity's records, as an archive holds them; `byTables` makes a model store's or
     /// archive's records its tables' rows (as a generic archive has them).
-    static func side(of url: URL, keys: ArchiveKeys, workDirectory: URL, label: String, byTables: Bool = false) throws -> Side {
+    static func side(
+        of url: URL, keys: ArchiveKeys, workDirectory: URL, label: String, byTables: Bool = false, db: Database, progress: ((RecordProgress) -> Void)?
+    ) throws -> Side {
         var archive = url
         var archiveKeys = keys
         var store: URL? = FileKind.of(url.path) == .sqliteStore ? url : nil
@@ -129,6 +182,13 @@ public enum Differ {
         if let store {
             archive = workDirectory.appendingPathComponent("\(label)\(byTables ? "-tables" : "").qbak")
             var options = Exporter.Options(createdAt: 0, compression: .none)
+            options.progress = progress.map { report in
+                { update in
+                    var update = update
+                    update.step = "export \(label.uppercased())"
+                    report(update)
+                }
+            }
             options.byTables = byTables
             if !keys.isEmpty {
                 // Keys given: an archive may be encrypted, and the scratch archive made of what it
@@ -141,25 +201,351 @@ public enum Differ {
         }
         var side = Side(kind: "", entityNames: [])
         var modelCache: Data?
-        _ = try ArchiveReader(path: archive.path, displayPath: url.path, keys: archiveKeys).read(
-            onManifest: { manifest in
-                side.kind = manifest.source.schema
-                side.entityNames = manifest.entities.map(\.name)
-                if side.kind == ArchiveManifest.Source.timeQuestSchema {
-                    side.schema = TimeQuestSchemas.schema(forVersion: manifest.effectiveSchemaVersion)
-                }
-            },
-            onRecordLine: { member, _, line in
-                let members = try JSONLine.parseObject(line)
-                side.records[member.name, default: []].append(
-                    Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first }))
-            },
-            onFile: { member, data in if member.path == ArchiveManifest.modelCachePath { modelCache = data } })
+        let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
+        var counter: RecordProgressCounter?
+        let reader = ArchiveReader(path: archive.path, displayPath: url.path, keys: archiveKeys)
+        try db.inTransaction {
+            // Read and parsed on a second core while SQLite inserts on this one, as import does;
+            // what the producer sets is read once `run` has joined it.
+            try HandOff.run(
+                capacity: 4,
+                produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
+                    var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
+                    _ = try reader.read(
+                        onManifest: { manifest in
+                            side.kind = manifest.source.schema
+                            side.entityNames = manifest.entities.map(\.name)
+                            counter = RecordProgressCounter(
+                                report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
+                                step: "read \(label.uppercased())")
+                            if side.kind == ArchiveManifest.Source.timeQuestSchema {
+                                side.schema = TimeQuestSchemas.schema(forVersion: manifest.effectiveSchemaVersion)
+                            }
+                        },
+                        onRecordLine: { member, _, line in
+                            batch.append((member.name, try JSONLine.parseObject(line)))
+                            counter?.count(member.name)
+                            if batch.count >= 256 {
+                                try handOver(batch)
+                                batch.removeAll(keepingCapacity: true)
+                            }
+                        },
+                        onFile: { member, data in if member.path == ArchiveManifest.modelCachePath { modelCache = data } })
+                    if !batch.isEmpty { try handOver(batch) }
+                },
+                consume: { batch in
+                    for record in batch { try loader.add(record.entity, record.members) }
+                })
+            return .commit
+        }
+        counter?.finishEntity()
+        side.tables = loader.tables
+        if store != nil { try? FileManager.default.removeItem(at: archive) }
         if side.kind == ArchiveManifest.Source.modelSchema, let modelCache {
             // Without a readable model, records are still matched by cloudID and content.
             side.schema = (try? ModelCacheDecoder.decode(modelCache)).map { Schema(model: $0) }
         }
         return side
+    }
+
+    /// Writes an archive's record lines into one table per entity.
+    final class Loader {
+        let db: Database
+        let prefix: String
+        var tables: [String: Table] = [:]
+        private var inserts: [String: Statement] = [:]
+        /// By entity, each property's place in the insert's arguments (after `pk`).
+        private var places: [String: [String: Int]] = [:]
+
+        init(db: Database, prefix: String) {
+            self.db = db
+            self.prefix = prefix
+        }
+
+        func add(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws {
+            var table = try tables[entity] ?? Table.empty(in: db, name: "\(prefix)_\(tables.count)")
+            for member in members where member.key != RecordJSON.primaryKeyKey && !ignored.contains(member.key) {
+                guard table.columns[member.key] == nil else { continue }
+                let column = "c\(table.columns.count)"
+                try db.execute(sql: "ALTER TABLE \(table.name) ADD COLUMN \(column)")
+                table.columns[member.key] = column
+                places[entity, default: [:]][member.key] = table.columns.count
+                inserts[entity] = nil
+            }
+            table.count += 1
+            tables[entity] = table
+            var values = [DatabaseValue](repeating: .null, count: table.columns.count + 1)
+            var assigned = [Bool](repeating: false, count: values.count)
+            let place = places[entity] ?? [:]
+            // A key written twice counts once, the first time.
+            for (key, value) in members {
+                let index: Int
+                if key == RecordJSON.primaryKeyKey {
+                    index = 0
+                } else if let known = place[key] {
+                    index = known
+                } else {
+                    continue
+                }
+                guard !assigned[index] else { continue }
+                assigned[index] = true
+                if index == 0 {
+                    if case .integer(let key) = value { values[0] = key.databaseValue }
+                } else {
+                    values[index] = DiffValue.encode(value)
+                }
+            }
+            if !assigned[0] || values[0].isNull { values[0] = Int64.min.databaseValue }
+            let insert = try inserts[entity] ?? makeInsert(table)
+            inserts[entity] = insert
+            // The arguments always match the statement's placeholders: made from the same columns.
+            insert.setUncheckedArguments(StatementArguments(values))
+            try insert.execute()
+        }
+
+        private func makeInsert(_ table: Table) throws -> Statement {
+            let columns = ["pk"] + (0..<table.columns.count).map { "c\($0)" }
+            return try db.makeStatement(
+                sql:
+                    "INSERT INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+            )
+        }
+    }
+
+    /// A JSON value as the scratch store keeps it, so that two values are equal in SQL exactly when
+    /// they are equal JSON: a string is TEXT, an integer INTEGER, anything else a BLOB tagged by
+    /// its first byte (`n` null, `t`/`f` a boolean, `d` a Double's bits, `j` an array's or object's
+    /// JSON). Storage classes never compare equal, so the string "1" is not the integer 1, nor the
+    /// integer 1 the Double 1.0. An absent property is NULL, compared as null.
+    enum DiffValue {
+        static let nullSQL = "X'6E'"
+        private static let null = Data([0x6E]).databaseValue
+        private static let yes = Data([0x74]).databaseValue
+        private static let no = Data([0x66]).databaseValue
+
+        static func encode(_ value: JSONValue) -> DatabaseValue {
+            switch value {
+            case .null: return null
+            case .boolean(let flag): return flag ? yes : no
+            case .integer(let integer): return integer.databaseValue
+            case .string(let string): return string.databaseValue
+            case .number(let number):
+                // 0.0 and -0.0 are one value.
+                var bits = (number == 0 ? 0 : number).bitPattern.bigEndian
+                return (Data([0x64]) + Data(bytes: &bits, count: 8)).databaseValue
+            case .array, .object: return (Data([0x6A]) + Data(Differ.text(value).utf8)).databaseValue
+            }
+        }
+
+        /// The value as `text` shows it; "(none)" for an absent one.
+        static func text(_ value: DatabaseValue) -> String {
+            switch value.storage {
+            case .null: return Differ.text(nil)
+            case .int64(let integer): return Differ.text(.integer(integer))
+            case .double(let number): return Differ.text(.number(number))
+            case .string(let string): return Differ.text(.string(string))
+            case .blob(let data):
+                switch data.first {
+                case 0x6E: return "null"
+                case 0x74: return "true"
+                case 0x66: return "false"
+                case 0x64 where data.count == 9:
+                    let bits = data.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                    return Differ.text(.number(Double(bitPattern: bits)))
+                default: return String(decoding: data.dropFirst(), as: UTF8.self)
+                }
+            }
+        }
+    }
+
+    static let ignored: Set<String> = [RecordJSON.primaryKeyKey, RecordJSON.optKey, "Z_OPT"]
+
+    /// One entity's records of both sides, matched and compared in SQL.
+    struct Comparison {
+        let db: Database
+        let number: Int
+        let name: String
+        let plan: Plan
+        let a: Table
+        let b: Table
+        var used: [String] = []
+        var tried: [String] = []
+        /// Records paired so far (each side's records pair at most once).
+        var paired = 0
+
+        /// Every record of one side is paired: no key can pair another.
+        var isDone: Bool { paired >= a.count || paired >= b.count }
+
+        var shared: [String] { Set(a.columns.keys).intersection(b.columns.keys).sorted() }
+
+        static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+
+        /// SQL for B's `_pk` `key` as the A record it names (matched so far) in `root`.
+        static func translated(_ key: String, root: String) -> String {
+            "coalesce((SELECT mp.a FROM diff_map mp WHERE mp.root = \(quoted(root)) AND mp.b = \(key)), 'unmatched _pk ' || \(key) || ' of B')"
+        }
+
+        /// SQL for a record's value of `field` (of alias `x`), absent as null; on B (`translate`) a
+        /// relationship is the A records it names. A to-many is compared as the set it names.
+        func value(_ field: String, _ x: String, translate: Bool) -> String {
+            let column = "\(x).\((translate ? b : a).columns[field]!)"
+            let plain = "coalesce(\(column), \(DiffValue.nullSQL))"
+            if plan.toMany.contains(field) {
+                let element = translate ? Self.translated("j.value", root: plan.references[field]!) : "j.value"
+                let elementSQL = translate ? "CASE WHEN j.type = 'integer' THEN \(element) ELSE j.value END" : element
+                return """
+                    (CASE WHEN typeof(\(column)) = 'blob' AND substr(\(column), 1, 1) = X'6A' THEN 'j' || coalesce((SELECT group_concat(v, ',') \
+                    FROM (SELECT \(elementSQL) AS v FROM json_each(CAST(substr(\(column), 2) AS TEXT)) j ORDER BY v)), '') ELSE \(plain) END)
+                    """
+            }
+            if translate, let root = plan.references[field] {
+                return "(CASE WHEN typeof(\(column)) = 'integer' THEN \(Self.translated(column, root: root)) ELSE \(plain) END)"
+            }
+            return plain
+        }
+
+        /// SQL: the record `id` of `side` is not paired yet.
+        private func unmatched(_ side: String, _ id: String) -> String {
+            "\(id) NOT IN (SELECT p.\(side) FROM diff_pairs p WHERE p.entity = \(number))"
+        }
+
+        private mutating func pair(_ kind: String, _ sql: String) throws {
+            tried.append(kind)
+            guard !isDone else { return }
+            try db.execute(sql: sql)
+            paired += db.changesCount
+            if db.changesCount > 0 { used.append(kind) }
+        }
+
+        /// Each side's records (all, or only those not paired yet) as (`id`, key values `k0`…,
+        /// `n`) in `diff_key_a` and `diff_key_b`, where `filter` holds; `n` is `numbering` over
+        /// the key values (`$0`).
+        private func keyTables(_ fields: [String], unmatchedOnly: Bool, filter: String, numbering: (String) -> String) throws {
+            let names = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
+            for (side, table, translate) in [("a", a, false), ("b", b, true)] {
+                let keys = fields.isEmpty ? ["0 AS k0"] : fields.enumerated().map { "\(value($1, "x", translate: translate)) AS k\($0)" }
+                try db.execute(sql: "DROP TABLE IF EXISTS diff_key_\(side)")
+                try db.execute(
+                    sql: """
+                        CREATE TABLE diff_key_\(side) AS SELECT id, \(names), \(numbering(names)) AS n FROM (SELECT x.rowid AS id, x.pk AS pk, \
+                        \(keys.joined(separator: ", ")) FROM \(table.name) x WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) WHERE \(filter)
+                        """)
+            }
+            try db.execute(sql: "CREATE INDEX diff_key_b_index ON diff_key_b (\(names))")
+        }
+
+        /// Pairs A's records with B's by the plan's keys, each tried on the records the ones before it left.
+        mutating func match() throws {
+            let shared = Set(shared)
+            for key in plan.keys where key.fields.allSatisfy(shared.contains) {
+                // A key identifies a record only when it has a value on it that no other record of
+                // its side shares (a cloudID also well-formed: a shared one is a default a migration left).
+                let names = key.fields.indices.map { "k\($0)" }
+                var conditions = names.map { "\($0) IS NOT \(DiffValue.nullSQL)" }
+                if key.isCloudID { conditions += ["typeof(k0) = 'text'", DeterministicID.wellFormedSQL("k0")] }
+                guard !isDone else {
+                    tried.append(key.kind)
+                    continue
+                }
+                try keyTables(
+                    key.fields, unmatchedOnly: false, filter: conditions.joined(separator: " AND "),
+                    numbering: { "count(*) OVER (PARTITION BY \($0))" })
+                try pair(
+                    key.kind,
+                    """
+                    INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
+                    \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) WHERE l.n = 1 AND r.n = 1 AND \(unmatched("a", "l.id")) \
+                    AND \(unmatched("b", "r.id"))
+                    """)
+            }
+            if plan.isSingleton {
+                let left = try Int64.fetchAll(db, sql: "SELECT x.rowid FROM \(a.name) x WHERE \(unmatched("a", "x.rowid")) LIMIT 2")
+                let right = try Int64.fetchAll(db, sql: "SELECT x.rowid FROM \(b.name) x WHERE \(unmatched("b", "x.rowid")) LIMIT 2")
+                if left.count == 1, right.count == 1 {
+                    try pair("singleton", "INSERT INTO diff_pairs (entity, a, b) VALUES (\(number), \(left[0]), \(right[0]))")
+                }
+            }
+            // Then every value and to-one equal; equal records on one side pair with equal ones on
+            // the other in `_pk` order.
+            let content = self.shared.filter { !plan.toMany.contains($0) }
+            let names = (0..<max(content.count, 1)).map { "k\($0)" }
+            if !isDone {
+                try keyTables(
+                    content, unmatchedOnly: true, filter: "1", numbering: { "row_number() OVER (PARTITION BY \($0) ORDER BY pk, id)" })
+            }
+            try pair(
+                "content",
+                """
+                INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
+                \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) AND r.n = l.n
+                """)
+            if plan.byTables {
+                try pair(
+                    "_pk",
+                    """
+                    INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.rowid, r.rowid FROM \(a.name) l JOIN \(b.name) r ON r.pk = l.pk \
+                    WHERE \(unmatched("a", "l.rowid")) AND \(unmatched("b", "r.rowid"))
+                    """)
+            }
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO diff_map (root, b, a) SELECT \(Self.quoted(plan.root)), r.pk, l.pk FROM diff_pairs p \
+                    JOIN \(a.name) l ON l.rowid = p.a JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number)
+                    """)
+        }
+
+        /// "_pk 12", with the record's cloudID when it has a well-formed one.
+        private func label(_ key: Int64, _ cloudID: DatabaseValue) -> String {
+            var text = "_pk \(key)"
+            if case .string(let id) = cloudID.storage, DeterministicID.isWellFormed(id) { text += " (cloudID \(id))" }
+            return text
+        }
+
+        private func cloudColumn(_ table: Table, _ x: String) -> String {
+            plan.keys.first(where: \.isCloudID).flatMap { table.columns[$0.fields[0]] }.map { "\(x).\($0)" } ?? "NULL"
+        }
+
+        /// What differs between the paired records, and which records only one side has.
+        func changes() throws -> EntityDiff {
+            let shared = self.shared
+            var changed: [Changed] = []
+            if !shared.isEmpty {
+                let differs = shared.map { "(\(value($0, "l", translate: false)) IS NOT \(value($0, "r", translate: true)))" }
+                let values = shared.map { "l.\(a.columns[$0]!), r.\(b.columns[$0]!)" }
+                let flags = differs.indices.map { "d\($0)" }
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT * FROM (SELECT l.pk AS old_pk, r.pk AS new_pk, \(cloudColumn(a, "l")) AS cloud, \(values.joined(separator: ", ")), \
+                        \(zip(differs, flags).map { "\($0) AS \($1)" }.joined(separator: ", ")) FROM diff_pairs p JOIN \(a.name) l ON l.rowid = p.a \
+                        JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number)) WHERE \(flags.joined(separator: " OR ")) ORDER BY old_pk
+                        """)
+                while let row = try rows.next() {
+                    let (old, new): (Int64, Int64) = (row[0], row[1])
+                    let fields = shared.indices.compactMap { index -> FieldChange? in
+                        let differs: Bool = row[3 + 2 * shared.count + index]
+                        guard differs else { return nil }
+                        return FieldChange(
+                            field: shared[index], old: DiffValue.text(row[3 + 2 * index]), new: DiffValue.text(row[4 + 2 * index]))
+                    }
+                    let moved = old == new ? "" : ", _pk \(new) in B"
+                    changed.append(Changed(identity: label(old, row[2]) + moved, fields: fields))
+                }
+            }
+            func only(_ table: Table, _ side: String) throws -> [String] {
+                try Row.fetchAll(
+                    db,
+                    sql:
+                        "SELECT x.pk, \(cloudColumn(table, "x")) FROM \(table.name) x WHERE \(unmatched(side, "x.rowid")) ORDER BY x.pk, x.rowid"
+                ).map { label($0[0], $0[1]) }
+            }
+            let empty = a.count == 0 || b.count == 0
+            return EntityDiff(
+                name: name, matchedBy: used.isEmpty ? tried.first ?? "content" : used.joined(separator: ", "),
+                added: try only(b, "b"), removed: try only(a, "a"), changed: changed,
+                fieldsOnlyInB: empty ? [] : Set(b.columns.keys).subtracting(a.columns.keys).sorted(),
+                fieldsOnlyInA: empty ? [] : Set(a.columns.keys).subtracting(b.columns.keys).sorted())
+        }
     }
 
     static func text(_ value: JSONValue?) -> String {
@@ -190,21 +576,6 @@ public enum Differ {
         /// A table's rows (a generic archive's): no model says what identifies them, so rows left
         /// unmatched are, last, matched by `_pk`.
         var byTables = false
-    }
-
-    /// How one entity's records paired up: indices into A's and B's records.
-    struct EntityMatch {
-        var pairs: [(Int, Int)] = []
-        var onlyInA: [Int] = []
-        var onlyInB: [Int] = []
-        var used: [String] = []
-        var tried: [String] = []
-    }
-
-    /// Matched records' `_pk`s, B's to A's, by root entity: a relationship in B is compared by the
-    /// A record it names.
-    struct Matches {
-        var bToA: [String: [Int64: Int64]] = [:]
     }
 
     static func schemas(_ left: Side, _ right: Side) -> [Schema] { [right.schema, left.schema].compactMap { $0 } }
@@ -266,131 +637,5 @@ public enum Differ {
             ordered.append(remaining.remove(at: index))
         }
         return ordered
-    }
-
-    static func primaryKey(_ record: Record) -> Int64 {
-        if case .integer(let key)? = record[RecordJSON.primaryKeyKey] { return key }
-        return .min
-    }
-
-    /// A field's value, in B translated to the A record it names when it is a relationship.
-    static func value(_ record: Record, _ field: String, plan: Plan, matches: Matches?) -> JSONValue {
-        let value = record[field] ?? .null
-        guard let matches, let target = plan.references[field] else { return value }
-        func translated(_ value: JSONValue) -> JSONValue {
-            guard case .integer(let key) = value else { return value }
-            return matches.bToA[target]?[key].map { .integer($0) } ?? .string("unmatched _pk \(key) of B")
-        }
-        switch value {
-        case .array(let keys):
-            return .array(keys.map(translated).sorted { text($0) < text($1) })
-        default:
-            return translated(value)
-        }
-    }
-
-    static let ignored: Set<String> = [RecordJSON.primaryKeyKey, RecordJSON.optKey, "Z_OPT"]
-
-    static func sharedFields(_ a: [Record], _ b: [Record]) -> (shared: [String], onlyA: Set<String>, onlyB: Set<String>) {
-        let keysA = Set(a.flatMap(\.keys)).subtracting(ignored)
-        let keysB = Set(b.flatMap(\.keys)).subtracting(ignored)
-        return (keysA.intersection(keysB).sorted(), keysA.subtracting(keysB), keysB.subtracting(keysA))
-    }
-
-    /// Pairs A's records with B's by the plan's keys, each tried on the records the ones before it left.
-    static func match(_ a: [Record], _ b: [Record], plan: Plan, matches: inout Matches) -> EntityMatch {
-        let shared = sharedFields(a, b).shared
-        // A's values as they are; B's relationships as the A records they name.
-        let current = matches
-        func values(_ record: Record, _ fields: [String], side: Int) -> [JSONValue] {
-            fields.map { value(record, $0, plan: plan, matches: side == 0 ? nil : current) }
-        }
-        var result = EntityMatch()
-        var unmatched = [Set(a.indices), Set(b.indices)]
-        func pair(_ kind: String, _ candidates: [(Int, Int)]) {
-            result.tried.append(kind)
-            guard !candidates.isEmpty else { return }
-            for (i, j) in candidates {
-                unmatched[0].remove(i)
-                unmatched[1].remove(j)
-                result.pairs.append((i, j))
-            }
-            result.used.append(kind)
-        }
-        for key in plan.keys where key.fields.allSatisfy(shared.contains) {
-            // A key identifies a record only when it has a value on it that no other record of its
-            // side shares (a cloudID also well-formed: a shared one is a default a migration left).
-            func index(_ records: [Record], side: Int) -> [String: Int] {
-                var seen: [String: [Int]] = [:]
-                for (i, record) in records.enumerated() {
-                    let parts = values(record, key.fields, side: side)
-                    if parts.contains(.null) { continue }
-                    if key.isCloudID {
-                        guard case .string(let id) = parts[0], DeterministicID.isWellFormed(id) else { continue }
-                    }
-                    seen[text(.array(parts)), default: []].append(i)
-                }
-                return seen.compactMapValues { $0.count == 1 ? $0[0] : nil }
-            }
-            let left = index(a, side: 0).filter { unmatched[0].contains($0.value) }
-            let right = index(b, side: 1).filter { unmatched[1].contains($0.value) }
-            pair(key.kind, left.compactMap { id, i in right[id].map { (i, $0) } })
-        }
-        if plan.isSingleton, unmatched[0].count == 1, unmatched[1].count == 1, let i = unmatched[0].first, let j = unmatched[1].first {
-            pair("singleton", [(i, j)])
-        }
-        // Then every value and to-one equal; equal records on one side pair with equal ones on the
-        // other in `_pk` order.
-        let content = shared.filter { !plan.toMany.contains($0) }
-        var byContent: [String: [Int]] = [:]
-        for i in unmatched[0].sorted(by: { primaryKey(a[$0]) < primaryKey(a[$1]) }) {
-            byContent[text(.array(values(a[i], content, side: 0))), default: []].append(i)
-        }
-        var equal: [(Int, Int)] = []
-        for j in unmatched[1].sorted(by: { primaryKey(b[$0]) < primaryKey(b[$1]) }) {
-            let id = text(.array(values(b[j], content, side: 1)))
-            if let i = byContent[id]?.first {
-                byContent[id]?.removeFirst()
-                equal.append((i, j))
-            }
-        }
-        pair("content", equal)
-        if plan.byTables {
-            let rest = Dictionary(unmatched[0].map { (primaryKey(a[$0]), $0) }, uniquingKeysWith: { first, _ in first })
-            pair("_pk", unmatched[1].compactMap { j in rest[primaryKey(b[j])].map { ($0, j) } })
-        }
-        for (i, j) in result.pairs { matches.bToA[plan.root, default: [:]][primaryKey(b[j])] = primaryKey(a[i]) }
-        result.onlyInA = unmatched[0].sorted { primaryKey(a[$0]) < primaryKey(a[$1]) }
-        result.onlyInB = unmatched[1].sorted { primaryKey(b[$0]) < primaryKey(b[$1]) }
-        return result
-    }
-
-    /// What differs between the paired records, and which records only one side has.
-    static func changes(_ name: String, _ a: [Record], _ b: [Record], plan: Plan, match: EntityMatch, matches: Matches) -> EntityDiff {
-        let (shared, onlyA, onlyB) = sharedFields(a, b)
-        func label(_ record: Record) -> String {
-            var text = "_pk \(primaryKey(record))"
-            let cloud = plan.keys.first(where: \.isCloudID).flatMap { record[$0.fields[0]] }
-            if case .string(let id)? = cloud, DeterministicID.isWellFormed(id) { text += " (cloudID \(id))" }
-            return text
-        }
-        var changed: [(Int64, Changed)] = []
-        for (i, j) in match.pairs {
-            let (old, new) = (a[i], b[j])
-            let fields = shared.compactMap { field -> FieldChange? in
-                value(old, field, plan: plan, matches: nil) == value(new, field, plan: plan, matches: matches)
-                    ? nil : FieldChange(field: field, old: text(old[field]), new: text(new[field]))
-            }
-            guard !fields.isEmpty else { continue }
-            let moved = primaryKey(old) == primaryKey(new) ? "" : ", _pk \(primaryKey(new)) in B"
-            changed.append((primaryKey(old), Changed(identity: label(old) + moved, fields: fields)))
-        }
-        // `_pk`s in numeric order: 9 before 10.
-        return EntityDiff(
-            name: name, matchedBy: match.used.isEmpty ? match.tried.first ?? "content" : match.used.joined(separator: ", "),
-            added: match.onlyInB.map { label(b[$0]) }, removed: match.onlyInA.map { label(a[$0]) },
-            changed: changed.sorted { $0.0 < $1.0 }.map(\.1),
-            fieldsOnlyInB: (a.isEmpty || b.isEmpty ? [] : onlyB).sorted(),
-            fieldsOnlyInA: (a.isEmpty || b.isEmpty ? [] : onlyA).sorted())
     }
 }

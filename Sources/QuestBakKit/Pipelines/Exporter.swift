@@ -39,11 +39,7 @@ public enum Exporter {
         }
     }
 
-    public struct Progress: Sendable {
-        public var entity: String
-        public var rowsDone: Int
-        public var rowsTotal: Int
-    }
+    public typealias Progress = RecordProgress
 
     public struct Summary: Sendable, Encodable {
         public var archive: String

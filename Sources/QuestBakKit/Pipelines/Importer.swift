@@ -33,6 +33,8 @@ public enum Importer {
         public var schemas: [Schema] = TimeQuestSchemas.all
         /// What an age-encrypted archive is opened with (each pass decrypts it again).
         public var keys = ArchiveKeys()
+        /// Told how far the restore is through each entity's records (the manifest's counts).
+        public var progress: ((RecordProgress) -> Void)?
 
         public init() {}
     }
@@ -146,13 +148,17 @@ public enum Importer {
         defer { TemporaryFiles.removeStore(storeURL) }
 
         var readCounts: [String: Int] = [:]
+        let progress = RecordProgressCounter(
+            report: options.progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +))
         var entityResults: [EntityResult] = []
         var external: [(name: String, spooled: URL?)] = []
         // The files are spooled only when they are to be written (not for a dry run or `verify`).
         let spool = target == nil || options.dryRun ? nil : workDirectory.appendingPathComponent("external")
         defer { if let spool { try? FileManager.default.removeItem(at: spool) } }
         if let restore = statementRestore {
-            let result = try restore.write(from: reader, to: storeURL, spool: spool, log: log, validate: options.validate)
+            let result = try restore.write(
+                from: reader, to: storeURL, spool: spool, log: log, validate: options.validate, progress: progress)
+            progress.finishEntity()
             (readCounts, external) = (result.readCounts, result.external)
             notes += result.notes
             let written = try restore.verifyReadBack(
@@ -216,6 +222,7 @@ public enum Importer {
                             for line in lines {
                                 readCounts[line.memberName, default: 0] += 1
                                 try plan.apply(line, archive: path, into: sink, log: log)
+                                progress.count(line.memberName)
                             }
                         case .tableLine(let table, let lineNumber, let line):
                             try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
@@ -223,6 +230,7 @@ public enum Importer {
                             files[file.path] = data
                         }
                     })
+                progress.finishEntity()
                 if !options.asArchived {
                     try Repairer(
                         db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,

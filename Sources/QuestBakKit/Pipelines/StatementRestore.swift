@@ -107,7 +107,9 @@ struct StatementRestore {
     /// however large they are. Repairs (a model archive only: duplicates by the model's
     /// uniqueness constraints, orphans, defaults, cloudIDs) go to `log`; without `validate` an
     /// archive that needs any is refused and nothing is written.
-    func write(from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool) throws -> Written {
+    func write(
+        from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil
+    ) throws -> Written {
         var written = Written()
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
             // Every statement in its order, triggers and views among the tables as the source had
@@ -137,6 +139,7 @@ struct StatementRestore {
                 onRecordLine: { member, lineNumber, line in
                     written.readCounts[member.name, default: 0] += 1
                     try records.insert(line: line, member: member, lineNumber: lineNumber, files: files)
+                    progress?.count(member.name)
                 },
                 onTableLine: { table, lineNumber, line in
                     if table.name == CoreDataSQL.autoincrementTable {

@@ -13,7 +13,9 @@ enum HandOff {
     // @unchecked: every field is read and written under `condition`.
     private final class Channel<Item>: @unchecked Sendable {
         let condition = NSCondition()
-        var items: [Item] = []
+        /// Waiting items from `head` on; a taken item's slot is emptied at once, so that a
+        /// consumer slower than its producer (the queue never empty) holds no item it has taken.
+        var items: [Item?] = []
         var head = 0
         var produced = false
         var failure: Error?
@@ -28,8 +30,8 @@ enum HandOff {
             defer { condition.unlock() }
             while items.count - head >= capacity && !stopped { condition.wait() }
             if stopped { throw Stopped() }
-            if head > 0 && head == items.count {
-                items.removeAll(keepingCapacity: true)
+            if head > 0 && (head == items.count || head >= 1024) {
+                items.removeFirst(head)
                 head = 0
             }
             items.append(item)
@@ -41,7 +43,7 @@ enum HandOff {
             defer { condition.unlock() }
             while head == items.count && !produced { condition.wait() }
             if head < items.count {
-                let item = items[head]
+                let item = items[head].take()!
                 head += 1
                 condition.broadcast()
                 return item

@@ -1,0 +1,59 @@
+/// How far a long operation is through one entity's records: what an operation's `progress`
+/// callback receives, a few times a second at most per entity, and once when an entity is done.
+/// `rowsTotal` is nil when the operation cannot know it in advance.
+public struct RecordProgress: Sendable, Equatable {
+    /// What is being done, when the operation does more than one thing ("read a", "restore").
+    public var step: String?
+    public var entity: String
+    public var rowsDone: Int
+    public var rowsTotal: Int?
+
+    public init(step: String? = nil, entity: String, rowsDone: Int, rowsTotal: Int?) {
+        self.step = step
+        self.entity = entity
+        self.rowsDone = rowsDone
+        self.rowsTotal = rowsTotal
+    }
+}
+
+/// Counts one entity's records at a time and tells `report` every `stride` records and when
+/// the entity changes or the operation ends, so that a caller's callback costs nothing per row.
+package final class RecordProgressCounter {
+    private let report: ((RecordProgress) -> Void)?
+    private let totals: [String: Int]
+    private let step: String?
+    private let stride: Int
+    private var entity: String?
+    private var done = 0
+
+    package init(report: ((RecordProgress) -> Void)?, totals: [String: Int], step: String? = nil, stride: Int = 4096) {
+        self.report = report
+        self.totals = totals
+        self.step = step
+        self.stride = stride
+    }
+
+    package func count(_ name: String, by rows: Int = 1) {
+        guard report != nil else { return }
+        if name != entity {
+            finishEntity()
+            entity = name
+            done = 0
+            send()
+        }
+        let before = done / stride
+        done += rows
+        if done / stride != before { send() }
+    }
+
+    /// The last entity's count, as it ends.
+    package func finishEntity() {
+        if entity != nil { send() }
+        entity = nil
+    }
+
+    private func send() {
+        guard let entity else { return }
+        report?(RecordProgress(step: step, entity: entity, rowsDone: done, rowsTotal: totals[entity]))
+    }
+}
