@@ -163,7 +163,8 @@ public enum Differ {
     /// Every entity's records, as an archive holds them; `byTables` makes a model store's or
     /// archive's records its tables' rows (as a generic archive has them).
     static func side(
-        of url: URL, keys: ArchiveKeys, workDirectory: URL, label: String, byTables: Bool = false, db: Database, progress: ((RecordProgress) -> Void)?
+        of url: URL, keys: ArchiveKeys, workDirectory: URL, label: String, byTables: Bool = false, db: Database,
+        progress: ((RecordProgress) -> Void)?
     ) throws -> Side {
         var archive = url
         var archiveKeys = keys
