@@ -16,9 +16,12 @@ extension Questbak {
                 expecting identical members. With --to NEW_MODEL_STORE (a store made by the app's new build), any app's \
                 fixture stores are migrated to that store's model and checked the same way: the golden dump is the migrated \
                 records as an archive writes them, and the invariants check that every record, value and link of the old \
-                store is in the new one by entity, _pk and property. Prints one line per check and a closing "N passed, N \
-                failed". An app team \
-                commits stores copied from its simulators into a folder and runs this with --fixtures on every change. \
+                store is in the new one by entity, _pk and property; a valid check then finds what the new build would \
+                refuse at launch (Core Data 134110): a NULL in a required attribute without a default, a value outside its \
+                type's range, a required to-one that is empty or names no record. Without --through, the chain named in the \
+                folder's questbak-fixtures.json (questbak fixtures chain) is followed. Prints one line per check and a \
+                closing "N passed, N failed", and with --junit FILE the same checks as JUnit XML. An app team keeps stores \
+                copied from its simulators in a folder (questbak fixtures add) and runs this with --fixtures on every change. \
                 --record (or QUESTBAK_RECORD=1) rewrites the golden files on purpose and fails, so it is never used by accident in CI.
                 """
         )
