@@ -163,33 +163,8 @@ final class EncryptedArchiveRoundTripTests: XCTestCase {
         XCTAssertEqual(verifyPlain.status, 0, verifyPlain.standardError)
     }
 
-    /// Debian's age reads a passphrase only from a terminal: it runs on a pseudo-terminal.
     func runAgeOnATerminal(_ arguments: [String], passphrase: String) throws -> CommandResult {
-        let typist = directory.path("typist.py")
-        try """
-        import os, pty, sys
-        passphrase = sys.argv[1].encode()
-        pid, terminal = pty.fork()
-        if pid == 0:
-            os.execvp(sys.argv[2], sys.argv[2:])
-        seen = b''
-        answered = 0
-        while True:
-            try:
-                data = os.read(terminal, 1024)
-            except OSError:
-                break
-            if not data:
-                break
-            seen += data
-            while seen.count(b'Enter passphrase') + seen.count(b'Confirm passphrase') > answered:
-                os.write(terminal, passphrase + b'\\n')
-                answered += 1
-        _, status = os.waitpid(pid, 0)
-        sys.stderr.write(seen.decode(errors='replace'))
-        sys.exit(os.waitstatus_to_exitcode(status))
-        """.write(to: typist, atomically: true, encoding: .utf8)
-        return try Questbak.runTool(["python3", typist.path, passphrase] + arguments)
+        try AgeOnATerminal.run(arguments, passphrase: passphrase, in: directory.url)
     }
 
     func testAPassphraseArchiveOpensInBothDirectionsAndExportVerifiesIt() throws {

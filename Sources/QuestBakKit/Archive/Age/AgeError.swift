@@ -53,7 +53,8 @@ extension AgeError: LocalizedError {
         case .notEncrypted(let file):
             return "\(file): not an age-encrypted file (it does not start with an age-encryption.org/v1 header)"
         case .armored(let file):
-            return "\(file): an ASCII-armored age file; questbak reads the binary form only (decrypt or re-encrypt it without --armor)"
+            return
+                "\(file): an ASCII-armored age file; questbak reads the binary form only (decrypt it, or encrypt it again without ASCII armor)"
         case .unsupportedVersion(let file, let version):
             return "\(file): age format version \(ArchiveError.displayName(version, limit: 40)) is not one questbak reads (v1)"
         case .malformedHeader(let file, let reason):
