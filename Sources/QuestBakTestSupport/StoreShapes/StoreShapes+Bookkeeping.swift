@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension StoreShapes {
     /// Core Data's bookkeeping as other tools and old bugs leave it: a `Z_MAX` that is NULL or
@@ -15,12 +14,8 @@ extension StoreShapes {
     /// the copy's main file.
     public static func fixtureEdited(_ name: String, fixture: String, _ sql: String) -> StoreShape {
         StoreShape("\(fixture), \(name)") { folder in
-            let copy = folder.appendingPathComponent("store")
-            try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent(fixture), to: copy)
-            let store = copy.appendingPathComponent("default.store")
-            let queue = try DatabaseQueue(path: store.path)
-            try queue.write { try $0.execute(sql: sql) }
-            try queue.close()
+            let store = try copy(fixture, into: folder)
+            try change(store) { try $0.execute(sql: sql) }
             return store
         }
     }

@@ -44,11 +44,7 @@ extension StoreShapes {
     private static let photoName = "85119BD1-9242-445A-9557-A0E0B987FF95"
 
     /// A copy of the kitchen-sink fixture (any app's store with an external-storage file) in `folder`.
-    private static func kitchenSink(in folder: URL) throws -> URL {
-        let copy = folder.appendingPathComponent("store")
-        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink"), to: copy)
-        return copy.appendingPathComponent("default.store")
-    }
+    private static func kitchenSink(in folder: URL) throws -> URL { try copy("AnyApp/kitchen-sink", into: folder) }
 
     private static func externalDataFolder(of store: URL) -> URL {
         store.deletingLastPathComponent().appendingPathComponent(".default_SUPPORT/_EXTERNAL_DATA")

@@ -22,28 +22,13 @@ extension StoreShapes {
 /// The stores of `StoreShapes.tablesOnly`, each made from a copy of a fixture store and changed
 /// as another tool or an older Core Data would have left it.
 public enum TablesOnlyShapes {
-    /// Copies the fixture folder `name` (under Fixtures/) into `folder` and returns its store.
-    static func copy(_ name: String, into folder: URL) throws -> URL {
-        let destination = folder.appendingPathComponent("store")
-        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent(name), to: destination)
-        return destination.appendingPathComponent("default.store")
-    }
-
-    static func bennieGame(_ folder: URL) throws -> URL { try copy("AnyApp/bennie-game", into: folder) }
-
-    /// Runs `change` on the store outside a transaction (journal mode and header pragmas need it),
-    /// then closes it, so that the store is one file again (or its WAL folded in).
-    static func change(_ store: URL, _ change: (Database) throws -> Void) throws {
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.writeWithoutTransaction(change)
-        try queue.close()
-    }
+    static func bennieGame(_ folder: URL) throws -> URL { try StoreShapes.copy("AnyApp/bennie-game", into: folder) }
 
     /// Core Data before about 2015: no model cache, metadata without checksum and digest, no
     /// persistent history, a rollback journal instead of WAL.
     @Sendable public static func legacyCoreData(_ folder: URL) throws -> URL {
         let store = try bennieGame(folder)
-        try change(store) { db in
+        try StoreShapes.change(store) { db in
             for table in ["Z_MODELCACHE", "ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"] {
                 try db.execute(sql: "DROP TABLE \(table)")
             }
@@ -61,7 +46,7 @@ public enum TablesOnlyShapes {
     /// key hold TEXT, other columns hold each storage class (a numeric-looking TEXT among them).
     @Sendable public static func untypedTable(_ folder: URL) throws -> URL {
         let store = try bennieGame(folder)
-        try change(store) { db in
+        try StoreShapes.change(store) { db in
             let columns = try db.columns(in: "ZSESSIONMETRICS").map(\.name)
             let list = columns.joined(separator: ", ")
             try db.execute(sql: "CREATE TABLE ZSESSIONMETRICS_NEW (\(list))")
@@ -78,8 +63,8 @@ public enum TablesOnlyShapes {
     /// A store its own model describes but for one to-one key that holds TEXT, which no key is:
     /// it goes by its tables, and the TEXT comes back as TEXT.
     @Sendable public static func textToOneKey(_ folder: URL) throws -> URL {
-        let store = try copy("AnyApp/kitchen-sink", into: folder)
-        try change(store) { db in try db.execute(sql: "UPDATE ZRECIPE SET ZAUTHOR = 'author-x' WHERE Z_PK = 1") }
+        let store = try StoreShapes.copy("AnyApp/kitchen-sink", into: folder)
+        try StoreShapes.change(store) { db in try db.execute(sql: "UPDATE ZRECIPE SET ZAUTHOR = 'author-x' WHERE Z_PK = 1") }
         return store
     }
 
@@ -88,7 +73,7 @@ public enum TablesOnlyShapes {
     /// its AUTOINCREMENT counter stands above its largest key.
     @Sendable public static func triggerBeforeLaterTable(_ folder: URL) throws -> URL {
         let store = try bennieGame(folder)
-        try change(store) { db in
+        try StoreShapes.change(store) { db in
             try db.execute(sql: "CREATE TABLE audit_log (id INTEGER PRIMARY KEY AUTOINCREMENT, player INTEGER, coins INTEGER)")
             try db.execute(
                 sql:
@@ -113,7 +98,7 @@ public enum TablesOnlyShapes {
     /// holds more than a fresh insert would write), fts4 and rtree, each with its shadow tables.
     @Sendable public static func virtualTables(_ folder: URL) throws -> URL {
         let store = try bennieGame(folder)
-        try change(store) { db in
+        try StoreShapes.change(store) { db in
             try db.execute(sql: "CREATE VIRTUAL TABLE player_search USING fts5(name, notes)")
             for (index, text) in ["Alexander the brave", "Oliver plays puzzles", "Ada counts coins", "Grace sorts colours"].enumerated() {
                 try db.execute(
@@ -132,7 +117,7 @@ public enum TablesOnlyShapes {
     /// Header fields another tool set: `user_version` and `application_id`.
     @Sendable public static func headerFields(_ folder: URL) throws -> URL {
         let store = try legacyCoreData(folder)
-        try change(store) { db in
+        try StoreShapes.change(store) { db in
             try db.execute(sql: "PRAGMA user_version = 42")
             try db.execute(sql: "PRAGMA application_id = -1094795586")
         }
@@ -142,7 +127,7 @@ public enum TablesOnlyShapes {
     /// A second metadata row (another Z_VERSION) and the model cache row twice.
     @Sendable public static func extraBookkeepingRows(_ folder: URL) throws -> URL {
         let store = try bennieGame(folder)
-        try change(store) { db in
+        try StoreShapes.change(store) { db in
             try db.execute(
                 sql:
                     "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) SELECT 2, 'SECOND', CAST(Z_PLIST || x'00' AS BLOB) FROM Z_METADATA"
@@ -155,8 +140,8 @@ public enum TablesOnlyShapes {
     /// A store its own model describes, with what another tool adds besides: header fields, a
     /// trigger before a later table, an fts5 table; and in rollback-journal mode.
     @Sendable public static func modelStoreWithExtras(_ folder: URL) throws -> URL {
-        let store = try copy("AnyApp/kitchen-sink", into: folder)
-        try change(store) { db in
+        let store = try StoreShapes.copy("AnyApp/kitchen-sink", into: folder)
+        try StoreShapes.change(store) { db in
             try db.execute(sql: "PRAGMA user_version = 3")
             try db.execute(sql: "PRAGMA application_id = 1364349217")
             try db.execute(sql: "CREATE TABLE recipe_log (id INTEGER PRIMARY KEY, recipe INTEGER)")

@@ -57,13 +57,14 @@ extension StoreShapes {
 
     /// A copy of the kitchen-sink fixture (every attribute type, a WAL, an external file), changed
     /// by `change` in one transaction.
-    static func kitchenSink(in folder: URL, _ change: (Database) throws -> Void) throws -> URL {
-        let copy = folder.appendingPathComponent("kitchen-sink")
-        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent("AnyApp/kitchen-sink"), to: copy)
-        let store = copy.appendingPathComponent("default.store")
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.write(change)
-        try queue.close()
+    static func kitchenSink(in folder: URL, _ edit: (Database) throws -> Void) throws -> URL {
+        let store = try copy("AnyApp/kitchen-sink", into: folder)
+        try change(store) { db in
+            try db.inTransaction {
+                try edit(db)
+                return .commit
+            }
+        }
         return store
     }
 }

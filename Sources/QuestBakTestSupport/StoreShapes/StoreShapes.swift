@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// A shape of store that `export` accepts, made fresh for a test: the corpus test
 /// (`ExportVerifyCorpusTests`) exports every shape with `--verify` and verifies the archive, so
@@ -39,5 +40,21 @@ public enum StoreShapes {
                 return copy.appendingPathComponent((relative as NSString).lastPathComponent)
             }
         }
+    }
+
+    /// A copy of the committed fixture folder `name` (its WAL and external storage included) in
+    /// `folder`; returns the copied store.
+    static func copy(_ name: String, into folder: URL) throws -> URL {
+        let destination = folder.appendingPathComponent("store")
+        try FileManager.default.copyItem(at: Repository.fixtures.appendingPathComponent(name), to: destination)
+        return destination.appendingPathComponent("default.store")
+    }
+
+    /// Runs `change` on the store outside a transaction (journal mode and header pragmas need it),
+    /// then closes it, so that the store is one file again (or its WAL folded in).
+    static func change(_ store: URL, _ change: (Database) throws -> Void) throws {
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.writeWithoutTransaction(change)
+        try queue.close()
     }
 }
