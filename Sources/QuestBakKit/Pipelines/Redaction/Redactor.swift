@@ -40,7 +40,8 @@ public enum Redactor {
                 db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
             )
             .map { SchemaObject(type: $0[0], name: $0[1], table: $0[2], sql: $0[3]) }
-            let settings = try StoreSettings(db)
+            // What SQLite keeps in the file header that the copy must have too.
+            let settings = try StoreFileSettings.of(db)
             return (plan, objects, settings)
         }
         let redactor = ValueRedactor(key: options.key, scrambleNumbers: options.scrambleNumbers)
@@ -77,25 +78,9 @@ public enum Redactor {
         var sql: String
     }
 
-    /// What SQLite keeps in the file header that the copy must have too.
-    struct StoreSettings {
-        var pageSize: Int
-        var autoVacuum: Int
-        var userVersion: Int
-        var applicationID: Int
-        var journalMode: String
-
-        init(_ db: Database) throws {
-            pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
-            autoVacuum = try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0
-            userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-            applicationID = try Int.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-            journalMode = try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete"
-        }
-    }
-
     private static func build(
-        _ url: URL, plan: RedactionPlan, objects: [SchemaObject], settings: StoreSettings, snapshot: StoreSnapshot, redactor: ValueRedactor
+        _ url: URL, plan: RedactionPlan, objects: [SchemaObject], settings: StoreFileSettings, snapshot: StoreSnapshot,
+        redactor: ValueRedactor
     ) throws {
         let byName = Dictionary(plan.tables.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
         func isMade(_ object: SchemaObject) -> Bool {
@@ -145,9 +130,9 @@ public enum Redactor {
             let finished = try DatabaseQueue(path: url.path, configuration: configuration)
             try finished.writeWithoutTransaction { db in
                 for object in objects where object.type == "trigger" && isMade(object) { try db.execute(sql: object.sql) }
-                try db.execute(sql: "PRAGMA user_version = \(settings.userVersion)")
-                try db.execute(sql: "PRAGMA application_id = \(settings.applicationID)")
-                if settings.journalMode.lowercased() == "wal" { _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
+                try db.execute(sql: "PRAGMA user_version = \(settings.userVersion ?? 0)")
+                try db.execute(sql: "PRAGMA application_id = \(settings.applicationId ?? 0)")
+                if settings.journalMode == nil { _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
                 let check = try String.fetchAll(db, sql: "PRAGMA integrity_check")
                 guard check == ["ok"] else {
                     throw StoreError.io(path: url.path, reason: "the redacted copy fails SQLite's integrity check: \(check.prefix(3))")
