@@ -34,21 +34,46 @@ let package = Package(
         ),
         // SQLite's variadic configuration calls, wrapped for Swift (triggers off during a restore).
         .systemLibrary(name: "CSQLiteConfig", path: "Sources/CSQLiteConfig"),
-        // The library: Values ← Model ← Store ← Archive ← Rules ← Pipelines. No flags, no
-        // environment, no signal handlers: an app can embed it.
+        // The library, in three modules whose dependencies point one way, so that a wrong-way
+        // import cannot be written: CoreDataStore ← QuestBakArchive ← QuestBakKit. None reads a
+        // flag or the environment or installs a signal handler: an app can embed them.
+        //
+        // Any Core Data SQLite store: values, plists, the model, its layout on tables, store I/O.
+        // No archive format, no command line.
         .target(
-            name: "QuestBakKit",
+            name: "CoreDataStore",
             dependencies: [
-                "CArchive",
                 "CZlib",
-                "CZstd",
-                "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for reading and binding TEXT with exact byte lengths (StoredValue).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                // scrypt, for age's passphrase recipient (Archive/Age).
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The archive format: manifest, member encodings, tar and compression, age encryption.
+        .target(
+            name: "QuestBakArchive",
+            dependencies: [
+                "CoreDataStore",
+                "CArchive",
+                "CZstd",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                // scrypt, for age's passphrase recipient (Age/).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The engine (export, restore, repair, merge, migrate, diff, verify) and its public API.
+        .target(
+            name: "QuestBakKit",
+            dependencies: [
+                "CoreDataStore",
+                "QuestBakArchive",
+                "CSQLiteConfig",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -81,7 +106,8 @@ let package = Package(
         .testTarget(
             name: "QuestBakKitTests",
             dependencies: [
-                "QuestBakKit", "QuestBakFixtures", "QuestBakTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "CoreDataStore", "QuestBakArchive", "QuestBakKit", "QuestBakFixtures", "QuestBakTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

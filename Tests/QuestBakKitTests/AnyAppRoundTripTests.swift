@@ -4,6 +4,7 @@ import GRDB
 import QuestBakTestSupport
 import XCTest
 
+@testable import CoreDataStore
 @testable import QuestBakFixtures
 @testable import QuestBakKit
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import CoreDataStore
 @testable import QuestBakFixtures
 @testable import QuestBakKit
 

@@ -449,10 +449,10 @@ final class ValueFidelityTests: XCTestCase {
 
     /// A member named " /entities/x.jsonl" printed as "member  /entities/x.jsonl" hid its space.
     func testANameWithLeadingOrTrailingSpaceIsQuotedSoTheSpaceShows() {
-        XCTAssertEqual(ArchiveError.displayName(" /entities/PlayerProfile.jsonl"), #"" /entities/PlayerProfile.jsonl""#)
-        XCTAssertEqual(ArchiveError.displayName("name "), #""name ""#)
-        XCTAssertEqual(ArchiveError.displayName("entities/Routine.jsonl"), "entities/Routine.jsonl")
-        XCTAssertEqual(ArchiveError.displayName(" \u{1B}x"), #"" \u{1B}x""#)
+        XCTAssertEqual(UntrustedText.display(" /entities/PlayerProfile.jsonl"), #"" /entities/PlayerProfile.jsonl""#)
+        XCTAssertEqual(UntrustedText.display("name "), #""name ""#)
+        XCTAssertEqual(UntrustedText.display("entities/Routine.jsonl"), "entities/Routine.jsonl")
+        XCTAssertEqual(UntrustedText.display(" \u{1B}x"), #"" \u{1B}x""#)
     }
 
     func testASchemaKindWithControlCharactersIsNotPrintedRaw() throws {

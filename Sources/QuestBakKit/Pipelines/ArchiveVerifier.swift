@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 /// `questbak verify ARCHIVE`: a checksum proves the bytes, not that the backup restores. The
 /// archive is restored into a scratch folder, as `import` would restore it (every member checked,

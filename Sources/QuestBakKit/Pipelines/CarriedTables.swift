@@ -1,6 +1,8 @@
+import CoreDataStore
 import Crypto
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// Restores the tables an archive carries besides its entities (`ArchiveManifest.TableMember`):
 /// each is created from its own statements and filled row by row, exactly.
@@ -71,7 +73,7 @@ struct CarriedTables {
     static func execute(_ sql: String, prefixes: [String], in db: Database) -> String? {
         let words = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
         guard prefixes.contains(where: { words.hasPrefix($0) }) else {
-            return "\"\(ArchiveError.displayName(String(sql.prefix(60))))\" is not a \(prefixes[0].lowercased())statement"
+            return "\"\(UntrustedText.display(String(sql.prefix(60))))\" is not a \(prefixes[0].lowercased())statement"
         }
         do {
             // One statement only: GRDB refuses a string that holds several.

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 public enum DiffError: Error, Equatable, LocalizedError {
     /// The two inputs have no entity in common (SameApp): no record of one can be the other's.

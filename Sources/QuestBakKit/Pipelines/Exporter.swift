@@ -1,6 +1,8 @@
+import CoreDataStore
 import Crypto
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// `questbak export`: a store snapshot into one archive (docs/archive-format.md).
 public enum Exporter {
@@ -359,7 +361,7 @@ public enum Exporter {
                     throw StoreError.schemaMismatch(
                         path: path, versionIdentifier: nil,
                         differences: [
-                            "entity name \"\(ArchiveError.displayName(key.name))\" is not a plain identifier, so it cannot name a member"
+                            "entity name \"\(UntrustedText.display(key.name))\" is not a plain identifier, so it cannot name a member"
                         ])
                 }
                 // A record is keyed by its Z_PK (`_pk`); a table another tool made again without one
@@ -475,7 +477,7 @@ public enum Exporter {
                 throw StoreError.schemaMismatch(
                     path: path, versionIdentifier: nil,
                     differences: [
-                        "table \"\(ArchiveError.displayName(name))\" belongs to no entity and its name is not a plain identifier, so it cannot be carried"
+                        "table \"\(UntrustedText.display(name))\" belongs to no entity and its name is not a plain identifier, so it cannot be carried"
                     ])
             }
             let file = staging.appendingPathComponent("table-" + name + ".jsonl")

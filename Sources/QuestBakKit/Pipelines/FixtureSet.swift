@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 /// A folder of migration fixtures kept as a managed set: each fixture a consistent copy of a real
 /// store in a folder of its own (`<name>/default.store`, its external-storage files beside it),
@@ -70,7 +72,7 @@ public struct FixtureSet: Sendable {
                 return "the set already has a fixture of this physical model (model \(hash)): \(fixture)"
             case .nameTaken(let name, let folder): return "\(folder): a fixture named \(name) is already there"
             case .invalidName(let name):
-                return "\(ArchiveError.displayName(name)) is not a fixture name: letters, digits, '.', '-' and '_' only, 1 to 100 of them"
+                return "\(UntrustedText.display(name)) is not a fixture name: letters, digits, '.', '-' and '_' only, 1 to 100 of them"
             case .unreadableManifest(let path, let reason): return "\(path): cannot read the fixtures manifest: \(reason)"
             case .chainOutsideSet(let store, let folder):
                 return "\(store) is not inside the fixtures folder \(folder): a chain names stores the set keeps"

@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 public enum ImportError: Error, Equatable, LocalizedError {
     /// The archive needs repairs and repairs were not allowed; nothing was written.

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// `questbak import`: an archive into a new store, verified, validated and repaired on the way,
 /// put in place atomically (spec: "Write"; docs/archive-format.md).
@@ -349,7 +351,7 @@ public enum Importer {
                 throw ImportError.notImportable(
                     archive: archive,
                     reason:
-                        "it is a generic archive of another app's store (\(ArchiveError.displayName(manifest.source.schema))); only TimeQuest archives can be restored"
+                        "it is a generic archive of another app's store (\(UntrustedText.display(manifest.source.schema))); only TimeQuest archives can be restored"
                 )
             }
             let version = manifest.effectiveSchemaVersion
@@ -560,7 +562,7 @@ public enum Importer {
                 if case .string(let plistUUID)? = carried.plist["NSStoreUUID"], plistUUID != uuid {
                     return (
                         carried,
-                        "Z_UUID \"\(ArchiveError.displayName(uuid))\" and the metadata's NSStoreUUID \"\(ArchiveError.displayName(plistUUID))\" differ, as the archive has them",
+                        "Z_UUID \"\(UntrustedText.display(uuid))\" and the metadata's NSStoreUUID \"\(UntrustedText.display(plistUUID))\" differ, as the archive has them",
                         false
                     )
                 }

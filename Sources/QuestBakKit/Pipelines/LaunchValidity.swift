@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// What Core Data would refuse when the app's new build opens a migrated store: a record that the
 /// new model calls invalid fails the migration at launch (Core Data's 134110, wrapping the

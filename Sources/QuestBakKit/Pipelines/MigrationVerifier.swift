@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// `questbak verify-migration`, the CI gate: every fixture store of an older schema is migrated
 /// to the newest one and checked against a committed golden dump, against invariants that need

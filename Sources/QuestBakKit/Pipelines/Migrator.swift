@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 public enum MigrationError: Error, Equatable, LocalizedError {
     case notLightweight(from: String, to: String, problems: [String])

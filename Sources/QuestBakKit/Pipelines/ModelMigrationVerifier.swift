@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// The gate for any app (`verify-migration --to NEW_MODEL_STORE`): every fixture store of an older
 /// model is migrated to the new build's model and checked as TimeQuest's are: a golden dump (the

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// `questbak migrate STORE --to NEW_MODEL_STORE`: any app's store migrated to the model of a store
 /// made by the app's new build (an empty one is enough), as Core Data's lightweight migration

@@ -1,6 +1,8 @@
 import CSQLiteConfig
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// Makes a store's schema again from its `CREATE` statements (a version-3 archive's `sql`), in
 /// their order, so that `sqlite_master` reads back exactly as the source's did: tables, indexes,
@@ -40,7 +42,7 @@ struct StatementReplay {
         }
         var replay = StatementReplay()
         for (index, sql) in statements.enumerated() {
-            let named = "statement \(index + 1) (\"\(ArchiveError.displayName(String(sql.prefix(80))))\")"
+            let named = "statement \(index + 1) (\"\(UntrustedText.display(String(sql.prefix(80))))\")"
             do {
                 try replay.make(sql, named: named, in: db)
             } catch let error as DatabaseError {
@@ -83,7 +85,7 @@ struct StatementReplay {
             !before.contains("\($0[0] as String) \($0[1] as String)") && !($0[1] as String).lowercased().hasPrefix("sqlite_")
         }
         guard let object = made.first, object[2] == sql else {
-            let stored = made.first.map { "\"\(ArchiveError.displayName(String(($0[2] as String).prefix(80))))\"" } ?? "nothing"
+            let stored = made.first.map { "\"\(UntrustedText.display(String(($0[2] as String).prefix(80))))\"" } ?? "nothing"
             throw Refusal(reason: "SQLite stores \(named) as \(stored), not as written, so it would not read back as it was")
         }
         let name: String = object[1]

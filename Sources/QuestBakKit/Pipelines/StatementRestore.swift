@@ -1,6 +1,8 @@
+import CoreDataStore
 import Crypto
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// Restores an archive of any app's store (format version 3, `source.schema` "model" or
 /// "generic"): the store's own statements make the same tables, columns and indexes; the records
@@ -40,7 +42,7 @@ struct StatementRestore {
         else {
             throw ImportError.notImportable(
                 archive: archive,
-                reason: "its source schema \"\(ArchiveError.displayName(manifest.source.schema))\" is not one questbak knows")
+                reason: "its source schema \"\(UntrustedText.display(manifest.source.schema))\" is not one questbak knows")
         }
         for table in manifest.tables ?? []
         where !CoreDataSQL.tablesCarriedAsRows.contains(table.name.uppercased()) && CoreDataSQL.isCoreDataTable(table.name) {

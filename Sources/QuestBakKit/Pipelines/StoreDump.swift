@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// A canonical text dump of a store: every entity, record and field in a stable order, one
 /// record a line, values written exactly as the archive writes them. Golden migration

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// Every record ends with its own well-formed cloudID: missing, empty, malformed and repeated
 /// ones (all but the lowest `Z_PK` keep theirs), and the one a migration gave every record, are replaced by a UUIDv5 of the entity and the

@@ -1,4 +1,6 @@
+import CoreDataStore
 import GRDB
+import QuestBakArchive
 
 /// A missing non-optional value gets its property-level default: the target schema's, else the
 /// defaults schema's; `Date.now` is the context's `now`. A missing value with no default

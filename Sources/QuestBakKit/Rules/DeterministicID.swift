@@ -1,5 +1,7 @@
+import CoreDataStore
 import Crypto
 import Foundation
+import QuestBakArchive
 
 /// Name-based UUIDs (RFC 4122 version 5): the same record restored on two devices gets the same
 /// cloudID, so CloudKit sees one record, not two.

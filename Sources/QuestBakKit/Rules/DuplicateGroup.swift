@@ -1,3 +1,6 @@
+import CoreDataStore
+import QuestBakArchive
+
 /// The records of one natural key, as dedup walks them in `Z_PK` order: which are kept and which
 /// join a keeper. A record joins the first keeper that has no cloudID, or has its own, or any
 /// keeper when it has none itself; a keeper never stands for two different cloudIDs.

@@ -1,4 +1,6 @@
+import CoreDataStore
 import GRDB
+import QuestBakArchive
 
 /// Records with the same natural key are one record stored twice (sync, reinstall), even when
 /// their cloudIDs differ: seed 000 makes the natural key the identity because copies get fresh

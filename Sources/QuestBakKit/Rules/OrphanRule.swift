@@ -1,4 +1,6 @@
+import CoreDataStore
 import GRDB
+import QuestBakArchive
 
 /// A relationship to a record that does not exist becomes nil, and is reported; the record
 /// itself is kept.

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// What every repair rule works on: a store being written (inside its transaction), the schemas
 /// that drive the rules, the inputs that make a repair reproducible, and the log every change

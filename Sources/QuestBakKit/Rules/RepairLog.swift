@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// One change questbak made to the data on its way into a store, with enough detail for a user
 /// to find the record and see what it was.

@@ -1,3 +1,6 @@
+import CoreDataStore
+import QuestBakArchive
+
 /// The repair rules in the order they run, and the one place that runs them. The migration
 /// verifier reads the same list to tell reported repairs from data loss, so a new rule is a new
 /// `RepairRule` type plus one line here.

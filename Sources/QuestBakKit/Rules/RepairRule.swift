@@ -1,3 +1,6 @@
+import CoreDataStore
+import QuestBakArchive
+
 /// What one entry of a repair rule did to the record it names. The migration verifier reads
 /// these to tell a reported repair from data loss, so a rule that declares its effects needs no
 /// change anywhere else.

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 public enum RepairError: Error, Equatable, LocalizedError {
     case noDefault(entity: String, property: String)

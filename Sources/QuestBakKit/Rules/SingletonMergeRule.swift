@@ -1,4 +1,6 @@
+import CoreDataStore
 import GRDB
+import QuestBakArchive
 
 /// A singleton's extra records are merged into the lowest `Z_PK` by the schema's merge rules
 /// (max XP and streak, latest play date, earliest creation), then removed, their children (if

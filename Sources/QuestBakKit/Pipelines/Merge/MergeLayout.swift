@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// A store's records as a merge sees them, for TimeQuest's schemas and for any store its own
 /// model describes alike: where each entity's rows are, which columns hold values and which hold

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// `questbak import ARCHIVE --merge --into STORE`: an archive's records merged into a store that
 /// has data of its own (a reinstalled device that has played since the backup, a second device
@@ -105,7 +107,7 @@ public enum Merger {
             guard kind == ArchiveManifest.Source.timeQuestSchema else {
                 throw ImportError.notImportable(
                     archive: path,
-                    reason: "it is an archive of another app's store (\(ArchiveError.displayName(kind))); \(target.path) is TimeQuest's")
+                    reason: "it is an archive of another app's store (\(UntrustedText.display(kind))); \(target.path) is TimeQuest's")
             }
             targetVersion = schema.versionIdentifier
         case .model(let storeLayout):

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// The merge itself, as SQL on one connection: `main` is a copy of the store (the merge's
 /// result), `incoming` the archive restored into a store of the same layout. Nothing is ever
@@ -616,7 +618,7 @@ struct RecordMerge {
                         : "SELECT count(*) FROM incoming.\(quoted)") ?? 0
             if missing > 0 {
                 notes.append(
-                    "the archive's table \(ArchiveError.displayName(table)) has \(missing) row(s) the store's has not: not merged (no model says what its rows are; a restore of the archive alone keeps them)"
+                    "the archive's table \(UntrustedText.display(table)) has \(missing) row(s) the store's has not: not merged (no model says what its rows are; a restore of the archive alone keeps them)"
                 )
             }
         }

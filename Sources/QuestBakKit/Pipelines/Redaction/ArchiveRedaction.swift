@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 extension Redactor {
     /// Redacts an archive into a new archive: restored exactly as archived (no repair) into a

@@ -1,3 +1,6 @@
+import CoreDataStore
+import QuestBakArchive
+
 /// Replacements that keep equal values equal and different values different: each original gets
 /// its replacement once, and a candidate another original already has is refused and the next
 /// candidate tried (counted as a collision). The candidate function must eventually offer a free

@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 /// Why a store cannot be redacted as asked.
 public enum RedactionError: Error, LocalizedError, Equatable {

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Crypto
 import Foundation
+import QuestBakArchive
 
 /// The secret every replacement is derived from (HMAC-SHA-256 keyed by it): the same key turns
 /// the same value into the same replacement, in every table and every run, and without the key

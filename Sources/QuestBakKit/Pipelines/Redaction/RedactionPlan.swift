@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// What happens to each table of a store, and to each column of a table that is copied: worked
 /// out from the store's own model where it has one that describes it, else from the tables.

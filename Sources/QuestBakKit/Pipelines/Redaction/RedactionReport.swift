@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 /// What a redaction did, table by table and property by property. Says nothing that would undo
 /// it: not the key, not the date offset.

@@ -1,6 +1,8 @@
+import CoreDataStore
 import Crypto
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// Writes a copy of a store with every value that could identify a person replaced, keeping the
 /// model, the keys, the relationships, the counts and Core Data's own tables, so that the app

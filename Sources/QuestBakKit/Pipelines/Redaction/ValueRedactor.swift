@@ -1,6 +1,8 @@
+import CoreDataStore
 import Crypto
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// How one column's values are replaced. Named by a short word, which is also how the copy's SQL
 /// names it to the `questbak_redact` function.

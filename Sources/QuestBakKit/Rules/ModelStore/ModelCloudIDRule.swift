@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// Wherever an entity has a `cloudID` text attribute, every record ends with its own well-formed
 /// one: missing, malformed and repeated ones (all but the lowest `Z_PK` keep theirs) are replaced

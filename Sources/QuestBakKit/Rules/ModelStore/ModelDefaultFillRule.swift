@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// A non-optional attribute with no value gets the model's default: the concrete value SwiftData
 /// archived when the model was built. Where the model has none, nothing is guessed: the value

@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// Records that break one of the model's uniqueness constraints (`#Unique`,
 /// `@Attribute(.unique)`, `NSUniqueTuples`): the store's unique index refuses the later one as it

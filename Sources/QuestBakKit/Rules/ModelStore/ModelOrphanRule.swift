@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// A relationship that names a record the store does not have becomes nil (a to-one) or is left
 /// out (a link of a to-many), and is reported; the record that held it is kept.

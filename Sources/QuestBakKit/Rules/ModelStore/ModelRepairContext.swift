@@ -1,5 +1,7 @@
+import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakArchive
 
 /// What the repairs of a store described by its own model work on (an archive of another app's
 /// store restored with `--validate`): the store being written, inside its transaction, the layout

@@ -1,0 +1,39 @@
+import Foundation
+import GRDB
+
+extension TransformableArray {
+    /// The `[Int]` and `[String]` attributes of a store typed by `schema` whose stored bytes are
+    /// not the keyed archive a restore writes for the same array (a JSON array, or a keyed archive
+    /// laid out otherwise), one sentence per attribute.
+    ///
+    /// A TimeQuest archive carries such an array as its elements (format 2 has no place for the
+    /// bytes), so a restore gives back the same array in other bytes: export says so, since
+    /// the restore cannot know.
+    package static func reencodedAttributes(_ db: Database, schema: Schema) throws -> [String] {
+        var sentences: [String] = []
+        for entity in schema.entities {
+            let layout = TableLayout(entity: entity)
+            guard try db.tableExists(layout.tableName) else { continue }
+            let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
+            for attribute in entity.attributes where [.integerArray, .stringArray].contains(attribute.kind) {
+                guard let column = layout.column(for: attribute.name)?.name, available.contains(column.uppercased()) else { continue }
+                var count = 0
+                var first: Int64?
+                try ExactSQL.forEachRow(
+                    db, sql: "SELECT Z_PK, \(column) FROM \(layout.tableName) WHERE \(column) IS NOT NULL ORDER BY Z_PK"
+                ) {
+                    row in
+                    guard case .blob(let bytes) = row[1], let elements = try? unarchive(bytes), archive(elements) != bytes else { return }
+                    count += 1
+                    if first == nil { first = row.integer(0) }
+                }
+                if count > 0 {
+                    sentences.append(
+                        "\(entity.name).\(attribute.name): \(count) value(s) (the first of _pk \(first ?? 0)) are stored in other bytes than the keyed archive questbak writes; a restore gives back the same arrays in its own bytes"
+                    )
+                }
+            }
+        }
+        return sentences
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+
+/// How a store that is not TimeQuest's is described: by its own model, when `Z_MODELCACHE`
+/// decodes, its hashes are the metadata's, and its layout explains every table, column and row;
+/// otherwise by its tables, with the reason. Export, inspect and restore share this one decision.
+package enum StoreDescription {
+    /// How an archive's records are written (its manifest's `source.schema`).
+    package enum Kind: String {
+        case timeQuest = "timequest"
+        case model
+        case generic
+    }
+
+    /// A store of a known TimeQuest schema.
+    case timeQuest(Schema)
+    case model(ModelLayout)
+    /// One sentence: why no model describes the store (its records are then written by their
+    /// tables, every value in its SQLite storage class, no type inferred).
+    case tables(reason: String)
+
+    /// How a store is described, with what is odd about that, one sentence each. TimeQuest only
+    /// when the model hashes say so (or, without hashes, its version and tables): metadata that
+    /// names a model of other hashes is another model, whatever its entities are called. A store
+    /// with TimeQuest's entities and hashes whose tables match no TimeQuest schema is an error,
+    /// not another app's: an archive that cannot be restored as TimeQuest is no TimeQuest backup.
+    package static func resolve(_ db: Database, path: String, candidates: [Schema]) throws -> (StoreDescription, warnings: [String]) {
+        let metadata = try StoreReader.metadata(db, path: path)
+        let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
+        let hasTimeQuestsEntities = candidates.contains { names == Set($0.entities.map(\.name)) }
+        var warnings: [String] = []
+        if metadata.entityHashes.isEmpty || metadata.schemaMatchingHashes(in: candidates) != nil {
+            do {
+                return (.timeQuest(try StoreReader.detectSchema(db, path: path, candidates: candidates)), [])
+            } catch let error as StoreError {
+                switch error {
+                case .schemaMismatch, .unsupportedVersion, .unknownVersion: if hasTimeQuestsEntities { throw error }
+                default: throw error
+                }
+            }
+        } else if hasTimeQuestsEntities {
+            warnings.append(
+                "the store has TimeQuest's entities, but its model hashes are no TimeQuest schema's: described as another app's")
+        }
+        return (try ownDescription(db, path: path), warnings)
+    }
+
+    /// The store's own model when it describes the store exactly, else its tables.
+    package static func ownDescription(_ db: Database, path: String) throws -> StoreDescription {
+        guard let content = try StoreReader.modelCache(db) else {
+            return .tables(
+                reason: "the store has no model cache (Z_MODELCACHE; Core Data before about 2015 wrote none)"
+            )
+        }
+        let model: CompiledModel
+        do {
+            model = try ModelCacheDecoder.decode(content)
+        } catch {
+            return .tables(reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+        }
+        let differing = try StoreReader.metadata(db, path: path).hashDifferences(from: ModelVersionHashes(model: model))
+        if !differing.isEmpty {
+            return .tables(
+                reason:
+                    "its model cache disagrees with its metadata (hashes differ for \(differing.joined(separator: ", ")))"
+            )
+        }
+        let layout = try ModelLayout(db, model: model)
+        if !layout.problems.isEmpty {
+            return .tables(
+                reason: "its model does not explain its tables: " + layout.problems.prefix(5).joined(separator: "; ")
+                    + (layout.problems.count > 5 ? "; and \(layout.problems.count - 5) more" : ""))
+        }
+        return .model(layout)
+    }
+}
+
+extension Schema {
+    /// The model a store carries (`Z_MODELCACHE`) as a schema value, read through a snapshot so
+    /// the store is left untouched; refused, saying why, when the store has none it can read.
+    public static func model(ofStoreAt url: URL) throws -> Schema {
+        let snapshot = try StoreSnapshot(storeAt: url)
+        let path = snapshot.path
+        return try snapshot.read { db in
+            try StoreReader.requireCoreDataSQL(db, path: path)
+            guard let content = try StoreReader.modelCache(db) else {
+                throw StoreError.noModel(
+                    path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
+            }
+            do {
+                return Schema(model: try ModelCacheDecoder.decode(content))
+            } catch {
+                throw StoreError.noModel(
+                    path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+            }
+        }
+    }
+}

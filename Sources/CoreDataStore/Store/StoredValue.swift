@@ -1,0 +1,208 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// A column value exactly as SQLite holds it: its storage class and, for TEXT, every byte.
+///
+/// GRDB reads TEXT through a C string, which ends at the first NUL, and binds text with length −1,
+/// which does the same; it also has no way to hold bytes that are not valid UTF-8. A backup must
+/// keep every byte, so questbak reads and binds column values through this type, with explicit
+/// byte lengths, and leaves GRDB the connections, transactions and statements.
+package enum StoredValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    /// TEXT as stored: UTF-8 bytes in a UTF-8 database, valid or not, NUL included.
+    case text(Data)
+    case blob(Data)
+
+    init(_ statement: SQLiteStatement, column: Int32) {
+        switch sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER: self = .integer(sqlite3_column_int64(statement, column))
+        case SQLITE_FLOAT: self = .real(sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            // Text first, then its length: the order SQLite documents for exact lengths.
+            let bytes = sqlite3_column_text(statement, column)
+            let count = Int(sqlite3_column_bytes(statement, column))
+            self = .text(bytes.map { Data(bytes: $0, count: count) } ?? Data())
+        case SQLITE_BLOB:
+            let bytes = sqlite3_column_blob(statement, column)
+            let count = Int(sqlite3_column_bytes(statement, column))
+            self = .blob(bytes.map { Data(bytes: $0, count: count) } ?? Data())
+        default: self = .null
+        }
+    }
+
+    /// The integer, or nil for any other storage class.
+    var integerValue: Int64? {
+        guard case .integer(let number) = self else { return nil }
+        return number
+    }
+
+    /// The text when it is valid UTF-8 (NUL allowed), else nil.
+    package var validText: String? {
+        guard case .text(let bytes) = self else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// The value as a report shows it, whatever column it came from.
+    package var reportable: Value {
+        switch self {
+        case .null: return .null
+        case .integer(let number): return .integer(number)
+        case .real(let number): return .double(number)
+        case .text(let bytes): return Value.text(bytes)
+        case .blob(let bytes): return .binary(bytes)
+        }
+    }
+
+    /// The storage class and value in words, for error messages.
+    package var summary: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let number): return "INTEGER \(number)"
+        case .real(let number): return "REAL \(number)"
+        case .text(let bytes): return "TEXT of \(bytes.count) bytes"
+        case .blob(let bytes): return "BLOB of \(bytes.count) bytes"
+        }
+    }
+
+    fileprivate func bind(to statement: SQLiteStatement, at index: Int32) -> Int32 {
+        // SQLITE_TRANSIENT: SQLite copies the bytes, so they need not outlive this call.
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        switch self {
+        case .null: return sqlite3_bind_null(statement, index)
+        case .integer(let number): return sqlite3_bind_int64(statement, index, number)
+        case .real(let number): return sqlite3_bind_double(statement, index, number)
+        case .text(let bytes):
+            // Empty text needs a non-nil pointer (nil would bind NULL): "" gives one.
+            guard !bytes.isEmpty else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+            return bytes.withUnsafeBytes { raw in
+                sqlite3_bind_text64(
+                    statement, index, raw.baseAddress?.assumingMemoryBound(to: CChar.self), UInt64(raw.count), transient, UInt8(SQLITE_UTF8)
+                )
+            }
+        case .blob(let bytes):
+            guard !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
+            return bytes.withUnsafeBytes { raw in
+                sqlite3_bind_blob64(statement, index, raw.baseAddress, UInt64(raw.count), transient)
+            }
+        }
+    }
+}
+
+/// Runs SQL with exact values in and out: the one row reader for entity tables, and the way
+/// values that may hold NUL or arbitrary bytes are written. Statements are GRDB's, stepped here
+/// directly: always inside a transaction GRDB opened, so its observation and autocommit
+/// tracking, which questbak does not use, see nothing amiss.
+package enum ExactSQL {
+    /// Runs `statement` once with `arguments` bound exactly; for INSERT, UPDATE and DELETE.
+    package static func execute(_ statement: Statement, _ arguments: [StoredValue]) throws {
+        let handle = try prepare(statement, arguments)
+        let code = sqlite3_step(handle)
+        defer { sqlite3_reset(handle) }
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code, handle) }
+    }
+
+    package static func execute(_ db: Database, sql: String, _ arguments: [StoredValue]) throws {
+        try execute(try db.makeStatement(sql: sql), arguments)
+    }
+
+    /// Calls `body` with each result row's column reader, in the order SQLite returns them.
+    package static func forEachRow(
+        _ db: Database, sql: String, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void
+    ) throws {
+        try forEachRow(try db.makeStatement(sql: sql), arguments, body)
+    }
+
+    /// The same, for a statement prepared once and run many times.
+    package static func forEachRow(_ statement: Statement, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void) throws {
+        // The raw handle lives as long as GRDB's statement: keep that alive through the loop.
+        try withExtendedLifetime(statement) {
+            let handle = try prepare(statement, arguments)
+            defer { sqlite3_reset(handle) }
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { return }
+                guard code == SQLITE_ROW else { throw error(code, handle) }
+                try body(ExactRow(handle: handle))
+            }
+        }
+    }
+
+    /// Every row, read exactly (for small result sets).
+    package static func fetchAll(_ db: Database, sql: String, _ arguments: [StoredValue] = []) throws -> [[StoredValue]] {
+        var rows: [[StoredValue]] = []
+        try forEachRow(db, sql: sql, arguments) { row in rows.append((0..<row.count).map { row[$0] }) }
+        return rows
+    }
+
+    private static func prepare(_ statement: Statement, _ arguments: [StoredValue]) throws -> SQLiteStatement {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        // GRDB would refuse a count that differs; cleared placeholders would otherwise bind NULL.
+        guard sqlite3_bind_parameter_count(handle) == Int32(arguments.count) else {
+            return try failWithArgumentCount(handle, arguments.count)
+        }
+        for (offset, argument) in arguments.enumerated() {
+            let code = argument.bind(to: handle, at: Int32(offset + 1))
+            guard code == SQLITE_OK else { throw error(code, handle) }
+        }
+        return handle
+    }
+
+    private static func failWithArgumentCount(_ handle: SQLiteStatement, _ count: Int) throws -> SQLiteStatement {
+        throw DatabaseError(
+            resultCode: .SQLITE_MISUSE, message: "\(count) arguments for \(sqlite3_bind_parameter_count(handle)) placeholders",
+            sql: String(cString: sqlite3_sql(handle)))
+    }
+
+    private static func error(_ code: Int32, _ handle: SQLiteStatement) -> DatabaseError {
+        DatabaseError(
+            resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))),
+            sql: String(cString: sqlite3_sql(handle)))
+    }
+}
+
+/// A statement stepped one row at a time by its caller, values read exactly: for reading two
+/// stores side by side (`StoreComparison`), which a callback per row cannot do.
+final class ExactCursor {
+    private let statement: Statement
+    private let handle: SQLiteStatement
+
+    init(_ db: Database, sql: String) throws {
+        statement = try db.makeStatement(sql: sql)
+        handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+    }
+
+    deinit { sqlite3_reset(handle) }
+
+    /// The next row, or nil after the last.
+    func next() throws -> [StoredValue]? {
+        let code = sqlite3_step(handle)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))),
+                sql: String(cString: sqlite3_sql(handle)))
+        }
+        return (0..<sqlite3_column_count(handle)).map { StoredValue(handle, column: $0) }
+    }
+}
+
+/// The current result row of a statement being stepped by `ExactSQL.forEachRow`.
+package struct ExactRow {
+    fileprivate let handle: SQLiteStatement
+
+    package var count: Int { Int(sqlite3_column_count(handle)) }
+
+    package subscript(column: Int) -> StoredValue { StoredValue(handle, column: Int32(column)) }
+
+    /// An INTEGER column (such as `Z_PK`); other storage classes give nil.
+    package func integer(_ column: Int) -> Int64? {
+        guard sqlite3_column_type(handle, Int32(column)) == SQLITE_INTEGER else { return nil }
+        return sqlite3_column_int64(handle, Int32(column))
+    }
+}

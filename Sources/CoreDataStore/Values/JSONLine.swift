@@ -1,0 +1,298 @@
+import Foundation
+
+/// A strict parser for one JSON object on one line: the archive's record lines.
+///
+/// Foundation's `JSONDecoder` took a third of an import's time, and accepts an object that
+/// names one key twice (keeping the last, silently). This parser is RFC 8259 for what record
+/// lines hold (objects, arrays, strings, numbers, true, false, null), refuses duplicate keys,
+/// invalid UTF-8, lone surrogates, raw control characters, NaN and Infinity tokens, leading
+/// zeros and trailing garbage, limits nesting to 64, keeps integers that fit Int64 exact, and
+/// reads every other number with Swift's exact `Double` parser.
+package enum JSONLine {
+    package struct SyntaxError: Error, CustomStringConvertible, LocalizedError {
+        var offset: Int
+        var reason: String
+        /// The key whose value is at fault, when the line is well-formed but one value is not one
+        /// questbak can keep (a number SQLite would store as another number).
+        var key: String?
+        /// A well-formed number that cannot be kept, as opposed to text that is not JSON.
+        var isValueError = false
+        package var description: String { "\(key.map { "\($0) " } ?? "")\(reason) at byte \(offset + 1)" }
+        package var errorDescription: String? { description }
+
+        /// What a reader says about its line: the key and what is wrong with its value, or that
+        /// the line is no JSON object.
+        package var lineReason: String {
+            guard let key else { return "not a JSON object: \(description)" }
+            return "\(key) \(reason)"
+        }
+    }
+
+    static let maximumDepth = 64
+
+    /// One JSON value of any kind (with surrounding white space), read as strictly as a line.
+    static func parseValue(_ data: Data) throws -> JSONValue {
+        try data.withUnsafeBytes { raw in
+            var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
+            let value = try parser.parseValue(depth: 1)
+            parser.skipWhitespace()
+            guard parser.position == parser.bytes.count else { throw parser.error("unexpected text after the value") }
+            return value
+        }
+    }
+
+    /// The object's members in the order written.
+    package static func parseObject(_ line: Data) throws -> [(key: String, value: JSONValue)] {
+        try line.withUnsafeBytes { raw in
+            var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
+            parser.skipWhitespace()
+            guard parser.peek() == UInt8(ascii: "{") else { throw parser.error("expected an object") }
+            let members = try parser.parseMembers(depth: 1)
+            parser.skipWhitespace()
+            guard parser.position == parser.bytes.count else { throw parser.error("unexpected text after the object") }
+            return members
+        }
+    }
+
+    private struct Parser {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var position = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+        }
+
+        func error(_ reason: String) -> SyntaxError { SyntaxError(offset: position, reason: reason) }
+
+        func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+
+        mutating func skipWhitespace() {
+            while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+        }
+
+        mutating func expect(_ literal: StaticString) throws {
+            let count = literal.utf8CodeUnitCount
+            guard position + count <= bytes.count,
+                (0..<count).allSatisfy({ bytes[position + $0] == literal.utf8Start[$0] })
+            else { throw error("invalid literal") }
+            position += count
+        }
+
+        /// At `{`: the members up to and including the closing `}`.
+        mutating func parseMembers(depth: Int) throws -> [(key: String, value: JSONValue)] {
+            position += 1
+            var members: [(key: String, value: JSONValue)] = []
+            // Keys seen so far, hashed (a line with 160,000 keys is checked in linear time) and
+            // compared as bytes: Swift's String equality would call NFC and NFD spellings one key.
+            var keys: Set<[UInt8]> = []
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") {
+                position += 1
+                return members
+            }
+            while true {
+                skipWhitespace()
+                guard peek() == UInt8(ascii: "\"") else { throw error("expected a key") }
+                let keyStart = position
+                let key = try parseString()
+                if !keys.insert(Array(key.utf8)).inserted {
+                    throw SyntaxError(offset: keyStart, reason: "key \"\(key.prefix(60))\" appears twice")
+                }
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
+                position += 1
+                do {
+                    members.append((key, try parseValue(depth: depth)))
+                } catch var error as SyntaxError where error.key == nil && error.isValueError {
+                    // The innermost key names the value (an element of an array names its array).
+                    error.key = key
+                    throw error
+                }
+                skipWhitespace()
+                switch peek() {
+                case UInt8(ascii: ","): position += 1
+                case UInt8(ascii: "}"):
+                    position += 1
+                    return members
+                default: throw error("expected ',' or '}'")
+                }
+            }
+        }
+
+        mutating func parseValue(depth: Int) throws -> JSONValue {
+            skipWhitespace()
+            guard let byte = peek() else { throw error("expected a value") }
+            switch byte {
+            case UInt8(ascii: "\""): return .string(try parseString())
+            case UInt8(ascii: "t"):
+                try expect("true")
+                return .boolean(true)
+            case UInt8(ascii: "f"):
+                try expect("false")
+                return .boolean(false)
+            case UInt8(ascii: "n"):
+                try expect("null")
+                return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+            case UInt8(ascii: "["):
+                guard depth < JSONLine.maximumDepth else { throw error("nested deeper than \(JSONLine.maximumDepth)") }
+                position += 1
+                var elements: [JSONValue] = []
+                skipWhitespace()
+                if peek() == UInt8(ascii: "]") {
+                    position += 1
+                    return .array(elements)
+                }
+                while true {
+                    elements.append(try parseValue(depth: depth + 1))
+                    skipWhitespace()
+                    switch peek() {
+                    case UInt8(ascii: ","): position += 1
+                    case UInt8(ascii: "]"):
+                        position += 1
+                        return .array(elements)
+                    default: throw error("expected ',' or ']'")
+                    }
+                }
+            case UInt8(ascii: "{"):
+                guard depth < JSONLine.maximumDepth else { throw error("nested deeper than \(JSONLine.maximumDepth)") }
+                var object: [String: JSONValue] = [:]
+                for (key, value) in try parseMembers(depth: depth + 1) { object[key] = value }
+                return .object(object)
+            default:
+                throw error("unexpected character")
+            }
+        }
+
+        mutating func parseNumber() throws -> JSONValue {
+            let start = position
+            if peek() == UInt8(ascii: "-") { position += 1 }
+            func isDigit(_ byte: UInt8?) -> Bool { byte.map { (48...57).contains($0) } ?? false }
+            guard isDigit(peek()) else { throw error("invalid number") }
+            if peek() == UInt8(ascii: "0") {
+                position += 1
+                if isDigit(peek()) { throw error("leading zero in a number") }
+            } else {
+                while isDigit(peek()) { position += 1 }
+            }
+            var integral = true
+            if peek() == UInt8(ascii: ".") {
+                integral = false
+                position += 1
+                guard isDigit(peek()) else { throw error("invalid number") }
+                while isDigit(peek()) { position += 1 }
+            }
+            if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+                integral = false
+                position += 1
+                if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { position += 1 }
+                guard isDigit(peek()) else { throw error("invalid number") }
+                while isDigit(peek()) { position += 1 }
+            }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+            // Numbers that SQLite would give back as another number are refused by their key, never
+            // read as the number they round to: an integer has no negative zero (a REAL −0.0 is
+            // written with its fraction), and a Double cannot hold 1e-400, which would become 0.
+            if integral, text == "-0" {
+                throw SyntaxError(offset: start, reason: "is -0, which no integer is (SQLite keeps no negative zero)", isValueError: true)
+            }
+            if integral, let integer = Int64(text) { return .integer(integer) }
+            guard let number = Double(text), number.isFinite else { throw SyntaxError(offset: start, reason: "number out of range") }
+            if number == 0, Self.hasNonZeroDigit(text) {
+                throw SyntaxError(
+                    offset: start, reason: "is \(text.prefix(40)), too small for a Double: it would be stored as 0", isValueError: true)
+            }
+            return .number(number)
+        }
+
+        /// Whether a number's digits before its exponent hold anything but zeros.
+        static func hasNonZeroDigit(_ text: String) -> Bool {
+            text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }.contains { (49...57).contains($0) }
+        }
+
+        /// At `"`: the decoded string, past its closing quote.
+        mutating func parseString() throws -> String {
+            position += 1
+            let start = position
+            // The common case, no escapes: one validated view of the bytes.
+            while position < bytes.count {
+                let byte = bytes[position]
+                if byte == UInt8(ascii: "\"") {
+                    let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
+                    position += 1
+                    guard let text = String(validating: slice, as: UTF8.self) else {
+                        throw SyntaxError(offset: start, reason: "invalid UTF-8")
+                    }
+                    return text
+                }
+                if byte == UInt8(ascii: "\\") { break }
+                if byte < 0x20 { throw error("control character in a string") }
+                position += 1
+            }
+            var decoded = Array(bytes[start..<position])
+            while position < bytes.count {
+                let byte = bytes[position]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    position += 1
+                    guard let text = String(validating: decoded, as: UTF8.self) else {
+                        throw SyntaxError(offset: start, reason: "invalid UTF-8")
+                    }
+                    return text
+                case UInt8(ascii: "\\"):
+                    position += 1
+                    guard let escape = peek() else { throw error("unterminated string") }
+                    position += 1
+                    switch escape {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escape)
+                    case UInt8(ascii: "b"): decoded.append(0x08)
+                    case UInt8(ascii: "f"): decoded.append(0x0C)
+                    case UInt8(ascii: "n"): decoded.append(0x0A)
+                    case UInt8(ascii: "r"): decoded.append(0x0D)
+                    case UInt8(ascii: "t"): decoded.append(0x09)
+                    case UInt8(ascii: "u"):
+                        var scalar = try parseHex()
+                        if (0xD800...0xDBFF).contains(scalar) {
+                            guard peek() == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u") else {
+                                throw error("lone surrogate")
+                            }
+                            position += 2
+                            let low = try parseHex()
+                            guard (0xDC00...0xDFFF).contains(low) else { throw error("lone surrogate") }
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else if (0xDC00...0xDFFF).contains(scalar) {
+                            throw error("lone surrogate")
+                        }
+                        guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid escape") }
+                        decoded.append(contentsOf: String(Character(unicode)).utf8)
+                    default:
+                        throw error("invalid escape")
+                    }
+                default:
+                    if byte < 0x20 { throw error("control character in a string") }
+                    decoded.append(byte)
+                    position += 1
+                }
+            }
+            throw error("unterminated string")
+        }
+
+        mutating func parseHex() throws -> UInt32 {
+            guard position + 4 <= bytes.count else { throw error("invalid \\u escape") }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[position]
+                let digit: UInt32
+                switch byte {
+                case 48...57: digit = UInt32(byte - 48)
+                case 65...70: digit = UInt32(byte - 55)
+                case 97...102: digit = UInt32(byte - 87)
+                default: throw error("invalid \\u escape")
+                }
+                value = value << 4 | digit
+                position += 1
+            }
+            return value
+        }
+    }
+}

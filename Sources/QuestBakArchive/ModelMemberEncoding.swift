@@ -1,0 +1,297 @@
+import CoreDataStore
+import Foundation
+import GRDB
+
+/// Entity members of a store described by its own model (`source.schema` `"model"`,
+/// docs/archive-format.md): one member per entity, sub-entities included, each record under its
+/// property names with the model's types: a composite as a nested object, to-one relationships
+/// as the target's `_pk`, to-many relationships that have no foreign key on the other side
+/// (many-to-many, or without an inverse) as the ascending `_pk`s of their targets.
+///
+/// Export writes these bytes; a restore reads them back into the same columns, and proves what it
+/// wrote by encoding the new store again and comparing digests.
+package enum ModelMemberEncoding {
+    /// The bytes written before each field's value, and after the last one: keys, and the braces
+    /// that open and close composites.
+    private struct Template {
+        var beforeField: [[UInt8]] = []
+        var afterFields: [UInt8] = []
+
+        init(_ fields: [ModelLayout.Field]) {
+            var open: [String] = []  // the composite path currently open
+            for field in fields {
+                let parents = Array(field.path.dropLast())
+                var common = 0
+                while common < open.count, common < parents.count, open[common] == parents[common] { common += 1 }
+                var bytes: [UInt8] = Array(repeating: UInt8(ascii: "}"), count: open.count - common)
+                // A key that opens a level right after `{` needs no comma; every other key does.
+                var justOpened = false
+                for level in common..<parents.count {
+                    if !justOpened { bytes.append(UInt8(ascii: ",")) }
+                    ValueJSON.appendString(parents[level], to: &bytes)
+                    bytes.append(contentsOf: ":{".utf8)
+                    justOpened = true
+                }
+                if !justOpened { bytes.append(UInt8(ascii: ",")) }
+                ValueJSON.appendString(field.path.last ?? "", to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                beforeField.append(bytes)
+                open = parents
+            }
+            afterFields = Array(repeating: UInt8(ascii: "}"), count: open.count)
+        }
+    }
+
+    static func key(_ name: String) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: ",")]
+        ValueJSON.appendString(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        return bytes
+    }
+
+    /// The statement that lists one record's targets of a to-many, ascending.
+    static func targetsSQL(_ link: ModelLayout.ToMany) -> String {
+        switch link.storage {
+        case .destinationColumn(let table, let column): return "SELECT Z_PK FROM \(table) WHERE \(column) = ? ORDER BY Z_PK"
+        case .joinTable(let table, let source, let destination):
+            return "SELECT \(destination) FROM \(table) WHERE \(source) = ? ORDER BY \(destination)"
+        }
+    }
+
+    /// Streams the member of `plan`'s entity through `write`; returns the number of records.
+    package static func encode(
+        _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
+    ) throws -> Int {
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_ENT = \(plan.number)") ?? 0
+        try write(EntityHeader(schemaVersion: schemaVersion, entity: plan.name, count: total).line())
+        let template = Template(plan.fields)
+        let toOneKeys = plan.toOne.map { key($0.name) }
+        let toManyKeys = plan.toMany.map { key($0.name) }
+        let toManyStatements = try plan.toMany.map { try db.makeStatement(sql: targetsSQL($0)) }
+        let columns = ["Z_PK", "Z_OPT"] + plan.fields.map(\.column) + plan.toOne.map(\.column)
+        let sql = "SELECT \(columns.joined(separator: ", ")) FROM \(plan.table) WHERE Z_ENT = \(plan.number) ORDER BY Z_PK"
+        let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
+        let optKey = Array(",\"\(RecordJSON.optKey)\":".utf8)
+        var line: [UInt8] = []
+        line.reserveCapacity(512)
+        var done = 0
+        func undecodable(_ primaryKey: Int64, _ property: String, _ reason: String) -> StoreError {
+            StoreError.undecodableValue(path: path, entity: plan.name, primaryKey: primaryKey, property: property, reason: reason)
+        }
+        try ExactSQL.forEachRow(db, sql: sql) { row in
+            guard let primaryKey = row.integer(0) else { throw undecodable(0, "Z_PK", "\(row[0].summary) is not an integer key") }
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: prefix)
+            line.append(contentsOf: String(primaryKey).utf8)
+            line.append(contentsOf: optKey)
+            switch row[1] {
+            case .null: line.append(contentsOf: "null".utf8)
+            case .integer(let opt): line.append(contentsOf: String(opt).utf8)
+            case let other: throw undecodable(primaryKey, "Z_OPT", "\(other.summary) is not an integer")
+            }
+            for (index, field) in plan.fields.enumerated() {
+                line.append(contentsOf: template.beforeField[index])
+                do {
+                    ValueJSON.append(try ValueCoding.decode(row[2 + index], as: field.kind), to: &line)
+                } catch let failure as ValueCoding.Failure {
+                    throw undecodable(primaryKey, field.path.joined(separator: "."), failure.reason)
+                }
+            }
+            line.append(contentsOf: template.afterFields)
+            for (index, relationship) in plan.toOne.enumerated() {
+                line.append(contentsOf: toOneKeys[index])
+                switch row[2 + plan.fields.count + index] {
+                case .null: line.append(contentsOf: "null".utf8)
+                case .integer(let target): line.append(contentsOf: String(target).utf8)
+                case let other: throw undecodable(primaryKey, relationship.name, "\(other.summary) is not a key")
+                }
+            }
+            for (index, statement) in toManyStatements.enumerated() {
+                line.append(contentsOf: toManyKeys[index])
+                line.append(UInt8(ascii: "["))
+                var first = true
+                try ExactSQL.forEachRow(statement, [.integer(primaryKey)]) { target in
+                    guard let key = target.integer(0) else { throw undecodable(primaryKey, plan.toMany[index].name, "a link is not a key") }
+                    if !first { line.append(UInt8(ascii: ",")) }
+                    first = false
+                    line.append(contentsOf: String(key).utf8)
+                }
+                line.append(UInt8(ascii: "]"))
+            }
+            line.append(contentsOf: "}\n".utf8)
+            guard line.count <= ArchiveManifest.maximumLineBytes else {
+                throw StoreError.recordTooLarge(
+                    path: path, entity: plan.name, primaryKey: primaryKey, lineBytes: line.count, limit: ArchiveManifest.maximumLineBytes)
+            }
+            try write(line)
+            done += 1
+            if done % 10_000 == 0 { progress?(done, total) }
+        }
+        progress?(done, total)
+        return done
+    }
+
+    package static func digest(
+        _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String
+    ) throws
+        -> EntityMemberEncoding.Digest
+    {
+        try .of { try encode(db, plan: plan, schemaVersion: schemaVersion, path: path, write: $0) }
+    }
+
+    /// One record line, read back into its row and its links.
+    package struct Row {
+        package var primaryKey: Int64
+        package var opt: Int64?
+        /// In the order of `plan.fields` then `plan.toOne`.
+        package var values: [StoredValue]
+        /// Per `plan.toMany`: the targets' keys.
+        package var links: [[Int64]]
+    }
+
+    package struct LineError: Error {
+        package var reason: String
+    }
+
+    /// Parses a record line of `plan`'s member strictly: every key the member has, no other, each
+    /// value of its property's type.
+    package static func decode(_ line: Data, plan: ModelLayout.EntityPlan, carriesOpt: Bool) throws -> Row {
+        let members: [(key: String, value: JSONValue)]
+        do {
+            members = try JSONLine.parseObject(line)
+        } catch let error as JSONLine.SyntaxError {
+            throw LineError(reason: error.lineReason)
+        }
+        var object: [String: JSONValue] = [:]
+        for member in members { object[member.key] = member.value }
+        guard case .integer(let primaryKey)? = object.removeValue(forKey: RecordJSON.primaryKeyKey) else {
+            throw LineError(reason: "\(RecordJSON.primaryKeyKey) must be an integer")
+        }
+        var opt: Int64? = 1
+        if carriesOpt {
+            switch object.removeValue(forKey: RecordJSON.optKey) {
+            case .integer(let number)?: opt = number
+            case .null?: opt = nil
+            case nil: throw LineError(reason: "\(RecordJSON.optKey) is missing")
+            case let other?: throw LineError(reason: "\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
+            }
+        }
+        var values: [StoredValue] = []
+        // Composite objects are taken apart level by level; what is left over is unknown.
+        var composites: [[String]: [String: JSONValue]] = [[]: object]
+        func container(_ parents: [String]) throws -> [String: JSONValue] {
+            if let known = composites[parents] { return known }
+            let outer = try container(Array(parents.dropLast()))
+            let name = parents.joined(separator: ".")
+            guard let inner = outer[parents[parents.count - 1]] else { throw LineError(reason: "\(name) is missing") }
+            guard case .object(let members) = inner else { throw LineError(reason: "\(name) must be an object, found \(inner.typeName)") }
+            composites[parents] = members
+            return members
+        }
+        for field in plan.fields {
+            let parents = Array(field.path.dropLast())
+            let name = field.path.joined(separator: ".")
+            guard let json = try container(parents)[field.path[field.path.count - 1]] else { throw LineError(reason: "\(name) is missing") }
+            do {
+                // Spelled as export writes it: the restore proves itself against the archive's
+                // checksums, so another spelling would be found only after the store is written.
+                values.append(ValueCoding.encode(try ValueJSON.value(json, as: field.kind, exactSpelling: true)))
+            } catch let mismatch as ValueJSON.TypeMismatch {
+                throw LineError(
+                    reason:
+                        "\(name) must be \(mismatch.expected), found \(mismatch.found) (\(plan.name) \(RecordJSON.primaryKeyKey) \(primaryKey))"
+                )
+            }
+        }
+        // Every key of every composite level was a field or a composite.
+        var expected: [[String]: Set<String>] = [:]
+        for field in plan.fields {
+            for depth in 0..<field.path.count { expected[Array(field.path.prefix(depth)), default: []].insert(field.path[depth]) }
+        }
+        for (parents, members) in composites where parents != [] {
+            if let extra = members.keys.sorted().first(where: { !(expected[parents] ?? []).contains($0) }) {
+                throw LineError(reason: "unknown property \((parents + [extra]).joined(separator: ".")) for \(plan.name)")
+            }
+        }
+        for relationship in plan.toOne {
+            switch object[relationship.name] {
+            case .null?: values.append(.null)
+            case .integer(let target)?: values.append(.integer(target))
+            case nil: throw LineError(reason: "\(relationship.name) is missing")
+            case let other?: throw LineError(reason: "\(relationship.name) must be a _pk or null, found \(other.typeName)")
+            }
+        }
+        var links: [[Int64]] = []
+        for relationship in plan.toMany {
+            guard case .array(let elements)? = object[relationship.name] else {
+                throw LineError(reason: "\(relationship.name) must be an array of the _pk of its \(relationship.destination) records")
+            }
+            var keys: [Int64] = []
+            for element in elements {
+                guard case .integer(let key) = element else {
+                    throw LineError(reason: "\(relationship.name) holds \(element.typeName), not a _pk")
+                }
+                // Ascending and once each, as export writes them: a link is a set member.
+                if let last = keys.last, key <= last { throw LineError(reason: "\(relationship.name) is not in ascending _pk order") }
+                keys.append(key)
+            }
+            links.append(keys)
+        }
+        let known = Set(
+            plan.fields.compactMap(\.path.first) + plan.toOne.map(\.name) + plan.toMany.map(\.name)
+                + [RecordJSON.primaryKeyKey, RecordJSON.optKey])
+        if let extra = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw LineError(reason: "unknown property \(extra) for \(plan.name)")
+        }
+        return Row(primaryKey: primaryKey, opt: opt, values: values, links: links)
+    }
+}
+
+/// Entity members of a store no model describes (`source.schema` `"generic"`): one member per
+/// entity table, named after its root entity, each row under its column names with its SQLite
+/// storage class kept exactly (the encoding of "Other tables"): `_pk`, then every other column in
+/// the table's order, `Z_ENT` and `Z_OPT` included. Nothing is typed, so nothing is guessed.
+package enum GenericMemberEncoding {
+    package static func encode(
+        _ db: Database, entity: String, table: String, schemaVersion: String, path: String,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
+    ) throws -> Int {
+        let columns = try db.columns(in: table).map(\.name).filter { $0.uppercased() != "Z_PK" }
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+        try write(EntityHeader(schemaVersion: schemaVersion, entity: entity, count: total).line())
+        let keys = columns.map { ModelMemberEncoding.key($0) }
+        let selected = (["Z_PK"] + columns.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")
+        let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
+        var line: [UInt8] = []
+        var done = 0
+        try ExactSQL.forEachRow(db, sql: "SELECT \(selected) FROM \(table) ORDER BY Z_PK") { row in
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: prefix)
+            TableMemberEncoding.append(row[0], to: &line)
+            for (index, key) in keys.enumerated() {
+                line.append(contentsOf: key)
+                TableMemberEncoding.append(row[1 + index], to: &line)
+            }
+            line.append(contentsOf: "}\n".utf8)
+            guard line.count <= ArchiveManifest.maximumLineBytes else {
+                throw StoreError.recordTooLarge(
+                    path: path, entity: entity, primaryKey: row.integer(0) ?? 0, lineBytes: line.count,
+                    limit: ArchiveManifest.maximumLineBytes)
+            }
+            try write(line)
+            done += 1
+            if done % 10_000 == 0 { progress?(done, total) }
+        }
+        progress?(done, total)
+        return done
+    }
+
+    package static func digest(
+        _ db: Database, entity: String, table: String, schemaVersion: String, path: String
+    ) throws
+        -> EntityMemberEncoding.Digest
+    {
+        try .of { try encode(db, entity: entity, table: table, schemaVersion: schemaVersion, path: path, write: $0) }
+    }
+}
