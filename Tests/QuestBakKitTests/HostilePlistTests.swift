@@ -185,7 +185,8 @@ final class HostilePlistTests: XCTestCase {
         let data = Self.assemble([array, blob], offsetWidth: 4, offsets: [8, blobOffset] + [UInt64](repeating: blobOffset, count: 15_000))
         let start = Date()
         assertRefused(data, "expand")
-        XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+        // A hang guard (expanding the shared blob takes minutes), loose for a loaded CI machine.
+        XCTAssertLessThan(Date().timeIntervalSince(start), 12)
         // Exponential sharing (each array holds the next twice) stops at the visit limit.
         assertRefused(Self.assemble(Self.chain(40, referencesEach: 2)), "expands too far")
     }

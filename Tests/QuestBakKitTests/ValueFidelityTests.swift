@@ -277,8 +277,9 @@ final class ValueFidelityTests: XCTestCase {
         let start = Date()
         let members = try JSONLine.parseObject(Data(line.utf8))
         XCTAssertEqual(members.count, 160_001)
-        // Not a timing assertion of the product: a quadratic check takes about a minute here.
-        XCTAssertLessThan(Date().timeIntervalSince(start), 20)
+        // Not a timing assertion of the product: a quadratic check takes minutes here (about one
+        // on an idle machine); the bound is loose for a loaded CI machine.
+        XCTAssertLessThan(Date().timeIntervalSince(start), 45)
     }
 
     func testDuplicateKeysAreComparedAsBytes() throws {
