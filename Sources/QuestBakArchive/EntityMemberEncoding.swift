@@ -8,57 +8,41 @@ import GRDB
 package enum EntityMemberEncoding {
     /// Streams the member through `write` in pieces; returns the number of records.
     ///
-    /// This is the export's hot loop: each row goes from SQLite's columns straight to JSON bytes,
-    /// through the same column plan and value decoding as every other reader, without building a
-    /// record. A record whose line would pass the format's line limit is refused here, so that
-    /// no archive is written that a reader would refuse.
+    /// A schema's entity (an app profile's known version, such as TimeQuest's) is written by the
+    /// one record codec, `ModelMemberEncoding`, laid out as `TableLayout` puts it on its table:
+    /// attributes by name, then to-one relationships by name, which is the archive's key order
+    /// for both kinds of store. A record whose line would pass the format's line limit is
+    /// refused there, so that no archive is written that a reader would refuse.
     package static func encode(
         _ db: Database, schema: Schema, entity: Entity, entityNumber: Int?, path: String,
         progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
     ) throws -> Int {
+        let plan = try Self.plan(db, entity: entity, number: entityNumber ?? schema.entityNumber(of: entity.name) ?? 0, path: path)
+        return try ModelMemberEncoding.encode(
+            db, plan: plan, schemaVersion: schema.versionIdentifier, path: path, progress: progress, write: write)
+    }
+
+    /// The model plan of a schema's entity on its table. Every column the layout names must be
+    /// there: a store whose tables differ from its schema's is described by its own model or its
+    /// tables before it gets here, so a missing column is a mismatch, named, never read as null.
+    static func plan(_ db: Database, entity: Entity, number: Int, path: String) throws -> ModelLayout.EntityPlan {
         let layout = TableLayout(entity: entity)
-        let filter = entityNumber.map { " WHERE Z_ENT = \($0)" } ?? ""
-        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.tableName)\(filter)") ?? 0
-        try write(EntityHeader(schemaVersion: schema.versionIdentifier, entity: entity.name, count: total).line())
-        let plan = try RecordColumns(db, entity: entity, entityNumber: entityNumber)
-        // Each property's `,"name":` bytes, in the archive's key order.
-        let keys: [[UInt8]] = plan.properties.map { property in
-            var key: [UInt8] = [UInt8(ascii: ",")]
-            ValueJSON.appendString(property.name, to: &key)
-            key.append(UInt8(ascii: ":"))
-            return key
+        let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
+        let missing = (["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name)).filter { !available.contains($0.uppercased()) }
+        guard missing.isEmpty else {
+            throw StoreError.schemaMismatch(
+                path: path, versionIdentifier: nil, differences: missing.map { "\(layout.tableName): no column \($0)" })
         }
-        var done = 0
-        var line: [UInt8] = []
-        line.reserveCapacity(512)
-        let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
-        let optKey = Array(",\"\(RecordJSON.optKey)\":".utf8)
-        try plan.forEachRow(db) { row in
-            let primaryKey = try plan.primaryKey(row, entity: entity, path: path)
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: prefix)
-            line.append(contentsOf: String(primaryKey).utf8)
-            line.append(contentsOf: optKey)
-            if let opt = try plan.opt(row, entity: entity, primaryKey: primaryKey, path: path) {
-                line.append(contentsOf: String(opt).utf8)
-            } else {
-                line.append(contentsOf: "null".utf8)
-            }
-            for (property, key) in zip(plan.properties, keys) {
-                line.append(contentsOf: key)
-                ValueJSON.append(try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path), to: &line)
-            }
-            line.append(contentsOf: "}\n".utf8)
-            guard line.count <= ArchiveManifest.maximumLineBytes else {
-                throw StoreError.recordTooLarge(
-                    path: path, entity: entity.name, primaryKey: primaryKey, lineBytes: line.count, limit: ArchiveManifest.maximumLineBytes)
-            }
-            try write(line)
-            done += 1
-            if done % 10_000 == 0 { progress?(done, total) }
-        }
-        progress?(done, total)
-        return done
+        let column = { (property: String) in layout.column(for: property)?.name ?? "" }
+        return ModelLayout.EntityPlan(
+            name: entity.name, number: Int64(number), table: layout.tableName,
+            fields: entity.attributes.sorted { $0.name < $1.name }.map {
+                ModelLayout.Field(path: [$0.name], column: column($0.name), kind: $0.kind, isOptional: $0.isOptional)
+            },
+            toOne: entity.toOneRelationships.sorted { $0.name < $1.name }.map {
+                ModelLayout.ToOne(name: $0.name, column: column($0.name), destination: $0.destination)
+            },
+            toMany: [])
     }
 
     package struct Digest: Sendable, Equatable, Encodable {

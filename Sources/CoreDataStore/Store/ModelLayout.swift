@@ -23,12 +23,26 @@ package struct ModelLayout: Sendable {
         package var isOptional: Bool = true
         /// The model's concrete default, as stored; nil when it has none (or one not storable).
         package var defaultValue: StoredValue?
+
+        package init(path: [String], column: String, kind: AttributeKind, isOptional: Bool = true, defaultValue: StoredValue? = nil) {
+            self.path = path
+            self.column = column
+            self.kind = kind
+            self.isOptional = isOptional
+            self.defaultValue = defaultValue
+        }
     }
 
     package struct ToOne: Sendable, Equatable {
         package var name: String
         package var column: String
         package var destination: String = ""
+
+        package init(name: String, column: String, destination: String = "") {
+            self.name = name
+            self.column = column
+            self.destination = destination
+        }
     }
 
     /// Where a to-many relationship that has no foreign key on the other side keeps its links.
@@ -56,6 +70,15 @@ package struct ModelLayout: Sendable {
         /// Only the sides a record carries: a join table is written from one side, the other
         /// follows from the inverse.
         package var toMany: [ToMany]
+
+        package init(name: String, number: Int64, table: String, fields: [Field], toOne: [ToOne], toMany: [ToMany]) {
+            self.name = name
+            self.number = number
+            self.table = table
+            self.fields = fields
+            self.toOne = toOne
+            self.toMany = toMany
+        }
     }
 
     /// By entity name.
