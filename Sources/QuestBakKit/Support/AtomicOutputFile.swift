@@ -81,7 +81,7 @@ public enum OutputError: Error, Equatable, LocalizedError {
     }
 }
 
-enum Durability {
+package enum Durability {
     /// Makes what was written to `descriptor` durable; false when the system refused. On Darwin
     /// fsync reaches only the drive's cache, and F_FULLFSYNC asks the drive to write it out (what
     /// Apple advises for data that must survive a power loss); a file system without it falls
@@ -104,7 +104,7 @@ enum Durability {
     }()
 
     /// A rename is durable only once its directory is synced.
-    static func syncDirectory(of url: URL) {
+    package static func syncDirectory(of url: URL) {
         let directory = open(url.deletingLastPathComponent().path, O_RDONLY)
         if directory >= 0 {
             _ = sync(directory)
