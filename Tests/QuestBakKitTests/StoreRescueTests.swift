@@ -102,7 +102,9 @@ final class StoreRescueTests: XCTestCase {
 
         XCTAssertFalse(result.exported)
         XCTAssertNil(result.archive)
-        XCTAssertNotNil(result.exportError)
+        XCTAssertTrue(
+            result.exportError is StoreError || result.exportError is ArchiveError,
+            "a typed error: \(String(describing: result.exportError))")
         XCTAssertFalse(try XCTUnwrap(result.exportFailure).isEmpty)
         XCTAssertFalse(FileManager.default.fileExists(atPath: rescueFolder.appendingPathComponent(StoreRescue.archiveName).path))
         XCTAssertEqual(
@@ -118,6 +120,41 @@ final class StoreRescueTests: XCTestCase {
             }
             XCTAssertTrue(reason.contains(StoreRescue.filesFolderName), reason)
         }
+    }
+
+    func testAMissingStoreIsRefusedAndNothingIsWritten() throws {
+        let directory = try TemporaryTestDirectory()
+        let missing = directory.path("gone/default.store")
+        let rescueFolder = directory.path("rescue")
+        XCTAssertThrowsError(try StoreRescue.rescue(storeAt: missing, into: rescueFolder)) { error in
+            XCTAssertEqual(error as? StoreError, .notFound(path: missing.path))
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: rescueFolder.path))
+    }
+
+    /// The support folder is copied as it is: a link as a link (what it points at is not the
+    /// store's), and what is neither file, folder nor link named rather than copied.
+    func testTheSupportFolderIsCopiedWithoutFollowingLinks() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("AnyApp/kitchen-sink")
+        let support = store.deletingLastPathComponent().appendingPathComponent(".default_SUPPORT")
+        let outside = directory.path("outside.txt")
+        try Data("not the store's".utf8).write(to: outside)
+        try FileManager.default.createSymbolicLink(atPath: support.appendingPathComponent("link").path, withDestinationPath: outside.path)
+        XCTAssertEqual(mkfifo(support.appendingPathComponent("pipe").path, 0o644), 0)
+        let rescueFolder = directory.path("rescue")
+
+        let result = try StoreRescue.rescue(storeAt: store, into: rescueFolder)
+
+        let copiedSupport = rescueFolder.appendingPathComponent(StoreRescue.filesFolderName).appendingPathComponent(".default_SUPPORT")
+        XCTAssertEqual(
+            try FileManager.default.destinationOfSymbolicLink(atPath: copiedSupport.appendingPathComponent("link").path), outside.path)
+        XCTAssertEqual(result.notCopied, [support.appendingPathComponent("pipe").path])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copiedSupport.appendingPathComponent("pipe").path))
+        XCTAssertEqual(
+            try Data(contentsOf: copiedSupport.appendingPathComponent("_EXTERNAL_DATA/85119BD1-9242-445A-9557-A0E0B987FF95")),
+            try Data(contentsOf: support.appendingPathComponent("_EXTERNAL_DATA/85119BD1-9242-445A-9557-A0E0B987FF95")))
+        XCTAssertTrue(result.exported, result.exportFailure ?? "")
     }
 
     func testAnArchiveOfTheSameModelMergesIntoTheFreshStoreAsItIs() throws {

@@ -24,7 +24,8 @@ enum StoreFilesCopy {
         try createFolder(folder)
         for suffix in ["", "-wal", "-shm"] {
             let source = URL(fileURLWithPath: store.path + suffix)
-            guard let type = entryType(source.path) else { continue }
+            // The store's own files are copied for their bytes even when reached through a link.
+            guard let type = entryType(source.path, followingLinks: true) else { continue }
             let target = folder.appendingPathComponent(source.lastPathComponent)
             try copyEntry(source, type: type, to: target, copied: &copied)
         }
@@ -129,10 +130,10 @@ enum StoreFilesCopy {
         return total
     }
 
-    /// What is at `path` itself, a link not followed; nil when nothing is there.
-    static func entryType(_ path: String) -> mode_t? {
+    /// What is at `path`: itself (a link not followed) unless `followingLinks`; nil when nothing is there.
+    static func entryType(_ path: String, followingLinks: Bool = false) -> mode_t? {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
         return info.st_mode & S_IFMT
     }
 

@@ -80,13 +80,14 @@ public enum StoreRescue {
     /// may hold the only good copy. Throws when the copy cannot be made (then nothing is saved);
     /// an export that fails does not throw: the result says why, and the copy is kept.
     public static func rescue(storeAt store: URL, into folder: URL, options: Options = Options()) throws -> RescueResult {
-        switch StoreFilesCopy.entryType(store.path) {
+        switch StoreFilesCopy.entryType(store.path, followingLinks: true) {
         case nil: throw StoreError.notFound(path: store.path)
         case S_IFDIR?:
             throw StoreError.notAStore(path: store.path, reason: "it is a folder; name the store file in it (such as default.store)")
         default: break
         }
-        switch StoreFilesCopy.entryType(folder.path) {
+        let folderExisted = StoreFilesCopy.entryType(folder.path, followingLinks: true) != nil
+        switch StoreFilesCopy.entryType(folder.path, followingLinks: true) {
         case nil: break
         case S_IFDIR?:
             let contents = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
@@ -94,7 +95,15 @@ public enum StoreRescue {
         default: throw OutputError.cannotCreate(path: folder.path, reason: "it is a file; name a folder for the rescue")
         }
         let files = folder.appendingPathComponent(filesFolderName)
-        let copied = try StoreFilesCopy.copy(storeAt: store, into: files)
+        let copied: StoreFilesCopy.Copied
+        do {
+            copied = try StoreFilesCopy.copy(storeAt: store, into: files)
+        } catch {
+            // No partial copy is left to be taken for a whole one; the folder was new or empty.
+            try? FileManager.default.removeItem(at: files)
+            if !folderExisted { try? FileManager.default.removeItem(at: folder) }
+            throw error
+        }
 
         let archive = folder.appendingPathComponent(archiveName)
         var exportOptions = Exporter.Options(createdAt: options.createdAt)
