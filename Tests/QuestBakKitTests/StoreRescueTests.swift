@@ -170,6 +170,8 @@ final class StoreRescueTests: XCTestCase {
         XCTAssertEqual(result.outcome, .merged)
         XCTAssertEqual(result.inserted, rescued.records)
         XCTAssertEqual(result.unplaced, [])
+        XCTAssertEqual(result.archiveRepairs, [:], "the fixture's records need no repair")
+        XCTAssertEqual(result.migrationCounts, [:], "nothing was migrated")
         XCTAssertEqual(try count(fresh, "SELECT count(*) FROM ZRECIPE"), rescued.entities["Recipe"])
         XCTAssertEqual(
             try count(fresh, "SELECT count(*) FROM ZRECIPE WHERE ZSWEETNESS IS NOT NULL"), rescued.entities["Recipe"],

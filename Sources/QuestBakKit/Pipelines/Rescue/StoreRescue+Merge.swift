@@ -43,6 +43,10 @@ extension StoreRescue {
         public var migrationCounts: [String: Int]
         /// What the merge did, by `kind.rule`.
         public var mergeCounts: [String: Int]
+        /// Repairs the archive's own records needed before they could be merged (duplicates of a
+        /// uniqueness constraint, links to nothing), by `kind.rule`, as `import --validate`
+        /// makes them; the archive keeps the records as they were.
+        public var archiveRepairs: [String: Int]
         /// Every entry of the migration and the merge, one JSON object a line; nil when nothing
         /// was merged.
         public var report: String?
@@ -82,7 +86,7 @@ extension StoreRescue {
         var result = MergeResult(
             outcome: .merged, archive: archive.path, store: store.path, archiveSchemaVersion: archiveModel.versionIdentifier,
             storeSchemaVersion: storeModel.versionIdentifier, entities: [], inserted: 0, unplaced: [], migrationCounts: [:],
-            mergeCounts: [:], report: nil, backupFiles: [], notes: [])
+            mergeCounts: [:], archiveRepairs: [:], report: nil, backupFiles: [], notes: [])
         if ModelVersionHashes(schema: archiveModel) != ModelVersionHashes(schema: storeModel),
             VersionIdentifier.isNewer(archiveModel.versionIdentifier, than: storeModel.versionIdentifier)
         {
@@ -134,6 +138,7 @@ extension StoreRescue {
         result.entities = merge.entities
         result.inserted = merge.entities.reduce(0) { $0 + $1.inserted }
         result.mergeCounts = merge.counts
+        result.archiveRepairs = merge.archiveRepairs
         result.backupFiles = merge.backupFiles
         result.notes += merge.notes.filter { !$0.contains(work.path) }
         result.report = try writeReport(folder.appendingPathComponent(reportName), logs: logs + [merge.log])
