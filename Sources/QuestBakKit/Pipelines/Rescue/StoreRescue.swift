@@ -86,8 +86,8 @@ public enum StoreRescue {
             throw StoreError.notAStore(path: store.path, reason: "it is a folder; name the store file in it (such as default.store)")
         default: break
         }
-        let folderExisted = StoreFilesCopy.entryType(folder.path, followingLinks: true) != nil
-        switch StoreFilesCopy.entryType(folder.path, followingLinks: true) {
+        let folderType = StoreFilesCopy.entryType(folder.path, followingLinks: true)
+        switch folderType {
         case nil: break
         case S_IFDIR?:
             let contents = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
@@ -101,7 +101,7 @@ public enum StoreRescue {
         } catch {
             // No partial copy is left to be taken for a whole one; the folder was new or empty.
             try? FileManager.default.removeItem(at: files)
-            if !folderExisted { try? FileManager.default.removeItem(at: folder) }
+            if folderType == nil { try? FileManager.default.removeItem(at: folder) }
             throw error
         }
 
