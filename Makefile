@@ -61,6 +61,8 @@ test: deps lint
 	swift build --build-tests
 	swift test --parallel --xunit-output .build/xunit.xml
 	python3 Scripts/test-summary.py .build/xunit.xml
+	@# Examples/RescueBeforeReset: a store its app's new build cannot open, rescued and merged; non-zero on a mismatch.
+	.build/debug/RescueBeforeReset
 	$(MAKE) man-check
 	swift package describe --type json | python3 Scripts/check-library-dependencies.py
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures

@@ -93,6 +93,11 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(name: "questbak-fixtures", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // Examples/RescueBeforeReset: an app's new build that cannot open its store rescues it,
+        // resets and merges (`make test` runs it). QuestBakFixtures stands in for SwiftData there.
+        .executableTarget(
+            name: "RescueBeforeReset", dependencies: ["QuestBakKit", "QuestBakFixtures"], path: "Examples/RescueBeforeReset",
+            swiftSettings: [.swiftLanguageMode(.v6)]),
         // The archive reader's fuzz campaign: `swift run -c release questbak-fuzz --iterations 10000`.
         .executableTarget(name: "questbak-fuzz", dependencies: ["QuestBakFixtures"], swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(
