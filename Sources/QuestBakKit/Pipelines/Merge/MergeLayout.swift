@@ -98,9 +98,10 @@ struct MergeLayout {
 // MARK: Built from a store's description
 
 extension MergeLayout {
-    /// The layout of a store of one of TimeQuest's schemas: one table per entity, identity from
-    /// the app profile (natural keys, the singleton profile and its merge rules).
-    init(timeQuest schema: Schema) {
+    /// The layout of a store of an app profile's schema (TimeQuest's): one table per entity,
+    /// identity from what the profile gave the schema (natural keys, a singleton and its merge
+    /// rules: `AppProfile.applied(to:)`).
+    init(schema: Schema) {
         var plans: [EntityPlan] = []
         for entity in schema.entities {
             let layout = TableLayout(entity: entity)

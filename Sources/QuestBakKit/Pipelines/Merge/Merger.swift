@@ -149,7 +149,7 @@ public enum Merger {
 
         let layout: MergeLayout
         switch description {
-        case .timeQuest(let schema): layout = MergeLayout(timeQuest: schema)
+        case .timeQuest(let schema): layout = MergeLayout(schema: schema)
         case .model(let storeLayout):
             layout = try sameModel(store: snapshot, storeLayout: storeLayout, scratch: scratch, archive: path)
         case .tables: preconditionFailure("refused above")
