@@ -16,10 +16,14 @@ final class AppProfileTests: XCTestCase {
     func testTheLibraryAppliesNoProfileUnasked() throws {
         let directory = try TemporaryTestDirectory()
         let store = try timeQuestStore("v2-typical", in: directory)
+        var byModelOptions = Exporter.Options(createdAt: 1_767_225_600, compression: .none)
+        // The archive is proved to give the store back: the model path backs a TimeQuest store
+        // up as well as its profile does.
+        byModelOptions.verify = true
         let byModel = try Exporter.export(
-            storeAt: store, to: .file(directory.path("model.qbak"), overwrite: false),
-            options: Exporter.Options(createdAt: 1_767_225_600, compression: .none))
+            storeAt: store, to: .file(directory.path("model.qbak"), overwrite: false), options: byModelOptions)
         XCTAssertEqual(byModel.schema, ArchiveManifest.Source.modelSchema, "without a profile, a store is read by the model it carries")
+        XCTAssertNotNil(byModel.verification)
 
         var options = Exporter.Options(createdAt: 1_767_225_600, compression: .none)
         options.profiles = [.timeQuest]

@@ -25,7 +25,7 @@ public enum Merger {
     public struct Options {
         /// How the archive is restored before the merge, as `import` restores it: `validate`
         /// (repairs of the archive's own data; without it an archive that needs any is refused),
-        /// `now`, `randomIDs`, `allowNewer`, `schemas`; `keepDistinctIDs` also keeps such records
+        /// `now`, `randomIDs`, `allowNewer`, `profiles`; `keepDistinctIDs` also keeps such records
         /// apart when matching; `dryRun` and `backupStamp` are the merge's own. The target version,
         /// template and replace are the merge's to set: the store's version, no template, replaced.
         public var restore = Importer.Options()
