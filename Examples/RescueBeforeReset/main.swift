@@ -178,7 +178,7 @@ if let outcome = try launch(store: store, rescues: work.appendingPathComponent("
     // The merged store read back by a backup of it: the records are there under the new model.
     let backup = work.appendingPathComponent("after.qbak")
     var options = Exporter.Options(createdAt: 1_800_000_000)
-    options.schemas = []
+    options.profiles = []
     options.verify = true
     let summary = try Exporter.export(storeAt: store, to: .file(backup, overwrite: false), options: options)
     let counts = Dictionary(summary.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +)

@@ -42,7 +42,8 @@ extension Questbak {
                 let progress = progressOptions.reporter(command: "diff", quiet: json)
                 defer { progress.abandon() }
                 let result = try Differ.diff(
-                    URL(fileURLWithPath: a), URL(fileURLWithPath: b), keys: try archiveKeys.keys(), workDirectory: work,
+                    URL(fileURLWithPath: a), URL(fileURLWithPath: b), keys: try archiveKeys.keys(), profiles: [.timeQuest],
+                    workDirectory: work,
                     progress: progress.callback)
                 progress.finish()
                 same = result.isEmpty

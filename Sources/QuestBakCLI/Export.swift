@@ -79,7 +79,7 @@ extension Questbak {
                 defer { progress.abandon() }
                 var options = Exporter.Options(
                     createdAt: try ISOTimestamp.creationTime(flag: createdAt), compression: compression, progress: progress.callback)
-                options.schemas = try schemaOptions.schemas().candidates
+                options.profiles = [try schemaOptions.profile()]
                 options.verify = verify
                 options.recipients = try encryption.recipientList()
                 let destination: Exporter.Destination =

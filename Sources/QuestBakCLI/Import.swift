@@ -144,7 +144,7 @@ extension Questbak {
                 options.allowNewer = allowNewer
                 options.keepDistinctIDs = keepDistinctIds
                 options.backupStamp = Self.stamp(Date())
-                options.schemas = try schemaOptions.schemas().candidates
+                options.profiles = [try schemaOptions.profile()]
                 options.keys = try archiveKeys.keys()
                 let file = archive == "-" ? try Self.spool(standardInputTo: work).path : archive
                 if merge, let into {

@@ -46,7 +46,7 @@ extension Questbak {
                     return
                 }
                 let snapshot = try StoreSnapshot(storeAt: URL(fileURLWithPath: store))
-                let inspection = try StoreInspection(snapshot: snapshot)
+                let inspection = try StoreInspection(snapshot: snapshot, candidates: AppProfile.timeQuest.versions)
                 print(json ? try JSONOutput.render(inspection) : Self.text(inspection))
             }
         }

@@ -74,6 +74,7 @@ extension Questbak {
                 }
                 options.keep = keep
                 options.scrambleNumbers = scrambleNumbers
+                options.profiles = [.timeQuest]
                 // The report's file is made first, so that a report that cannot be written stops
                 // the run before any store is; it is renamed into place only after the store.
                 let reportFile = try report.map { try AtomicOutputFile(destination: URL(fileURLWithPath: $0), overwrite: false) }

@@ -33,7 +33,8 @@ extension Questbak {
                 let progress = progressOptions.reporter(command: "verify", quiet: json)
                 defer { progress.abandon() }
                 let result = try ArchiveVerifier.verify(
-                    archive: archive, keys: try archiveKeys.keys(), workDirectory: work, progress: progress.callback)
+                    archive: archive, keys: try archiveKeys.keys(), profiles: [.timeQuest], workDirectory: work, progress: progress.callback
+                )
                 progress.finish()
                 exact = result.restoresExactly
                 if json {

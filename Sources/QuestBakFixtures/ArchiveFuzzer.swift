@@ -446,6 +446,7 @@ extension ArchiveFuzzer {
         let target = scratch.appendingPathComponent("restored.store")
         var options = Importer.Options()
         options.now = 0
+        options.profiles = [.timeQuest]
         do {
             _ = try Importer.run(
                 archive: input.path, into: target, options: options, workDirectory: scratch.appendingPathComponent("import"))
@@ -484,7 +485,7 @@ extension ArchiveFuzzer {
         let exported = scratch.appendingPathComponent("exported.qbak")
         do {
             _ = try Exporter.export(
-                storeAt: target, to: .file(exported, overwrite: true), options: .init(createdAt: 1_700_000_000, compression: .none))
+                storeAt: target, to: .file(exported, overwrite: true), options: ArchiveFuzzer.exportOptions)
         } catch {
             report.badErrors.append(
                 "\(label): the store an accepted import wrote does not export: \(String(describing: error).prefix(400))")
@@ -1573,5 +1574,14 @@ enum FuzzJSON {
             guard let a = instant(input), let b = instant(output) else { return false }
             return a.bitPattern == b.bitPattern
         }
+    }
+}
+
+extension ArchiveFuzzer {
+    /// The fuzzed archives are TimeQuest's: an accepted one is exported again by its profile.
+    static var exportOptions: Exporter.Options {
+        var options = Exporter.Options(createdAt: 1_700_000_000, compression: .none)
+        options.profiles = [.timeQuest]
+        return options
     }
 }

@@ -19,7 +19,7 @@ final class AgePipeTests: XCTestCase {
             writer: AgeEncryptingWriter(recipients: [.x25519(identity.recipient)], fileDescriptor: output, file: encrypted.path))
         _ = try Exporter.export(
             storeAt: try directory.copyFixture("v2-typical"), to: .fileDescriptor(pipe.fileDescriptor),
-            options: Exporter.Options(createdAt: 1_700_000_000))
+            options: Exporter.Options.timeQuest(createdAt: 1_700_000_000))
         try pipe.finish()
         close(output)
         XCTAssertTrue(AgeFormat.isEncrypted(prefix: try Data(contentsOf: encrypted)))
@@ -44,7 +44,7 @@ final class AgePipeTests: XCTestCase {
         let plain = directory.path("backup.qbak")
         _ = try Exporter.export(
             storeAt: try directory.copyFixture("AnyApp/kitchen-sink"), to: .file(plain, overwrite: false),
-            options: Exporter.Options(createdAt: 1_700_000_000))
+            options: Exporter.Options.timeQuest(createdAt: 1_700_000_000))
         let encrypted = directory.path("backup.qbak.age")
         let result = try Questbak.runTool(["age", "-r", identity.recipient.encoded, "-o", encrypted.path, plain.path])
         XCTAssertEqual(result.status, 0, result.standardError)

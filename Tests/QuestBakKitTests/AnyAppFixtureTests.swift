@@ -98,7 +98,7 @@ final class AnyAppFixtureTests: XCTestCase {
     func testBennieGameIsNotTakenForTimeQuest() throws {
         let directory = try TemporaryTestDirectory()
         let store = try copy("bennie-game", into: directory)
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
         XCTAssertEqual(inspection.versionIdentifiers, ["1.0.0"])
         XCTAssertNil(inspection.hashesMatchVersion)
         XCTAssertNil(inspection.schemaVersion)
@@ -106,7 +106,8 @@ final class AnyAppFixtureTests: XCTestCase {
     }
 
     func testVerifyMigrationLooksOnlyOneFolderDeep() throws {
-        let stores = try MigrationVerifier(fixtures: Repository.fixtures).fixtureStores()
+        let stores = try MigrationVerifier(fixtures: Repository.fixtures, target: TimeQuestSchemas.newest, candidates: TimeQuestSchemas.all)
+            .fixtureStores()
         XCTAssertFalse(stores.isEmpty)
         XCTAssertFalse(stores.contains { $0.path.contains("/\(AnyAppFixtures.folderName)/") }, "\(stores)")
     }

@@ -106,7 +106,7 @@ final class AnyAppRoundTripTests: XCTestCase {
     func testAnotherAppsOnePointOhStoreIsNotTimeQuest() throws {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("AnyApp/bennie-game")
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
         XCTAssertEqual(inspection.versionIdentifiers, ["1.0.0"])
         XCTAssertNil(inspection.schemaProblem, "no TimeQuest diagnosis for another app's store")
         XCTAssertEqual(inspection.backup, ArchiveManifest.Source.modelSchema)
@@ -119,7 +119,7 @@ final class AnyAppRoundTripTests: XCTestCase {
         let store = try directory.copyFixture("AnyApp/bennie-game")
         let archive = directory.path("b.qbak")
         try exportAnyApp(store, to: archive)
-        var options = Importer.Options()
+        var options = Importer.Options.timeQuest
         options.targetVersion = "2.0.0"
         let work = try TemporaryTestDirectory()
         XCTAssertThrowsError(
@@ -200,7 +200,7 @@ extension AnyAppRoundTripTests {
             entries["NSStoreModelVersionChecksumKey"] = .string("AAAA")
             try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [BinaryPropertyList.encode(.dictionary(entries))])
         }
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
         XCTAssertEqual(inspection.model?.differingEntities, ["checksum"])
         let summary = try assertAnyAppRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)
         XCTAssertTrue(summary.warnings.contains { $0.contains("hashes differ for checksum") }, "\(summary.warnings)")
@@ -221,7 +221,7 @@ extension AnyAppRoundTripTests {
             entries["NSStoreModelVersionHashes"] = .dictionary(hashes)
             try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [BinaryPropertyList.encode(.dictionary(entries))])
         }
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
         XCTAssertNil(inspection.schemaVersion)
         XCTAssertEqual(inspection.backup, ArchiveManifest.Source.genericSchema)
         let summary = try assertAnyAppRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)
@@ -375,11 +375,11 @@ final class AnyAppReviewRegressionTests: XCTestCase {
 extension XCTestCase {
     func exportAnyApp(_ store: URL, to archive: URL) throws -> Exporter.Summary {
         try Exporter.export(
-            storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 1_767_225_600, compression: .zstd))
+            storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600, compression: .zstd))
     }
 
     func restoreAnyApp(_ archive: URL, into target: URL, validate: Bool = false) throws -> Importer.Result {
-        var options = Importer.Options()
+        var options = Importer.Options.timeQuest
         options.validate = validate
         let work = try TemporaryTestDirectory()
         return try Importer.run(archive: archive.path, into: target, options: options, workDirectory: work.url)

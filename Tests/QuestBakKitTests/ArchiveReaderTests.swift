@@ -85,7 +85,7 @@ final class ArchiveReaderTests: XCTestCase {
             let url = directory.path("v1-typical.\(compression.rawValue).qbak")
             _ = try Exporter.export(
                 storeAt: store!, to: .file(url, overwrite: false),
-                options: .init(createdAt: ArchiveReaderTests.createdAt, compression: compression))
+                options: .timeQuest(createdAt: ArchiveReaderTests.createdAt, compression: compression))
             exports[compression] = url
             return url
         }
@@ -935,7 +935,7 @@ final class ArchiveReaderTests: XCTestCase {
             let url = Self.corpus.appendingPathComponent("accepted-\(fixture).\(compression.rawValue).qbak")
             _ = try Exporter.export(
                 storeAt: store.appendingPathComponent("default.store"), to: .file(url, overwrite: true),
-                options: .init(createdAt: Self.createdAt, compression: compression))
+                options: .timeQuest(createdAt: Self.createdAt, compression: compression))
         }
         let bench = try Bench()
         let members = try bench.members()

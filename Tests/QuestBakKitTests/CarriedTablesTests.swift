@@ -10,7 +10,7 @@ import XCTest
 final class CarriedTablesTests: XCTestCase {
     func export(_ store: URL, to archive: URL) throws -> Exporter.Summary {
         try Exporter.export(
-            storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 1_767_225_600, compression: .none))
+            storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600, compression: .none))
     }
 
     func member(_ archive: URL, _ path: String) throws -> [String] {
@@ -58,7 +58,7 @@ final class CarriedTablesTests: XCTestCase {
 
         let restored = directory.path("r.store")
         let work = try TemporaryTestDirectory()
-        _ = try Importer.run(archive: archive.path, into: restored, options: .init(), workDirectory: work.url)
+        _ = try Importer.run(archive: archive.path, into: restored, options: .timeQuest, workDirectory: work.url)
         let original = try DatabaseQueue(path: store.path)
         let copy = try DatabaseQueue(path: restored.path)
         defer {
@@ -157,7 +157,7 @@ final class CarriedTablesTests: XCTestCase {
             XCTAssertEqual(try Questbak.runTool(["tar", "--format=ustar", "-cf", hostile.path, "-C", extracted.path] + names).status, 0)
             let target = directory.path("t-\(index).store")
             let work = try TemporaryTestDirectory()
-            XCTAssertThrowsError(try Importer.run(archive: hostile.path, into: target, options: .init(), workDirectory: work.url), sql) {
+            XCTAssertThrowsError(try Importer.run(archive: hostile.path, into: target, options: .timeQuest, workDirectory: work.url), sql) {
                 error in
                 guard case ArchiveError.invalidLine(_, "tables/Z_1TAGS.jsonl", _, let reason) = error else {
                     return XCTFail("\(sql): \(error)")
@@ -174,7 +174,7 @@ final class CarriedTablesTests: XCTestCase {
         let queue = try DatabaseQueue(path: store.path)
         try queue.write { try $0.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Routine'") }
         try queue.close()
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
         XCTAssertEqual(inspection.otherTables, ["Z_1TAGS": 3, "sqlitemanager_extras": 3])
         XCTAssertEqual(inspection.warnings.count, 1)
         XCTAssertTrue(inspection.warnings.first?.hasPrefix("Routine: Z_MAX is 1, below its largest Z_PK") == true, "\(inspection.warnings)")

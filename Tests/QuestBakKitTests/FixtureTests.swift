@@ -12,7 +12,7 @@ final class FixtureTests: XCTestCase {
     func readAll(_ url: URL) throws -> (schema: Schema, records: [String: [EntityRecord]]) {
         let snapshot = try StoreSnapshot(storeAt: url)
         return try snapshot.read { db in
-            let schema = try StoreReader.detectSchema(db, path: url.path)
+            let schema = try StoreReader.detectSchema(db, path: url.path, candidates: TimeQuestSchemas.all)
             var records: [String: [EntityRecord]] = [:]
             for entity in schema.entities {
                 try StoreReader.forEachRecord(db, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: url.path) {
@@ -119,7 +119,7 @@ final class FixtureTests: XCTestCase {
             let folder = url.deletingLastPathComponent()
             let before = try DirectoryState(of: folder)
             _ = try readAll(url)
-            _ = try StoreInspection(snapshot: StoreSnapshot(storeAt: url))
+            _ = try StoreInspection(snapshot: StoreSnapshot(storeAt: url), candidates: TimeQuestSchemas.all)
             XCTAssertEqual(try DirectoryState(of: folder), before, name)
         }
     }

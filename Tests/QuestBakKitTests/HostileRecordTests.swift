@@ -27,7 +27,7 @@ final class HostileRecordTests: XCTestCase {
         let archive = directory.path("hostile.qbak")
         try builder.write(to: archive)
         let target = directory.path("out.store")
-        var options = Importer.Options()
+        var options = Importer.Options.timeQuest
         options.validate = true
         do {
             _ = try Importer.run(archive: archive.path, into: target, options: options, workDirectory: directory.url)

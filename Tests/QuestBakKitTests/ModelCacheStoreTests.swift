@@ -29,7 +29,7 @@ final class ModelCacheStoreTests: XCTestCase {
                 ModelVersionHashes(model: CompiledModel(schema: schema)).entityHashes, ModelVersionHashes(schema: schema).entityHashes,
                 fixture)
             let store = try store(fixture, withCache: CompiledModel(schema: schema), in: directory)
-            let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store))
+            let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
             let model = try XCTUnwrap(inspection.model, fixture)
             XCTAssertNil(model.problem, fixture)
             XCTAssertEqual(model.entities, 5, fixture)
@@ -46,7 +46,8 @@ final class ModelCacheStoreTests: XCTestCase {
         let routine = try XCTUnwrap(model.entities.firstIndex { $0.name == "Routine" })
         model.entities[routine].attributes[0].isOptional.toggle()
         let store = try store("v2-typical", withCache: model, in: directory)
-        let summary = try XCTUnwrap(try StoreInspection(snapshot: try StoreSnapshot(storeAt: store)).model)
+        let summary = try XCTUnwrap(
+            try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all).model)
         XCTAssertFalse(summary.hashesMatch)
         XCTAssertEqual(summary.differingEntities, ["Routine", "checksum", "digest"], "the checksum and digest follow from the hashes")
         let text = try Questbak.run(["inspect", store.path]).standardOutput
@@ -65,13 +66,14 @@ final class ModelCacheStoreTests: XCTestCase {
         let plain = try directory.copyFixture("v1-typical")
         // As Core Data's stores from before about 2015 are: no compiled model in them.
         try DatabaseQueue(path: plain.path).write { try $0.execute(sql: "DELETE FROM Z_MODELCACHE") }
-        XCTAssertNil(try StoreInspection(snapshot: try StoreSnapshot(storeAt: plain)).model)
+        XCTAssertNil(try StoreInspection(snapshot: try StoreSnapshot(storeAt: plain), candidates: TimeQuestSchemas.all).model)
         XCTAssertTrue(try Questbak.run(["inspect", plain.path]).standardOutput.contains("model:               none in the store"))
         let damaged = try directory.copyFixture("v2-typical")
         let queue = try DatabaseQueue(path: damaged.path)
         try queue.write { try $0.execute(sql: "UPDATE Z_MODELCACHE SET Z_CONTENT = x'0102030405'") }
         try queue.close()
-        let summary = try XCTUnwrap(try StoreInspection(snapshot: try StoreSnapshot(storeAt: damaged)).model)
+        let summary = try XCTUnwrap(
+            try StoreInspection(snapshot: try StoreSnapshot(storeAt: damaged), candidates: TimeQuestSchemas.all).model)
         XCTAssertNotNil(summary.problem)
         XCTAssertFalse(summary.hashesMatch)
     }

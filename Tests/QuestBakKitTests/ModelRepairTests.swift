@@ -56,7 +56,7 @@ final class ModelRepairTests: XCTestCase {
     }
 
     func export(_ store: URL, to archive: URL) throws {
-        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 1_767_225_600))
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600))
     }
 
     /// An archive whose records break the model it carries: the records of a store made without
@@ -104,13 +104,13 @@ final class ModelRepairTests: XCTestCase {
         let archive = try damagedArchive(in: directory)
         let work = try TemporaryTestDirectory()
         let target = directory.path("restored/default.store")
-        XCTAssertThrowsError(try Importer.run(archive: archive.path, into: target, options: .init(), workDirectory: work.url)) { error in
+        XCTAssertThrowsError(try Importer.run(archive: archive.path, into: target, options: .timeQuest, workDirectory: work.url)) { error in
             guard case ImportError.repairsNeeded(_, let counts) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(counts["repair.dedup"], 1)
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: target.path), "nothing is written without --validate")
 
-        var options = Importer.Options()
+        var options = Importer.Options.timeQuest
         options.validate = true
         let secondWork = try TemporaryTestDirectory()
         let result = try Importer.run(archive: archive.path, into: target, options: options, workDirectory: secondWork.url)

@@ -292,7 +292,7 @@ final class RepairRuleTests: XCTestCase {
         try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: Repository.fixtures.appendingPathComponent("v1-edge-cases"), to: fixtures.appendingPathComponent("v1-edge-cases"))
-        let verifier = MigrationVerifier(fixtures: fixtures)
+        let verifier = MigrationVerifier(fixtures: fixtures, target: TimeQuestSchemas.newest, candidates: TimeQuestSchemas.all)
         let store = fixtures.appendingPathComponent("v1-edge-cases/default.store")
         try FileManager.default.removeItem(at: verifier.expectationURL(for: store))
         let work = directory.path("work")

@@ -116,7 +116,7 @@ final class StoreWriterTests: XCTestCase {
 
 final class SchemaDetectionTests: XCTestCase {
     func detect(_ url: URL) throws -> Schema {
-        try StoreSnapshot(storeAt: url).read { try StoreReader.detectSchema($0, path: url.path) }
+        try StoreSnapshot(storeAt: url).read { try StoreReader.detectSchema($0, path: url.path, candidates: TimeQuestSchemas.all) }
     }
 
     func testDetectsBothVersions() throws {

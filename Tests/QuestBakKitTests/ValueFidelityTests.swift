@@ -16,9 +16,9 @@ final class ValueFidelityTests: XCTestCase {
     @discardableResult
     func roundTrip(_ store: URL, in directory: TemporaryTestDirectory, validate: Bool = false) throws -> (archive: URL, restored: URL) {
         let archive = directory.path("backup-\(UUID().uuidString).qbak")
-        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 1_767_225_600))
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600))
         let restored = directory.path("restored-\(UUID().uuidString).store")
-        var options = Importer.Options()
+        var options = Importer.Options.timeQuest
         options.validate = validate
         let work = try TemporaryTestDirectory()
         _ = try Importer.run(archive: archive.path, into: restored, options: options, workDirectory: work.url)
@@ -52,7 +52,7 @@ final class ValueFidelityTests: XCTestCase {
     func exportedLine(_ store: URL, entity: String = "Routine", in directory: TemporaryTestDirectory) throws -> String {
         let archive = directory.path("line-\(UUID().uuidString).qbak")
         _ = try Exporter.export(
-            storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 1_767_225_600, compression: .none))
+            storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600, compression: .none))
         let listing = try Questbak.runTool(["tar", "-xOf", archive.path, "entities/\(entity).jsonl"])
         return String(listing.standardOutput.split(separator: "\n")[1])
     }
@@ -113,7 +113,7 @@ final class ValueFidelityTests: XCTestCase {
         let archive = directory.path("nul.qbak")
         try builder.write(to: archive)
         let restored = directory.path("restored.store")
-        _ = try importing(archive, into: restored, options: .init())
+        _ = try importing(archive, into: restored, options: .timeQuest)
         let queue = try DatabaseQueue(path: restored.path)
         defer { try? queue.close() }
         let stored = try queue.read { try ExactSQL.fetchAll($0, sql: "SELECT ZNAME FROM ZROUTINE") }
@@ -143,7 +143,7 @@ final class ValueFidelityTests: XCTestCase {
         ]
         let archive = directory.path("big.qbak")
         try builder.write(to: archive)
-        XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+        XCTAssertThrowsError(try importing(archive, into: nil, options: .timeQuest)) { error in
             guard case ArchiveError.invalidLine(_, _, 2, let reason) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("estimatedSeconds must be a number a Double holds exactly"), reason)
         }
@@ -175,7 +175,7 @@ final class ValueFidelityTests: XCTestCase {
         try queue2.write { try $0.execute(sql: "UPDATE ZTASKESTIMATION SET ZESTIMATEDSECONDS = 9007199254740993") }
         try queue2.close()
         let archive = directory.path("float.qbak")
-        XCTAssertThrowsError(try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))) {
+        XCTAssertThrowsError(try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 0))) {
             error in
             let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
             XCTAssertTrue(text.contains("TaskEstimation Z_PK 1") || text.contains("ZESTIMATEDSECONDS"), text)
@@ -217,7 +217,7 @@ final class ValueFidelityTests: XCTestCase {
         ]
         let archive = directory.path("orphans.qbak")
         try builder.write(to: archive)
-        var options = Importer.Options()
+        var options = Importer.Options.timeQuest
         options.validate = true
         let result = try importing(archive, into: directory.path("r.store"), options: options)
         XCTAssertEqual(result.counts["repair.orphan"], 3)
@@ -228,7 +228,7 @@ final class ValueFidelityTests: XCTestCase {
         // Control characters are escaped six times longer: 12 MB of them is a 72 MB line.
         let store = try routineStore(["displayName": .string(String(repeating: "\u{1}", count: 12 << 20))], in: directory)
         let archive = directory.path("long.qbak")
-        XCTAssertThrowsError(try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))) {
+        XCTAssertThrowsError(try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 0))) {
             error in
             guard case StoreError.recordTooLarge(_, "Routine", 1, let bytes, ArchiveManifest.maximumLineBytes) = error else {
                 return XCTFail("\(error)")
@@ -260,7 +260,7 @@ final class ValueFidelityTests: XCTestCase {
             ]
             let archive = directory.path("cafe.qbak")
             try builder.write(to: archive)
-            var options = Importer.Options()
+            var options = Importer.Options.timeQuest
             options.validate = true
             let result = try importing(archive, into: directory.path("r.store"), options: options)
             XCTAssertNil(result.counts["repair.dedup"], "\(names)")
@@ -332,7 +332,8 @@ final class ValueFidelityTests: XCTestCase {
         builder.omittedEntities = ["PlayerProfile"]
         let archive = directory.path("no-profile.qbak")
         try builder.write(to: archive)
-        XCTAssertThrowsError(try Importer.run(archive: archive.path, into: nil, options: .init(), workDirectory: directory.url)) { error in
+        XCTAssertThrowsError(try Importer.run(archive: archive.path, into: nil, options: .timeQuest, workDirectory: directory.url)) {
+            error in
             XCTAssertTrue("\(error)".contains("PlayerProfile"), "\(error)")
         }
     }
@@ -344,7 +345,8 @@ final class ValueFidelityTests: XCTestCase {
         builder.members = [.init("Routine", records: [RecordLines.routine(1, ["displayName": nil])])]
         let archive = directory.path("missing.qbak")
         try builder.write(to: archive)
-        XCTAssertThrowsError(try Importer.run(archive: archive.path, into: nil, options: .init(), workDirectory: directory.url)) { error in
+        XCTAssertThrowsError(try Importer.run(archive: archive.path, into: nil, options: .timeQuest, workDirectory: directory.url)) {
+            error in
             guard case ArchiveError.invalidLine(_, "entities/Routine.jsonl", 2, let reason) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("displayName is missing"), reason)
         }
@@ -364,7 +366,7 @@ final class ValueFidelityTests: XCTestCase {
         builder.members = [member]
         let archive = directory.path("zmax.qbak")
         try builder.write(to: archive)
-        let result = try importing(archive, into: directory.path("zmax.store"), options: .init())
+        let result = try importing(archive, into: directory.path("zmax.store"), options: .timeQuest)
         XCTAssertEqual(result.counts["bookkeeping.z-max"], 1)
     }
 
@@ -375,7 +377,7 @@ final class ValueFidelityTests: XCTestCase {
         let archive = directory.path("v1.qbak")
         try builder.write(to: archive)
         let restored = directory.path("v1.store")
-        _ = try importing(archive, into: restored, options: .init())
+        _ = try importing(archive, into: restored, options: .timeQuest)
         let queue = try DatabaseQueue(path: restored.path)
         defer { try? queue.close() }
         XCTAssertEqual(try queue.read { try Int.fetchOne($0, sql: "SELECT Z_OPT FROM ZROUTINE") }, 1)
@@ -388,7 +390,7 @@ final class ValueFidelityTests: XCTestCase {
         builder.carriesMetadata = false
         let archive = directory.path("meta.qbak")
         try builder.write(to: archive)
-        let result = try importing(archive, into: directory.path("m.store"), options: .init())
+        let result = try importing(archive, into: directory.path("m.store"), options: .timeQuest)
         XCTAssertEqual(result.notes, ["metadata computed for schema 1.0.0: the archive has no metadata.plist"])
         XCTAssertEqual(result.counts["bookkeeping.metadata"], 1, "a change to the store is an entry of the report")
     }
@@ -410,7 +412,8 @@ final class ValueFidelityTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let archive = directory.path("space.qbak")
         try ArchiveBuilder(schemaVersion: "1.0.0 ").write(to: archive)
-        XCTAssertThrowsError(try Importer.run(archive: archive.path, into: nil, options: .init(), workDirectory: directory.url)) { error in
+        XCTAssertThrowsError(try Importer.run(archive: archive.path, into: nil, options: .timeQuest, workDirectory: directory.url)) {
+            error in
             guard case ArchiveError.unknownSchemaVersion(_, "1.0.0 ", _) = error else { return XCTFail("\(error)") }
         }
         let store = try routineStore([:], in: directory)
@@ -425,7 +428,8 @@ final class ValueFidelityTests: XCTestCase {
         }
         try queue.close()
         let snapshot = try StoreSnapshot(storeAt: store)
-        XCTAssertThrowsError(try snapshot.read { try StoreReader.detectSchema($0, path: store.path) }) { error in
+        XCTAssertThrowsError(try snapshot.read { try StoreReader.detectSchema($0, path: store.path, candidates: TimeQuestSchemas.all) }) {
+            error in
             guard case StoreError.unknownVersion = error else { return XCTFail("\(error)") }
         }
     }
@@ -437,7 +441,7 @@ final class ValueFidelityTests: XCTestCase {
             XCTAssertThrowsError(
                 try Exporter.export(
                     storeAt: directory.path("does-not-exist.store"), to: .file(archive, overwrite: false),
-                    options: .init(createdAt: seconds))
+                    options: .timeQuest(createdAt: seconds))
             ) { error in
                 XCTAssertEqual(error as? ArchiveError, .invalidCreationTime(unixSeconds: seconds))
             }
@@ -466,7 +470,7 @@ final class ValueFidelityTests: XCTestCase {
         }
         let archive = directory.path("escape.qbak")
         try builder.write(to: archive)
-        XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+        XCTAssertThrowsError(try importing(archive, into: nil, options: .timeQuest)) { error in
             let text = (error as? LocalizedError)?.errorDescription ?? ""
             XCTAssertFalse(text.unicodeScalars.contains { $0.value < 0x20 }, text)
             XCTAssertTrue(text.contains("\\u{1B}"), text)
@@ -484,7 +488,7 @@ final class ValueFidelityTests: XCTestCase {
         let archive = directory.path("uuid.qbak")
         try builder.write(to: archive)
         let restored = directory.path("uuid.store")
-        _ = try importing(archive, into: restored, options: .init())
+        _ = try importing(archive, into: restored, options: .timeQuest)
         let queue = try DatabaseQueue(path: restored.path)
         defer { try? queue.close() }
         XCTAssertEqual(
@@ -495,9 +499,9 @@ final class ValueFidelityTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let store = try routineStore([:], in: directory, sql: ["UPDATE Z_METADATA SET Z_UUID = 'SOMETHING-ELSE'"])
         let archive = directory.path("disagree.qbak")
-        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 0))
         let restored = directory.path("disagree.store")
-        let result = try importing(archive, into: restored, options: .init())
+        let result = try importing(archive, into: restored, options: .timeQuest)
         XCTAssertEqual(result.notes.count, 1)
         XCTAssertTrue(result.notes.first?.contains("Z_UUID \"SOMETHING-ELSE\" and the metadata's NSStoreUUID") == true, "\(result.notes)")
         try assertSameTables(store, restored, "kept as it was")
@@ -515,13 +519,14 @@ final class ValueFidelityTests: XCTestCase {
         }
         try queue.close()
         let archive = directory.path("ids.qbak")
-        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .init(createdAt: 0))
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 0))
         let restored = directory.path("ids.store")
-        let result = try importing(archive, into: restored, options: .init())
+        let result = try importing(archive, into: restored, options: .timeQuest)
         XCTAssertEqual(
             result.notes, ["metadata computed for schema 2.0.0: the archive's metadata names version identifiers other than 2.0.0"])
         XCTAssertNoThrow(
-            try Exporter.export(storeAt: restored, to: .file(directory.path("again.qbak"), overwrite: false), options: .init(createdAt: 0)))
+            try Exporter.export(
+                storeAt: restored, to: .file(directory.path("again.qbak"), overwrite: false), options: .timeQuest(createdAt: 0)))
     }
 
     func testNegativeZeroIsRefusedNotTurnedIntoZero() throws {
@@ -535,7 +540,7 @@ final class ValueFidelityTests: XCTestCase {
             let archive = directory.path("zero.qbak")
             try? FileManager.default.removeItem(at: archive)
             try builder.write(to: archive)
-            XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+            XCTAssertThrowsError(try importing(archive, into: nil, options: .timeQuest)) { error in
                 guard case ArchiveError.invalidLine(_, _, 2, let reason) = error else { return XCTFail("\(error)") }
                 // −0.0 is no number SQLite keeps; ±1e-400 would be 0 and -0 is no integer: each by its key.
                 XCTAssertTrue(
@@ -553,7 +558,7 @@ final class ValueFidelityTests: XCTestCase {
         builder.members = [member]
         let archive = directory.path("header.qbak")
         try builder.write(to: archive)
-        XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+        XCTAssertThrowsError(try importing(archive, into: nil, options: .timeQuest)) { error in
             guard case ArchiveError.invalidLine(_, "entities/Routine.jsonl", 1, let reason) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("appears twice"), reason)
         }
@@ -565,7 +570,7 @@ final class ValueFidelityTests: XCTestCase {
         builder.members = [.init("Routine", records: [RecordLines.routine(1, ["_opt": "garbage"])])]
         let archive = directory.path("opt.qbak")
         try builder.write(to: archive)
-        XCTAssertThrowsError(try importing(archive, into: nil, options: .init())) { error in
+        XCTAssertThrowsError(try importing(archive, into: nil, options: .timeQuest)) { error in
             guard case ArchiveError.invalidLine(_, _, 2, let reason) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("unknown property _opt"), reason)
         }
@@ -657,7 +662,7 @@ final class ValueFidelityTests: XCTestCase {
             try assertSameTables(store, restored, "seed \(seed)")
             // And the archive of the restored store is the archive of the source, byte for byte.
             let again = directory.path("again.qbak")
-            _ = try Exporter.export(storeAt: restored, to: .file(again, overwrite: false), options: .init(createdAt: 1_767_225_600))
+            _ = try Exporter.export(storeAt: restored, to: .file(again, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600))
             XCTAssertEqual(try Data(contentsOf: archive), try Data(contentsOf: again), "seed \(seed)")
         }
     }

@@ -71,7 +71,7 @@ final class ModelMigrationCommandTests: XCTestCase {
             "each of the 4 recipes its own cloudID; the first keeps the shared one")
 
         // The new build opens it without migrating: its hashes are the new model's, its cache the new build's.
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: output))
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: output), candidates: TimeQuestSchemas.all)
         XCTAssertEqual(inspection.model?.hashesMatch, true)
         XCTAssertEqual(inspection.backup, ArchiveManifest.Source.modelSchema)
         XCTAssertEqual(inspection.versionIdentifiers, ["3.0.0"])
@@ -200,7 +200,9 @@ extension ModelMigrationCommandTests {
             try pairs(output, "SELECT Z_PK, ifnull(length(ZCOMMENT), -1) FROM ZRECIPE ORDER BY Z_PK"),
             try pairs(source.appendingPathComponent("default.store"), "SELECT Z_PK, ifnull(length(ZMEMO), -1) FROM ZRECIPE ORDER BY Z_PK"),
             "renamed twice, kept")
-        XCTAssertEqual(try StoreInspection(snapshot: try StoreSnapshot(storeAt: output)).versionIdentifiers, ["4.0.0"])
+        XCTAssertEqual(
+            try StoreInspection(snapshot: try StoreSnapshot(storeAt: output), candidates: TimeQuestSchemas.all).versionIdentifiers,
+            ["4.0.0"])
 
         let other = try directory.copyFixture("AnyApp/bennie-game")
         let unknown = try Questbak.run([

@@ -56,7 +56,8 @@ public struct Entity: Sendable, Equatable {
     public var name: String
     public var attributes: [Attribute]
     public var relationships: [Relationship]
-    /// How duplicate records of this entity are recognised and merged (see `Repair/`).
+    /// How duplicate records of this entity are recognised and merged (see `Rules/`). No model
+    /// says this: an app profile gives it (`AppProfile`), or a schema file states it.
     public var identity: Identity
     /// The parent entity, whose properties this one inherits and whose table it shares.
     public var superentity: String?

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
 
-/// How a store that is not TimeQuest's is described: by its own model, when `Z_MODELCACHE`
+/// How a store that is none of the candidate schemas (an app profile's known versions, which
+/// the caller passes: none unless asked) is described: by its own model, when `Z_MODELCACHE`
 /// decodes, its hashes are the metadata's, and its layout explains every table, column and row;
 /// otherwise by its tables, with the reason. Export, inspect and restore share this one decision.
 package enum StoreDescription {
@@ -12,18 +13,19 @@ package enum StoreDescription {
         case generic
     }
 
-    /// A store of a known TimeQuest schema.
+    /// A store of one of the candidate schemas (the case keeps the name of the one app profile
+    /// there is, TimeQuest's, as the manifest's `source.schema` does).
     case timeQuest(Schema)
     case model(ModelLayout)
     /// One sentence: why no model describes the store (its records are then written by their
     /// tables, every value in its SQLite storage class, no type inferred).
     case tables(reason: String)
 
-    /// How a store is described, with what is odd about that, one sentence each. TimeQuest only
-    /// when the model hashes say so (or, without hashes, its version and tables): metadata that
-    /// names a model of other hashes is another model, whatever its entities are called. A store
-    /// with TimeQuest's entities and hashes whose tables match no TimeQuest schema is an error,
-    /// not another app's: an archive that cannot be restored as TimeQuest is no TimeQuest backup.
+    /// How a store is described, with what is odd about that, one sentence each. A candidate
+    /// schema only when the model hashes say so (or, without hashes, its version and tables):
+    /// metadata that names a model of other hashes is another model, whatever its entities are
+    /// called. A store with a candidate's entities and hashes whose tables match no candidate is an
+    /// error, not another app's: an archive that cannot be restored as that app's is no backup of it.
     package static func resolve(_ db: Database, path: String, candidates: [Schema]) throws -> (StoreDescription, warnings: [String]) {
         let metadata = try StoreReader.metadata(db, path: path)
         let names = Set(try StoreReader.modelTables(db).map(\.entity.name))

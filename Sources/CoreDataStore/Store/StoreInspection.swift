@@ -87,7 +87,7 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
 
 // In an extension, so the struct keeps its synthesized memberwise initializer.
 extension StoreInspection {
-    public init(snapshot: StoreSnapshot, candidates: [Schema] = TimeQuestSchemas.all) throws {
+    public init(snapshot: StoreSnapshot, candidates: [Schema]) throws {
         let path = snapshot.path
         self = try snapshot.read { db in
             var model = try ModelSummary(db)

@@ -137,7 +137,7 @@ public enum StoreReader {
 
     /// Which of `candidates` the store is: the version its metadata names, confirmed against the
     /// tables; without a version in the metadata, the one candidate the tables match exactly.
-    public static func detectSchema(_ db: Database, path: String, candidates: [Schema] = TimeQuestSchemas.all) throws -> Schema {
+    public static func detectSchema(_ db: Database, path: String, candidates: [Schema]) throws -> Schema {
         let identifiers = try metadata(db, path: path).versionIdentifiers
         if let named = identifiers.lazy.compactMap({ id in candidates.first { $0.versionIdentifier == id } }).first {
             let differences = try differences(db, from: named)

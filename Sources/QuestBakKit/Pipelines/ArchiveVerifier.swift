@@ -32,15 +32,17 @@ public enum ArchiveVerifier {
     /// restores the records as the archive holds them instead, anomalies included, which is the
     /// question an export asks of its own archive: does it give back the store it was made from?
     /// `restoredStore`, when given, keeps the restored store there (a path in a folder of the
-    /// caller's) for a comparison of its own.
+    /// caller's) for a comparison of its own. `profiles` are the apps whose schemas an archive
+    /// written by a schema (format 1 or 2) may be of (`Importer.Options.profiles`).
     public static func verify(
         archive file: String, displayName: String? = nil, keys: ArchiveKeys = ArchiveKeys(), asArchived: Bool = false,
-        restoredStore: URL? = nil, workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil
+        profiles: [AppProfile] = [], restoredStore: URL? = nil, workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil
     ) throws -> Result {
         let path = displayName ?? file
         let manifest = try ArchiveReader(path: file, displayPath: path, keys: keys).readManifest()
         var options = Importer.Options()
         options.keys = keys
+        options.profiles = profiles
         options.validate = !asArchived
         options.asArchived = asArchived
         options.progress = progress

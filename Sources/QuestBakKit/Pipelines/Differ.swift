@@ -72,9 +72,11 @@ public enum Differ {
 
     /// `progress` is told how far the reading of each side is (step "read A", "read B"; a
     /// store is first exported: "export A", "export B").
-    /// `keys` open either side when it is an age-encrypted archive.
+    /// `keys` open either side when it is an age-encrypted archive. `profiles` are the apps whose
+    /// schemas a store or archive may be of (their natural keys recognise records).
     public static func diff(
-        _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil
+        _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), profiles: [AppProfile] = [], workDirectory: URL,
+        progress: ((RecordProgress) -> Void)? = nil
     ) throws -> Result {
         // Records live in a scratch store in the private work folder, not in memory: SQLite's
         // page cache is bounded and its sorts spill to files, so memory stays flat at any size.
@@ -89,15 +91,16 @@ public enum Differ {
             try db.execute(sql: "PRAGMA synchronous = OFF")
             try db.execute(sql: "PRAGMA temp_store = FILE")
             try db.execute(sql: "PRAGMA cache_size = -8192")
-            return try diff(a, b, keys: keys, workDirectory: workDirectory, db: db, progress: progress)
+            return try diff(a, b, keys: keys, profiles: profiles, workDirectory: workDirectory, db: db, progress: progress)
         }
     }
 
     static func diff(
-        _ a: URL, _ b: URL, keys: ArchiveKeys, workDirectory: URL, db: Database, progress: ((RecordProgress) -> Void)?
+        _ a: URL, _ b: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, db: Database,
+        progress: ((RecordProgress) -> Void)?
     ) throws -> Result {
-        var left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a", db: db, progress: progress)
-        var right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b", db: db, progress: progress)
+        var left = try side(of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress)
+        var right = try side(of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", db: db, progress: progress)
         guard SameApp.check(left.entityNames, right.entityNames) else {
             throw DiffError.notTheSameApp(a: a.path, b: b.path, entitiesA: left.entityNames, entitiesB: right.entityNames)
         }
@@ -106,10 +109,14 @@ public enum Differ {
         let byTables = Set([left.kind, right.kind]) == [ArchiveManifest.Source.modelSchema, generic]
         if byTables {
             if left.kind != generic {
-                left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a", byTables: true, db: db, progress: progress)
+                left = try side(
+                    of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", byTables: true, db: db,
+                    progress: progress)
             }
             if right.kind != generic {
-                right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b", byTables: true, db: db, progress: progress)
+                right = try side(
+                    of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", byTables: true, db: db,
+                    progress: progress)
             }
         }
         try db.execute(
@@ -165,7 +172,7 @@ public enum Differ {
     /// Every entity's records, as an archive holds them; `byTables` makes a model store's or
     /// archive's records its tables' rows (as a generic archive has them).
     static func side(
-        of url: URL, keys: ArchiveKeys, workDirectory: URL, label: String, byTables: Bool = false, db: Database,
+        of url: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, label: String, byTables: Bool = false, db: Database,
         progress: ((RecordProgress) -> Void)?
     ) throws -> Side {
         var archive = url
@@ -179,6 +186,7 @@ public enum Differ {
             let restored = folder.appendingPathComponent("default.store")
             var restore = Importer.Options()
             restore.keys = keys
+            restore.profiles = profiles
             _ = try Importer.run(archive: url.path, into: restored, options: restore, workDirectory: work)
             store = restored
         }
@@ -193,6 +201,7 @@ public enum Differ {
                 }
             }
             options.byTables = byTables
+            options.profiles = profiles
             if !keys.isEmpty {
                 // Keys given: an archive may be encrypted, and the scratch archive made of what it
                 // restored must not be plaintext on disk. A key made for this run, and forgotten.
@@ -222,7 +231,7 @@ public enum Differ {
                                 report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
                                 step: "read \(label.uppercased())")
                             if side.kind == ArchiveManifest.Source.timeQuestSchema {
-                                side.schema = TimeQuestSchemas.schema(forVersion: manifest.effectiveSchemaVersion)
+                                side.schema = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first
                             }
                         },
                         onRecordLine: { member, _, line in

@@ -23,8 +23,10 @@ public enum Exporter {
         /// archived and compare every member (`ArchiveVerifier`): an archive that does not give
         /// back the store is not kept. Only for a file: a stream cannot be read back.
         public var verify = false
-        /// The schemas a store may be; any other store is exported generically.
-        public var schemas: [Schema] = TimeQuestSchemas.all
+        /// The apps whose known model versions a store may be (the command line passes
+        /// `AppProfile.timeQuest`); any other store is exported by the model it carries, or by its
+        /// tables. None by default: the library applies no app's profile of its own accord.
+        public var profiles: [AppProfile] = []
         /// Encrypt the archive to these (age-encryption.org/v1): every byte, manifest included, is
         /// inside the encryption, encrypted as it is written. Empty: a plain archive.
         public var recipients: [AgeRecipient] = []
@@ -185,7 +187,8 @@ public enum Exporter {
             // decrypted is written): the proof covers the encryption as well as the archive.
             let keys = encryption.map { ArchiveKeys(fileKey: $0.writer.fileKey) } ?? ArchiveKeys()
             verification = try verify(
-                output.temporaryURL, as: output.destination.path, keys: keys, against: snapshot, staging: staging)
+                output.temporaryURL, as: output.destination.path, keys: keys, profiles: options.profiles, against: snapshot,
+                staging: staging)
         }
         if let output {
             try output.commit()
@@ -202,7 +205,7 @@ public enum Exporter {
     /// with its member's, and then the restored store with the snapshot the archive was made
     /// from, table by table and value by value; throws `doesNotRestore` naming what differs.
     private static func verify(
-        _ archive: URL, as path: String, keys: ArchiveKeys, against snapshot: StoreSnapshot, staging: URL
+        _ archive: URL, as path: String, keys: ArchiveKeys, profiles: [AppProfile], against snapshot: StoreSnapshot, staging: URL
     ) throws -> Verification {
         let scratch = staging.appendingPathComponent("verify", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -210,7 +213,7 @@ public enum Exporter {
         let result: ArchiveVerifier.Result
         do {
             result = try ArchiveVerifier.verify(
-                archive: archive.path, displayName: path, keys: keys, asArchived: true, restoredStore: restoredStore,
+                archive: archive.path, displayName: path, keys: keys, asArchived: true, profiles: profiles, restoredStore: restoredStore,
                 workDirectory: scratch)
         } catch let error as ImportError {
             // What a restore refuses, said as what it is: this archive does not restore. (The
@@ -263,7 +266,8 @@ public enum Exporter {
         return try snapshot.read { db in
             let metadata = try StoreReader.metadata(db, path: path)
             var warnings: [String] = []
-            var description = try describe(db, metadata: metadata, path: path, candidates: options.schemas, warnings: &warnings)
+            var description = try describe(
+                db, metadata: metadata, path: path, candidates: AppProfile.versions(of: options.profiles), warnings: &warnings)
             if options.byTables, case .model = description { description = .generic }
             var staged: Staged
             do {

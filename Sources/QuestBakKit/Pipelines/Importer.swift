@@ -31,8 +31,12 @@ public enum Importer {
         public var keepDistinctIDs = false
         /// Names the backup of a replaced store (`<store>.questbak-backup-<stamp>`).
         public var backupStamp = "backup"
-        /// The schemas an archive may be of, oldest first; the last is the newest.
-        public var schemas: [Schema] = TimeQuestSchemas.all
+        /// The apps whose known model versions an archive may be of (the command line passes
+        /// `AppProfile.timeQuest`); an archive written by a profile's schema (format 1 or 2) needs
+        /// its profile. None by default: the library applies no app's profile of its own accord.
+        public var profiles: [AppProfile] = []
+        /// The profiles' versions, oldest first; the last is the newest.
+        var schemas: [Schema] { AppProfile.versions(of: profiles) }
         /// What an age-encrypted archive is opened with (each pass decrypts it again).
         public var keys = ArchiveKeys()
         /// Told how far the restore is through each entity's records (the manifest's counts).
@@ -357,7 +361,14 @@ public enum Importer {
             let version = manifest.effectiveSchemaVersion
             let schemas = options.schemas
             let supported = schemas.map(\.versionIdentifier)
-            guard let newest = schemas.last else { throw ImportError.unknownTargetVersion(version: version, supported: []) }
+            guard let newest = schemas.last else {
+                // The library applies no app's profile unasked: its caller passes the ones it reads.
+                throw ImportError.notImportable(
+                    archive: archive,
+                    reason:
+                        "it is written by TimeQuest's schema \(version) (format \(manifest.formatVersion)), and no app profile was given to read it by (Importer.Options.profiles: AppProfile.timeQuest)"
+                )
+            }
             if let known = schemas.first(where: { $0.versionIdentifier == version }) {
                 source = known
                 newerSource = false

@@ -35,7 +35,7 @@ public struct MigrationVerifier {
     /// Stores of the app's earlier models, oldest first, for a chain (`--through`).
     public var modelChain: [URL] = []
 
-    public init(fixtures: URL, target: Schema = TimeQuestSchemas.newest, candidates: [Schema] = TimeQuestSchemas.all) {
+    public init(fixtures: URL, target: Schema, candidates: [Schema]) {
         self.fixtures = fixtures
         self.target = target
         self.candidates = candidates.contains { $0.versionIdentifier == target.versionIdentifier } ? candidates : candidates + [target]
@@ -248,9 +248,11 @@ public struct MigrationVerifier {
             let second = work.appendingPathComponent("second.qbak")
             let restored = work.appendingPathComponent("restored.store")
             var options = Exporter.Options(createdAt: Int64(Self.verificationNow) + DateText.referenceDateUnixOffset, compression: .none)
-            options.schemas = candidates
+            // The schemas checked, as a profile: they carry their own natural keys.
+            let profile = AppProfile(name: "the schemas checked", models: candidates)
+            options.profiles = [profile]
             var importOptions = Importer.Options()
-            importOptions.schemas = candidates
+            importOptions.profiles = [profile]
             let one = try Exporter.export(storeAt: migrated, to: .file(first, overwrite: true), options: options)
             let importWork = work.appendingPathComponent("import")
             try FileManager.default.createDirectory(at: importWork, withIntermediateDirectories: true)

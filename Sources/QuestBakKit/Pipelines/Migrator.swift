@@ -79,7 +79,7 @@ public enum Migrator {
     /// source and keeping it as a backup). `candidates` are the schemas the source may be.
     public static func migrate(
         storeAt source: URL, to target: Schema, output: URL?, options: Options, workDirectory: URL,
-        candidates: [Schema] = TimeQuestSchemas.all
+        candidates: [Schema]
     ) throws -> Result {
         let destination = options.inPlace ? source : (output ?? source)
         // Before any refusal, as an import does (Importer.run).

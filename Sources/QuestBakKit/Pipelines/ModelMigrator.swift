@@ -153,7 +153,7 @@ public enum ModelMigrator {
             if let cache = new.cache { try CoreDataSQL.insertModelCache(db, cache) }
             let context = ModelRepairContext(
                 db: db, layout: layout, model: new.model, log: log, storeUUID: old.metadata.uuid, cloudIDKind: .migration)
-            try ModelCloudIDRule.apply(context)
+            _ = try ModelCloudIDRule().apply(in: context)
             for sql in new.statements where StatementRestore.isLater(sql) {
                 if let reason = CarriedTables.execute(sql, prefixes: StatementRestore.laterPrefixes, in: db) {
                     throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")

@@ -159,15 +159,17 @@ struct StatementRestore {
                 })
             try records.checkEveryEntityListed(files: files)
             if let context = records.context {
-                try ModelDuplicateRule.repoint(context)
+                for rule in RepairPipeline.modelRules where rule.phase == .restoring {
+                    written.notes += try rule.apply(in: context)
+                }
                 try applyDestinationLinks(db, log: log)
                 // Without --validate the store is restored as it was archived: what the model would
                 // repair is the app's data as the store held it. (Duplicates a unique index refuses
                 // and links no column can hold cannot be stored as they were: those need --validate.)
                 if validate {
-                    try ModelOrphanRule.apply(context)
-                    written.notes += try ModelDefaultFillRule.apply(context)
-                    try ModelCloudIDRule.apply(context)
+                    for rule in RepairPipeline.modelRules where rule.phase == .repairing {
+                        written.notes += try rule.apply(in: context)
+                    }
                 }
             } else {
                 try applyDestinationLinks(db, log: log)

@@ -4,7 +4,7 @@ extension Schema {
     /// A store's own compiled model as questbak's schema value: the same description a TimeQuest
     /// schema is, with what the cache adds (parents, uniqueness, composites, concrete defaults,
     /// counts and ordering of relationships). What no model says (natural keys, a singleton,
-    /// merge rules) is an app profile's to add (`TimeQuestSchemas`).
+    /// merge rules) is an app profile's to add (`AppProfile.applied(to:)`).
     public init(model: CompiledModel) {
         self.init(
             versionIdentifier: model.versionIdentifiers.first ?? "",

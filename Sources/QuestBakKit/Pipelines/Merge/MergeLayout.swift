@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import QuestBakArchive
 
-/// A store's records as a merge sees them, for TimeQuest's schemas and for any store its own
+/// A store's records as a merge sees them, for an app profile's schemas (TimeQuest's) and for any store its own
 /// model describes alike: where each entity's rows are, which columns hold values and which hold
 /// another record's `Z_PK` (those are translated from the archive's keys to the store's), which
 /// links live in join tables, and how a record is recognised in another copy of the store.
@@ -100,9 +100,10 @@ struct MergeLayout {
 // MARK: Built from a store's description
 
 extension MergeLayout {
-    /// The layout of a store of one of TimeQuest's schemas: one table per entity, identity from
-    /// the app profile (natural keys, the singleton profile and its merge rules).
-    init(timeQuest schema: Schema) {
+    /// The layout of a store of an app profile's schema (TimeQuest's): one table per entity,
+    /// identity from what the profile gave the schema (natural keys, a singleton and its merge
+    /// rules: `AppProfile.applied(to:)`).
+    init(schema: Schema) {
         var plans: [EntityPlan] = []
         for entity in schema.entities {
             let layout = TableLayout(entity: entity)

@@ -27,7 +27,7 @@ public enum Merger {
     public struct Options {
         /// How the archive is restored before the merge, as `import` restores it: `validate`
         /// (repairs of the archive's own data; without it an archive that needs any is refused),
-        /// `now`, `randomIDs`, `allowNewer`, `schemas`; `keepDistinctIDs` also keeps such records
+        /// `now`, `randomIDs`, `allowNewer`, `profiles`; `keepDistinctIDs` also keeps such records
         /// apart when matching; `dryRun` and `backupStamp` are the merge's own. The target version,
         /// template and replace are the merge's to set: the store's version, no template, replaced.
         public var restore = Importer.Options()
@@ -151,7 +151,7 @@ public enum Merger {
 
         let layout: MergeLayout
         switch description {
-        case .timeQuest(let schema): layout = MergeLayout(timeQuest: schema)
+        case .timeQuest(let schema): layout = MergeLayout(schema: schema)
         case .model(let storeLayout):
             layout = try sameModel(store: snapshot, storeLayout: storeLayout, scratch: scratch, archive: path)
         case .tables: preconditionFailure("refused above")

@@ -20,11 +20,12 @@ extension Redactor {
         }
         var importOptions = Importer.Options()
         importOptions.asArchived = true
-        importOptions.schemas = TimeQuestSchemas.all
+        importOptions.profiles = options.profiles
         _ = try Importer.run(archive: archive.path, into: restored, options: importOptions, workDirectory: work)
         let report = try redact(storeAt: restored, to: redacted, options: options)
         var exportOptions = Exporter.Options(createdAt: createdAt, compression: compression)
         exportOptions.verify = true
+        exportOptions.profiles = options.profiles
         _ = try Exporter.export(storeAt: redacted, to: .file(target, overwrite: false), options: exportOptions)
         return report
     }

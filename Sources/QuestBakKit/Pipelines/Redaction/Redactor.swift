@@ -21,6 +21,8 @@ public enum Redactor {
         public var scrambleNumbers = false
         /// Describes the key in the report (never the key itself).
         public var keyDescription = "a random key, not kept"
+        /// The apps whose schemas an archive or store may be of (`Exporter.Options.profiles`).
+        public var profiles: [AppProfile] = []
 
         public init(key: RedactionKey) { self.key = key }
     }

@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 /// A store's files copied aside byte for byte, before anything reads the store as a database:
 /// the store, its `-wal` and `-shm`, and its support folder (`.<name>_SUPPORT`, external storage

@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 extension StoreRescue {
     /// How the rescued records reached the fresh store, or why they did not.
@@ -78,7 +80,7 @@ extension StoreRescue {
         let archived = work.appendingPathComponent("archived/default.store")
         var restore = Importer.Options()
         restore.asArchived = true
-        restore.schemas = []
+        restore.profiles = []
         _ = try Importer.run(archive: archive.path, into: archived, options: restore, workDirectory: try subfolder(work, "restore"))
         let archiveModel = try Schema.model(ofStoreAt: archived)
         let storeModel = try Schema.model(ofStoreAt: store)
@@ -122,14 +124,14 @@ extension StoreRescue {
             merging = work.appendingPathComponent("migrated.qbak")
             var exportOptions = Exporter.Options(createdAt: options.createdAt)
             exportOptions.compression = .none
-            exportOptions.schemas = []
+            exportOptions.profiles = []
             _ = try Exporter.export(storeAt: migrated, to: .file(merging, overwrite: false), options: exportOptions)
         }
 
         var mergeOptions = Merger.Options()
         // The archive's own repairs are made (and counted), not a reason to refuse the rescue.
         mergeOptions.restore.validate = true
-        mergeOptions.restore.schemas = []
+        mergeOptions.restore.profiles = []
         mergeOptions.restore.backupStamp = options.backupStamp
         mergeOptions.restore.now = Date(timeIntervalSince1970: TimeInterval(options.createdAt)).timeIntervalSinceReferenceDate
         let merge = try Merger.run(

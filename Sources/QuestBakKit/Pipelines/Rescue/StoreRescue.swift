@@ -1,4 +1,6 @@
+import CoreDataStore
 import Foundation
+import QuestBakArchive
 
 /// What an app calls when `ModelContainer` cannot open its store (a failed migration, a model
 /// the build does not know), before it deletes the store to start again, and after: see the
@@ -111,7 +113,7 @@ public enum StoreRescue {
         exportOptions.verify = true
         // By the model the store carries, never by a schema this library knows: the app's model
         // may be older or newer than the store's.
-        exportOptions.schemas = []
+        exportOptions.profiles = []
         var result = RescueResult(
             store: store.path, folder: folder.path, copiedFiles: copied.files, copiedBytes: copied.bytes, notCopied: copied.notCopied,
             archive: nil, exportFailure: nil, exportError: nil, schemaVersion: nil, entities: [:], records: 0, warnings: [])

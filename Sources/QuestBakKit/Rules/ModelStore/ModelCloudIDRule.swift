@@ -8,8 +8,11 @@ import QuestBakArchive
 /// by a UUIDv5 of the store, the entity and the record, so one backup restored on two devices
 /// gives the same IDs. A lightweight migration fills a new cloudID column with one shared value
 /// (SwiftData archives its default once), which this undoes.
-enum ModelCloudIDRule {
-    static func apply(_ context: ModelRepairContext) throws {
+struct ModelCloudIDRule: ModelRepairRule {
+    var effects: [RepairRuleEffect] { [RepairRuleEffect(.cloudID, .assignsCloudID)] }
+    var phase: ModelRepairPhase { .repairing }
+
+    func apply(in context: ModelRepairContext) throws -> [String] {
         let db = context.db
         for plan in context.layout.entities {
             guard let field = plan.fields.first(where: { $0.path == [Entity.cloudIDAttribute] && $0.kind == .string }) else { continue }
@@ -34,5 +37,6 @@ enum ModelCloudIDRule {
                 try db.execute(sql: "UPDATE \(plan.table) SET \(column) = ? WHERE Z_PK = ?", arguments: [id, primaryKey])
             }
         }
+        return []
     }
 }

@@ -6,8 +6,11 @@ import QuestBakArchive
 /// A non-optional attribute with no value gets the model's default: the concrete value SwiftData
 /// archived when the model was built. Where the model has none, nothing is guessed: the value
 /// stays empty and a note says where. A `cloudID` is left to `ModelCloudIDRule`.
-enum ModelDefaultFillRule {
-    static func apply(_ context: ModelRepairContext) throws -> [String] {
+struct ModelDefaultFillRule: ModelRepairRule {
+    var effects: [RepairRuleEffect] { [RepairRuleEffect(.defaultFill, .changesField)] }
+    var phase: ModelRepairPhase { .repairing }
+
+    func apply(in context: ModelRepairContext) throws -> [String] {
         var notes: [String] = []
         for plan in context.layout.entities {
             for field in plan.fields where !field.isOptional && field.path != [Entity.cloudIDAttribute] {

@@ -7,8 +7,18 @@ import QuestBakArchive
 /// `@Attribute(.unique)`, `NSUniqueTuples`): the store's unique index refuses the later one as it
 /// is restored. It is left out and reported in full, and every relationship and link that named
 /// it is pointed at the record kept (the one restored first: the lower `_pk`), so nothing that
-/// referred to either record is lost.
-enum ModelDuplicateRule {
+/// referred to either record is lost. It acts as records are restored (`keeper`, `drop`), so it
+/// runs with or without `--validate`: a duplicate cannot be stored as it was.
+struct ModelDuplicateRule: ModelRepairRule {
+    var effects: [RepairRuleEffect] { [RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship)] }
+    var phase: ModelRepairPhase { .restoring }
+
+    /// Once every record is in: `repoint`.
+    func apply(in context: ModelRepairContext) throws -> [String] {
+        try Self.repoint(context)
+        return []
+    }
+
     static func prepare(_ db: Database) throws {
         try db.execute(
             sql:

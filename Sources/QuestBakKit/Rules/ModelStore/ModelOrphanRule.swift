@@ -5,8 +5,11 @@ import QuestBakArchive
 
 /// A relationship that names a record the store does not have becomes nil (a to-one) or is left
 /// out (a link of a to-many), and is reported; the record that held it is kept.
-enum ModelOrphanRule {
-    static func apply(_ context: ModelRepairContext) throws {
+struct ModelOrphanRule: ModelRepairRule {
+    var effects: [RepairRuleEffect] { [RepairRuleEffect(.orphan, .changesField)] }
+    var phase: ModelRepairPhase { .repairing }
+
+    func apply(in context: ModelRepairContext) throws -> [String] {
         let db = context.db
         for plan in context.layout.entities {
             for relationship in plan.toOne {
@@ -46,5 +49,6 @@ enum ModelOrphanRule {
                 }
             }
         }
+        return []
     }
 }

@@ -1,12 +1,47 @@
-/// The TimeQuest app's schemas, transcribed from `shared/spec/timequest-schema.md`.
+import CoreDataStore
+import QuestBakArchive
+
+/// The TimeQuest app's profile, transcribed from `shared/spec/timequest-schema.md`: its two model
+/// versions as the models say them, and what no model says (natural keys, the singleton
+/// `PlayerProfile` and how its copies merge, the element type of `Routine.activeDays`).
 ///
 /// V2 is derived from V1 by the same two rules the app's developers applied (add `cloudID`,
 /// give every non-optional property a default), so the relation between the versions is stated
 /// once instead of being kept in sync by hand across ten model definitions.
+extension AppProfile {
+    public static let timeQuest = AppProfile(
+        name: "TimeQuest", models: [TimeQuestModels.v1Model, TimeQuestModels.v2Model],
+        identities: [
+            "Routine": Identity(naturalKey: ["name", "createdAt"]),
+            "RoutineTask": Identity(naturalKey: ["routine", "name", "orderIndex"]),
+            "GameSession": Identity(naturalKey: ["routine", "startedAt"]),
+            "TaskEstimation": Identity(naturalKey: ["session", "taskDisplayName", "recordedAt"]),
+            "PlayerProfile": Identity(
+                singletonCloudID: TimeQuestSchemas.playerProfileCloudID,
+                merge: ["totalXP": .maximum, "currentStreak": .maximum, "lastPlayedDate": .maximum, "createdAt": .minimum]),
+        ],
+        attributeKinds: ["Routine": ["activeDays": .integerArray]])
+}
+
+/// TimeQuest's versions by name, as its profile gives them (natural keys and kinds applied).
 public enum TimeQuestSchemas {
     public static let playerProfileCloudID = "singleton-player-profile"
 
-    public static let v1 = Schema(
+    public static let v1 = AppProfile.timeQuest.versions[0]
+    public static let v2 = AppProfile.timeQuest.versions[1]
+
+    /// Every TimeQuest schema, oldest first.
+    public static var all: [Schema] { AppProfile.timeQuest.versions }
+    public static var newest: Schema { all[all.count - 1] }
+
+    public static func schema(forVersion identifier: String) -> Schema? {
+        AppProfile.timeQuest.version(identifier)
+    }
+}
+
+/// The models as TimeQuest's `VersionedSchema`s declare them.
+private enum TimeQuestModels {
+    static let v1Model = Schema(
         versionIdentifier: "1.0.0",
         entities: [
             Entity(
@@ -14,7 +49,7 @@ public enum TimeQuestSchemas {
                 attributes: [
                     Attribute("name", .string),
                     Attribute("displayName", .string),
-                    Attribute("activeDays", .integerArray, default: .value(.integerArray([]))),
+                    Attribute("activeDays", .transformable, default: .value(.integerArray([]))),
                     Attribute("isActive", .boolean),
                     Attribute("createdAt", .date),
                     Attribute("updatedAt", .date),
@@ -22,8 +57,7 @@ public enum TimeQuestSchemas {
                 relationships: [
                     Relationship("tasks", to: "RoutineTask", inverse: "routine", toMany: true, deleteRule: .cascade),
                     Relationship("sessions", to: "GameSession", inverse: "routine", toMany: true, deleteRule: .cascade),
-                ],
-                identity: Identity(naturalKey: ["name", "createdAt"])
+                ]
             ),
             Entity(
                 name: "RoutineTask",
@@ -35,8 +69,7 @@ public enum TimeQuestSchemas {
                 ],
                 relationships: [
                     Relationship("routine", to: "Routine", inverse: "tasks", toMany: false)
-                ],
-                identity: Identity(naturalKey: ["routine", "name", "orderIndex"])
+                ]
             ),
             Entity(
                 name: "GameSession",
@@ -49,8 +82,7 @@ public enum TimeQuestSchemas {
                 relationships: [
                     Relationship("routine", to: "Routine", inverse: "sessions", toMany: false),
                     Relationship("estimations", to: "TaskEstimation", inverse: "session", toMany: true, deleteRule: .cascade),
-                ],
-                identity: Identity(naturalKey: ["routine", "startedAt"])
+                ]
             ),
             Entity(
                 name: "TaskEstimation",
@@ -66,8 +98,7 @@ public enum TimeQuestSchemas {
                 ],
                 relationships: [
                     Relationship("session", to: "GameSession", inverse: "estimations", toMany: false)
-                ],
-                identity: Identity(naturalKey: ["session", "taskDisplayName", "recordedAt"])
+                ]
             ),
             Entity(
                 name: "PlayerProfile",
@@ -80,17 +111,13 @@ public enum TimeQuestSchemas {
                     Attribute("notificationMinute", .integer, default: .value(.integer(30))),
                     Attribute("soundEnabled", .boolean, default: .value(.boolean(true))),
                     Attribute("createdAt", .date, default: .now),
-                ],
-                identity: Identity(
-                    singletonCloudID: playerProfileCloudID,
-                    merge: ["totalXP": .maximum, "currentStreak": .maximum, "lastPlayedDate": .maximum, "createdAt": .minimum]
-                )
+                ]
             ),
         ])
 
-    /// V1 plus `cloudID` on every model and a property-level default on every non-optional
+    /// V1's model plus `cloudID` on every model and a property-level default on every non-optional
     /// property (the CloudKit requirements of seed 001).
-    public static let v2: Schema = {
+    static let v2Model: Schema = {
         let cloudKitDefaults: [String: [String: Value]] = [
             "Routine": ["name": .string(""), "displayName": .string(""), "isActive": .boolean(true)],
             "RoutineTask": ["name": .string(""), "displayName": .string(""), "orderIndex": .integer(0)],
@@ -103,7 +130,7 @@ public enum TimeQuestSchemas {
         ]
         return Schema(
             versionIdentifier: "2.0.0",
-            entities: v1.entities.map { entity in
+            entities: v1Model.entities.map { entity in
                 var entity = entity
                 entity.attributes = entity.attributes.map { attribute in
                     var attribute = attribute
@@ -121,11 +148,4 @@ public enum TimeQuestSchemas {
             })
     }()
 
-    /// Every TimeQuest schema, oldest first.
-    public static let all: [Schema] = [v1, v2]
-    public static var newest: Schema { all[all.count - 1] }
-
-    public static func schema(forVersion identifier: String) -> Schema? {
-        all.first { $0.versionIdentifier == identifier }
-    }
 }
