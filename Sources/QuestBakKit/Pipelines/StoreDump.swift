@@ -48,7 +48,8 @@ package enum StoreDump {
         package static func of(_ db: Database, path: String) throws -> Model {
             try StoreReader.requireCoreDataSQL(db, path: path)
             guard let cache = try StoreReader.modelCache(db) else {
-                throw StoreError.noModel(path: path, reason: "it has no model cache (Z_MODELCACHE)")
+                throw StoreError.noModel(
+                    path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
             }
             do {
                 return Model(compiled: try ModelCacheDecoder.decode(cache))
