@@ -9,15 +9,16 @@ extension Questbak {
             abstract: "The CI gate: migrate every older fixture store and check it against golden dumps, invariants and a round trip.",
             discussion: """
                 For every *.store in the fixtures folder (or one level below it) of an older schema: migrate it to the \
-                newest schema (or --schema); compare a canonical dump of the result (one line a record, as an archive \
-                writes it; docs/migration-gate.md) with the committed golden file <store>.expected-<version>.dump, printing \
-                a diff on any difference; check that every record, value and link of the old store is in the new one by \
-                entity, _pk and property, changed only by the reported repairs, that cloudIDs are unique, that there is one \
-                PlayerProfile and that the model hashes are the target's; find what the new build would refuse at launch \
-                (Core Data 134110): a NULL in a required attribute without a default, a value outside its type's range, a \
-                required to-one that is empty or names no record; and export, import and export again, expecting identical \
-                members. With --to NEW_MODEL_STORE (a store made by the app's new build), any app's fixture stores are \
-                migrated to that store's model and checked the same way. Without --through, the chain named in the \
+                newest schema (or --schema); compare a canonical dump of the result with the committed golden file \
+                <store>.expected-<version>.dump, printing a diff on any difference; check that no record or value was lost \
+                or changed beyond the reported repairs, that cloudIDs are unique, that there is one PlayerProfile, that \
+                relationships are intact and that the model hashes are the target's; and export, import and export again, \
+                expecting identical members. With --to NEW_MODEL_STORE (a store made by the app's new build), any app's \
+                fixture stores are migrated to that store's model and checked the same way: the golden dump is the migrated \
+                records as an archive writes them, and the invariants check that every record, value and link of the old \
+                store is in the new one by entity, _pk and property; a valid check then finds what the new build would \
+                refuse at launch (Core Data 134110): a NULL in a required attribute without a default, a value outside its \
+                type's range, a required to-one that is empty or names no record. Without --through, the chain named in the \
                 folder's questbak-fixtures.json (questbak fixtures chain) is followed. Prints one line per check and a \
                 closing "N passed, N failed", and with --junit FILE the same checks as JUnit XML. An app team keeps stores \
                 copied from its simulators in a folder (questbak fixtures add) and runs this with --fixtures on every change. \

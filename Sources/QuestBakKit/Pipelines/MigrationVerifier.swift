@@ -105,8 +105,9 @@ public struct MigrationVerifier {
             let migrated = work.appendingPathComponent("migrated.store")
             let result: Migrator.Result
             do {
-                guard let migration = try migrate(store, from: source, to: migrated, work: work) else { continue }
-                result = migration
+                // A fixture already at the target is not checked.
+                guard let migrationResult = try migrate(store, from: source, to: migrated, work: work) else { continue }
+                result = migrationResult
                 add(
                     Check(
                         fixture: label, name: "migrate", passed: true,
