@@ -88,6 +88,8 @@ extension Questbak {
                     var detail =
                         check.missingExpectation.map {
                             "no expectation \($0); record one with --record (or QUESTBAK_RECORD=1) and review it"
+                        } ?? check.earlierDumpFormat.map {
+                            "\($0) is in an earlier dump format: record it again with --record (or QUESTBAK_RECORD=1) and review that only its form changed"
                         } ?? check.detail
                     if check.anotherAppsStore {
                         detail += "; to check another app's fixtures, give --to NEW_BUILD_STORE (a store its new build made)"

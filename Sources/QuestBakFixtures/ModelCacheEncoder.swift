@@ -340,39 +340,3 @@ package enum ModelCacheEncoder {
         }
     }
 }
-
-extension CompiledModel {
-    /// The compiled model Core Data would archive for a questbak schema (fixtures and tests: a
-    /// store given its own model cache, whose hashes must then match its metadata).
-    package init(schema: Schema) {
-        self.init(
-            versionIdentifiers: [schema.versionIdentifier],
-            entities: schema.entities.map { entity in
-                CompiledEntity(
-                    name: entity.name, isAbstract: entity.isAbstract,
-                    attributes: entity.attributes.map { attribute in
-                        let arrays: [AttributeKind: String] = [.integerArray: "Array<Int>", .stringArray: "Array<String>"]
-                        var compiled = CompiledAttribute(
-                            name: attribute.name, typeCode: Int(attribute.kind.hashTypeCode), valueClassName: arrays[attribute.kind],
-                            transformerName: arrays[attribute.kind] == nil ? nil : "NSSecureUnarchiveFromData",
-                            isOptional: attribute.isOptional,
-                            renamingIdentifier: attribute.originalName ?? attribute.name,
-                            flags: (attribute.allowsExternalStorage ? CompiledAttribute.Flags.externalStorage : 0)
-                                | (attribute.preservesValueOnDeletion ? CompiledAttribute.Flags.preservesValueOnDeletion : 0))
-                        compiled.isReadOnly = attribute.isReadOnly
-                        compiled.versionHashModifier = attribute.versionHashModifier
-                        return compiled
-                    },
-                    relationships: entity.relationships.map { relationship in
-                        var compiled = CompiledRelationship(
-                            name: relationship.name, destination: relationship.destination, inverse: relationship.inverse, minCount: 0,
-                            maxCount: relationship.isToMany ? 0 : 1, isOptional: relationship.isOptional,
-                            renamingIdentifier: relationship.name)
-                        compiled.isReadOnly = relationship.isReadOnly
-                        compiled.versionHashModifier = relationship.versionHashModifier
-                        return compiled
-                    },
-                    inheritedProperties: entity.inheritedProperties, renamingIdentifier: entity.name)
-            })
-    }
-}

@@ -24,9 +24,10 @@ final class MigrationCommandTests: XCTestCase {
         let fixtures = try copyOfFixtures(directory)
         let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path], environment: ["QUESTBAK_RECORD": "0"])
         XCTAssertEqual(result.status, 0, result.standardOutput)
-        XCTAssertTrue(result.standardOutput.hasSuffix("16 passed, 0 failed\n"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.hasSuffix("20 passed, 0 failed\n"), result.standardOutput)
         for fixture in ["v1-typical", "v1-edge-cases", "v1-anomalies", "v1-wal"] {
-            for check in ["migrate", "golden", "invariants", "round-trip"] {
+            // The one gate: TimeQuest's fixtures get the launch validity check any app's get.
+            for check in ["migrate", "golden", "invariants", "valid", "round-trip"] {
                 XCTAssertTrue(
                     result.standardOutput.contains("ok   \(fixture)/default.store: \(check)"),
                     "\(fixture) \(check)\n\(result.standardOutput)")
@@ -40,18 +41,18 @@ final class MigrationCommandTests: XCTestCase {
         let fixtures = try copyOfFixtures(directory)
         let golden = fixtures.appendingPathComponent("v1-typical/default.store.expected-2.0.0.dump")
         let text = try String(contentsOf: golden, encoding: .utf8)
-        try text.replacingOccurrences(of: "name=\"bedtime\"", with: "name=\"bedtime!\"").write(
+        try text.replacingOccurrences(of: "\"name\":\"bedtime\"", with: "\"name\":\"bedtime!\"").write(
             to: golden, atomically: true, encoding: .utf8)
         let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path])
         XCTAssertEqual(result.status, 3, result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("FAIL v1-typical/default.store: golden"), result.standardOutput)
-        XCTAssertTrue(result.standardOutput.contains("-   _pk=3 activeDays=[1,2,3,4,5,6,7]"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("- {\"_pk\":3,\"_opt\":1,\"activeDays\":[1,2,3,4,5,6,7]"), result.standardOutput)
         // The −/+ lines say which side is which.
         XCTAssertTrue(result.standardOutput.contains("--- expected (default.store.expected-2.0.0.dump)"), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("+++ actual (the migrated store)"), result.standardOutput)
-        XCTAssertTrue(result.standardOutput.contains("name=\"bedtime!\""), result.standardOutput)
-        XCTAssertTrue(result.standardOutput.contains("name=\"bedtime\""), result.standardOutput)
-        XCTAssertTrue(result.standardOutput.hasSuffix("15 passed, 1 failed\n"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("\"name\":\"bedtime!\""), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("\"name\":\"bedtime\""), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.hasSuffix("19 passed, 1 failed\n"), result.standardOutput)
     }
 
     func testAFixtureWithADroppedRecordFails() throws {
@@ -64,6 +65,70 @@ final class MigrationCommandTests: XCTestCase {
         XCTAssertTrue(result.standardOutput.contains("FAIL v1-typical/default.store: golden"), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("- entity TaskEstimation Z_ENT=5 count=36 Z_MAX=36"), result.standardOutput)
         XCTAssertTrue(result.standardOutput.contains("+ entity TaskEstimation Z_ENT=5 count=35 Z_MAX=36"), result.standardOutput)
+    }
+
+    /// A golden recorded before the one dump format (TimeQuest's `entity`/`_pk=` lines) fails by
+    /// saying so and how to record it again, not with a diff of every line; recorded again, the
+    /// gate passes.
+    func testAGoldenOfAnEarlierDumpFormatIsRecordedAgain() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = try copyOfFixtures(directory)
+        let golden = fixtures.appendingPathComponent("v1-typical/default.store.expected-2.0.0.dump")
+        try "# questbak store dump\nschema 2.0.0\nentity GameSession Z_ENT=1 count=9 Z_MAX=12\n  _pk=1 xpEarned=40\n".write(
+            to: golden, atomically: true, encoding: .utf8)
+        let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path], environment: ["QUESTBAK_RECORD": "0"])
+        XCTAssertEqual(result.status, 3, result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("FAIL v1-typical/default.store: golden"), result.standardOutput)
+        XCTAssertTrue(
+            result.standardOutput.contains(
+                "default.store.expected-2.0.0.dump is in an earlier dump format: record it again with --record (or QUESTBAK_RECORD=1)"),
+            result.standardOutput)
+        XCTAssertFalse(result.standardOutput.contains("--- expected"), "no diff of a golden in another form")
+        XCTAssertTrue(result.standardOutput.hasSuffix("19 passed, 1 failed\n"), result.standardOutput)
+        let json = try Questbak.run(["verify-migration", "--fixtures", fixtures.path, "--json"], environment: ["QUESTBAK_RECORD": "0"])
+        XCTAssertTrue(json.standardOutput.contains("\"earlierDumpFormat\" : \"default.store.expected-2.0.0.dump\""), json.standardOutput)
+
+        XCTAssertEqual(try Questbak.run(["verify-migration", "--fixtures", fixtures.path, "--record"]).status, 3)
+        let recorded = try String(contentsOf: golden, encoding: .utf8)
+        XCTAssertTrue(recorded.hasPrefix("# questbak store dump 2\nmetadata uuid="), recorded)
+        XCTAssertEqual(
+            recorded,
+            try String(
+                contentsOf: Repository.fixtures.appendingPathComponent("v1-typical/default.store.expected-2.0.0.dump"), encoding: .utf8))
+        let again = try Questbak.run(["verify-migration", "--fixtures", fixtures.path], environment: ["QUESTBAK_RECORD": "0"])
+        XCTAssertEqual(again.status, 0, again.standardOutput)
+    }
+
+    /// The launch validity check applies to TimeQuest's stores too (one gate): a proposed schema
+    /// that makes a to-one required, which no lightweight rule refuses, fails `valid` for a store
+    /// holding a record without it, naming the entity, `_pk` and relationship.
+    func testTheValidCheckFindsWhatANewTimeQuestSchemaWouldRefuseAtLaunch() throws {
+        let directory = try TemporaryTestDirectory()
+        let fixtures = try copyOfFixtures(directory)
+        let store = fixtures.appendingPathComponent("v1-typical/default.store")
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { try $0.execute(sql: "UPDATE ZROUTINETASK SET ZROUTINE = NULL WHERE Z_PK = 2") }
+        try queue.close()
+        let printed = try Questbak.run(["schema", "2.0.0"])
+        var schema = try XCTUnwrap(JSONSerialization.jsonObject(with: printed.outputData) as? [String: Any])
+        schema["versionIdentifier"] = "3.0.0"
+        var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
+        for index in entities.indices where entities[index]["name"] as? String == "RoutineTask" {
+            var relationships = try XCTUnwrap(entities[index]["relationships"] as? [[String: Any]])
+            for r in relationships.indices where relationships[r]["name"] as? String == "routine" { relationships[r]["optional"] = false }
+            entities[index]["relationships"] = relationships
+        }
+        schema["entities"] = entities
+        let v3 = directory.path("v3.json")
+        try JSONSerialization.data(withJSONObject: schema).write(to: v3)
+        let result = try Questbak.run(["verify-migration", "--fixtures", fixtures.path, "--schema", v3.path])
+        XCTAssertEqual(result.status, 3, result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("FAIL v1-typical/default.store: valid"), result.standardOutput)
+        XCTAssertTrue(
+            result.standardOutput.contains(
+                "RoutineTask _pk 2 routine: a required to-one that is empty or names no Routine (Core Data 1580)"),
+            result.standardOutput)
+        XCTAssertTrue(result.standardOutput.contains("ok   v1-edge-cases/default.store: valid"), result.standardOutput)
     }
 
     /// V2 with one property removed and one retyped: what a careless V3 would do.
@@ -168,7 +233,7 @@ final class MigrationCommandTests: XCTestCase {
             FileManager.default.fileExists(atPath: teamFixtures.appendingPathComponent("device-a.store.expected-3.0.0.dump").path))
         let verified = try Questbak.run(["verify-migration", "--fixtures", teamFixtures.path, "--schema", v3.path])
         XCTAssertEqual(verified.status, 0, verified.standardOutput)
-        XCTAssertTrue(verified.standardOutput.hasSuffix("4 passed, 0 failed\n"), verified.standardOutput)
+        XCTAssertTrue(verified.standardOutput.hasSuffix("5 passed, 0 failed\n"), verified.standardOutput)
     }
 
     func testMigrateWritesAV2StoreAndLeavesTheSourceAlone() throws {

@@ -12,25 +12,26 @@ import QuestBakArchive
 /// - no value outside its type's range (Int16, Int32, Float);
 /// - no required to-one that is NULL or names no record;
 /// - no two records equal in every property of a uniqueness constraint.
-/// Each problem names the entity, the `_pk`s and the property.
+/// Each problem names the entity, the `_pk`s and the property. A store written by a schema
+/// (TimeQuest's, migrated, carries no model cache) is checked against that schema: its hashes
+/// are the store's (the gate's invariants check that), and what no hash covers, whether an
+/// attribute has a default, is the schema's own statement.
 enum LaunchValidity {
-    static func problems(of store: URL, limit: Int = 20) throws -> [String] {
+    /// The problems of the store at `store` under `model`: the new model a migration went to
+    /// (the store's own cache, or for a store written by a schema, that schema's model).
+    static func problems(of store: URL, model: StoreDump.Model, limit: Int = 20) throws -> [String] {
         let snapshot = try StoreSnapshot(storeAt: store)
         return try snapshot.read { db in
-            guard let cache = try StoreReader.modelCache(db) else {
-                throw StoreError.noModel(path: store.path, reason: "it has no model cache (Z_MODELCACHE)")
-            }
-            let compiled = try ModelCacheDecoder.decode(cache)
-            return try problems(db, model: compiled, layout: try ModelLayout(db, model: compiled, checkRows: false), limit: limit)
+            try problems(db, model: model.schema, layout: try model.layout(db, path: snapshot.path), limit: limit)
         }
     }
 
     /// The same for a store being written (a migration checks uniqueness before it makes the
     /// unique indexes, so that it can name the records instead of failing on the first).
+    /// `model` says what is required, has a default or is unique; `layout` where it is stored.
     static func problems(
-        _ db: Database, model compiled: CompiledModel, layout: ModelLayout, uniquenessOnly: Bool = false, limit: Int = 20
+        _ db: Database, model: Schema, layout: ModelLayout, uniquenessOnly: Bool = false, limit: Int = 20
     ) throws -> [String] {
-        let model = Schema(model: compiled)
         var problems: [String] = []
         for plan in layout.entities {
             problems += try check(plan, model: model, layout: layout, db: db, uniquenessOnly: uniquenessOnly)

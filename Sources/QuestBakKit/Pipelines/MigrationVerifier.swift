@@ -3,9 +3,11 @@ import Foundation
 import GRDB
 import QuestBakArchive
 
-/// `questbak verify-migration`, the CI gate: every fixture store of an older schema is migrated
-/// to the newest one and checked against a committed golden dump, against invariants that need
-/// no golden file, and through an export → import → export round trip.
+/// `questbak verify-migration`, the CI gate, one for every app: every fixture store of an older
+/// model is migrated (TimeQuest's to the newest schema or `target`; any app's, with `modelStore`,
+/// to the model of the store its new build made) and checked with one set of checks over one
+/// dump (`StoreDump`): the golden dump, invariants that need no golden file, the launch validity
+/// of every record under the new model, and an export → import → export round trip.
 public struct MigrationVerifier {
     public struct Check: Sendable, Encodable {
         public var fixture: String
@@ -16,6 +18,9 @@ public struct MigrationVerifier {
         /// For a golden check that failed because the fixture has no golden dump yet: the file
         /// name it looked for. How to record one is the caller's to say.
         public var missingExpectation: String?
+        /// For a golden check whose expectation was recorded in an earlier form of the dump: its
+        /// file name. How to record it again is the caller's to say.
+        public var earlierDumpFormat: String?
         /// For a read that failed because the fixture is another app's store (it shares no entity
         /// with the schemas checked, SameApp): how to check it instead is the caller's to say.
         public var anotherAppsStore = false
@@ -65,55 +70,108 @@ public struct MigrationVerifier {
         return stores
     }
 
+    /// One fixture's migration, as the checks see it.
+    private struct Migration {
+        var store: URL
+        var label: String
+        /// The fixture's own model, and the models after it whose renames a record follows.
+        var source: StoreDump.Model
+        var laterModels: [Schema]
+        var migrated: URL
+        var logs: [RepairLog]
+    }
+
     public func run(workDirectory: URL, report: (Check) -> Void) throws -> [Check] {
-        if let modelStore { return try runModel(to: modelStore, workDirectory: workDirectory, report: report) }
         var checks: [Check] = []
         func add(_ check: Check) {
             checks.append(check)
             report(check)
         }
+        // The model the fixtures migrate to, and what the migrated store's metadata must then say.
+        let targetModel = try modelStore.map { try StoreDump.Model.of(storeAt: $0) } ?? StoreDump.Model(schema: target)
+        let chainModels = try modelChain.map { try Schema.model(ofStoreAt: $0) } + [target]
+        let targetVersions = try modelStore.map { store in
+            try StoreSnapshot(storeAt: store).read { try StoreReader.metadata($0, path: store.path) }.versionIdentifiers
+        }
         for (index, store) in try fixtureStores().enumerated() {
             let label = store.path.hasPrefix(fixtures.path + "/") ? String(store.path.dropFirst(fixtures.path.count + 1)) : store.path
             let work = workDirectory.appendingPathComponent("fixture-\(index)")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            let sourceVersion: String
+            let source: StoreDump.Model
             do {
-                sourceVersion = try StoreSnapshot(storeAt: store).read {
-                    try StoreReader.detectSchema($0, path: store.path, candidates: candidates).versionIdentifier
-                }
+                source = try sourceModel(of: store)
             } catch {
-                // Another app's store is not a damaged TimeQuest store: say that, not which tables it lacks.
-                let entities = try? StoreSnapshot(storeAt: store).read { try StoreReader.modelTables($0).map(\.entity.name) }
-                if let entities, !candidates.contains(where: { SameApp.check($0.entities.map(\.name), entities) }) {
-                    add(
-                        Check(
-                            fixture: label, name: "read", passed: false,
-                            detail:
-                                "\(store.path): not a TimeQuest store: it has none of TimeQuest's entities (its own: \(SameApp.list(entities)))",
-                            anotherAppsStore: true))
-                    continue
-                }
-                add(Check(fixture: label, name: "read", passed: false, detail: error.localizedDescription))
+                add(readFailure(store, label: label, error))
                 continue
             }
-            if sourceVersion == target.versionIdentifier { continue }
             let migrated = work.appendingPathComponent("migrated.store")
             let result: Migrator.Result
             do {
-                result = try Migrator.migrate(
-                    storeAt: store, to: target, output: migrated, options: Migrator.Options(now: Self.verificationNow),
-                    workDirectory: work, candidates: candidates)
-                add(Check(fixture: label, name: "migrate", passed: true, detail: "\(sourceVersion) → \(target.versionIdentifier)"))
+                // A fixture already at the target is not checked.
+                guard let migrationResult = try migrate(store, from: source, to: migrated, work: work) else { continue }
+                result = migrationResult
+                add(
+                    Check(
+                        fixture: label, name: "migrate", passed: true,
+                        detail: "\(result.sourceSchemaVersion) → \(result.targetSchemaVersion)"))
             } catch {
                 add(Check(fixture: label, name: "migrate", passed: false, detail: error.localizedDescription))
                 continue
             }
-            let dump = try StoreSnapshot(storeAt: migrated).read { try StoreDump.dump($0, schema: target, path: migrated.path) }
-            add(try golden(dump, for: store, label: label))
-            add(invariants(store: store, migrated: migrated, log: result.log, label: label))
-            add(roundTrip(migrated, dump: dump, work: work, label: label))
+            let own = ModelVersionHashes(schema: source.schema)
+            let first = (chainModels.firstIndex { ModelVersionHashes(schema: $0) == own } ?? -1) + 1
+            let migration = Migration(
+                store: store, label: label, source: source, laterModels: Array(chainModels[min(first, chainModels.count - 1)...]),
+                migrated: migrated, logs: result.earlierLogs + [result.log])
+            // A migrated record the new model cannot hold (a value out of its type's range) is a
+            // failing check, not the end of the gate: the validity check names it below.
+            let dump = Result { try StoreDump.dump(storeAt: migrated, model: targetModel) }
+            switch dump {
+            case .success(let text): add(try golden(text, for: store, label: label))
+            case .failure(let error): add(Check(fixture: label, name: "golden", passed: false, detail: error.localizedDescription))
+            }
+            add(invariants(migration, target: targetModel, versions: targetVersions ?? [target.versionIdentifier]))
+            add(launchValidity(migrated, model: targetModel, label: label))
+            if case .success(let text) = dump { add(roundTrip(migrated, dump: text, model: targetModel, work: work, label: label)) }
         }
         return checks
+    }
+
+    /// The fixture's own model: the TimeQuest schema it is (of `candidates`), or, for any app's
+    /// fixtures, the model it carries.
+    private func sourceModel(of store: URL) throws -> StoreDump.Model {
+        if modelStore != nil { return try StoreDump.Model.of(storeAt: store) }
+        let schema = try StoreSnapshot(storeAt: store).read { try StoreReader.detectSchema($0, path: store.path, candidates: candidates) }
+        return StoreDump.Model(schema: schema)
+    }
+
+    /// Why a fixture could not be read. Another app's store is not a damaged TimeQuest store:
+    /// that is said, not which tables it lacks.
+    private func readFailure(_ store: URL, label: String, _ error: Error) -> Check {
+        if modelStore == nil,
+            let entities = try? StoreSnapshot(storeAt: store).read({ try StoreReader.modelTables($0).map(\.entity.name) }),
+            !candidates.contains(where: { SameApp.check($0.entities.map(\.name), entities) })
+        {
+            return Check(
+                fixture: label, name: "read", passed: false,
+                detail: "\(store.path): not a TimeQuest store: it has none of TimeQuest's entities (its own: \(SameApp.list(entities)))",
+                anotherAppsStore: true)
+        }
+        return Check(fixture: label, name: "read", passed: false, detail: error.localizedDescription)
+    }
+
+    /// The fixture migrated to the target by the migrator of its kind; nil for a fixture already
+    /// at the target, which is not checked.
+    private func migrate(_ store: URL, from source: StoreDump.Model, to migrated: URL, work: URL) throws -> Migrator.Result? {
+        let options = Migrator.Options(now: Self.verificationNow)
+        if let modelStore {
+            if ModelVersionHashes(schema: source.schema) == ModelVersionHashes(schema: target) { return nil }
+            return try ModelMigrator.migrate(
+                storeAt: store, through: modelChain, toModelOf: modelStore, output: migrated, options: options, workDirectory: work)
+        }
+        if source.schema.versionIdentifier == target.versionIdentifier { return nil }
+        return try Migrator.migrate(
+            storeAt: store, to: target, output: migrated, options: options, workDirectory: work, candidates: candidates)
     }
 
     func golden(_ dump: String, for store: URL, label: String) throws -> Check {
@@ -133,6 +191,15 @@ public struct MigrationVerifier {
         if expected == dump {
             return Check(fixture: label, name: "golden", passed: true, detail: expectation.lastPathComponent)
         }
+        // A golden recorded in an earlier form differs on every line; a diff would hide the cause.
+        if expected.prefix { $0 != "\n" } != StoreDump.header {
+            return Check(
+                fixture: label, name: "golden", passed: false,
+                detail:
+                    "\(expectation.lastPathComponent) is in an earlier dump format (its first line is not \"\(StoreDump.header)\"): "
+                    + "record it again and review that only its form changed",
+                earlierDumpFormat: expectation.lastPathComponent)
+        }
         return Check(
             fixture: label, name: "golden", passed: false,
             detail:
@@ -140,85 +207,176 @@ public struct MigrationVerifier {
                 + StoreDump.diff(expected: expected, found: dump))
     }
 
-    /// Checks that need no golden file: nothing lost or changed beyond what the log reports,
-    /// unique well-formed cloudIDs, one singleton, relationships intact, the target's hashes.
-    private func invariants(store: URL, migrated: URL, log: RepairLog, label: String) -> Check {
+    /// Checks that need no golden file, over the records of the fixture (read by its own model)
+    /// and of the migrated store (by the new one): every record, value and link of the old store
+    /// is in the new one by entity, `_pk` and property (a renamed property under its new name),
+    /// changed or removed only where the report says; cloudIDs unique and well-formed; one
+    /// record of a singleton; no to-one left pointing at a record the migration lost; the new
+    /// model's version identifiers and hashes.
+    private func invariants(_ migration: Migration, target targetModel: StoreDump.Model, versions: [String]) -> Check {
         var problems: [String] = []
         do {
-            let (changed, removed) = try Self.reportedEdits(in: log)
-            let (sourceSchema, before) = try StoreSnapshot(storeAt: store).read { db -> (Schema, [String: [EntityRecord]]) in
-                let schema = try StoreReader.detectSchema(db, path: store.path, candidates: candidates)
-                return (schema, try Self.records(db, schema: schema, path: store.path))
+            var changed: Set<RecordField> = []
+            var removed: Set<RecordField> = []
+            for log in migration.logs {
+                let edits = try Self.reportedEdits(in: log)
+                changed.formUnion(edits.changed)
+                removed.formUnion(edits.removed)
+                // The cloudID rule gives a record another ID, and reports it.
+                changed.formUnion(try log.keys(rule: .cloudID))
             }
-            let (metadata, after) = try StoreSnapshot(storeAt: migrated).read { db in
-                (try StoreReader.metadata(db, path: migrated.path), try Self.records(db, schema: target, path: migrated.path))
-            }
-            for oldEntity in sourceSchema.entities {
-                guard let entity = target.entity(named: oldEntity.name) else { continue }
-                let old = before[entity.name] ?? []
-                let new = Dictionary(uniqueKeysWithValues: (after[entity.name] ?? []).map { ($0.primaryKey, $0) })
-                let dropped = old.filter { removed.contains(RecordField(entity: entity.name, primaryKey: $0.primaryKey, field: "")) }.count
-                if old.count - dropped != new.count {
-                    problems.append(
-                        "\(entity.name): \(old.count) records, \(dropped) reported as duplicates, but \(new.count) after migration")
+            // A property renamed twice in a chain is followed to its last name.
+            func successorName(_ property: String, of entity: String) -> String {
+                var name = property
+                for model in migration.laterModels {
+                    if let renamed = model.entity(named: entity)?.attributes.first(where: { $0.originalName == name }) {
+                        name = renamed.name
+                    }
                 }
-                for record in old {
-                    guard let migratedRecord = new[record.primaryKey] else {
-                        if !removed.contains(RecordField(entity: entity.name, primaryKey: record.primaryKey, field: "")) {
-                            problems.append("\(entity.name) _pk \(record.primaryKey): missing after migration")
+                return name
+            }
+            let before = try Self.objects(StoreDump.entities(storeAt: migration.store, model: migration.source, maskingCloudIDs: false))
+            let after = try Self.objects(StoreDump.entities(storeAt: migration.migrated, model: targetModel, maskingCloudIDs: false))
+            var droppedValues: [String: Int] = [:]
+            var successors: [String: String] = [:]
+            for (entity, old) in before.sorted(by: { $0.key < $1.key }) {
+                let successor =
+                    (target.entities.first { $0.name == entity } ?? target.entities.first { $0.originalName == entity })?.name ?? entity
+                guard target.entity(named: successor) != nil else {
+                    problems.append("\(entity) is not in the new model: its \(old.count) records are dropped by the migration")
+                    continue
+                }
+                successors[successor] = entity
+                let new = after[successor] ?? [:]
+                let dropped = old.keys.filter { removed.contains(RecordField(entity: successor, primaryKey: $0, field: "")) }.count
+                if old.count - dropped != new.count {
+                    problems.append("\(successor): \(old.count) records, \(dropped) reported as removed, but \(new.count) after migration")
+                }
+                for (key, values) in old.sorted(by: { $0.key < $1.key }) {
+                    guard let migratedValues = new[key] else {
+                        if !removed.contains(RecordField(entity: successor, primaryKey: key, field: "")) {
+                            problems.append("\(entity) _pk \(key): missing after migration")
                         }
                         continue
                     }
-                    for property in oldEntity.storedPropertyNames {
-                        let newName = entity.attributes.first { $0.originalName == property }?.name ?? property
-                        if changed.contains(RecordField(entity: entity.name, primaryKey: record.primaryKey, field: newName)) { continue }
-                        if record[property] != migratedRecord[newName] {
-                            problems.append(
-                                "\(entity.name) _pk \(record.primaryKey) \(property): \(record[property]) became \(migratedRecord[newName])"
-                            )
+                    for (property, value) in values.sorted(by: { $0.key < $1.key }) where property != RecordJSON.optKey {
+                        let newName = successorName(property, of: successor)
+                        if changed.contains(RecordField(entity: successor, primaryKey: key, field: newName)) { continue }
+                        // A relationship whose links now live on the other side (it gained an inverse) is not on
+                        // this record any more; the migration counts its links on both sides.
+                        if migratedValues[newName] == nil,
+                            target.entity(named: successor)?.relationships.contains(where: {
+                                $0.name == newName || $0.originalName == property
+                            })
+                                == true
+                        {
+                            continue
                         }
-                    }
-                }
-                if entity.cloudID != nil {
-                    let ids = (after[entity.name] ?? []).map { $0[Entity.cloudIDAttribute] }
-                    if Set(ids).count != ids.count { problems.append("\(entity.name): two records share a cloudID") }
-                    let sentinel = entity.identity.singletonCloudID
-                    for id in ids {
-                        guard case .string(let text) = id, text == sentinel || DeterministicID.isWellFormed(text) else {
-                            problems.append("\(entity.name): cloudID \(id) is not well-formed")
-                            break
-                        }
-                    }
-                }
-                if entity.identity.singletonCloudID != nil, !old.isEmpty, new.count != 1 {
-                    problems.append("\(entity.name): \(new.count) records of a singleton")
-                }
-                for relationship in entity.toOneRelationships {
-                    let targets = Set((after[relationship.destination] ?? []).map(\.primaryKey))
-                    let sourceTargets = Set((before[relationship.destination] ?? []).map(\.primaryKey))
-                    for record in after[entity.name] ?? [] {
-                        guard case .integer(let key) = record[relationship.name], !targets.contains(key) else { continue }
-                        if sourceTargets.contains(key) {
-                            problems.append(
-                                "\(entity.name) _pk \(record.primaryKey) \(relationship.name): points at a record the migration lost")
+                        if migratedValues[newName] == nil, value != .null, value != .array([]) {
+                            // A property the new model lacks: Core Data drops its values.
+                            droppedValues["\(entity).\(property)", default: 0] += 1
+                        } else if let migratedValue = migratedValues[newName], migratedValue != value {
+                            problems.append("\(entity) _pk \(key) \(property): \(Self.text(value)) became \(Self.text(migratedValue))")
                         }
                     }
                 }
             }
-            if metadata.versionIdentifiers != [target.versionIdentifier] {
-                problems.append("metadata version identifiers are \(metadata.versionIdentifiers), expected [\(target.versionIdentifier)]")
-            }
-            if metadata.entityHashes != ModelVersionHashes(schema: target).entityHashes {
+            for (property, count) in droppedValues.sorted(by: { $0.key < $1.key }) {
                 problems.append(
-                    "the stored model hashes are not those of schema \(target.versionIdentifier): the app would not open the store")
+                    "\(property) is not in the new model: \(count) value(s) dropped by the migration (removed, or renamed without originalName)"
+                )
+            }
+            problems += identityProblems(before: before, after: after, predecessors: successors, model: targetModel)
+            let metadata = try StoreSnapshot(storeAt: migration.migrated).read {
+                try StoreReader.metadata($0, path: migration.migrated.path)
+            }
+            if metadata.versionIdentifiers != versions {
+                problems.append("metadata version identifiers are \(metadata.versionIdentifiers), expected \(versions)")
+            }
+            let differing = metadata.hashDifferences(from: ModelVersionHashes(schema: target))
+            if !differing.isEmpty {
+                problems.append(
+                    "model hashes differ from the new model's for \(differing.joined(separator: ", ")): the new build would not open the store"
+                )
             }
         } catch {
             problems.append(error.localizedDescription)
         }
         return Check(
-            fixture: label, name: "invariants", passed: problems.isEmpty,
+            fixture: migration.label, name: "invariants", passed: problems.isEmpty,
             detail: problems.isEmpty
-                ? "counts, values, cloudIDs, singleton, relationships, hashes" : problems.prefix(20).joined(separator: "\n"))
+                ? "every record, value and link kept (by entity, _pk, property) but for reported repairs; cloudIDs, singletons, hashes"
+                : problems.prefix(20).joined(separator: "\n"))
+    }
+
+    /// What identity promises after the migration, where the new model has it: every cloudID
+    /// (a text `cloudID` attribute) well-formed or a singleton's sentinel and unique in its entity,
+    /// one record of a singleton that had records, no to-one naming a record the migration lost.
+    private func identityProblems(
+        before: [String: [Int64: [String: JSONValue]]], after: [String: [Int64: [String: JSONValue]]], predecessors: [String: String],
+        model: StoreDump.Model
+    ) -> [String] {
+        var problems: [String] = []
+        // The records an entity's to-one may name: its own and its sub-entities'.
+        func keys(of destination: String, in records: [String: [Int64: [String: JSONValue]]], renamed: Bool) -> Set<Int64> {
+            var found: Set<Int64> = []
+            for entity in target.entities where model.lineage(of: entity.name).contains(destination) {
+                found.formUnion((records[renamed ? predecessors[entity.name] ?? entity.name : entity.name] ?? [:]).keys)
+            }
+            return found
+        }
+        for entity in target.entities {
+            let records = after[entity.name] ?? [:]
+            if model.attribute(Entity.cloudIDAttribute, of: entity.name)?.kind == .string {
+                var seen: Set<String> = []
+                for (key, values) in records.sorted(by: { $0.key < $1.key }) {
+                    guard case .string(let id)? = values[Entity.cloudIDAttribute],
+                        id == entity.identity.singletonCloudID || DeterministicID.isWellFormed(id)
+                    else {
+                        problems.append(
+                            "\(entity.name) _pk \(key): cloudID \(Self.text(values[Entity.cloudIDAttribute] ?? .null)) is not well-formed")
+                        continue
+                    }
+                    if !seen.insert(id).inserted { problems.append("\(entity.name) _pk \(key): shares its cloudID with another record") }
+                }
+            }
+            let had = before[predecessors[entity.name] ?? entity.name]?.isEmpty == false
+            if entity.identity.singletonCloudID != nil, had, records.count != 1 {
+                problems.append("\(entity.name): \(records.count) records of a singleton")
+            }
+            for relationship in entity.relationships where !relationship.isToMany {
+                let targets = keys(of: relationship.destination, in: after, renamed: false)
+                let sourceTargets = keys(of: relationship.destination, in: before, renamed: true)
+                for (key, values) in records.sorted(by: { $0.key < $1.key }) {
+                    guard case .integer(let target)? = values[relationship.name], !targets.contains(target), sourceTargets.contains(target)
+                    else { continue }
+                    problems.append("\(entity.name) _pk \(key) \(relationship.name): points at a record the migration lost")
+                }
+            }
+        }
+        return problems
+    }
+
+    /// Each entity's records by `_pk`, each a dictionary of its line's members.
+    static func objects(_ entities: [StoreDump.EntityRecords]) throws -> [String: [Int64: [String: JSONValue]]] {
+        var objects: [String: [Int64: [String: JSONValue]]] = [:]
+        for entity in entities {
+            var byKey: [Int64: [String: JSONValue]] = [:]
+            for line in entity.lines {
+                let members = try JSONLine.parseObject(Data(line.utf8))
+                guard case .integer(let key)? = members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value else { continue }
+                byKey[key] = Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+            }
+            objects[entity.name] = byKey
+        }
+        return objects
+    }
+
+    /// A value as its dump line shows it.
+    static func text(_ value: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "\(value)"
     }
 
     /// Fields a reported repair changed and records a reported repair removed (`field` ""), as the
@@ -241,30 +399,55 @@ public struct MigrationVerifier {
         return (changed, removed)
     }
 
-    /// Export → import → export: the members must be byte-identical and the stores dump alike.
-    private func roundTrip(_ migrated: URL, dump: String, work: URL, label: String) -> Check {
+    /// Every migrated record is valid under the new model, so the new build opens the store.
+    private func launchValidity(_ migrated: URL, model: StoreDump.Model, label: String) -> Check {
+        do {
+            let problems = try LaunchValidity.problems(of: migrated, model: model)
+            return Check(
+                fixture: label, name: "valid", passed: problems.isEmpty,
+                detail: problems.isEmpty
+                    ? "every record valid under the new model (required values, ranges, required to-ones, uniqueness)"
+                    : "the new build would fail to open the migrated store (Core Data 134110):\n" + problems.joined(separator: "\n"))
+        } catch {
+            return Check(fixture: label, name: "valid", passed: false, detail: error.localizedDescription)
+        }
+    }
+
+    /// Export → import → export: the migrated store is described as the new model, needs no
+    /// repair on import, the members are identical and the restored store dumps alike.
+    private func roundTrip(_ migrated: URL, dump: String, model: StoreDump.Model, work: URL, label: String) -> Check {
         do {
             let first = work.appendingPathComponent("first.qbak")
             let second = work.appendingPathComponent("second.qbak")
-            let restored = work.appendingPathComponent("restored.store")
+            let restored = work.appendingPathComponent("restored/default.store")
             var options = Exporter.Options(createdAt: Int64(Self.verificationNow) + DateText.referenceDateUnixOffset, compression: .none)
-            // The schemas checked, as a profile: they carry their own natural keys.
-            let profile = AppProfile(name: "the schemas checked", models: candidates)
-            options.profiles = [profile]
             var importOptions = Importer.Options()
-            importOptions.profiles = [profile]
+            // TimeQuest's stores are described by its schemas, as a profile (they carry their own
+            // natural keys); any app's by the model it carries.
+            let profiles = modelStore == nil ? [AppProfile(name: "the schemas checked", models: candidates)] : []
+            options.profiles = profiles
+            importOptions.profiles = profiles
             let one = try Exporter.export(storeAt: migrated, to: .file(first, overwrite: true), options: options)
             let importWork = work.appendingPathComponent("import")
             try FileManager.default.createDirectory(at: importWork, withIntermediateDirectories: true)
             let imported = try Importer.run(archive: first.path, into: restored, options: importOptions, workDirectory: importWork)
             let two = try Exporter.export(storeAt: restored, to: .file(second, overwrite: true), options: options)
             var problems: [String] = []
+            // TimeQuest's by its schema of the target version; any app's by its own model.
+            if modelStore == nil, one.schema != ArchiveManifest.Source.timeQuestSchema || one.schemaVersion != target.versionIdentifier {
+                problems.append("the migrated store is not described by schema \(target.versionIdentifier): \(one.warnings)")
+            } else if modelStore != nil, one.schema != ArchiveManifest.Source.modelSchema {
+                problems.append("the migrated store is not described by its model: \(one.warnings)")
+            }
             if imported.repairs > 0 { problems.append("the migrated store needed \(imported.repairs) repairs on import") }
+            if one.entities.map(\.name) != two.entities.map(\.name) {
+                problems.append("the entities differ after export → import → export")
+            }
             for (a, b) in zip(one.entities, two.entities) where a.sha256 != b.sha256 || a.count != b.count {
                 problems.append(
                     "\(a.name): member differs after export → import → export (\(a.sha256.prefix(12)) vs \(b.sha256.prefix(12)))")
             }
-            let restoredDump = try StoreSnapshot(storeAt: restored).read { try StoreDump.dump($0, schema: target, path: restored.path) }
+            let restoredDump = try StoreDump.dump(storeAt: restored, model: model)
             if restoredDump != dump {
                 problems.append(
                     "restored store dumps differently:\n--- expected (the migrated store)\n+++ actual (exported and imported again)\n"
@@ -276,15 +459,5 @@ public struct MigrationVerifier {
         } catch {
             return Check(fixture: label, name: "round-trip", passed: false, detail: error.localizedDescription)
         }
-    }
-
-    static func records(_ db: Database, schema: Schema, path: String) throws -> [String: [EntityRecord]] {
-        var records: [String: [EntityRecord]] = [:]
-        for entity in schema.entities {
-            try StoreReader.forEachRecord(db, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: path) {
-                records[entity.name, default: []].append($0)
-            }
-        }
-        return records
     }
 }

@@ -140,7 +140,7 @@ public enum ModelMigrator {
                 try copyLinks(from: source, old: old, into: db, new: new, log: log)
                 try copyOtherTables(from: source, old: old, into: db)
             }
-            let violations = try LaunchValidity.problems(db, model: new.model, layout: layout, uniquenessOnly: true)
+            let violations = try LaunchValidity.problems(db, model: Schema(model: new.model), layout: layout, uniquenessOnly: true)
             guard violations.isEmpty else {
                 throw MigrationError.invalidRecords(from: old.version, to: new.version, problems: violations)
             }

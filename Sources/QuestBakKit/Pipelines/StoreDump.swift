@@ -3,57 +3,181 @@ import Foundation
 import GRDB
 import QuestBakArchive
 
-/// A canonical text dump of a store: every entity, record and field in a stable order, one
-/// record a line, values written exactly as the archive writes them. Golden migration
-/// expectations are dumps, so a difference shows as a readable line diff.
+/// A canonical text dump of a store, the one form golden migration expectations, the gate's
+/// round trip and its failure text (a line diff) share for every store, TimeQuest's or any app's
+/// (docs/migration-gate.md, "The golden dump"):
+///
+/// ```
+/// # questbak store dump 2
+/// metadata uuid=<Z_UUID> versionIdentifiers=<identifiers> checksum=<model checksum>
+/// entity <Name> Z_ENT=<number> count=<records> Z_MAX=<Z_PRIMARYKEY.Z_MAX>
+/// {"_pk":1,"_opt":1,...}
+/// ```
+///
+/// Each record is one line as an archive of the store described by its model writes it
+/// (docs/archive-format.md, "Entity members"), in `_pk` order, entity by entity in the model's
+/// order, so a difference shows as a readable line diff and a record added or lost as one line.
 ///
 /// Well-formed cloudIDs are written as `<cloudID>`, or `<repeated cloudID>` when another record
 /// of the entity has the same one: generated IDs may change with their generator without the
-/// data changing, and a record added or lost shows as one line, not as a shift of every ID after
-/// it. Other values (the singleton's sentinel, malformed IDs) are written as they are.
-public enum StoreDump {
-    public static func dump(_ db: Database, schema: Schema, path: String) throws -> String {
-        let metadata = try StoreReader.metadata(db, path: path)
-        let hashes = ModelVersionHashes(entityHashes: metadata.entityHashes)
-        var lines = [
-            "# questbak store dump",
-            "schema \(schema.versionIdentifier)",
-            "metadata uuid=\(metadata.uuid) versionIdentifiers=\(metadata.versionIdentifiers.joined(separator: ",")) checksum=\(hashes.checksum)",
-        ]
-        let maxima = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
-        for entity in schema.entities {
-            let number = schema.entityNumber(of: entity.name) ?? 0
-            let count = try StoreReader.rowCount(db, table: TableLayout(entity: entity).tableName)
-            lines.append("entity \(entity.name) Z_ENT=\(number) count=\(count) Z_MAX=\(maxima[entity.name] ?? 0)")
-            let names = entity.storedPropertyNames
-            var repeated: Set<String> = []
-            if let column = TableLayout(entity: entity).column(for: Entity.cloudIDAttribute)?.name {
-                repeated = Set(
-                    try String.fetchAll(
-                        db,
-                        sql:
-                            "SELECT \(column) FROM \(TableLayout(entity: entity).tableName) WHERE \(column) IS NOT NULL GROUP BY \(column) HAVING count(*) > 1"
-                    ))
+/// data changing. Other values (the singleton's sentinel, malformed IDs) are written as they are.
+package enum StoreDump {
+    /// The first line: a dump recorded before it (TimeQuest's `entity … _pk=…` lines, or the
+    /// model gate's `# Entity` JSON lines) is in an earlier form and is recorded again.
+    package static let header = "# questbak store dump 2"
+
+    /// What a dump reads a store by. The compiled model lays out the tables (the store's own
+    /// `Z_MODELCACHE`, or the one a schema compiles to for a store that carries none, as a
+    /// migrated TimeQuest store); the schema says what a compiled model leaves to the app: the
+    /// element types of TimeQuest's typed arrays (a transformable to the model), defaults, a
+    /// singleton's sentinel.
+    package struct Model: Sendable {
+        package var compiled: CompiledModel
+        package var schema: Schema
+
+        /// A store written by a schema (TimeQuest's, or a schema file).
+        package init(schema: Schema) {
+            compiled = CompiledModel(schema: schema)
+            self.schema = schema
+        }
+
+        package init(compiled: CompiledModel) {
+            self.compiled = compiled
+            schema = Schema(model: compiled)
+        }
+
+        /// The model a store carries in its `Z_MODELCACHE`.
+        package static func of(_ db: Database, path: String) throws -> Model {
+            try StoreReader.requireCoreDataSQL(db, path: path)
+            guard let cache = try StoreReader.modelCache(db) else {
+                throw StoreError.noModel(
+                    path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
             }
-            try StoreReader.forEachRecord(db, entity: entity, entityNumber: number, path: path) { record in
-                var line: [UInt8] = Array("  _pk=\(record.primaryKey)".utf8)
-                for name in names {
-                    var value = record[name]
-                    if name == Entity.cloudIDAttribute, case .string(let id) = value, DeterministicID.isWellFormed(id) {
-                        value = .string(repeated.contains(id) ? "<repeated cloudID>" : "<cloudID>")
-                    }
-                    line.append(contentsOf: " \(name)=".utf8)
-                    ValueJSON.append(value, to: &line)
-                }
-                lines.append(String(decoding: line, as: UTF8.self))
+            do {
+                return Model(compiled: try ModelCacheDecoder.decode(cache))
+            } catch {
+                throw StoreError.noModel(
+                    path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
             }
         }
-        return lines.joined(separator: "\n") + "\n"
+
+        package static func of(storeAt store: URL) throws -> Model {
+            let snapshot = try StoreSnapshot(storeAt: store)
+            return try snapshot.read { try of($0, path: snapshot.path) }
+        }
+
+        /// The store's tables as this model lays them out, checked against the store; a field the
+        /// model calls transformable is read as the typed array the schema says it is.
+        package func layout(_ db: Database, path: String) throws -> ModelLayout {
+            var layout = try ModelLayout(db, model: compiled)
+            if let problem = layout.problems.first { throw StoreError.noModel(path: path, reason: problem) }
+            for (entityIndex, plan) in layout.entities.enumerated() {
+                for (fieldIndex, field) in plan.fields.enumerated() where field.path.count == 1 && field.kind == .transformable {
+                    if let kind = attribute(field.path[0], of: plan.name)?.kind, [.integerArray, .stringArray].contains(kind) {
+                        layout.entities[entityIndex].fields[fieldIndex].kind = kind
+                    }
+                }
+            }
+            return layout
+        }
+
+        /// The entity's name and its parents', nearest first (a loop in a damaged model is cut).
+        func lineage(of entityName: String) -> [String] {
+            var chain: [String] = []
+            var next: String? = entityName
+            while let current = next, !chain.contains(current), let entity = schema.entity(named: current) {
+                chain.append(current)
+                next = entity.superentity
+            }
+            return chain
+        }
+
+        /// An attribute of the entity or of one of its parents.
+        func attribute(_ name: String, of entityName: String) -> Attribute? {
+            lineage(of: entityName).lazy.compactMap { schema.entity(named: $0)?.attribute(named: name) }.first
+        }
+    }
+
+    /// One entity of a dump: its records as archive lines (without the newline).
+    package struct EntityRecords: Sendable {
+        package var name: String
+        package var number: Int64
+        package var maximumPrimaryKey: Int64
+        package var lines: [String]
+    }
+
+    /// The dump of the store at `store`, read through a snapshot.
+    package static func dump(storeAt store: URL, model: Model) throws -> String {
+        let snapshot = try StoreSnapshot(storeAt: store)
+        return try snapshot.read { db in
+            let metadata = try StoreReader.metadata(db, path: snapshot.path)
+            let hashes = ModelVersionHashes(entityHashes: metadata.entityHashes)
+            var lines = [
+                header,
+                "metadata uuid=\(metadata.uuid) versionIdentifiers=\(metadata.versionIdentifiers.joined(separator: ",")) checksum=\(hashes.checksum)",
+            ]
+            for entity in try entities(db, model: model, path: snapshot.path, maskingCloudIDs: true) {
+                lines.append("entity \(entity.name) Z_ENT=\(entity.number) count=\(entity.lines.count) Z_MAX=\(entity.maximumPrimaryKey)")
+                lines += entity.lines
+            }
+            return lines.joined(separator: "\n") + "\n"
+        }
+    }
+
+    /// Every entity's records, read by `model`; cloudIDs as stored unless `maskingCloudIDs`.
+    package static func entities(storeAt store: URL, model: Model, maskingCloudIDs: Bool) throws -> [EntityRecords] {
+        let snapshot = try StoreSnapshot(storeAt: store)
+        return try snapshot.read { try entities($0, model: model, path: snapshot.path, maskingCloudIDs: maskingCloudIDs) }
+    }
+
+    static func entities(_ db: Database, model: Model, path: String, maskingCloudIDs: Bool) throws -> [EntityRecords] {
+        let layout = try model.layout(db, path: path)
+        let maxima = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
+        return try layout.entities.map { plan in
+            var lines: [String] = []
+            var isHeader = true
+            _ = try ModelMemberEncoding.encode(db, plan: plan, schemaVersion: "", path: path) { bytes in
+                // The first line is the member's header; each later one is a record.
+                if isHeader {
+                    isHeader = false
+                } else {
+                    lines.append(String(decoding: bytes.last == UInt8(ascii: "\n") ? bytes.dropLast() : bytes[...], as: UTF8.self))
+                }
+            }
+            if maskingCloudIDs { lines = try masked(lines, plan: plan, db: db) }
+            return EntityRecords(name: plan.name, number: plan.number, maximumPrimaryKey: maxima[plan.name] ?? 0, lines: lines)
+        }
+    }
+
+    /// The lines with each well-formed cloudID replaced by `<cloudID>` or `<repeated cloudID>`.
+    private static func masked(_ lines: [String], plan: ModelLayout.EntityPlan, db: Database) throws -> [String] {
+        guard let column = plan.fields.first(where: { $0.path == [Entity.cloudIDAttribute] && $0.kind == .string })?.column else {
+            return lines
+        }
+        let quoted = "\"" + column + "\""
+        let repeated = Set(
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT \(quoted) FROM "\(plan.table)" WHERE Z_ENT = \(plan.number) AND \(quoted) IS NOT NULL
+                    GROUP BY \(quoted) HAVING count(*) > 1
+                    """))
+        return try lines.map { line in
+            let members = try JSONLine.parseObject(Data(line.utf8))
+            guard case .string(let id)? = members.first(where: { $0.key == Entity.cloudIDAttribute })?.value,
+                DeterministicID.isWellFormed(id)
+            else { return line }
+            // A well-formed ID is hex digits and dashes: its JSON text is the ID itself, quoted.
+            let stored = "\"\(Entity.cloudIDAttribute)\":\"\(id)\""
+            guard let range = line.range(of: stored) else { return line }
+            let mask = repeated.contains(id) ? "<repeated cloudID>" : "<cloudID>"
+            return line.replacingCharacters(in: range, with: "\"\(Entity.cloudIDAttribute)\":\"\(mask)\"")
+        }
     }
 
     /// A line diff of two dumps (longest common subsequence), with two lines of context around
     /// each change: `-` expected, `+` found.
-    public static func diff(expected: String, found: String, context: Int = 2) -> String {
+    package static func diff(expected: String, found: String, context: Int = 2) -> String {
         let a = expected.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let b = found.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard a.count * b.count <= 25_000_000 else {
