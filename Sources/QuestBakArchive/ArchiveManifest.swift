@@ -47,7 +47,7 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         }
 
         /// `schema` for a store of a known TimeQuest schema.
-        public static let timeQuestSchema = StoreDescription.Kind.timeQuest.rawValue
+        public static let timeQuestSchema = StoreDescription.Kind.knownSchema.rawValue
         /// `schema` for any other Core Data store that its own model (`Z_MODELCACHE`) describes
         /// exactly: records under property names, typed by that model (format version 3).
         public static let modelSchema = StoreDescription.Kind.model.rawValue

@@ -8,14 +8,15 @@ import GRDB
 package enum StoreDescription {
     /// How an archive's records are written (its manifest's `source.schema`).
     package enum Kind: String {
-        case timeQuest = "timequest"
+        /// By a candidate schema. The word is the archive format's (format 2 was TimeQuest's, the
+        /// first app profile), kept so that archives and `inspect` say what they always said.
+        case knownSchema = "timequest"
         case model
         case generic
     }
 
-    /// A store of one of the candidate schemas (the case keeps the name of the one app profile
-    /// there is, TimeQuest's, as the manifest's `source.schema` does).
-    case timeQuest(Schema)
+    /// A store of one of the candidate schemas.
+    case knownSchema(Schema)
     case model(ModelLayout)
     /// One sentence: why no model describes the store (its records are then written by their
     /// tables, every value in its SQLite storage class, no type inferred).
@@ -29,18 +30,18 @@ package enum StoreDescription {
     package static func resolve(_ db: Database, path: String, candidates: [Schema]) throws -> (StoreDescription, warnings: [String]) {
         let metadata = try StoreReader.metadata(db, path: path)
         let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
-        let hasTimeQuestsEntities = candidates.contains { names == Set($0.entities.map(\.name)) }
+        let hasCandidatesEntities = candidates.contains { names == Set($0.entities.map(\.name)) }
         var warnings: [String] = []
         if metadata.entityHashes.isEmpty || metadata.schemaMatchingHashes(in: candidates) != nil {
             do {
-                return (.timeQuest(try StoreReader.detectSchema(db, path: path, candidates: candidates)), [])
+                return (.knownSchema(try StoreReader.detectSchema(db, path: path, candidates: candidates)), [])
             } catch let error as StoreError {
                 switch error {
-                case .schemaMismatch, .unsupportedVersion, .unknownVersion: if hasTimeQuestsEntities { throw error }
+                case .schemaMismatch, .unsupportedVersion, .unknownVersion: if hasCandidatesEntities { throw error }
                 default: throw error
                 }
             }
-        } else if hasTimeQuestsEntities {
+        } else if hasCandidatesEntities {
             warnings.append(
                 "the store has TimeQuest's entities, but its model hashes are no TimeQuest schema's: described as another app's")
         }

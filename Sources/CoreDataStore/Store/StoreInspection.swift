@@ -103,14 +103,14 @@ extension StoreInspection {
             }
             var schemaVersion: String?
             var problem: String?
-            var backup = StoreDescription.Kind.timeQuest.rawValue
+            var backup = StoreDescription.Kind.knownSchema.rawValue
             var backupReason: String?
             var warnings = try StoreInspection.warnings(db, model: model)
             do {
                 let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates)
                 warnings += odd
                 switch description {
-                case .timeQuest(let schema):
+                case .knownSchema(let schema):
                     schemaVersion = schema.versionIdentifier
                 case .model(let layout):
                     backup = StoreDescription.Kind.model.rawValue

@@ -253,7 +253,7 @@ public enum Exporter {
     /// How the store's records are written: by a TimeQuest schema, by the store's own model, or
     /// by its tables.
     private enum Description {
-        case timeQuest(Schema)
+        case knownSchema(Schema)
         case model(ModelLayout)
         case generic
     }
@@ -295,7 +295,7 @@ public enum Exporter {
         let schemaVersion: String
         let kind: String
         switch description {
-        case .timeQuest(let schema):
+        case .knownSchema(let schema):
             schemaVersion = schema.versionIdentifier
             kind = ArchiveManifest.Source.timeQuestSchema
         case .model:
@@ -342,7 +342,7 @@ public enum Exporter {
         }
         var carriedByRecords: Set<String> = []
         switch description {
-        case .timeQuest(let schema):
+        case .knownSchema(let schema):
             staged.warnings += try TransformableArray.reencodedAttributes(db, schema: schema)
             for entity in schema.entities {
                 try stageEntity(entity.name) { write in
@@ -508,8 +508,8 @@ public enum Exporter {
         let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates)
         warnings += odd
         switch description {
-        case .timeQuest(let schema):
-            return .timeQuest(schema)
+        case .knownSchema(let schema):
+            return .knownSchema(schema)
         case .model(let layout):
             warnings += layout.warnings
             return .model(layout)

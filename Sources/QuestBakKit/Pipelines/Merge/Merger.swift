@@ -103,7 +103,7 @@ public enum Merger {
             throw ImportError.notImportable(
                 archive: path,
                 reason: "no model describes the store \(target.path) (\(reason)), so its records cannot be matched to the archive's")
-        case .timeQuest(let schema):
+        case .knownSchema(let schema):
             guard kind == ArchiveManifest.Source.timeQuestSchema else {
                 throw ImportError.notImportable(
                     archive: path,
@@ -151,7 +151,7 @@ public enum Merger {
 
         let layout: MergeLayout
         switch description {
-        case .timeQuest(let schema): layout = MergeLayout(schema: schema)
+        case .knownSchema(let schema): layout = MergeLayout(schema: schema)
         case .model(let storeLayout):
             layout = try sameModel(store: snapshot, storeLayout: storeLayout, scratch: scratch, archive: path)
         case .tables: preconditionFailure("refused above")
