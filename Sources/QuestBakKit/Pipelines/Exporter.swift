@@ -12,7 +12,7 @@ public enum Exporter {
     }
 
     public struct Options {
-        public var compression: ArchiveCompression = .zstd
+        public var compression: ArchiveCompression = .preferred
         /// Stamped into the manifest and on every tar member. The caller decides it (a flag,
         /// SOURCE_DATE_EPOCH or the clock), so exports of one store can be byte-identical.
         public var createdAt: Int64
@@ -32,7 +32,7 @@ public enum Exporter {
         /// model archive with a generic one this way).
         var byTables = false
 
-        public init(createdAt: Int64, compression: ArchiveCompression = .zstd, progress: ((Progress) -> Void)? = nil) {
+        public init(createdAt: Int64, compression: ArchiveCompression = .preferred, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
             self.compression = compression
             self.progress = progress
@@ -133,11 +133,9 @@ public enum Exporter {
         // written first (FramedTar).
         do {
             let modificationTime = Int(options.createdAt)
-            let zstd = options.compression == .zstd ? try ZstdFrameCompressor() : nil
+            let compressor = try makeFrameCompressor(options.compression, path: outputPath)
             func frame(_ data: Data) throws {
-                try data.withUnsafeBytes {
-                    try FramedTar.appendFrame(to: descriptor, options.compression, bytes: $0, path: outputPath, zstd: zstd)
-                }
+                try data.withUnsafeBytes { try FramedTar.appendFrame(to: descriptor, bytes: $0, path: outputPath, compressor: compressor) }
             }
             let manifestData = try manifest.encoded()
             var first = try FramedTar.header(
