@@ -18,7 +18,7 @@ DEMO := .build/demo
 # Other apps' migration gates (Fixtures/Gates/<App>: old stores, the new build's empty store).
 GATES := BennieGame Ritualist
 
-.PHONY: deps build demo test lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
+.PHONY: deps build demo test test-portable lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
 
 deps:
 ifeq ($(UNAME),Darwin)
@@ -61,6 +61,7 @@ test: deps lint
 	swift build --build-tests
 	swift test --parallel --xunit-output .build/xunit.xml
 	python3 Scripts/test-summary.py .build/xunit.xml
+	$(MAKE) --no-print-directory test-portable
 	$(MAKE) man-check
 	swift package describe --type json | python3 Scripts/check-library-dependencies.py
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
@@ -69,6 +70,15 @@ test: deps lint
 		env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures/Gates/$$app/fixtures \
 			--to Fixtures/Gates/$$app/next/default.store || exit 1; \
 	done
+
+# The portable build (no libarchive, no libzstd: what an iOS app links), in its own build folder
+# so that the main one stays valid: the archive tests, a round trip through the command line, and
+# the stale-temporary check that every platform but iOS runs.
+PORTABLE := --disable-default-traits --scratch-path .build-portable
+PORTABLE_TESTS := TarFormatTests|ArchiveCodecCommandTests|StaleTemporaryStoreTests
+test-portable: deps
+	swift build --build-tests $(PORTABLE)
+	swift test --skip-build $(PORTABLE) --filter '$(PORTABLE_TESTS)'
 
 # The code style (.swift-format, with swift format from the toolchain): `make format` applies it.
 lint:
@@ -152,4 +162,4 @@ install: deps
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/questbak"
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-portable
