@@ -72,10 +72,10 @@ test: deps lint
 	done
 
 # The portable build (no libarchive, no libzstd: what an iOS app links), in its own build folder
-# so that the main one stays valid: the archive tests, a round trip through the command line, and
-# the stale-temporary check that every platform but iOS runs.
+# so that the main one stays valid: the archive tests, a round trip through the command line,
+# damaged and hostile archives through `verify`, and the stale-temporary check iOS leaves out.
 PORTABLE := --disable-default-traits --scratch-path .build-portable
-PORTABLE_TESTS := TarFormatTests|ArchiveCodecCommandTests|StaleTemporaryStoreTests
+PORTABLE_TESTS := TarFormatTests|ArchiveCodecCommandTests|StaleTemporaryStoreTests|VerifyCommandTests|MergeAttackTests
 test-portable: deps
 	swift build --build-tests $(PORTABLE)
 	swift test --skip-build $(PORTABLE) --filter '$(PORTABLE_TESTS)'

@@ -77,9 +77,15 @@ public enum Exporter {
     }
 
     public static func export(storeAt storeURL: URL, to destination: Destination, options: Options) throws -> Summary {
-        // Refuse a creation time the manifest cannot hold, and an existing output, before reading anything.
+        // Refuse a creation time the manifest cannot hold, a codec the build leaves out, and an existing
+        // output, before reading anything.
         guard let createdAt = createdAtText(unixSeconds: options.createdAt) else {
             throw ArchiveError.invalidCreationTime(unixSeconds: options.createdAt)
+        }
+        guard options.compression.isAvailable else {
+            let path: String
+            if case .file(let url, _) = destination { path = url.path } else { path = "standard output" }
+            throw ArchiveError.codecUnavailable(path: path, codec: options.compression.rawValue, reading: false)
         }
         var output: AtomicOutputFile?
         var descriptor: Int32
