@@ -111,6 +111,24 @@ final class TarFormatTests: XCTestCase {
             XCTAssertEqual(actual, expected, Self.firstDifference(actual, expected))
         }
 
+        /// What libarchive writes (bsdtar's writer), compressed as one stream by its own filters,
+        /// is read by questbak's own reader.
+        func testTheSwiftReaderReadsWhatLibarchiveWrites() throws {
+            for compression in ArchiveCompression.allCases {
+                let directory = try TemporaryTestDirectory()
+                let url = directory.path("libarchive.tar")
+                let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                let writer = try LibArchiveTarWriter(
+                    fileDescriptor: descriptor, compression: compression, modificationTime: Self.modificationTime)
+                for member in Self.members() { try writer.addFile(path: member.path, data: member.data) }
+                try writer.finish()
+                close(descriptor)
+                let read = try Self.read(url)
+                XCTAssertEqual(read.map(\.entry.path), Self.members().map(\.path), "\(compression)")
+                XCTAssertEqual(read.map(\.data), Self.members().map(\.data), "\(compression)")
+            }
+        }
+
         /// An export's tar (every frame decompressed) is what libarchive writes for its members.
         func testAnExportsTarIsLibarchivesByteForByte() throws {
             let directory = try TemporaryTestDirectory()
