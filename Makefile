@@ -18,7 +18,7 @@ DEMO := .build/demo
 # Other apps' migration gates (Fixtures/Gates/<App>: old stores, the new build's empty store).
 GATES := BennieGame Ritualist
 
-.PHONY: deps build demo test lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
+.PHONY: deps build demo test test-portable lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
 
 deps:
 ifeq ($(UNAME),Darwin)
@@ -63,6 +63,7 @@ test: deps lint
 	python3 Scripts/test-summary.py .build/xunit.xml
 	@# Examples/RescueBeforeReset: a store its app's new build cannot open, rescued and merged; non-zero on a mismatch.
 	.build/debug/RescueBeforeReset
+	$(MAKE) --no-print-directory test-portable
 	$(MAKE) man-check
 	swift package describe --type json | python3 Scripts/check-library-dependencies.py
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
@@ -72,12 +73,28 @@ test: deps lint
 			--to Fixtures/Gates/$$app/next/default.store || exit 1; \
 	done
 
+# The portable build (no libarchive, no libzstd: what an iOS app links), in its own build folder
+# so that the main one stays valid: the archive tests, a round trip through the command line,
+# damaged and hostile archives through `verify`, and the stale-temporary check iOS leaves out.
+PORTABLE := --disable-default-traits --scratch-path .build-portable
+PORTABLE_TESTS := TarFormatTests|ArchiveCodecCommandTests|StaleTemporaryStoreTests|VerifyCommandTests|MergeAttackTests
+# Seeded from the main build folder when it has none of its own: the dependencies (swift-crypto,
+# GRDB) are built the same in both, so only questbak's own modules are compiled again (a cold
+# second folder would double make test's build time). Clang's module cache records its folder's
+# path, so it is left to be rebuilt.
+test-portable: deps
+	@if [ ! -d .build-portable ] && [ -d .build ]; then \
+		cp -a .build .build-portable && rm -rf .build-portable/*/debug/ModuleCache .build-portable/*/release/ModuleCache; \
+	fi
+	swift build --build-tests $(PORTABLE)
+	swift test --skip-build $(PORTABLE) --filter '$(PORTABLE_TESTS)'
+
 # The code style (.swift-format, with swift format from the toolchain): `make format` applies it.
 lint:
-	swift format lint --strict --recursive Sources Tests Package.swift
+	swift format lint --strict --recursive Sources Tests Examples Package.swift
 
 format:
-	swift format format --in-place --recursive Sources Tests Package.swift
+	swift format format --in-place --recursive Sources Tests Examples Package.swift
 
 # Regenerates man/questbak.1 from the command definitions (argument-parser's generate-manual),
 # with the EXIT STATUS section made from questbak's own table (`questbak exit-statuses`) and the
@@ -154,4 +171,4 @@ install: deps
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/questbak"
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-portable

@@ -3,10 +3,18 @@ import PackageDescription
 
 let package = Package(
     name: "questbak",
-    platforms: [.macOS(.v13)],
+    // SwiftData's floor: an app that embeds QuestBakKit runs on these.
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "QuestBakKit", targets: ["QuestBakKit"]),
         .executable(name: "questbak", targets: ["questbak"]),
+    ],
+    // SystemArchive links libarchive and libzstd (pkg-config system libraries). Without it
+    // (`--disable-default-traits`, the portable build an iOS app gets), neither is linked: tar is
+    // questbak's own, gzip goes through zlib, and zstd archives are refused by name.
+    traits: [
+        .trait(name: "SystemArchive", description: "Link libarchive (reading) and libzstd (zstd archives)."),
+        .default(enabledTraits: ["SystemArchive"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -14,13 +22,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
-        // libarchive: tar writing and reading with zstd and gzip filters.
+        // libarchive: the default build's tar reader, and the reference writer of TarFormatTests.
         .systemLibrary(
             name: "CArchive",
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
-        // zlib: raw DEFLATE for the store's compiled model cache (Z_MODELCACHE).
+        // zlib: raw DEFLATE for the store's compiled model cache (Z_MODELCACHE), and gzip archives.
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
@@ -56,8 +64,9 @@ let package = Package(
             name: "QuestBakArchive",
             dependencies: [
                 "CoreDataStore",
-                "CArchive",
-                "CZstd",
+                .target(name: "CArchive", condition: .when(traits: ["SystemArchive"])),
+                "CZlib",
+                .target(name: "CZstd", condition: .when(traits: ["SystemArchive"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // scrypt, for age's passphrase recipient (Age/).
@@ -88,7 +97,7 @@ let package = Package(
         .target(
             name: "QuestBakFixtures",
             dependencies: [
-                "QuestBakKit", "CArchive", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "QuestBakKit", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

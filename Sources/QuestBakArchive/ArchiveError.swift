@@ -10,6 +10,9 @@ public enum ArchiveError: Error, Equatable {
     case notAQuestbakArchive(path: String, reason: String)
     case unsupportedFormatVersion(path: String, found: Int, supported: Int)
     case unsupportedSchemaVersion(path: String, found: String, supported: [String])
+    /// The archive is compressed (`reading`), or was asked to be, with a codec this build of
+    /// questbak leaves out: zstd, in the build without the `SystemArchive` trait.
+    case codecUnavailable(path: String, codec: String, reading: Bool)
     /// A schema version that is neither known nor a later version than the known ones.
     case unknownSchemaVersion(path: String, found: String, known: [String])
     case unexpectedMember(path: String, member: String, reason: String)
@@ -46,6 +49,11 @@ extension ArchiveError: LocalizedError {
         case .unsupportedSchemaVersion(let path, let found, let supported):
             return
                 "\(path): schema version \(UntrustedText.display(found)) is newer than this questbak knows (supported: \(supported.joined(separator: ", "))); a newer questbak may read it"
+        case .codecUnavailable(let path, let codec, let reading):
+            let missing = "this questbak was built without the \(codec) codec (it has gzip and none)"
+            return reading
+                ? "\(path): the archive is compressed with \(codec), and \(missing); read it with a questbak built with lib\(codec)"
+                : "\(path): cannot write a \(codec) archive: \(missing)"
         case .invalidCreationTime(let seconds):
             return "creation time \(seconds) seconds since 1970 is outside years 0001–9999, which an archive's createdAt can hold"
         case .unknownSchemaVersion(let path, let found, let known):

@@ -112,8 +112,9 @@ public struct ArchiveReader: Sendable {
             // A damaged or cut-short encrypted file is what the archive reader saw as a
             // truncated archive: the decryption's error explains it, and comes first.
             try decryption?.finish()
-            guard let error = error as? LibArchiveError else { throw error }
-            if error.message.contains("Unrecognized archive format") {
+            guard let error = error as? TarReadError else { throw error }
+            if let codec = error.missingCodec { throw ArchiveError.codecUnavailable(path: path, codec: codec, reading: true) }
+            if error.isUnrecognizedFormat {
                 if decryption != nil {
                     throw ArchiveError.unreadable(path: path, reason: "it decrypts, but to something that is not a tar archive")
                 }

@@ -1,9 +1,11 @@
-import CArchive
-import CZstd
 import CoreDataStore
 import Crypto
 import Dispatch
 import Foundation
+
+#if SystemArchive
+    import CZstd
+#endif
 
 /// Writes an archive as a sequence of independently compressed frames: zstd frames and gzip
 /// members both decompress, concatenated, to the concatenation of their contents, so the tar
@@ -22,29 +24,10 @@ package enum FramedTar {
     /// stay a few MiB (4 MiB blocks took peak RSS from 38 to 64-68 MB at 1M rows).
     package static let blockSize = 1 << 20
 
-    /// The tar header of a member, as `TarArchiveWriter` writes it (pax, restricted).
+    /// The tar header of a member (pax, restricted), made in Swift in every build: byte for byte
+    /// what libarchive wrote (`TarFormatTests`), without a libarchive handle per member.
     package static func header(path: String, size: Int64, modificationTime: Int) throws -> Data {
-        guard let archive = archive_write_new() else { throw LibArchiveError("archive_write_new", nil) }
-        defer { archive_write_free(archive) }
-        func check(_ result: Int32, _ operation: String) throws {
-            if result < ARCHIVE_WARN { throw LibArchiveError(operation, archive) }
-        }
-        try check(archive_write_set_format_pax_restricted(archive), "set tar format")
-        try check(archive_write_add_filter_none(archive), "add no filter")
-        try check(archive_write_set_bytes_per_block(archive, 0), "unblocked output")
-        // A header is at most a pax extended header and a ustar header: a few KiB for any name
-        // a member may have (member names are checked to be short and plain elsewhere).
-        let capacity = 64 * 1024
-        var output = [UInt8](repeating: 0, count: capacity)
-        var used = 0
-        try output.withUnsafeMutableBytes { buffer in
-            try check(archive_write_open_memory(archive, buffer.baseAddress, capacity, &used), "open memory")
-            let entry = TarArchiveWriter.regularFileEntry(path: path, size: size, modificationTime: modificationTime)
-            defer { archive_entry_free(entry) }
-            try check(archive_write_header(archive, entry), "write header of \(path)")
-        }
-        // Only the header: the entry is never finished, so no data, padding or trailer follows.
-        return Data(output[0..<used])
+        TarFormat.header(path: path, size: size, modificationTime: modificationTime)
     }
 
     /// The zero bytes that bring a member's data to a whole 512-byte block.
@@ -54,51 +37,17 @@ package enum FramedTar {
     package static let trailer = Data(count: 1024)
 
     /// Appends `bytes` and then `zeros` zero bytes to the file open on `descriptor` as one frame
-    /// of `compression`, straight from the caller's buffer (no copy, no output buffer).
+    /// of `compressor` (none: the bytes as they are), straight from the caller's buffer.
     package static func appendFrame(
-        to descriptor: Int32, _ compression: ArchiveCompression, bytes: UnsafeRawBufferPointer, zeros: Int = 0, path: String,
-        zstd: ZstdFrameCompressor? = nil
+        to descriptor: Int32, bytes: UnsafeRawBufferPointer, zeros: Int = 0, path: String, compressor: FrameCompressor?
     ) throws {
-        switch compression {
-        case .none:
+        guard let compressor else {
             try writeAll(descriptor, bytes, path: path)
             if zeros > 0 { try [UInt8](repeating: 0, count: zeros).withUnsafeBytes { try writeAll(descriptor, $0, path: path) } }
             return
-        case .zstd:
-            let compressor = try zstd ?? ZstdFrameCompressor()
-            let frame = try compressor.frame(bytes, zeros: zeros)
-            try frame.withUnsafeBytes { try writeAll(descriptor, $0, path: path) }
-            return
-        case .gzip:
-            break
         }
-        guard let archive = archive_write_new() else { throw LibArchiveError("archive_write_new", nil) }
-        defer { archive_write_free(archive) }
-        func check(_ result: Int32, _ operation: String) throws {
-            if result < ARCHIVE_WARN { throw LibArchiveError(operation, archive) }
-        }
-        try check(archive_write_set_format_raw(archive), "set raw format")
-        // gzip members carry a CRC-32 of their content of their own.
-        try check(archive_write_add_filter_gzip(archive), "add gzip filter")
-        try check(archive_write_set_filter_option(archive, "gzip", "timestamp", nil), "disable gzip timestamp")
-        try check(archive_write_set_bytes_per_block(archive, 0), "unblocked output")
-        try check(archive_write_open_fd(archive, descriptor), "open staging file")
-        let entry = archive_entry_new()
-        defer { archive_entry_free(entry) }
-        archive_entry_set_pathname(entry, "data")
-        archive_entry_set_filetype(entry, 0o100000)
-        archive_entry_set_size(entry, Int64(bytes.count + zeros))
-        try check(archive_write_header(archive, entry), "write header")
-        if bytes.count > 0 {
-            guard archive_write_data(archive, bytes.baseAddress, bytes.count) == bytes.count else {
-                throw LibArchiveError("compress \(path)", archive, withCause: true)
-            }
-        }
-        if zeros > 0 {
-            let written = [UInt8](repeating: 0, count: zeros).withUnsafeBytes { archive_write_data(archive, $0.baseAddress, $0.count) }
-            guard written == zeros else { throw LibArchiveError("compress \(path)", archive, withCause: true) }
-        }
-        try check(archive_write_close(archive), "finish frame of \(path)")
+        let frame = try compressor.frame(bytes, zeros: zeros)
+        try frame.withUnsafeBytes { try writeAll(descriptor, $0, path: path) }
     }
 
     package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
@@ -112,53 +61,55 @@ package enum FramedTar {
     }
 }
 
-/// zstd frames at zstd's default level (3, as libarchive's filter used) with a content checksum,
-/// so that a flipped bit anywhere in a frame, the manifest's included, fails the read instead of
-/// changing a value. One compressor is reused for every frame of a member.
-package final class ZstdFrameCompressor {
-    private let context: OpaquePointer
-    private var output: [UInt8] = []
+#if SystemArchive
+    /// zstd frames at zstd's default level (3, as libarchive's filter used) with a content checksum,
+    /// so that a flipped bit anywhere in a frame, the manifest's included, fails the read instead of
+    /// changing a value. One compressor is reused for every frame of a member.
+    package final class ZstdFrameCompressor: FrameCompressor {
+        private let context: OpaquePointer
+        private var output: [UInt8] = []
 
-    package init() throws {
-        guard let context = ZSTD_createCCtx() else { throw StoreError.io(path: "zstd", reason: "cannot create a compression context") }
-        self.context = context
-        ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, 3)
-        ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
-    }
-
-    deinit { ZSTD_freeCCtx(context) }
-
-    /// `bytes` followed by `zeros` zero bytes (a tar member's padding, under 512) as one frame,
-    /// streamed from the caller's buffer into one output buffer kept for the next frame.
-    package func frame(_ bytes: UnsafeRawBufferPointer, zeros: Int = 0) throws -> ArraySlice<UInt8> {
-        precondition(zeros < 512, "padding is under one tar block")
-        func check(_ code: Int) throws {
-            if ZSTD_isError(code) != 0 { throw StoreError.io(path: "zstd", reason: String(cString: ZSTD_getErrorName(code))) }
+        package init() throws {
+            guard let context = ZSTD_createCCtx() else { throw StoreError.io(path: "zstd", reason: "cannot create a compression context") }
+            self.context = context
+            ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, 3)
+            ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
         }
-        try check(ZSTD_CCtx_reset(context, ZSTD_reset_session_only))
-        // The content size goes into the frame's header, as a one-shot compression writes it.
-        try check(ZSTD_CCtx_setPledgedSrcSize(context, UInt64(bytes.count + zeros)))
-        let bound = ZSTD_compressBound(bytes.count + zeros)
-        if output.count < bound { output = [UInt8](repeating: 0, count: bound) }
-        let written = try output.withUnsafeMutableBytes { destination -> Int in
-            var out = ZSTD_outBuffer(dst: destination.baseAddress, size: destination.count, pos: 0)
-            var input = ZSTD_inBuffer(src: bytes.baseAddress, size: bytes.count, pos: 0)
-            while input.pos < input.size { try check(ZSTD_compressStream2(context, &out, &input, ZSTD_e_continue)) }
-            try Self.zeros.withUnsafeBytes { padding in
-                var tail = ZSTD_inBuffer(src: padding.baseAddress, size: zeros, pos: 0)
-                while true {
-                    let remaining = ZSTD_compressStream2(context, &out, &tail, ZSTD_e_end)
-                    try check(remaining)
-                    if remaining == 0 { break }
-                }
+
+        deinit { ZSTD_freeCCtx(context) }
+
+        /// `bytes` followed by `zeros` zero bytes (a tar member's padding, under 512) as one frame,
+        /// streamed from the caller's buffer into one output buffer kept for the next frame.
+        package func frame(_ bytes: UnsafeRawBufferPointer, zeros: Int = 0) throws -> ArraySlice<UInt8> {
+            precondition(zeros < 512, "padding is under one tar block")
+            func check(_ code: Int) throws {
+                if ZSTD_isError(code) != 0 { throw StoreError.io(path: "zstd", reason: String(cString: ZSTD_getErrorName(code))) }
             }
-            return out.pos
+            try check(ZSTD_CCtx_reset(context, ZSTD_reset_session_only))
+            // The content size goes into the frame's header, as a one-shot compression writes it.
+            try check(ZSTD_CCtx_setPledgedSrcSize(context, UInt64(bytes.count + zeros)))
+            let bound = ZSTD_compressBound(bytes.count + zeros)
+            if output.count < bound { output = [UInt8](repeating: 0, count: bound) }
+            let written = try output.withUnsafeMutableBytes { destination -> Int in
+                var out = ZSTD_outBuffer(dst: destination.baseAddress, size: destination.count, pos: 0)
+                var input = ZSTD_inBuffer(src: bytes.baseAddress, size: bytes.count, pos: 0)
+                while input.pos < input.size { try check(ZSTD_compressStream2(context, &out, &input, ZSTD_e_continue)) }
+                try Self.zeros.withUnsafeBytes { padding in
+                    var tail = ZSTD_inBuffer(src: padding.baseAddress, size: zeros, pos: 0)
+                    while true {
+                        let remaining = ZSTD_compressStream2(context, &out, &tail, ZSTD_e_end)
+                        try check(remaining)
+                        if remaining == 0 { break }
+                    }
+                }
+                return out.pos
+            }
+            return output[0..<written]
         }
-        return output[0..<written]
-    }
 
-    private static let zeros = [UInt8](repeating: 0, count: 512)
-}
+        private static let zeros = [UInt8](repeating: 0, count: 512)
+    }
+#endif
 
 /// One member being staged: its bytes are hashed and compressed into frames in a file, on a
 /// second thread, while the caller produces more. `finish` waits for the last frame and gives the
@@ -195,11 +146,13 @@ package final class StagedMember: @unchecked Sendable {
     /// included); `StagingSeal.copy` opens it again.
     private let sealing: AgeEncryptingPipe?
     private var failure: Error?
-    private let zstd: ZstdFrameCompressor?
+    private let compressor: FrameCompressor?
 
     package init(url: URL, compression: ArchiveCompression, seal: StagingSeal? = nil) throws {
         self.url = url
         self.compression = compression
+        // First, so that a codec this build leaves out is refused before a file is opened.
+        compressor = try makeFrameCompressor(compression, path: url.path)
         let file = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard file >= 0 else { throw StoreError.io(path: url.path, reason: "cannot create a staging file") }
         var sealing: AgeEncryptingPipe?
@@ -215,7 +168,6 @@ package final class StagedMember: @unchecked Sendable {
         self.file = file
         self.sealing = sealing
         descriptor = sealing?.fileDescriptor ?? file
-        zstd = compression == .zstd ? try ZstdFrameCompressor() : nil
     }
 
     deinit {
@@ -276,7 +228,7 @@ package final class StagedMember: @unchecked Sendable {
                 try full.bytes.withUnsafeBytes { block in
                     self.hasher.update(bufferPointer: block)
                     try FramedTar.appendFrame(
-                        to: self.descriptor, self.compression, bytes: block, zeros: zeros, path: self.url.path, zstd: self.zstd)
+                        to: self.descriptor, bytes: block, zeros: zeros, path: self.url.path, compressor: self.compressor)
                 }
             } catch {
                 self.failure = error

@@ -17,7 +17,9 @@ extension ExitStatus {
             return
                 "invalid input: a damaged archive or store, a checksum mismatch, tables that do not match their schema, a file of the wrong kind"
         case .noInput: return "an input (store, archive, schema file, fixtures folder) is missing or cannot be read"
-        case .unsupportedVersion: return "the archive's format or schema version is newer than this questbak reads"
+        case .unsupportedVersion:
+            return
+                "the archive's format or schema version is newer than this questbak reads, or its compression is one this build leaves out (zstd, in the portable build)"
         case .cannotCreateOutput: return "the output exists (without `--force` or `--replace`), or cannot be created there"
         case .ioError: return "reading or writing failed in the operating system: a full disk, a file-size limit, permissions"
         case .busy: return "the store is in use by another process, or kept changing while it was read: close the app and retry"

@@ -30,7 +30,7 @@ extension Questbak {
         var output: String
 
         @Option(help: "zstd, gzip or none.")
-        var compression: ArchiveCompression = .zstd
+        var compression: ArchiveCompression = .preferred
 
         @Flag(help: "Replace FILE if it exists.")
         var force = false

@@ -57,7 +57,7 @@ enum ExitStatus: Int32, CaseIterable {
             }
         case let error as ArchiveError:
             switch error {
-            case .unsupportedFormatVersion, .unsupportedSchemaVersion: return .unsupportedVersion
+            case .unsupportedFormatVersion, .unsupportedSchemaVersion, .codecUnavailable: return .unsupportedVersion
             case .write: return .ioError
             default: return .invalidInput
             }

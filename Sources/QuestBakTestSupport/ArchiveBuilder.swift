@@ -4,7 +4,7 @@ import QuestBakFixtures
 import QuestBakKit
 
 /// Builds archives by hand, as the format document tells any other program to, with the system
-/// `tar` and `zstd`: crafted inputs for import tests, independent of questbak's own writer.
+/// `tar` and `zstd` (gzip in the portable build): crafted inputs for import tests, independent of questbak's own writer.
 public struct ArchiveBuilder {
     public struct Member {
         public var name: String
@@ -135,7 +135,9 @@ public struct ArchiveBuilder {
             to: staging.appendingPathComponent("manifest.json"))
         let names = ["manifest.json"] + members.map { "entities/\($0.name).jsonl" } + files.compactMap { $0["path"] as? String }
         let status = try Questbak.runProcess(
-            "/usr/bin/env", ["tar", "--zstd", "--format=ustar", "-cf", archive.path, "-C", staging.path] + names)
+            "/usr/bin/env",
+            ["tar", ArchiveCompression.zstd.isAvailable ? "--zstd" : "--gzip", "--format=ustar", "-cf", archive.path, "-C", staging.path]
+                + names)
         guard status == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 }

@@ -213,7 +213,7 @@ public enum StorePlacement {
             } else {
                 continue
             }
-            guard let pid = Int32(pidText), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let pid = Int32(pidText), ProcessLiveness.hasExited(pid) else { continue }
             unlink(directory.appendingPathComponent(name).path)
         }
     }

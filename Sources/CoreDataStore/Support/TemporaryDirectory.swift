@@ -32,9 +32,7 @@ public enum TemporaryDirectory {
         for name in names {
             guard let prefix = prefixes.first(where: { name.hasPrefix($0 + "-") }) else { continue }
             let rest = name.dropFirst(prefix.count + 1)
-            guard let dot = rest.firstIndex(of: "."), let pid = Int32(rest[..<dot]), pid > 0, pid != getpid() else { continue }
-            // kill(pid, 0) fails with ESRCH only when no such process exists.
-            guard kill(pid, 0) == -1, errno == ESRCH else { continue }
+            guard let dot = rest.firstIndex(of: "."), let pid = Int32(rest[..<dot]), ProcessLiveness.hasExited(pid) else { continue }
             let path = base.appendingPathComponent(name).path
             if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append(path) }
         }

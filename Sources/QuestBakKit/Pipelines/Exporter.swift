@@ -14,7 +14,7 @@ public enum Exporter {
     }
 
     public struct Options {
-        public var compression: ArchiveCompression = .zstd
+        public var compression: ArchiveCompression = .preferred
         /// Stamped into the manifest and on every tar member. The caller decides it (a flag,
         /// SOURCE_DATE_EPOCH or the clock), so exports of one store can be byte-identical.
         public var createdAt: Int64
@@ -36,7 +36,7 @@ public enum Exporter {
         /// model archive with a generic one this way).
         var byTables = false
 
-        public init(createdAt: Int64, compression: ArchiveCompression = .zstd, progress: ((Progress) -> Void)? = nil) {
+        public init(createdAt: Int64, compression: ArchiveCompression = .preferred, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
             self.compression = compression
             self.progress = progress
@@ -81,9 +81,15 @@ public enum Exporter {
     }
 
     public static func export(storeAt storeURL: URL, to destination: Destination, options: Options) throws -> Summary {
-        // Refuse a creation time the manifest cannot hold, and an existing output, before reading anything.
+        // Refuse a creation time the manifest cannot hold, a codec the build leaves out, and an existing
+        // output, before reading anything.
         guard let createdAt = createdAtText(unixSeconds: options.createdAt) else {
             throw ArchiveError.invalidCreationTime(unixSeconds: options.createdAt)
+        }
+        guard options.compression.isAvailable else {
+            let path: String
+            if case .file(let url, _) = destination { path = url.path } else { path = "standard output" }
+            throw ArchiveError.codecUnavailable(path: path, codec: options.compression.rawValue, reading: false)
         }
         var output: AtomicOutputFile?
         var descriptor: Int32
@@ -137,11 +143,9 @@ public enum Exporter {
         // written first (FramedTar).
         do {
             let modificationTime = Int(options.createdAt)
-            let zstd = options.compression == .zstd ? try ZstdFrameCompressor() : nil
+            let compressor = try makeFrameCompressor(options.compression, path: outputPath)
             func frame(_ data: Data) throws {
-                try data.withUnsafeBytes {
-                    try FramedTar.appendFrame(to: descriptor, options.compression, bytes: $0, path: outputPath, zstd: zstd)
-                }
+                try data.withUnsafeBytes { try FramedTar.appendFrame(to: descriptor, bytes: $0, path: outputPath, compressor: compressor) }
             }
             let manifestData = try manifest.encoded()
             var first = try FramedTar.header(

@@ -7,7 +7,7 @@ extension Redactor {
     /// private scratch folder, redacted there as a store, and exported with `--verify`'s proof.
     /// The scratch folder, which holds the restored original, is removed whatever happens.
     public static func redact(
-        archiveAt archive: URL, to target: URL, options: Options, createdAt: Int64, compression: ArchiveCompression = .zstd
+        archiveAt archive: URL, to target: URL, options: Options, createdAt: Int64, compression: ArchiveCompression = .preferred
     ) throws -> RedactionReport {
         if FileManager.default.fileExists(atPath: target.path) { throw OutputError.exists(path: target.path) }
         let scratch = try TemporaryDirectory.create(prefix: "questbak-redact-archive")
