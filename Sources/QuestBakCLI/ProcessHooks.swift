@@ -19,7 +19,7 @@ enum ProcessHooks {
         }
         if let hook = FaultInjection.hookFromEnvironment() { Hooks.faultPoint = hook }
         // What runs killed before they could clean up left behind (SIGKILL, power loss).
-        TemporaryDirectory.removeStale(prefixes: ["questbak-snapshot", "questbak-export", "questbak-work"])
+        TemporaryDirectory.removeStale(prefixes: InterruptCleanup.folderPrefixes)
     }
 }
 
@@ -60,13 +60,34 @@ enum InterruptCleanup {
         }
     }
 
-    static func register(_ path: String) { _ = lock.withLock { paths.insert(path) } }
+    /// The prefixes of the library's temporary folders (`TemporaryDirectory.create`).
+    /// A longer prefix comes before one it starts with (`removeStale` takes the first that matches).
+    static let folderPrefixes = [
+        "questbak-snapshot", "questbak-export", "questbak-work", "questbak-redact-archive", "questbak-redact", "questbak-rescue",
+    ]
+
+    /// A path made while a signal is being handled is removed at once: the handler's list was
+    /// taken before it existed (a snapshot folder made 0.2 s into an interrupted export outlived
+    /// the process under load).
+    static func register(_ path: String) {
+        let late = lock.withLock {
+            paths.insert(path)
+            return interrupted
+        }
+        if late { try? FileManager.default.removeItem(atPath: path) }
+    }
     static func unregister(_ path: String) { _ = lock.withLock { paths.remove(path) } }
 
-    /// Longest paths first, so files inside a registered folder go before it.
+    /// Longest paths first, so files inside a registered folder go before it; then this process's
+    /// own temporary folders by name (they carry its pid), for one made but not yet registered.
     static func removeAll() {
         let pending = lock.withLock { paths.sorted { $0.count > $1.count } }
         for path in pending { try? FileManager.default.removeItem(atPath: path) }
+        let base = FileManager.default.temporaryDirectory
+        let own = folderPrefixes.map { "\($0)-\(getpid())." }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? [] where own.contains(where: name.hasPrefix) {
+            try? FileManager.default.removeItem(at: base.appendingPathComponent(name))
+        }
     }
 }
 
