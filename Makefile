@@ -61,6 +61,8 @@ test: deps lint
 	swift build --build-tests
 	swift test --parallel --xunit-output .build/xunit.xml
 	python3 Scripts/test-summary.py .build/xunit.xml
+	@# The library as an app uses it (Examples/BackupApp): back up, verify, restore, merge.
+	.build/debug/questbak-example Fixtures
 	$(MAKE) man-check
 	swift package describe --type json | python3 Scripts/check-library-dependencies.py
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
@@ -72,10 +74,10 @@ test: deps lint
 
 # The code style (.swift-format, with swift format from the toolchain): `make format` applies it.
 lint:
-	swift format lint --strict --recursive Sources Tests Package.swift
+	swift format lint --strict --recursive Sources Tests Examples Package.swift
 
 format:
-	swift format format --in-place --recursive Sources Tests Package.swift
+	swift format format --in-place --recursive Sources Tests Examples Package.swift
 
 # Regenerates man/questbak.1 from the command definitions (argument-parser's generate-manual),
 # with the EXIT STATUS section made from questbak's own table (`questbak exit-statuses`) and the

@@ -78,6 +78,17 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The library as an app uses it: a plain import, public symbols only (no package access),
+        // built and run by `make test`.
+        .executableTarget(
+            name: "questbak-example", dependencies: ["QuestBakKit"], path: "Examples/BackupApp", packageAccess: false,
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Tests of the public API, which see only what an app sees (no @testable, no package access).
+        .testTarget(
+            name: "QuestBakAPITests", dependencies: ["QuestBakKit"], packageAccess: false,
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "QuestBakKitTests",
             dependencies: [

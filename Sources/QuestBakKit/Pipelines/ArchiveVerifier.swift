@@ -31,17 +31,20 @@ public enum ArchiveVerifier {
     /// question an export asks of its own archive: does it give back the store it was made from?
     /// `restoredStore`, when given, keeps the restored store there (a path in a folder of the
     /// caller's) for a comparison of its own.
-    public static func verify(
-        archive file: String, displayName: String? = nil, keys: ArchiveKeys = ArchiveKeys(), asArchived: Bool = false,
-        restoredStore: URL? = nil, workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil
+    package static func verify(
+        archive file: String, displayName: String? = nil, keys: ArchiveKeys = ArchiveKeys(), schemas: [Schema] = TimeQuestSchemas.all,
+        asArchived: Bool = false,
+        restoredStore: URL? = nil, workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil
     ) throws -> Result {
         let path = displayName ?? file
         let manifest = try ArchiveReader(path: file, displayPath: path, keys: keys).readManifest()
         var options = Importer.Options()
         options.keys = keys
+        options.schemas = schemas
         options.validate = !asArchived
         options.asArchived = asArchived
         options.progress = progress
+        options.cancellation = cancellation
         let restored = try Importer.run(
             archive: file, displayName: path, into: restoredStore, options: options, workDirectory: workDirectory)
         let archived = Dictionary(manifest.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

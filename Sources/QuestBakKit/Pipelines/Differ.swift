@@ -71,8 +71,9 @@ public enum Differ {
     /// `progress` is told how far the reading of each side is (step "read A", "read B"; a
     /// store is first exported: "export A", "export B").
     /// `keys` open either side when it is an age-encrypted archive.
-    public static func diff(
-        _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil
+    package static func diff(
+        _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil,
+        cancellation: Cancellation? = nil
     ) throws -> Result {
         // Records live in a scratch store in the private work folder, not in memory: SQLite's
         // page cache is bounded and its sorts spill to files, so memory stays flat at any size.
@@ -87,15 +88,18 @@ public enum Differ {
             try db.execute(sql: "PRAGMA synchronous = OFF")
             try db.execute(sql: "PRAGMA temp_store = FILE")
             try db.execute(sql: "PRAGMA cache_size = -8192")
-            return try diff(a, b, keys: keys, workDirectory: workDirectory, db: db, progress: progress)
+            return try diff(a, b, keys: keys, workDirectory: workDirectory, db: db, progress: progress, cancellation: cancellation)
         }
     }
 
     static func diff(
-        _ a: URL, _ b: URL, keys: ArchiveKeys, workDirectory: URL, db: Database, progress: ((RecordProgress) -> Void)?
+        _ a: URL, _ b: URL, keys: ArchiveKeys, workDirectory: URL, db: Database, progress: ((RecordProgress) -> Void)?,
+        cancellation: Cancellation?
     ) throws -> Result {
-        var left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a", db: db, progress: progress)
-        var right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b", db: db, progress: progress)
+        var left = try side(
+            of: a, keys: keys, workDirectory: workDirectory, label: "a", db: db, progress: progress, cancellation: cancellation)
+        var right = try side(
+            of: b, keys: keys, workDirectory: workDirectory, label: "b", db: db, progress: progress, cancellation: cancellation)
         guard SameApp.check(left.entityNames, right.entityNames) else {
             throw DiffError.notTheSameApp(a: a.path, b: b.path, entitiesA: left.entityNames, entitiesB: right.entityNames)
         }
@@ -104,10 +108,14 @@ public enum Differ {
         let byTables = Set([left.kind, right.kind]) == [ArchiveManifest.Source.modelSchema, generic]
         if byTables {
             if left.kind != generic {
-                left = try side(of: a, keys: keys, workDirectory: workDirectory, label: "a", byTables: true, db: db, progress: progress)
+                left = try side(
+                    of: a, keys: keys, workDirectory: workDirectory, label: "a", byTables: true, db: db, progress: progress,
+                    cancellation: cancellation)
             }
             if right.kind != generic {
-                right = try side(of: b, keys: keys, workDirectory: workDirectory, label: "b", byTables: true, db: db, progress: progress)
+                right = try side(
+                    of: b, keys: keys, workDirectory: workDirectory, label: "b", byTables: true, db: db, progress: progress,
+                    cancellation: cancellation)
             }
         }
         try db.execute(
@@ -164,7 +172,7 @@ public enum Differ {
     /// archive's records its tables' rows (as a generic archive has them).
     static func side(
         of url: URL, keys: ArchiveKeys, workDirectory: URL, label: String, byTables: Bool = false, db: Database,
-        progress: ((RecordProgress) -> Void)?
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
         var archive = url
         var archiveKeys = keys
@@ -177,6 +185,7 @@ public enum Differ {
             let restored = folder.appendingPathComponent("default.store")
             var restore = Importer.Options()
             restore.keys = keys
+            restore.cancellation = cancellation
             _ = try Importer.run(archive: url.path, into: restored, options: restore, workDirectory: work)
             store = restored
         }
@@ -191,6 +200,7 @@ public enum Differ {
                 }
             }
             options.byTables = byTables
+            options.cancellation = cancellation
             if !keys.isEmpty {
                 // Keys given: an archive may be encrypted, and the scratch archive made of what it
                 // restored must not be plaintext on disk. A key made for this run, and forgotten.
@@ -218,14 +228,14 @@ public enum Differ {
                             side.entityNames = manifest.entities.map(\.name)
                             counter = RecordProgressCounter(
                                 report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
-                                step: "read \(label.uppercased())")
+                                step: "read \(label.uppercased())", cancellation: cancellation)
                             if side.kind == ArchiveManifest.Source.timeQuestSchema {
                                 side.schema = TimeQuestSchemas.schema(forVersion: manifest.effectiveSchemaVersion)
                             }
                         },
                         onRecordLine: { member, _, line in
                             batch.append((member.name, try JSONLine.parseObject(line)))
-                            counter?.count(member.name)
+                            try counter?.count(member.name)
                             if batch.count >= 256 {
                                 try handOver(batch)
                                 batch.removeAll(keepingCapacity: true)

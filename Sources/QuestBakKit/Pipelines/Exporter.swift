@@ -31,6 +31,8 @@ public enum Exporter {
         /// Another app's store by its tables even when its model describes it (`diff` compares a
         /// model archive with a generic one this way).
         var byTables = false
+        /// Checked between batches of records and before the archive is put in place.
+        package var cancellation: Cancellation?
 
         public init(createdAt: Int64, compression: ArchiveCompression = .zstd, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
@@ -186,6 +188,8 @@ public enum Exporter {
                 output.temporaryURL, as: output.destination.path, keys: keys, against: snapshot, staging: staging)
         }
         if let output {
+            // The last point where a cancelled export leaves nothing behind.
+            try options.cancellation?.check()
             try output.commit()
             archiveBytes = (try? FileManager.default.attributesOfItem(atPath: output.destination.path)[.size] as? NSNumber)?.int64Value
         }
@@ -321,7 +325,13 @@ public enum Exporter {
         func stageEntity(_ name: String, _ encode: (([UInt8]) throws -> Void) throws -> Int) throws {
             let file = staging.appendingPathComponent(name + ".jsonl")
             let writer = try StagedMember(url: file, compression: options.compression, seal: options.stagingSeal)
-            let done = try encode(writer.write)
+            try options.cancellation?.check()
+            var written = 0
+            let done = try encode { record in
+                try writer.write(record)
+                written += 1
+                if written % 4096 == 0 { try options.cancellation?.check() }
+            }
             let (bytes, digest) = try writer.finish()
             staged.entities.append(
                 (

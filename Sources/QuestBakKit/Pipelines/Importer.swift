@@ -35,6 +35,8 @@ public enum Importer {
         public var keys = ArchiveKeys()
         /// Told how far the restore is through each entity's records (the manifest's counts).
         public var progress: ((RecordProgress) -> Void)?
+        /// Checked between batches of records and before the store is put in place.
+        package var cancellation: Cancellation?
 
         public init() {}
     }
@@ -149,7 +151,8 @@ public enum Importer {
 
         var readCounts: [String: Int] = [:]
         let progress = RecordProgressCounter(
-            report: options.progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +))
+            report: options.progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
+            cancellation: options.cancellation)
         var entityResults: [EntityResult] = []
         var external: [(name: String, spooled: URL?)] = []
         // The files are spooled only when they are to be written (not for a dry run or `verify`).
@@ -222,7 +225,7 @@ public enum Importer {
                             for line in lines {
                                 readCounts[line.memberName, default: 0] += 1
                                 try plan.apply(line, archive: path, into: sink, log: log)
-                                progress.count(line.memberName)
+                                try progress.count(line.memberName)
                             }
                         case .tableLine(let table, let lineNumber, let line):
                             try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
@@ -285,6 +288,8 @@ public enum Importer {
                 (options.dryRun ? "would write" : "wrote") + " \(external.count) external-storage file(s) to \(folder)")
         }
         if let target, !options.dryRun {
+            // The last point where a cancelled restore leaves nothing behind.
+            try options.cancellation?.check()
             // The files a record points at are in place before the store that points at them.
             let installed = try ExternalStorage.install(
                 external.compactMap { file in file.spooled.map { (file.name, $0) } }, forStore: target)

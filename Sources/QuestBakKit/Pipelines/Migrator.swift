@@ -44,6 +44,11 @@ public enum Migrator {
         /// Swap the source store, keeping a backup, instead of writing a new one.
         public var inPlace = false
         public var backupStamp = "backup"
+        /// Told each entity's records once they are copied (a migration copies an entity in one
+        /// statement, so there is nothing between).
+        package var progress: ((RecordProgress) -> Void)?
+        /// Checked between the steps of a chain and before the migrated store is put in place.
+        package var cancellation: Cancellation?
 
         public init(now: Double) {
             self.now = now

@@ -55,6 +55,7 @@ public enum ModelMigrator {
         var logs: [RepairLog] = []
         var counts: [String: Int] = [:]
         for step in (position + 1)..<(stores.count - 1) {
+            try options.cancellation?.check()
             let work = workDirectory.appendingPathComponent("step-\(step)")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             var stepOptions = options
@@ -138,6 +139,10 @@ public enum ModelMigrator {
                 try copyLinks(from: source, old: old, into: db, new: new, log: log)
                 try copyOtherTables(from: source, old: old, into: db)
             }
+            for (entity, rows) in counts.sorted(by: { $0.key < $1.key }) {
+                options.progress?(RecordProgress(step: "migrate", entity: entity, rowsDone: rows, rowsTotal: rows))
+            }
+            try options.cancellation?.check()
             let violations = try LaunchValidity.problems(db, model: new.model, layout: layout, uniquenessOnly: true)
             guard violations.isEmpty else {
                 throw MigrationError.invalidRecords(from: old.version, to: new.version, problems: violations)
@@ -170,6 +175,8 @@ public enum ModelMigrator {
         }
         let backup: URL?
         do {
+            // The last point where a cancelled migration leaves nothing behind.
+            try options.cancellation?.check()
             backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
         } catch {
             ExternalStorage.remove(installed)

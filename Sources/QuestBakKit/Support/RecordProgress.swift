@@ -17,25 +17,34 @@ public struct RecordProgress: Sendable, Equatable {
 }
 
 /// Counts one entity's records at a time and tells `report` every `stride` records and when
-/// the entity changes or the operation ends, so that a caller's callback costs nothing per row.
+/// the entity changes or the operation ends, so that a caller's callback costs nothing per row;
+/// at the same points it checks `cancellation`, so a cancelled operation stops between batches.
 package final class RecordProgressCounter {
     private let report: ((RecordProgress) -> Void)?
+    private let cancellation: Cancellation?
     private let totals: [String: Int]
     private let step: String?
     private let stride: Int
     private var entity: String?
     private var done = 0
 
-    package init(report: ((RecordProgress) -> Void)?, totals: [String: Int], step: String? = nil, stride: Int = 4096) {
+    package init(
+        report: ((RecordProgress) -> Void)?, totals: [String: Int], step: String? = nil, stride: Int = 4096,
+        cancellation: Cancellation? = nil
+    ) {
         self.report = report
+        self.cancellation = cancellation
         self.totals = totals
         self.step = step
         self.stride = stride
     }
 
-    package func count(_ name: String, by rows: Int = 1) {
-        guard report != nil else { return }
+    /// Counts `rows` of entity `name`; throws `CancellationError` at an entity's start or a
+    /// stride's end once the operation is cancelled.
+    package func count(_ name: String, by rows: Int = 1) throws {
+        guard report != nil || cancellation != nil else { return }
         if name != entity {
+            try cancellation?.check()
             finishEntity()
             entity = name
             done = 0
@@ -43,7 +52,10 @@ package final class RecordProgressCounter {
         }
         let before = done / stride
         done += rows
-        if done / stride != before { send() }
+        if done / stride != before {
+            try cancellation?.check()
+            send()
+        }
     }
 
     /// The last entity's count, as it ends.

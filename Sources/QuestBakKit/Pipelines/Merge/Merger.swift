@@ -216,6 +216,8 @@ public enum Merger {
             guard try FileFingerprint.of(CoreDataSQL.storeFileSuffixes.map { CoreDataSQL.sidecar(of: target, $0) }) == before else {
                 throw ImportError.storeChangedDuringMerge(store: target.path)
             }
+            // The last point where a cancelled merge leaves the store as it was.
+            try options.restore.cancellation?.check()
             let installed = try ExternalStorage.install(external, forStore: target)
             do {
                 backup = try StorePlacement.place(merged, at: target, replace: true, backupStamp: options.restore.backupStamp)
