@@ -91,7 +91,7 @@ public struct KnownSchemas: Sendable {
 extension QuestBak {
     /// The suffix of a replaced store's backup (`default.store.questbak-backup-20260131T120000Z`):
     /// the time of the replace, in UTC.
-    static func backupStamp(_ date: Date) -> String {
+    package static func backupStamp(_ date: Date) -> String {
         let text = DateText.iso8601(secondsSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)) ?? "unknown"
         return text.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
     }

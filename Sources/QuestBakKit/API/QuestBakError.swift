@@ -72,7 +72,9 @@ public struct QuestBakError: Error, LocalizedError, CustomStringConvertible {
             Self.category(of: error), message: (error as? LocalizedError)?.errorDescription ?? "\(error)", underlying: error)
     }
 
+    /// ``message``, for `LocalizedError`.
     public var errorDescription: String? { message }
+    /// ``message``.
     public var description: String { message }
 
     /// The one table from the library's typed errors to categories (the command line's exit

@@ -62,6 +62,7 @@ extension ArchiveError {
 }
 
 extension ArchiveError: LocalizedError {
+    /// The sentence that says what is wrong, naming the archive, member and line.
     public var errorDescription: String? {
         let member = { (name: String) in Self.displayName(name) }
         let reason = { (text: String) in Self.displayReason(text) }

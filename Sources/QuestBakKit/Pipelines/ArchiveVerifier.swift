@@ -6,22 +6,35 @@ import Foundation
 /// and compared with its member: the archive restores exactly only when every digest is the
 /// manifest's and nothing needed a repair.
 public enum ArchiveVerifier {
+    /// One entity's records restored and compared with their member.
     public struct EntityCheck: Sendable, Encodable {
+        /// The entity's name.
         public var name: String
+        /// Records restored.
         public var records: Int
+        /// The member's SHA-256, as the manifest gives it.
         public var archived: String
+        /// The SHA-256 of the restored records, encoded again.
         public var restored: String
+        /// Whether the two digests are equal.
         public var same: Bool
     }
 
+    /// Whether an archive restores exactly, entity by entity.
     public struct Result: Encodable {
+        /// The archive's path.
         public var archive: String
+        /// How its records were written: `timequest`, `model` or `generic`.
         public var schema: String
+        /// The archive's format version.
         public var formatVersion: Int
+        /// Whether every entity came back with its member's digest and nothing needed a repair.
         public var restoresExactly: Bool
+        /// Every entity's check.
         public var entities: [EntityCheck]
         /// What a restore would change, by `kind.rule` (repairs, data the target cannot hold).
         public var counts: [String: Int]
+        /// What the restore did to the store as a whole, one sentence each.
         public var notes: [String]
     }
 
@@ -62,7 +75,7 @@ public enum ArchiveVerifier {
 
     /// What differs, one sentence a difference: the entities whose records came back otherwise,
     /// and what the restore would change.
-    public static func differences(_ result: Result) -> [String] {
+    package static func differences(_ result: Result) -> [String] {
         var lines = result.entities.filter { !$0.same }.map {
             "\($0.name): \($0.records) records restored with sha256 \($0.restored), the archive's member has \($0.archived)"
         }

@@ -1,10 +1,12 @@
 import Foundation
 import GRDB
 
+/// Why two inputs cannot be compared.
 public enum DiffError: Error, Equatable, LocalizedError {
     /// The two inputs have no entity in common (SameApp): no record of one can be the other's.
     case notTheSameApp(a: String, b: String, entitiesA: [String], entitiesB: [String])
 
+    /// The sentence that says why, naming both inputs.
     public var errorDescription: String? {
         switch self {
         case .notTheSameApp(let a, let b, let entitiesA, let entitiesB):
@@ -25,41 +27,61 @@ public enum DiffError: Error, Equatable, LocalizedError {
 /// refused; a model archive and a generic one are compared by table and column.
 /// Records are kept in a scratch SQLite store in the work folder, never in memory.
 public enum Differ {
+    /// One field of a record that differs.
     public struct FieldChange: Sendable, Encodable {
+        /// The property's (or column's) name.
         public var field: String
+        /// Its value in A, as JSON.
         public var old: String
+        /// Its value in B, as JSON.
         public var new: String
     }
 
+    /// A record in both with fields that differ.
     public struct Changed: Sendable, Encodable {
+        /// The identity it was matched by.
         public var identity: String
+        /// The fields that differ.
         public var fields: [FieldChange]
     }
 
+    /// One entity's differences.
     public struct EntityDiff: Sendable, Encodable {
+        /// The entity's name.
         public var name: String
         /// How records were matched, in the order tried: "cloudID", "uniqueness constraint (…)",
         /// "natural key (…)", "singleton", "content"; the ones that matched at least one record.
         public var matchedBy: String
         /// Records only in B, and only in A, by `_pk` in ascending order.
         public var added: [String]
+        /// Identities of records only in A.
         public var removed: [String]
+        /// Records in both whose fields differ.
         public var changed: [Changed]
         /// Properties only B's records have (added by a migration), and only A's.
         public var fieldsOnlyInB: [String]
+        /// Properties only A has.
         public var fieldsOnlyInA: [String]
 
+        /// Whether the entity's records are the same on both sides.
         public var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
     }
 
+    /// The differences between A and B.
     public struct Result: Sendable, Encodable {
+        /// A's path.
         public var a: String
+        /// B's path.
         public var b: String
         /// "records", or "tables" when one side is a model archive and the other a generic one.
         public var comparedBy: String
+        /// Every entity's differences.
         public var entities: [EntityDiff]
+        /// Records only in B, across entities.
         public var added: Int
+        /// Records only in A, across entities.
         public var removed: Int
+        /// Records whose fields differ, across entities.
         public var changed: Int
 
         /// Nothing differs: no record added, removed or changed, and no property on one side only.

@@ -4,14 +4,14 @@ import GRDB
 
 /// `questbak export`: a store snapshot into one archive (docs/archive-format.md).
 public enum Exporter {
-    public enum Destination {
+    package enum Destination {
         /// A file written atomically; an existing one is replaced only with `overwrite`.
         case file(URL, overwrite: Bool)
         /// An already open descriptor (standard output); no atomicity is possible there.
         case fileDescriptor(Int32)
     }
 
-    public struct Options {
+    package struct Options {
         public var compression: ArchiveCompression = .zstd
         /// Stamped into the manifest and on every tar member. The caller decides it (a flag,
         /// SOURCE_DATE_EPOCH or the clock), so exports of one store can be byte-identical.
@@ -41,16 +41,25 @@ public enum Exporter {
         }
     }
 
-    public typealias Progress = RecordProgress
+    package typealias Progress = RecordProgress
 
+    /// What a backup wrote: the archive, its members and their digests, and what is odd about the store.
     public struct Summary: Sendable, Encodable {
+        /// The archive's path.
         public var archive: String
+        /// How the members are compressed: `zstd`, `gzip` or `none`.
         public var compression: String
+        /// The archive's size in bytes, once it is in place.
         public var archiveBytes: Int64?
+        /// The store's model version identifier ("" when it has none).
         public var schemaVersion: String
+        /// How the records are written: `timequest`, `model` (by the store's own model) or `generic` (by its tables).
         public var schema: String
+        /// Committed frames that were only in the store's `-wal` when it was read, and are in the archive.
         public var walFrames: Int
+        /// One member per entity: its records, digest and size.
         public var entities: [ArchiveManifest.EntityMember]
+        /// The store's metadata, model cache and external-storage files, carried as they are.
         public var files: [ArchiveManifest.FileMember]
         /// Tables that belong to no entity, carried too (a many-to-many join table, a tool's table).
         public var tables: [ArchiveManifest.TableMember]
@@ -68,17 +77,18 @@ public enum Exporter {
     public struct Verification: Sendable, Encodable {
         /// Records restored and compared, across every entity.
         public var records: Int
+        /// Entities compared.
         public var entities: Int
     }
 
     /// The manifest's `createdAt` for a creation time, or nil when it has none (outside years
     /// 0001–9999).
-    public static func createdAtText(unixSeconds: Int64) -> String? {
+    package static func createdAtText(unixSeconds: Int64) -> String? {
         let (seconds, overflow) = unixSeconds.subtractingReportingOverflow(DateText.referenceDateUnixOffset)
         return overflow ? nil : DateText.iso8601(secondsSinceReferenceDate: Double(seconds))
     }
 
-    public static func export(storeAt storeURL: URL, to destination: Destination, options: Options) throws -> Summary {
+    package static func export(storeAt storeURL: URL, to destination: Destination, options: Options) throws -> Summary {
         // Refuse a creation time the manifest cannot hold, and an existing output, before reading anything.
         guard let createdAt = createdAtText(unixSeconds: options.createdAt) else {
             throw ArchiveError.invalidCreationTime(unixSeconds: options.createdAt)

@@ -1,5 +1,6 @@
 import Foundation
 
+/// Why an archive cannot be restored or merged as asked.
 public enum ImportError: Error, Equatable, LocalizedError {
     /// The archive needs repairs and repairs were not allowed; nothing was written.
     case repairsNeeded(archive: String, counts: [String: Int])
@@ -17,6 +18,7 @@ public enum ImportError: Error, Equatable, LocalizedError {
     /// The written store did not read back as written.
     case verificationFailed(store: String, entity: String, expected: String, found: String)
 
+    /// The sentence that says why, naming the archive and, where known, the entity and record.
     public var errorDescription: String? {
         switch self {
         case .repairsNeeded(let archive, let counts):

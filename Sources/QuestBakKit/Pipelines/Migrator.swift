@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 
+/// Why a store cannot be migrated to a model.
 public enum MigrationError: Error, Equatable, LocalizedError {
     case notLightweight(from: String, to: String, problems: [String])
     case alreadyAtVersion(path: String, version: String)
@@ -12,6 +13,7 @@ public enum MigrationError: Error, Equatable, LocalizedError {
     /// launch (134110): one sentence each, naming the entity, `_pk`s and property.
     case invalidRecords(from: String, to: String, problems: [String])
 
+    /// The sentence that says why, naming the store and versions.
     public var errorDescription: String? {
         switch self {
         case .notLightweight(let from, let to, let problems):
@@ -37,7 +39,7 @@ public enum MigrationError: Error, Equatable, LocalizedError {
 /// `UUID().uuidString` evaluated once, one record per singleton, and the other repairs of
 /// `import --validate`, each reported.
 public enum Migrator {
-    public struct Options {
+    package struct Options {
         /// What `Date.now` defaults of new properties become (seconds since 2001).
         public var now: Double
         public var randomIDs = false
@@ -55,15 +57,23 @@ public enum Migrator {
         }
     }
 
+    /// What a migration did: the versions, every change counted, the store set aside.
     public struct Result: Encodable {
+        /// The migrated store's path (the source).
         public var store: String
+        /// The migrated store's path (the output).
         public var output: String
+        /// The source's model version.
         public var sourceSchemaVersion: String
+        /// The new model's version.
         public var targetSchemaVersion: String
+        /// Every change, by `kind.rule`.
         public var counts: [String: Int]
+        /// Where the store was kept when it was migrated in place.
         public var backup: String?
         /// The backup's files: the store and the `-wal` and `-shm` it had.
         public var backupFiles: [String]
+        /// Every change the migration made, counted (the last step's, for a chain).
         public let log: RepairLog
         /// A chain's earlier steps' logs (the last step's is `log`), oldest first.
         public var earlierLogs: [RepairLog] = []
@@ -80,7 +90,7 @@ public enum Migrator {
 
     /// Migrates the store at `source` to `target`, writing `output` (or, in place, replacing the
     /// source and keeping it as a backup). `candidates` are the schemas the source may be.
-    public static func migrate(
+    package static func migrate(
         storeAt source: URL, to target: Schema, output: URL?, options: Options, workDirectory: URL,
         candidates: [Schema] = TimeQuestSchemas.all
     ) throws -> Result {

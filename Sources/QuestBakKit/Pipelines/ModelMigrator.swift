@@ -9,7 +9,7 @@ import GRDB
 /// tables, the new model's metadata and model cache copied verbatim so the new build opens the
 /// store without migrating again. What a lightweight migration leaves wrong is repaired and
 /// reported: one shared default cloudID (SwiftData archives `UUID()` once) becomes one per record.
-public enum ModelMigrator {
+package enum ModelMigrator {
     /// Migrates through a chain of models, as Core Data's staged migration does: `through` are
     /// stores of the app's earlier models, oldest first, then `modelStore`'s. The store's own
     /// model must be one of the chain (else it is an unknown model version); each step from there

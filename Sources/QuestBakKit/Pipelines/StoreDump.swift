@@ -9,7 +9,7 @@ import GRDB
 /// of the entity has the same one: generated IDs may change with their generator without the
 /// data changing, and a record added or lost shows as one line, not as a shift of every ID after
 /// it. Other values (the singleton's sentinel, malformed IDs) are written as they are.
-public enum StoreDump {
+package enum StoreDump {
     public static func dump(_ db: Database, schema: Schema, path: String) throws -> String {
         let metadata = try StoreReader.metadata(db, path: path)
         let hashes = ModelVersionHashes(entityHashes: metadata.entityHashes)

@@ -4,6 +4,7 @@ import GRDB
 /// One change questbak made to the data on its way into a store, with enough detail for a user
 /// to find the record and see what it was.
 public struct RepairEntry: Sendable, Equatable, Encodable {
+    /// What an entry did to a record.
     public enum Kind: String, Sendable, Encodable {
         /// A fix of damaged or inconsistent data; needs `--validate`.
         case repair
@@ -20,6 +21,7 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
         case merge
     }
 
+    /// The rule that made an entry.
     public enum Rule: String, Sendable, Encodable, CaseIterable {
         case orphan, dedup, repoint, merge
         case defaultFill = "default"
@@ -31,14 +33,21 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
         case insert, fill, conflict, supersede, link, dangling
     }
 
+    /// The rule that made the entry.
     public var rule: Rule
+    /// What it did.
     public var kind: Kind
+    /// The record's entity.
     public var entity: String
+    /// The record's `Z_PK`.
     public var primaryKey: Int64
     /// The record's cloudID after the import, when its entity has one.
     public var cloudID: String?
+    /// The field it changed, if one.
     public var field: String?
+    /// The field's value before.
     public var old: ReportValue?
+    /// The field's value after.
     public var new: ReportValue?
 
     enum CodingKeys: String, CodingKey {
@@ -64,6 +73,7 @@ public enum ReportValue: Sendable, Equatable, Encodable {
         }
     }
 
+    /// Encodes the value as its JSON.
     public func encode(to encoder: Encoder) throws {
         // Through the codec's text, so a report encoded by JSONEncoder says what the log says.
         var container = encoder.singleValueContainer()
@@ -71,9 +81,13 @@ public enum ReportValue: Sendable, Equatable, Encodable {
     }
 }
 
+/// One field of one record.
 public struct RecordField: Hashable, Sendable {
+    /// The record's entity.
     public var entity: String
+    /// The record's `Z_PK`.
     public var primaryKey: Int64
+    /// The field's name.
     public var field: String
 }
 
@@ -81,8 +95,11 @@ public struct RecordField: Hashable, Sendable {
 /// their own, so a migration that gives a million records a cloudID does not hold a million
 /// entries in memory, and each entry's cloudID can be set to its final value at the end.
 public final class RepairLog {
+    /// Entries by `kind.rule`.
     public private(set) var counts: [String: Int] = [:]
+    /// Entries recorded.
     public private(set) var total = 0
+    /// Entries that repaired a record (kind `repair`).
     public private(set) var repairs = 0
     private let queue: DatabaseQueue
     private var pending: [RepairEntry] = []
@@ -171,13 +188,21 @@ public final class RepairLog {
 
     /// An entry as the log keeps it, its values already in the codec's JSON text.
     public struct LoggedEntry: Sendable, Equatable {
+        /// The rule that made the entry.
         public var rule: String
+        /// What it did.
         public var kind: String
+        /// The record's entity.
         public var entity: String
+        /// The record's `Z_PK`.
         public var primaryKey: Int64
+        /// The record's cloud identifier, if it has one.
         public var cloudID: String?
+        /// The field it changed, if one.
         public var field: String?
+        /// The field's value before, as JSON.
         public var old: String?
+        /// The field's value after, as JSON.
         public var new: String?
     }
 

@@ -1,9 +1,11 @@
 import Foundation
 import GRDB
 
+/// Why a repair cannot be made.
 public enum RepairError: Error, Equatable, LocalizedError {
     case noDefault(entity: String, property: String)
 
+    /// The sentence that says why, naming the entity and record.
     public var errorDescription: String? {
         switch self {
         case .noDefault(let entity, let property):

@@ -39,6 +39,7 @@ public enum StoreError: Error, Equatable {
 }
 
 extension StoreError: LocalizedError {
+    /// The sentence that says what failed, naming the store and, where known, the table, record and field.
     public var errorDescription: String? {
         switch self {
         case .notFound(let path):

@@ -4,7 +4,7 @@ import Foundation
 /// destination, which is fsynced and renamed over it, and the directory fsynced, only on commit.
 /// Until then an error removes the temporary file, and so does an interrupt (SIGINT, SIGTERM,
 /// SIGHUP) when the host installed the `Hooks.temporaryFile` hook, as questbak does.
-public final class AtomicOutputFile {
+package final class AtomicOutputFile {
     public let destination: URL
     public let temporaryURL: URL
     public private(set) var fileDescriptor: Int32

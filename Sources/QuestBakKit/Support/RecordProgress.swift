@@ -4,10 +4,14 @@
 public struct RecordProgress: Sendable, Equatable {
     /// What is being done, when the operation does more than one thing ("read a", "restore").
     public var step: String?
+    /// The entity whose records are being read or written.
     public var entity: String
+    /// Records of `entity` done so far.
     public var rowsDone: Int
+    /// Records of `entity` in all, when known.
     public var rowsTotal: Int?
 
+    /// A report of `rowsDone` of `rowsTotal` records of `entity`, in `step`.
     public init(step: String? = nil, entity: String, rowsDone: Int, rowsTotal: Int?) {
         self.step = step
         self.entity = entity

@@ -25,6 +25,7 @@ public enum Value: Sendable, Equatable, Hashable {
     /// `"-Infinity"`. `ValueCoding` stores it back as the same INTEGER or REAL.
     case decimal(String)
 
+    /// Whether the value is `null`.
     public var isNull: Bool { self == .null }
 }
 
