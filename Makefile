@@ -18,7 +18,7 @@ DEMO := .build/demo
 # Other apps' migration gates (Fixtures/Gates/<App>: old stores, the new build's empty store).
 GATES := BennieGame Ritualist
 
-.PHONY: deps build demo test lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
+.PHONY: deps build demo test docs lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
 
 deps:
 ifeq ($(UNAME),Darwin)
@@ -63,6 +63,7 @@ test: deps lint
 	python3 Scripts/test-summary.py .build/xunit.xml
 	@# The library as an app uses it (Examples/BackupApp): back up, verify, restore, merge.
 	.build/debug/questbak-example Fixtures
+	$(MAKE) docs
 	$(MAKE) man-check
 	swift package describe --type json | python3 Scripts/check-library-dependencies.py
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
@@ -71,6 +72,12 @@ test: deps lint
 		env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures/Gates/$$app/fixtures \
 			--to Fixtures/Gates/$$app/next/default.store || exit 1; \
 	done
+
+# The library's DocC catalog (Sources/QuestBakKit/QuestBakKit.docc) and the `///` of its public
+# symbols, built with every warning an error (an unresolved link, an undocumented parameter);
+# the archive is left in .build/plugins/Swift-DocC/outputs/QuestBakKit.doccarchive.
+docs: deps
+	swift package generate-documentation --target QuestBakKit --warnings-as-errors
 
 # The code style (.swift-format, with swift format from the toolchain): `make format` applies it.
 lint:

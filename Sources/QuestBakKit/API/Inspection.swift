@@ -13,7 +13,9 @@ extension QuestBak {
     /// What the store at `store` holds: its entities and rows, model, metadata, what is odd about
     /// it, and how a backup would write it. Reads a consistent snapshot; changes nothing.
     ///
-    /// - Parameter schemas: Models to recognise the store by besides its own (none by default).
+    /// - Parameters:
+    ///   - store: The store file.
+    ///   - schemas: Models to recognise the store by besides its own (none by default).
     /// - Throws: ``QuestBakError``: `.missingInput` for a missing store, `.invalidInput` for a
     ///   file that is not a Core Data store, `.busy` for one that kept changing.
     public static func inspect(store: URL, schemas: KnownSchemas = .none) throws(QuestBakError) -> StoreInspection {
@@ -24,7 +26,9 @@ extension QuestBak {
     /// digests. Reads the manifest only (an archive is checked in full by
     /// ``QuestBak/verify(archive:options:progress:)``).
     ///
-    /// - Parameter identities: Keys that open an encrypted archive.
+    /// - Parameters:
+    ///   - archive: The archive file.
+    ///   - identities: Keys that open an encrypted archive.
     public static func inspect(archive: URL, identities: [AgeIdentity] = []) throws(QuestBakError) -> ArchiveManifest {
         try performNow { try ArchiveReader(path: archive.path, keys: ArchiveKeys(identities: identities)).readManifest() }
     }

@@ -44,8 +44,12 @@ extension QuestBak {
     /// then the fixes the app would need on first launch, each counted in the result.
     ///
     /// - Parameters:
+    ///   - store: The store to migrate.
+    ///   - newStore: A store the app's new build made, which carries the new model.
     ///   - output: Where the migrated store is written, atomically. nil: in place, the old store
     ///     kept beside it as `<store>.questbak-backup-<time>`.
+    ///   - options: A chain of models between, what `Date.now` defaults become, the change log.
+    ///   - progress: Told each entity's records once they are copied.
     /// - Throws: ``QuestBakError``: `.invalidInput` when the change is not lightweight or the new
     ///   model refuses records, `.outputExists` for an existing output, `.cancelled` when the task
     ///   is cancelled (and then no output and no temporary file is left).
@@ -76,7 +80,11 @@ extension QuestBak {
     ///
     /// Failing checks are a result, not an error: see ``GateResult/passed``.
     ///
-    /// - Parameter report: Told each check as it is made.
+    /// - Parameters:
+    ///   - fixtures: The folder of fixture stores made by the app's earlier builds.
+    ///   - newStore: A store the app's new build made, which carries the new model.
+    ///   - options: A chain of models between, and whether to record golden dumps.
+    ///   - report: Told each check as it is made.
     /// - Throws: ``QuestBakError``: `.missingInput` for a missing folder or store, `.cancelled`
     ///   when the task is cancelled before the gate starts.
     public static func gateMigration(
