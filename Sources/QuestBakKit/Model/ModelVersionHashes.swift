@@ -47,7 +47,7 @@ public struct ModelVersionHashes: Sendable, Equatable {
 
     /// The hashes of a model decoded from a store's own `Z_MODELCACHE`, by the scheme in
     /// store-format.md: what the store's metadata must hold if the cache was read right.
-    public init(model: CompiledModel) {
+    package init(model: CompiledModel) {
         self.init(schema: Schema(model: model))
     }
 

@@ -25,7 +25,7 @@ public indirect enum PropertyListValue: Sendable, Equatable {
 /// compared byte for byte), and keyed-archive UIDs, which Core Data's transformable attributes
 /// use, round-trip on every platform. The reader bounds-checks every offset: it runs on bytes
 /// taken from stores and archives that may be damaged or hostile.
-public enum BinaryPropertyList {
+package enum BinaryPropertyList {
     public struct FormatError: Error, LocalizedError, Equatable {
         public var reason: String
         public var errorDescription: String? { "invalid binary property list: \(reason)" }
