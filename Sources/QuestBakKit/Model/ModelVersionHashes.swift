@@ -3,7 +3,7 @@ import Foundation
 
 /// The hashes Core Data compares to decide whether a store matches a model without migrating,
 /// computed with the scheme of `shared/spec/store-format.md` (no Apple frameworks needed).
-public struct ModelVersionHashes: Sendable, Equatable {
+package struct ModelVersionHashes: Sendable, Equatable {
     /// Entity name to its 32-byte version hash (`NSStoreModelVersionHashes`).
     public var entityHashes: [String: Data]
     /// `NSStoreModelVersionChecksumKey`.

@@ -66,12 +66,16 @@ package final class AtomicOutputFile {
     }
 }
 
+/// Why an output cannot be written.
 public enum OutputError: Error, Equatable, LocalizedError {
     /// The output exists, and replacing it was not asked for.
     case exists(path: String)
+    /// It cannot be created there (a folder, no permission, a missing folder).
     case cannotCreate(path: String, reason: String)
+    /// Writing it failed in the operating system.
     case io(path: String, reason: String)
 
+    /// The sentence that says why, naming the output.
     public var errorDescription: String? {
         switch self {
         case .exists(let path): return "\(path) already exists"

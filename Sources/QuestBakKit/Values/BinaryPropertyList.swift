@@ -2,7 +2,7 @@ import Foundation
 
 /// A property-list value, with the keyed-archive UID type that Foundation does not expose
 /// portably.
-public indirect enum PropertyListValue: Sendable, Equatable {
+package indirect enum PropertyListValue: Sendable, Equatable {
     case boolean(Bool)
     case integer(Int64)
     case real(Double)
@@ -26,8 +26,11 @@ public indirect enum PropertyListValue: Sendable, Equatable {
 /// use, round-trip on every platform. The reader bounds-checks every offset: it runs on bytes
 /// taken from stores and archives that may be damaged or hostile.
 package enum BinaryPropertyList {
+    /// Why bytes are not a binary property list this reader accepts.
     public struct FormatError: Error, LocalizedError, Equatable {
+        /// What is wrong, and where.
         public var reason: String
+        /// The sentence that says why.
         public var errorDescription: String? { "invalid binary property list: \(reason)" }
     }
 
