@@ -1,10 +1,12 @@
 import CArchive
 import Foundation
 
-/// The only file of the library that calls libarchive (the fuzzer's `RawCompression` is
-/// tooling's). It exposes what questbak needs: writing regular files into a compressed tar
-/// stream, and reading such a stream member by member with every entry checked before its bytes
-/// are trusted.
+// The only file of the library that calls libarchive (the fuzzer's `RawCompression` is
+// tooling's). It exposes what questbak needs: writing regular files into a compressed tar
+// stream, and reading such a stream member by member with every entry checked before its bytes
+// are trusted.
+
+/// How an archive's members are compressed: `zstd` (the default), `gzip`, or `none`.
 public enum ArchiveCompression: String, Sendable, CaseIterable {
     case zstd, gzip, none
 }

@@ -9,7 +9,7 @@ public struct MigrationVerifier {
     public struct Check: Sendable, Encodable {
         /// The fixture store's path, relative to the fixtures folder.
         public var fixture: String
-        /// What was checked (`golden`, `invariants`, `round trip`, …).
+        /// What was checked: `read`, `migrate`, `golden`, `invariants`, `valid`, `round-trip`.
         public var name: String
         /// Whether the check passed.
         public var passed: Bool

@@ -59,6 +59,7 @@ public struct AgeX25519Identity: Sendable {
 
 /// Who an encrypted file is for: each recipient can open it on its own.
 public enum AgeRecipient: Sendable {
+    /// A public key (`age1…`).
     case x25519(AgeX25519Recipient)
     /// A passphrase (the scrypt recipient), with the work factor to derive its key with (log2 N).
     /// It must be the only recipient of a file.
@@ -67,6 +68,7 @@ public enum AgeRecipient: Sendable {
 
 /// What can open an encrypted file.
 public enum AgeIdentity: Sendable {
+    /// A private key (`AGE-SECRET-KEY-1…`).
     case x25519(AgeX25519Identity)
     /// A passphrase, and the largest scrypt work factor (log2 N) to spend on it: a file that asks
     /// for more is refused before any work is done.
