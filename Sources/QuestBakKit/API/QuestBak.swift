@@ -70,15 +70,15 @@ extension QuestBak {
     }
 }
 
-/// The model knowledge an operation may use besides what a store carries: today, TimeQuest's
-/// schemas (`TimeQuestSchemas.all`) or none. Nothing is assumed: by default a store is read by
-/// the model it carries. (The one place the API takes schemas; an app profile replaces it.)
+/// The model knowledge an operation may use besides what a store carries: TimeQuest's schemas,
+/// or none. Nothing is assumed: by default a store is read by the model it carries. (The one
+/// place the API takes schemas; an app profile replaces it.)
 public struct KnownSchemas: Sendable {
     /// The schemas a store or archive may be, oldest first.
-    public var schemas: [Schema]
+    package var schemas: [Schema]
 
     /// The given schemas, oldest first.
-    public init(_ schemas: [Schema]) {
+    package init(_ schemas: [Schema]) {
         self.schemas = schemas
     }
 

@@ -3,7 +3,7 @@ import GRDB
 
 /// One row of an entity: its `Z_PK`, its `Z_OPT` and its stored properties by schema name. A
 /// to-one relationship's value is the target's `Z_PK` as `.integer`, or `.null`.
-public struct EntityRecord: Sendable, Equatable {
+package struct EntityRecord: Sendable, Equatable {
     public var primaryKey: Int64
     /// `Z_OPT`, the number of times Core Data saved the row (1 when first inserted); nil when the
     /// store holds NULL there.

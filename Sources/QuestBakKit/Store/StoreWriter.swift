@@ -3,7 +3,7 @@ import GRDB
 
 /// Creates a new store in the exact Core Data layout (spec: "The file", "Bookkeeping tables",
 /// "Entity tables") and fills it in one transaction.
-public enum StoreWriter {
+package enum StoreWriter {
     /// What a write made: records by entity.
     public struct Summary: Sendable, Equatable {
         /// Records written, by entity name.

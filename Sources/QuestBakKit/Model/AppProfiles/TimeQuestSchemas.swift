@@ -3,7 +3,7 @@
 /// V2 is derived from V1 by the same two rules the app's developers applied (add `cloudID`,
 /// give every non-optional property a default), so the relation between the versions is stated
 /// once instead of being kept in sync by hand across ten model definitions.
-public enum TimeQuestSchemas {
+package enum TimeQuestSchemas {
     public static let playerProfileCloudID = "singleton-player-profile"
 
     public static let v1 = Schema(
