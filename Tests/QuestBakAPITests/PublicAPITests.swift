@@ -175,6 +175,21 @@ final class PublicAPITests: XCTestCase {
         XCTAssertEqual(try temporaryFoldersOfThisProcess(), [])
     }
 
+    func testACancelledMergeLeavesTheStoreAsItWas() async throws {
+        let store = try copyOfFixture("AnyApp/kitchen-sink/default.store", as: "App")
+        let archive = folder.appendingPathComponent("backup.qbak")
+        try await QuestBak.backUp(store: store, to: archive)
+        let older = try copyOfFixture("AnyApp/kitchen-sink/default.store", as: "Older", withWAL: false)
+        let before = try Data(contentsOf: older)
+        let error = try await runCancelledFromItsProgress { progress in
+            _ = try await QuestBak.merge(archive: archive, into: older, progress: progress)
+        }
+        XCTAssertEqual(error?.category, .cancelled)
+        XCTAssertEqual(try Data(contentsOf: older), before)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: older.deletingLastPathComponent().path), ["default.store"])
+        XCTAssertEqual(try temporaryFoldersOfThisProcess(), [])
+    }
+
     func testAnAlreadyCancelledTaskStartsNothing() async throws {
         let store = try copyOfFixture("AnyApp/kitchen-sink/default.store", as: "App")
         let archive = folder.appendingPathComponent("backup.qbak")
