@@ -3,8 +3,11 @@ import GRDB
 
 /// Why a store cannot be migrated to a model.
 public enum MigrationError: Error, Equatable, LocalizedError {
+    /// The change between the models is not one Core Data's lightweight migration makes.
     case notLightweight(from: String, to: String, problems: [String])
+    /// The store already has the target model.
     case alreadyAtVersion(path: String, version: String)
+    /// The target model is older than the store's.
     case downgrade(path: String, from: String, to: String)
     /// The store's model is none of the models of the chain it was given (Core Data's staged
     /// migration fails the same way: "Cannot use staged migration with an unknown model version").

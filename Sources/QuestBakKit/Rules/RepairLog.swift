@@ -23,13 +23,19 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
 
     /// The rule that made an entry.
     public enum Rule: String, Sendable, Encodable, CaseIterable {
+        /// A reference to a missing record removed, a duplicate removed, a reference moved to the record kept, records merged into one.
         case orphan, dedup, repoint, merge
+        /// A missing value filled with its property's default.
         case defaultFill = "default"
+        /// A cloud identifier given or made unique.
         case cloudID
+        /// A value for a property the target model lacks: kept in the report, not in the store.
         case unknownProperty = "unknown-property"
+        /// `Z_MAX` raised above the largest key.
         case maximumPrimaryKey = "z-max"
         /// The store's metadata computed (the archive's names another version, or it has none).
         case metadata
+        /// A merge's entries: a record inserted, a field filled, a conflict settled, a cloud identifier superseded, a link added, a reference that could not be translated.
         case insert, fill, conflict, supersede, link, dangling
     }
 
@@ -59,7 +65,9 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
 
 /// A value in a report: a stored value, or a whole record (a dropped duplicate).
 public enum ReportValue: Sendable, Equatable, Encodable {
+    /// One value.
     case value(Value)
+    /// A whole record, by property.
     case record([String: Value])
 
     /// The JSON text, written by the one value codec (`ValueJSON`): a record's keys sorted.

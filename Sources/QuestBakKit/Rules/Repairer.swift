@@ -3,6 +3,7 @@ import GRDB
 
 /// Why a repair cannot be made.
 public enum RepairError: Error, Equatable, LocalizedError {
+    /// A required property has no value and no default to fill it with.
     case noDefault(entity: String, property: String)
 
     /// The sentence that says why, naming the entity and record.

@@ -16,6 +16,7 @@ public enum Merger {
     public enum Preference: String, CaseIterable, Sendable, Encodable {
         /// The store's (the default): the archive only fills what the store lacks.
         case store
+        /// The archive's: the merge overwrites what differs.
         case archive
         /// The copy whose date property (`newerBy`, or `updatedAt` and its kin) is later; a
         /// dated copy is newer than an undated one, and when neither is dated the store's wins.
