@@ -18,7 +18,7 @@ DEMO := .build/demo
 # Other apps' migration gates (Fixtures/Gates/<App>: old stores, the new build's empty store).
 GATES := BennieGame Ritualist
 
-.PHONY: deps build demo test test-portable lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
+.PHONY: deps build demo test test-portable docs lint format man man-check fixtures golden fuzz crash-recorder crash-campaign bench clean install
 
 deps:
 ifeq ($(UNAME),Darwin)
@@ -64,6 +64,9 @@ test: deps lint
 	@# Examples/RescueBeforeReset: a store its app's new build cannot open, rescued and merged; non-zero on a mismatch.
 	.build/debug/RescueBeforeReset
 	$(MAKE) --no-print-directory test-portable
+	@# The library as an app uses it (Examples/BackupApp): back up, verify, restore, merge.
+	.build/debug/questbak-example Fixtures
+	$(MAKE) docs
 	$(MAKE) man-check
 	swift package describe --type json | python3 Scripts/check-library-dependencies.py
 	env -u QUESTBAK_RECORD .build/debug/questbak verify-migration --fixtures Fixtures
@@ -88,6 +91,12 @@ test-portable: deps
 	status=$$?; \
 	if [ -d .build-default ]; then rm -rf .build && mv .build-default .build; fi; \
 	exit $$status
+
+# The library's DocC catalog (Sources/QuestBakKit/QuestBakKit.docc) and the `///` of its public
+# symbols, built with every warning an error (an unresolved link, an undocumented parameter);
+# the archive is left in .build/plugins/Swift-DocC/outputs/QuestBakKit.doccarchive.
+docs: deps
+	swift package generate-documentation --target QuestBakKit --warnings-as-errors
 
 # The code style (.swift-format, with swift format from the toolchain): `make format` applies it.
 lint:

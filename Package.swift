@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // `make docs`: the DocC catalog built with warnings as errors.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // libarchive: the default build's tar reader, and the reference writer of TarFormatTests.
@@ -115,6 +117,17 @@ let package = Package(
                 "QuestBakKit", "QuestBakFixtures", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The library as an app uses it: a plain import, public symbols only (no package access),
+        // built and run by `make test`.
+        .executableTarget(
+            name: "questbak-example", dependencies: ["QuestBakKit"], path: "Examples/BackupApp", packageAccess: false,
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Tests of the public API, which see only what an app sees (no @testable, no package access).
+        .testTarget(
+            name: "QuestBakAPITests", dependencies: ["QuestBakKit"], packageAccess: false,
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

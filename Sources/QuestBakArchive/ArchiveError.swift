@@ -4,22 +4,32 @@ import Foundation
 /// Everything that can be wrong with an archive, naming the archive, the member and, where
 /// there is one, the line and property.
 public enum ArchiveError: Error, Equatable {
+    /// The archive cannot be read (missing, not a file, not a tar stream).
     case unreadable(path: String, reason: String)
+    /// Writing the archive failed in the operating system.
     case write(path: String, reason: String)
     /// The first member is not a questbak manifest.
     case notAQuestbakArchive(path: String, reason: String)
+    /// The archive's format version is newer than this library reads.
     case unsupportedFormatVersion(path: String, found: Int, supported: Int)
+    /// The archive's schema version is newer than the known schemas.
     case unsupportedSchemaVersion(path: String, found: String, supported: [String])
     /// The archive is compressed (`reading`), or was asked to be, with a codec this build of
     /// questbak leaves out: zstd, in the build without the `SystemArchive` trait.
     case codecUnavailable(path: String, codec: String, reading: Bool)
     /// A schema version that is neither known nor a later version than the known ones.
     case unknownSchemaVersion(path: String, found: String, known: [String])
+    /// A member the manifest does not list, or one in the wrong place.
     case unexpectedMember(path: String, member: String, reason: String)
+    /// A member the manifest lists is not in the archive.
     case missingMember(path: String, member: String)
+    /// A member's size is not the manifest's.
     case sizeMismatch(path: String, member: String, declared: Int64, found: Int64)
+    /// A member's SHA-256 is not the manifest's.
     case checksumMismatch(path: String, member: String, expected: String, found: String)
+    /// A member holds another number of records than the manifest says.
     case countMismatch(path: String, member: String, declared: Int, found: Int)
+    /// A record line is not valid JSON of its entity, naming the member and line.
     case invalidLine(path: String, member: String, line: Int, reason: String)
     /// A creation time (seconds since 1970) that the manifest's `createdAt` cannot express.
     case invalidCreationTime(unixSeconds: Int64)
@@ -34,6 +44,7 @@ extension ArchiveError {
 }
 
 extension ArchiveError: LocalizedError {
+    /// The sentence that says what is wrong, naming the archive, member and line.
     public var errorDescription: String? {
         let member = { (name: String) in UntrustedText.display(name) }
         let reason = { (text: String) in Self.displayReason(text) }

@@ -4,6 +4,7 @@ import Foundation
 /// `manifest.json`, the first member of every archive: what the archive holds and how to check it.
 /// Documented in docs/archive-format.md; a change here is a change to a public format.
 public struct ArchiveManifest: Codable, Sendable, Equatable {
+    /// The `format` every archive names.
     public static let formatName = "questbak-archive"
     /// The `formatVersion` this build writes and the newest it reads; newer archives are refused
     /// by name. Version 2 added `_opt`, `{"textBytes": …}` and integer dates; version 3 added
@@ -16,10 +17,14 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     /// The longest record line (newline included) the format allows: export refuses a record
     /// that would need more, and readers refuse a longer line, so every archive restores.
     public static let maximumLineBytes = 64 << 20
+    /// The manifest's path in the archive.
     public static let path = "manifest.json"
 
+    /// The program that wrote the archive.
     public struct Tool: Codable, Sendable, Equatable {
+        /// Its name.
         public var name: String
+        /// Its version.
         public var version: String
 
         package init(name: String, version: String) {
@@ -28,9 +33,13 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         }
     }
 
+    /// The store the archive was made from.
     public struct Source: Codable, Sendable, Equatable {
+        /// The store's UUID, from its metadata.
         public var storeUUID: String
+        /// The model version identifiers in its metadata.
         public var versionIdentifiers: [String]
+        /// The Core Data framework version that last wrote its metadata.
         public var frameworkVersion: Int64?
         /// Committed WAL frames the export read that were not yet in the main file.
         public var walFrames: Int
@@ -56,13 +65,19 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         public static let genericSchema = StoreDescription.Kind.generic.rawValue
     }
 
+    /// One entity's records: a JSON Lines member.
     public struct EntityMember: Codable, Sendable, Equatable {
+        /// The entity's name.
         public var name: String
+        /// The member's path in the archive.
         public var path: String
+        /// Records in the member.
         public var count: Int
         /// The store's `Z_MAX` for the entity, kept so a restore hands out the same new keys.
         public var maximumPrimaryKey: Int64
+        /// The member's size in bytes, as stored (compressed).
         public var bytes: Int64
+        /// The SHA-256 of the member's bytes, as stored.
         public var sha256: String
 
         package init(name: String, path: String, count: Int, maximumPrimaryKey: Int64, bytes: Int64, sha256: String) {
@@ -78,10 +93,15 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     /// A table that belongs to no entity (a many-to-many join table, another tool's table),
     /// carried row by row with the statements that create it, so a backup drops nothing.
     public struct TableMember: Codable, Sendable, Equatable {
+        /// The table's name.
         public var name: String
+        /// The member's path in the archive.
         public var path: String
+        /// Rows in the member.
         public var count: Int
+        /// The member's size in bytes, as stored (compressed).
         public var bytes: Int64
+        /// The SHA-256 of the member's bytes, as stored.
         public var sha256: String
         /// The table's `CREATE TABLE` statement, as the store has it.
         public var sql: String
@@ -99,9 +119,13 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         }
     }
 
+    /// A file carried as it is: the store's metadata, its model cache, an external-storage file.
     public struct FileMember: Codable, Sendable, Equatable {
+        /// The member's path in the archive.
         public var path: String
+        /// The member's size in bytes, as stored (compressed).
         public var bytes: Int64
+        /// The SHA-256 of the member's bytes, as stored.
         public var sha256: String
 
         package init(path: String, bytes: Int64, sha256: String) {
@@ -111,14 +135,21 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         }
     }
 
+    /// Always `formatName`.
     public var format: String
+    /// The format version the archive is written in.
     public var formatVersion: Int
     /// Missing in archives of early tools: read as "1.0.0" (seed 004).
     public var schemaVersion: String?
+    /// When the archive was made, ISO 8601 in UTC.
     public var createdAt: String
+    /// The program that wrote it.
     public var tool: Tool
+    /// The store it was made from.
     public var source: Source
+    /// One member per entity.
     public var entities: [EntityMember]
+    /// Files carried as they are.
     public var files: [FileMember]
     /// Tables that belong to no entity; absent when there are none (format version 2 on).
     public var tables: [TableMember]?
@@ -158,8 +189,10 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     /// statement by statement from `sql`.
     public var restoresFromStatements: Bool { source.schema != Source.timeQuestSchema }
 
+    /// The schema version, "1.0.0" for an archive that names none (the first TimeQuest archives).
     public var effectiveSchemaVersion: String { schemaVersion ?? "1.0.0" }
 
+    /// The manifest as the archive holds it: JSON with sorted keys.
     public func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// Entity lines reach `onRecordLine` as they are read; a member's checksum is known only at its
 /// end, so a caller that acts on lines must be ready to discard its work when `read` throws.
-public struct ArchiveReader: Sendable {
+package struct ArchiveReader: Sendable {
     /// An external-storage member's bytes, pulled by the caller: each call fills the start of
     /// the buffer and says how much it filled, 0 at the member's end.
     public typealias ExternalFileBytes = (UnsafeMutableRawBufferPointer) throws -> Int

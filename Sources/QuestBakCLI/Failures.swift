@@ -29,75 +29,33 @@ enum ExitStatus: Int32, CaseIterable {
     /// The source store kept changing while it was read; retry when the app is closed.
     case busy = 75
 
+    /// The status a failure ends in: the command line's own refusals first, then the library's
+    /// error category (`QuestBakError.Category`), looked up in `init(_:)`.
     static func of(_ error: Error) -> ExitStatus {
         switch error {
         case let error as CommandLineInputError:
             return error.status
         case is ValidationError:
             return .usage
-        case let error as StoreError:
-            switch error {
-            case .notFound, .unreadable: return .noInput
-            case .sqlite(_, let code, _):
-                // SQLITE_NOTADB (26) and SQLITE_CORRUPT (11) are bad input; SQLITE_BUSY (5) and
-                // SQLITE_LOCKED (6) a store in use; PERM, READONLY, IOERR, FULL and CANTOPEN
-                // (3, 8, 10, 13, 14) the file system's refusal; anything else unexpected.
-                switch code {
-                case 11, 26: return .invalidInput
-                case 5, 6: return .busy
-                case 3, 8, 10, 13, 14: return .ioError
-                default: return .failure
-                }
-            case .notACoreDataStore, .notAStore, .noModel, .unreadableMetadata, .schemaMismatch, .undecodableValue, .recordTooLarge,
-                .unknownVersion:
-                return .invalidInput
-            case .unsupportedVersion: return .unsupportedVersion
-            case .sourceKeptChanging: return .busy
-            case .io: return .ioError
-            }
-        case let error as ArchiveError:
-            switch error {
-            case .unsupportedFormatVersion, .unsupportedSchemaVersion, .codecUnavailable: return .unsupportedVersion
-            case .write: return .ioError
-            default: return .invalidInput
-            }
-        case let error as ImportError:
-            switch error {
-            case .repairsNeeded: return .repairsNeeded
-            case .unknownTargetVersion, .notADateProperty: return .usage
-            case .storeChangedDuringMerge: return .busy
-            case .verificationFailed: return .ioError
-            case .notImportable, .downgrade, .template, .notMergeable: return .invalidInput
-            }
-        case let error as AgeError:
-            switch error {
-            case .keyFileUnreadable: return .noInput
-            case .unreadable: return .noInput
-            case .write: return .ioError
-            case .invalidRecipients: return .usage
-            default: return .invalidInput
-            }
-        case let error as FixtureSet.Failure:
-            switch error {
-            case .sameModel, .nameTaken: return .cannotCreateOutput
-            case .invalidName, .chainOutsideSet, .chainIsAFixture: return .usage
-            case .unreadableManifest: return .invalidInput
-            }
-        case let error as RedactionError:
-            switch error {
-            case .unknownProperty: return .usage
-            case .emptyKey: return .invalidInput
-            case .collision: return .failure
-            }
-        case is RepairError, is MigrationError, is SchemaFileError, is DiffError:
-            return .invalidInput
-        case let error as OutputError:
-            switch error {
-            case .exists, .cannotCreate: return .cannotCreateOutput
-            case .io: return .ioError
-            }
         default:
-            return .failure
+            // Repairs needed is an outcome with a status of its own, not a kind of failure.
+            if let error = error as? ImportError, case .repairsNeeded = error { return .repairsNeeded }
+            return ExitStatus(QuestBakError(error).category)
+        }
+    }
+
+    /// The status of each error category. A cancellation has no status of its own: the command
+    /// line is stopped by a signal (`ProcessHooks`), not by cancelling a task.
+    init(_ category: QuestBakError.Category) {
+        switch category {
+        case .busy: self = .busy
+        case .invalidInput: self = .invalidInput
+        case .unsupportedVersion: self = .unsupportedVersion
+        case .missingInput: self = .noInput
+        case .outputExists: self = .cannotCreateOutput
+        case .io: self = .ioError
+        case .usage: self = .usage
+        case .cancelled, .unexpected: self = .failure
         }
     }
 }

@@ -237,10 +237,7 @@ extension Questbak {
             }
         }
 
-        static func stamp(_ date: Date) -> String {
-            let text = DateText.iso8601(secondsSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)) ?? "unknown"
-            return text.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
-        }
+        static func stamp(_ date: Date) -> String { QuestBak.backupStamp(date) }
 
         static func text(_ result: Importer.Result) throws -> String {
             let action: String

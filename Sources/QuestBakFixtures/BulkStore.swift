@@ -4,7 +4,7 @@ import QuestBakKit
 /// Large TimeQuest stores for benchmarks and interruption tests: `estimations` estimations in
 /// sessions of five, proportional routines and tasks, one profile. Records are streamed into
 /// the writer, so generating millions of rows takes no more memory than generating ten.
-public enum BulkStore {
+package enum BulkStore {
     public static func write(to url: URL, schema: Schema = TimeQuestSchemas.v2, estimations: Int, seed: UInt64 = 1) throws {
         var random = SeededGenerator(seed: seed)
         let hasCloudID = schema.entity(named: "Routine")?.cloudID != nil

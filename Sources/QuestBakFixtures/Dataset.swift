@@ -2,7 +2,7 @@ import Foundation
 import QuestBakKit
 
 /// Records for a store, by entity, in insertion order; the generator's and the tests' currency.
-public struct Dataset: Sendable, Equatable {
+package struct Dataset: Sendable, Equatable {
     public var schema: Schema
     public var records: [String: [EntityRecord]]
     /// `Z_MAX` floors, for stores whose deleted rows left gaps above the largest key.

@@ -4,7 +4,7 @@ import QuestBakKit
 
 /// The golden fixture stores in `Fixtures/`, generated deterministically: the same bytes on
 /// every run, so a regenerated fixture that differs is a real change.
-public enum FixtureGenerator {
+package enum FixtureGenerator {
     public struct Fixture: Sendable {
         public var name: String
         /// One line for `Fixtures/README.md`: what the store holds and why it exists.

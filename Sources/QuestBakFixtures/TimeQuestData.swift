@@ -3,7 +3,7 @@ import QuestBakKit
 
 /// Builds TimeQuest records with the app's own invariants (difference = actual − estimate, a
 /// rating that follows from the accuracy), so generated stores look like the app wrote them.
-public struct TimeQuestData {
+package struct TimeQuestData {
     public private(set) var dataset: Dataset
     private var random: SeededGenerator
     private var hasCloudID: Bool

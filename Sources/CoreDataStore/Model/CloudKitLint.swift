@@ -4,7 +4,7 @@ import Foundation
 /// `cloudKitDatabase: .automatic`) mirrors, checked on a schema value: one finding per property
 /// that breaks one. A store that breaks none can sync; one that does is refused by the framework
 /// at launch or silently not synced (seed 001, "Anti-Patterns to Avoid").
-public enum CloudKitLint {
+package enum CloudKitLint {
     public struct Finding: Sendable, Equatable, Encodable {
         public enum Rule: String, Sendable, Encodable, CaseIterable {
             case requiredWithoutDefault = "required-without-default"

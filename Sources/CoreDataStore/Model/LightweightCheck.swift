@@ -1,7 +1,7 @@
 /// Whether Core Data can migrate a store from one schema to the next without custom code
 /// (seeds 001 and 003: custom migrations crash with CloudKit, so lightweight is the only kind).
 /// Returns one sentence per offending property; empty means lightweight.
-public enum LightweightCheck {
+package enum LightweightCheck {
     /// `dropping`: removals are accepted, as Core Data's inference accepts them (the entity's or
     /// property's data is then dropped, which the migration must report); otherwise each is a
     /// problem, since a rename without `originalName` looks just like one.

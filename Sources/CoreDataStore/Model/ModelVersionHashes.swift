@@ -3,7 +3,7 @@ import Foundation
 
 /// The hashes Core Data compares to decide whether a store matches a model without migrating,
 /// computed with the scheme of `shared/spec/store-format.md` (no Apple frameworks needed).
-public struct ModelVersionHashes: Sendable, Equatable {
+package struct ModelVersionHashes: Sendable, Equatable {
     /// Entity name to its 32-byte version hash (`NSStoreModelVersionHashes`).
     public var entityHashes: [String: Data]
     /// `NSStoreModelVersionChecksumKey`.
@@ -47,7 +47,7 @@ public struct ModelVersionHashes: Sendable, Equatable {
 
     /// The hashes of a model decoded from a store's own `Z_MODELCACHE`, by the scheme in
     /// store-format.md: what the store's metadata must hold if the cache was read right.
-    public init(model: CompiledModel) {
+    package init(model: CompiledModel) {
         self.init(schema: Schema(model: model))
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// A Core Data / SwiftData model as plain data: the one description that reading, writing,
 /// exporting, repairing and migrating are all driven by. A new schema version is a new value,
 /// not new code.
-public struct Schema: Sendable, Equatable {
+package struct Schema: Sendable, Equatable {
     /// `VersionedSchema.versionIdentifier`, as SwiftData writes it into the store metadata.
     public var versionIdentifier: String
     public var entities: [Entity]
@@ -52,7 +52,7 @@ public struct Schema: Sendable, Equatable {
     }
 }
 
-public struct Entity: Sendable, Equatable {
+package struct Entity: Sendable, Equatable {
     public var name: String
     public var attributes: [Attribute]
     public var relationships: [Relationship]
@@ -116,13 +116,13 @@ public struct Entity: Sendable, Equatable {
 /// A default as the Swift source states it. `Date.now` and `UUID().uuidString` stay symbolic
 /// here: the operation that needs a concrete value (import, migration) resolves them from its own
 /// inputs, so no pure function ever reads the clock.
-public enum DefaultValue: Sendable, Equatable {
+package enum DefaultValue: Sendable, Equatable {
     case value(Value)
     case now
     case newUUIDString
 }
 
-public struct Attribute: Sendable, Equatable {
+package struct Attribute: Sendable, Equatable {
     public var name: String
     public var kind: AttributeKind
     public var isOptional: Bool
@@ -168,11 +168,11 @@ public struct Attribute: Sendable, Equatable {
     }
 }
 
-public enum DeleteRule: String, Sendable, Equatable {
+package enum DeleteRule: String, Sendable, Equatable {
     case nullify, cascade, deny, noAction
 }
 
-public struct Relationship: Sendable, Equatable {
+package struct Relationship: Sendable, Equatable {
     public var name: String
     public var destination: String
     public var inverse: String?
@@ -214,7 +214,7 @@ public struct Relationship: Sendable, Equatable {
 }
 
 /// How records of one entity are identified when looking for duplicates.
-public struct Identity: Sendable, Equatable {
+package struct Identity: Sendable, Equatable {
     /// Properties that identify a record when it has no usable cloudID (seed 000); empty: none.
     public var naturalKey: [String]
     /// A singleton entity keeps one record; its cloudID is pinned to this value.
@@ -229,6 +229,6 @@ public struct Identity: Sendable, Equatable {
     }
 }
 
-public enum MergeRule: String, Sendable, Equatable {
+package enum MergeRule: String, Sendable, Equatable {
     case maximum, minimum
 }

@@ -61,9 +61,13 @@ extension Schema: Codable {
     }
 }
 
+/// Why a schema file cannot be read.
 public struct SchemaFileError: Error, LocalizedError, Equatable {
+    /// The schema file's path.
     public var path: String
+    /// What is wrong with it, and where.
     public var reason: String
+    /// The sentence that says why, naming the file.
     public var errorDescription: String? { "\(path): not a schema: \(reason)" }
 }
 

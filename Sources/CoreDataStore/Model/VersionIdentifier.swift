@@ -2,7 +2,7 @@
 /// component counting as zero, so "1.0" and "1.0.0" are one version and "1.10.0" is newer than
 /// "1.9.0". Anything else ("1.0.0 ", "beta", "") is no version at all: it is never "newer", so an
 /// unknown identifier is reported as unknown rather than as a reason to upgrade questbak.
-public enum VersionIdentifier {
+package enum VersionIdentifier {
     /// The numeric components, or nil when `text` is not dotted whole numbers.
     static func components(_ text: String) -> [Int]? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)

@@ -5,17 +5,20 @@ import GRDB
 /// and, where there is one, the entity, record and property, so the message alone says where to
 /// look.
 public enum StoreError: Error, Equatable {
+    /// No file at the path.
     case notFound(path: String)
     /// The file exists but may not be read (permissions).
     case unreadable(path: String, reason: String)
     /// SQLite refused the file or a statement; `code` is SQLite's primary result code.
     case sqlite(path: String, code: Int32, message: String)
+    /// A SQLite file without Core Data's tables.
     case notACoreDataStore(path: String, missingTables: [String])
     /// The path holds something other than a SQLite store (a folder, an archive, another file).
     case notAStore(path: String, reason: String)
     /// The store carries no model questbak can read (no `Z_MODELCACHE`, or one that cannot be
     /// decoded), where its model was asked for.
     case noModel(path: String, reason: String)
+    /// The store's metadata plist cannot be read.
     case unreadableMetadata(path: String, reason: String)
     /// The metadata names a version we know, but the tables do not have its shape.
     case schemaMismatch(path: String, versionIdentifier: String?, differences: [String])
@@ -23,11 +26,13 @@ public enum StoreError: Error, Equatable {
     case unsupportedVersion(path: String, versionIdentifiers: [String], supported: [String])
     /// The metadata names versions that are neither known nor later than the known ones.
     case unknownVersion(path: String, versionIdentifiers: [String], known: [String])
+    /// A value a record holds cannot be read as its property's type, naming the record and property.
     case undecodableValue(path: String, entity: String, primaryKey: Int64, property: String, reason: String)
     /// A record too large for one archive line (`ArchiveManifest.maximumLineBytes`).
     case recordTooLarge(path: String, entity: String, primaryKey: Int64, lineBytes: Int, limit: Int)
     /// The source kept changing while it was being copied (an app writing to it).
     case sourceKeptChanging(path: String, attempts: Int)
+    /// Reading or writing failed in the operating system.
     case io(path: String, reason: String)
 
     package static func wrapping(_ error: Error, path: String) -> Error {
@@ -39,6 +44,7 @@ public enum StoreError: Error, Equatable {
 }
 
 extension StoreError: LocalizedError {
+    /// The sentence that says what failed, naming the store and, where known, the table, record and field.
     public var errorDescription: String? {
         switch self {
         case .notFound(let path):

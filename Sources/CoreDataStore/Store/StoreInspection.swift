@@ -3,10 +3,15 @@ import GRDB
 
 /// What `questbak inspect` reports about any Core Data / SwiftData store.
 public struct StoreInspection: Sendable, Equatable, Encodable {
+    /// One entity of the store: its table and rows.
     public struct EntitySummary: Sendable, Equatable, Encodable {
+        /// The entity's number (`Z_ENT`).
         public var number: Int64
+        /// The entity's name.
         public var name: String
+        /// The table its rows are in.
         public var table: String
+        /// Its rows.
         public var rows: Int
         /// `Z_MAX`: the highest key ever handed out, which deleted rows leave above the largest `Z_PK`.
         public var maximumPrimaryKey: Int64
@@ -16,15 +21,23 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var rowsByEntity: [EntityRows] = []
     }
 
+    /// Rows of one entity in a table shared with others.
     public struct EntityRows: Sendable, Equatable, Encodable {
+        /// The entity's name.
         public var name: String
+        /// Its rows.
         public var rows: Int
     }
 
+    /// The store's path.
     public var path: String
+    /// The store's UUID, from its metadata.
     public var uuid: String
+    /// The model version identifiers in its metadata.
     public var versionIdentifiers: [String]
+    /// The Core Data framework version that last wrote its metadata.
     public var frameworkVersion: Int64?
+    /// Every entity, in entity-number order.
     public var entities: [EntitySummary]
     /// Rows in Core Data's own tables (persistent history, CloudKit mirroring), by table.
     public var bookkeepingRows: [String: Int]
@@ -50,8 +63,11 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     /// Why a store that is not TimeQuest's is backed up by its tables, not by its model.
     public var backupReason: String?
 
+    /// The store's own model, decoded from `Z_MODELCACHE`.
     public struct ModelSummary: Sendable, Equatable, Encodable {
+        /// Entities in the model.
         public var entities: Int
+        /// The model's version identifiers.
         public var versionIdentifiers: [String]
         /// Whether the hashes recomputed from the decoded model are the metadata's.
         public var hashesMatch: Bool
@@ -68,9 +84,13 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var layoutNotes: [String]
     }
 
+    /// One entity of the decoded model.
     public struct EntityDetail: Sendable, Equatable, Encodable {
+        /// The entity's name.
         public var name: String
+        /// Its parent entity, if any.
         public var superentity: String?
+        /// Whether it is abstract (it has no rows of its own).
         public var isAbstract: Bool
         /// The ancestors' properties the model lists for this entity too (by name).
         public var inheritedProperties: [String]
@@ -80,14 +100,16 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var attributes: [String]
         /// `name: Destination` (`[Destination]` for a to-many) and its inverse, if any.
         public var relationships: [String]
+        /// Its uniqueness constraints, each a list of property names.
         public var uniqueTuples: [[String]]
+        /// Its indexes, by name.
         public var indexes: [String]
     }
 }
 
 // In an extension, so the struct keeps its synthesized memberwise initializer.
 extension StoreInspection {
-    public init(snapshot: StoreSnapshot, candidates: [Schema]) throws {
+    package init(snapshot: StoreSnapshot, candidates: [Schema]) throws {
         let path = snapshot.path
         self = try snapshot.read { db in
             var model = try ModelSummary(db)

@@ -1,5 +1,5 @@
 /// How an entity maps onto its SQLite table in the Core Data layout.
-public struct TableLayout: Sendable, Equatable {
+package struct TableLayout: Sendable, Equatable {
     public struct Column: Sendable, Equatable {
         /// The schema property (attribute or to-one relationship) the column stores.
         public var property: String

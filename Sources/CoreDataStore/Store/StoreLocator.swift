@@ -4,7 +4,7 @@ import Foundation
 /// containers, or any folder (a tree copied from a Mac reads the same on Linux). Each store is
 /// read through a snapshot (`StoreSnapshot`), so the source and its `-wal` and `-shm` are left
 /// byte for byte as they were, and its model is told by the hashes in its metadata.
-public enum StoreLocator {
+package enum StoreLocator {
     /// The plist a simulator or device writes at the top of every data container, naming the
     /// app (or App Group) it belongs to under `MCMMetadataIdentifier`.
     public static let containerMetadataFileName = ".com.apple.mobile_container_manager.metadata.plist"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The `Z_METADATA` row: store UUID and the metadata plist Core Data checks on open.
-public struct StoreMetadata: Sendable, Equatable {
+package struct StoreMetadata: Sendable, Equatable {
     /// The newest framework version seen in real stores; written when no source or template
     /// store supplies its own.
     public static let defaultFrameworkVersion: Int64 = 1526

@@ -5,7 +5,7 @@ import GRDB
 /// app would read something else than the old store or the new one. SQLite would replay an old
 /// `-wal` onto a new main file, so the old store's WAL is checkpointed (after a byte-for-byte
 /// backup was taken) before the new main file is renamed over it.
-public enum StorePlacement {
+package enum StorePlacement {
     /// Files SQLite keeps beside a store: a stale `-wal` would be replayed onto a new main
     /// file, and a hot `-journal` rolled back onto it.
     static let sidecars = CoreDataSQL.sidecarSuffixes

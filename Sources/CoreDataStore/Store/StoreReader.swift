@@ -3,7 +3,7 @@ import GRDB
 
 /// One row of an entity: its `Z_PK`, its `Z_OPT` and its stored properties by schema name. A
 /// to-one relationship's value is the target's `Z_PK` as `.integer`, or `.null`.
-public struct EntityRecord: Sendable, Equatable {
+package struct EntityRecord: Sendable, Equatable {
     public var primaryKey: Int64
     /// `Z_OPT`, the number of times Core Data saved the row (1 when first inserted); nil when the
     /// store holds NULL there.
@@ -23,7 +23,7 @@ public struct EntityRecord: Sendable, Equatable {
 }
 
 /// A `Z_PRIMARYKEY` row.
-public struct EntityKey: Sendable, Equatable {
+package struct EntityKey: Sendable, Equatable {
     public var number: Int64
     public var name: String
     public var superNumber: Int64
@@ -31,7 +31,7 @@ public struct EntityKey: Sendable, Equatable {
 }
 
 /// Reads Core Data's tables inside a snapshot's read transaction.
-public enum StoreReader {
+package enum StoreReader {
     public static func requireCoreDataSQL(_ db: Database, path: String) throws {
         let missing = try CoreDataSQL.requiredTables.filter { try !db.tableExists($0) }
         if !missing.isEmpty { throw StoreError.notACoreDataStore(path: path, missingTables: missing) }

@@ -7,7 +7,7 @@ import GRDB
 /// source's main file and WAL are copied into a private temporary directory and the copy is
 /// opened; the source directory sees only reads, and may be read-only. The copy is repeated
 /// when the source changed while it was copied, so the snapshot is one moment of the store.
-public final class StoreSnapshot {
+package final class StoreSnapshot {
     public let sourceURL: URL
     /// Committed WAL frames present when the snapshot was taken: rows newer than the main file.
     public let walFrameCount: Int

@@ -3,7 +3,8 @@ import GRDB
 
 /// Creates a new store in the exact Core Data layout (spec: "The file", "Bookkeeping tables",
 /// "Entity tables") and fills it in one transaction.
-public enum StoreWriter {
+package enum StoreWriter {
+    /// What a write made: records by entity.
     public struct Summary: Sendable, Equatable {
         /// Records written, by entity name.
         public var counts: [String: Int]
@@ -12,7 +13,7 @@ public enum StoreWriter {
     }
 
     /// Receives records while the store is being written.
-    public final class Sink {
+    package final class Sink {
         let db: Database
         let schema: Schema
         package fileprivate(set) var counts: [String: Int] = [:]
@@ -24,6 +25,7 @@ public enum StoreWriter {
             self.schema = schema
         }
 
+        /// The database the records go into, inside the write's transaction.
         public var database: Database { db }
 
         /// Inserts one record of `entityName`, with its `Z_OPT` as the record has it.
@@ -56,7 +58,7 @@ public enum StoreWriter {
 
     /// What the bookkeeping tables get once the records are in: decided after `fill`, because an
     /// import learns the source metadata only from the end of its archive.
-    public struct Bookkeeping {
+    package struct Bookkeeping {
         public var metadata: StoreMetadata
         public var modelCache: Data?
         /// `Z_MAX` floors (a source store's `Z_MAX`, which deleted rows leave above the largest key).
@@ -74,7 +76,7 @@ public enum StoreWriter {
     /// and returns the bookkeeping. Counts are taken after `fill`, `Z_MAX` is the highest key
     /// inserted or the floor. On failure nothing is left at `url`.
     @discardableResult
-    public static func write(to url: URL, schema: Schema, fill: (Sink) throws -> Bookkeeping) throws -> Summary {
+    package static func write(to url: URL, schema: Schema, fill: (Sink) throws -> Bookkeeping) throws -> Summary {
         var summary = Summary(counts: [:], maximumPrimaryKeys: [:])
         try writeDatabase(to: url, settings: .coreData) { db in
             try createTables(db, schema: schema)
@@ -160,7 +162,9 @@ public enum StoreWriter {
 /// 0), so a manifest names them only when they are not, and archives written before them read
 /// as they did.
 public struct StoreFileSettings: Codable, Sendable, Equatable {
+    /// `PRAGMA page_size`.
     public var pageSize: Int
+    /// `PRAGMA auto_vacuum`: 0 none, 1 full, 2 incremental.
     public var autoVacuum: Int
     /// "delete" for a store in rollback-journal mode (Core Data before WAL, about 2013); nil for WAL.
     public var journalMode: String?
@@ -169,6 +173,7 @@ public struct StoreFileSettings: Codable, Sendable, Equatable {
     /// `PRAGMA application_id`, nil for 0.
     public var applicationId: Int?
 
+    /// Settings of the given values; nil for the ones at SQLite's default.
     public init(pageSize: Int, autoVacuum: Int, journalMode: String? = nil, userVersion: Int? = nil, applicationId: Int? = nil) {
         self.pageSize = pageSize
         self.autoVacuum = autoVacuum

@@ -143,6 +143,7 @@ private enum StrictJSONArray {
 }
 
 extension PropertyListValue: Hashable {
+    /// Hashes the value as `==` compares it.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .boolean(let v): hasher.combine(v)

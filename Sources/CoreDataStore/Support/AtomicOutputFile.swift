@@ -4,7 +4,7 @@ import Foundation
 /// destination, which is fsynced and renamed over it, and the directory fsynced, only on commit.
 /// Until then an error removes the temporary file, and so does an interrupt (SIGINT, SIGTERM,
 /// SIGHUP) when the host installed the `Hooks.temporaryFile` hook, as questbak does.
-public final class AtomicOutputFile {
+package final class AtomicOutputFile {
     public let destination: URL
     public let temporaryURL: URL
     public private(set) var fileDescriptor: Int32
@@ -66,12 +66,16 @@ public final class AtomicOutputFile {
     }
 }
 
+/// Why an output cannot be written.
 public enum OutputError: Error, Equatable, LocalizedError {
     /// The output exists, and replacing it was not asked for.
     case exists(path: String)
+    /// It cannot be created there (a folder, no permission, a missing folder).
     case cannotCreate(path: String, reason: String)
+    /// Writing it failed in the operating system.
     case io(path: String, reason: String)
 
+    /// The sentence that says why, naming the output.
     public var errorDescription: String? {
         switch self {
         case .exists(let path): return "\(path) already exists"

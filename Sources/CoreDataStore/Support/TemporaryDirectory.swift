@@ -3,7 +3,7 @@ import Foundation
 /// Private working folders under the system temporary directory (snapshots, staged members, work
 /// files). Each is announced to `Hooks.temporaryFile`, so an interrupted process can remove it,
 /// and its name carries the process id, so a later run can remove what a killed one left.
-public enum TemporaryDirectory {
+package enum TemporaryDirectory {
     /// A new private directory (mode 0700), named `<prefix>-<pid>.XXXXXX`.
     public static func create(prefix: String, in parent: URL? = nil) throws -> URL {
         let base = parent ?? FileManager.default.temporaryDirectory

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The shape of a stored value, which fixes both its SQLite column type and its model hash code.
-public enum AttributeKind: String, Sendable, Equatable, CaseIterable {
+package enum AttributeKind: String, Sendable, Equatable, CaseIterable {
     case integer
     case boolean
     case double

@@ -2,7 +2,7 @@ import Foundation
 
 /// A property-list value, with the keyed-archive UID type that Foundation does not expose
 /// portably.
-public indirect enum PropertyListValue: Sendable, Equatable {
+package indirect enum PropertyListValue: Sendable, Equatable {
     case boolean(Bool)
     case integer(Int64)
     case real(Double)
@@ -25,9 +25,12 @@ public indirect enum PropertyListValue: Sendable, Equatable {
 /// compared byte for byte), and keyed-archive UIDs, which Core Data's transformable attributes
 /// use, round-trip on every platform. The reader bounds-checks every offset: it runs on bytes
 /// taken from stores and archives that may be damaged or hostile.
-public enum BinaryPropertyList {
+package enum BinaryPropertyList {
+    /// Why bytes are not a binary property list this reader accepts.
     public struct FormatError: Error, LocalizedError, Equatable {
+        /// What is wrong, and where.
         public var reason: String
+        /// The sentence that says why.
         public var errorDescription: String? { "invalid binary property list: \(reason)" }
     }
 

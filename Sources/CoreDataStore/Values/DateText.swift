@@ -6,7 +6,7 @@ import Foundation
 /// The text carries the decimal digits of the shortest representation that round-trips the
 /// Double, so parsing it gives back the identical bit pattern. All arithmetic is done on decimal
 /// digit strings and integers: going through a second binary fraction would round twice.
-public enum DateText {
+package enum DateText {
     /// Seconds between 1970-01-01 and 2001-01-01.
     public static let referenceDateUnixOffset: Int64 = 978_307_200
 

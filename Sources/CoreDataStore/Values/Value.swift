@@ -2,9 +2,13 @@ import Foundation
 
 /// One stored property value, independent of where it lives (a SQLite row or an archive line).
 public enum Value: Sendable, Equatable, Hashable {
+    /// No value (SQL NULL).
     case null
+    /// An integer of any width, or a to-one key.
     case integer(Int64)
+    /// A Boolean, stored as 0 or 1.
     case boolean(Bool)
+    /// A floating-point number.
     case double(Double)
     /// Text that is valid UTF-8 (NUL characters included).
     case string(String)
@@ -16,15 +20,20 @@ public enum Value: Sendable, Equatable, Hashable {
     /// A date stored as an INTEGER of at least 2^51 seconds in magnitude. SQLite keeps such an
     /// integer as INTEGER, and beyond 2^53 no Double holds it exactly, so it is kept as the integer.
     case integerDate(Int64)
+    /// A UUID, stored as its 16 bytes.
     case uuid(UUID)
+    /// Bytes: binary data, or a transformable's encoded value.
     case binary(Data)
+    /// An array of integers, stored as a transformable.
     case integerArray([Int64])
+    /// An array of strings, stored as a transformable.
     case stringArray([String])
     /// A `Decimal` exactly as the store holds it, as canonical decimal text: the INTEGER's digits
     /// (`"100"`), or the REAL's shortest round-trip form (`"12.5"`, `"1e-07"`), or `"Infinity"` /
     /// `"-Infinity"`. `ValueCoding` stores it back as the same INTEGER or REAL.
     case decimal(String)
 
+    /// Whether the value is `null`.
     public var isNull: Bool { self == .null }
 }
 

@@ -12,7 +12,7 @@ import Foundation
 /// let reader = try AgeDecryptingReader(contentsOf: url, identities: [.x25519(identity)])
 /// while let chunk = try reader.nextChunk() { consume(chunk) }
 /// ```
-public final class AgeDecryptingReader {
+package final class AgeDecryptingReader {
     private let input: AgeInput
     private let payloadKey: SymmetricKey
     private var counter: UInt64 = 0

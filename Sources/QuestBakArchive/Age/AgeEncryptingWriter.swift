@@ -12,7 +12,7 @@ import Foundation
 /// try writer.write(bytes)
 /// try writer.finish()
 /// ```
-public final class AgeEncryptingWriter {
+package final class AgeEncryptingWriter {
     private let sink: (UnsafeRawBufferPointer) throws -> Void
     private let payloadKey: SymmetricKey
     private var pending: [UInt8] = []

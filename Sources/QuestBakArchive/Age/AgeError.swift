@@ -49,6 +49,7 @@ public enum AgeError: Error, Equatable {
 }
 
 extension AgeError: LocalizedError {
+    /// The sentence that says what failed, naming the file or key.
     public var errorDescription: String? {
         switch self {
         case .notEncrypted(let file):

@@ -4,8 +4,10 @@ import Foundation
 
 /// An age X25519 recipient: a public key, written `age1…` (Bech32, human-readable part `age`).
 public struct AgeX25519Recipient: Equatable, Sendable {
+    /// The X25519 public key.
     public let publicKey: Curve25519.KeyAgreement.PublicKey
 
+    /// A recipient of the given public key.
     public init(publicKey: Curve25519.KeyAgreement.PublicKey) { self.publicKey = publicKey }
 
     /// Parses `age1…`; nil when `text` is not an X25519 recipient.
@@ -19,13 +21,16 @@ public struct AgeX25519Recipient: Equatable, Sendable {
     /// `age1…`, as age-keygen prints it.
     public var encoded: String { Bech32.encode(hrp: "age", data: Array(publicKey.rawRepresentation)) }
 
+    /// Whether two recipients have the same public key.
     public static func == (left: Self, right: Self) -> Bool { left.publicKey.rawRepresentation == right.publicKey.rawRepresentation }
 }
 
 /// An age X25519 identity: a private key, written `AGE-SECRET-KEY-1…` (Bech32, uppercase).
 public struct AgeX25519Identity: Sendable {
+    /// The X25519 private key.
     public let privateKey: Curve25519.KeyAgreement.PrivateKey
 
+    /// An identity of the given private key.
     public init(privateKey: Curve25519.KeyAgreement.PrivateKey) { self.privateKey = privateKey }
 
     /// A new identity from the system's random number generator.
@@ -42,6 +47,7 @@ public struct AgeX25519Identity: Sendable {
     /// `AGE-SECRET-KEY-1…`, as age-keygen writes it.
     public var encoded: String { Bech32.encode(hrp: "age-secret-key-", data: Array(privateKey.rawRepresentation)).uppercased() }
 
+    /// The recipient whose archives this identity opens.
     public var recipient: AgeX25519Recipient { AgeX25519Recipient(publicKey: privateKey.publicKey) }
 
     /// The identity file as age-keygen writes it: when it was made, the public key, the secret key.
@@ -54,6 +60,7 @@ public struct AgeX25519Identity: Sendable {
 
 /// Who an encrypted file is for: each recipient can open it on its own.
 public enum AgeRecipient: Sendable {
+    /// A public key (`age1…`).
     case x25519(AgeX25519Recipient)
     /// A passphrase (the scrypt recipient), with the work factor to derive its key with (log2 N).
     /// It must be the only recipient of a file.
@@ -62,6 +69,7 @@ public enum AgeRecipient: Sendable {
 
 /// What can open an encrypted file.
 public enum AgeIdentity: Sendable {
+    /// A private key (`AGE-SECRET-KEY-1…`).
     case x25519(AgeX25519Identity)
     /// A passphrase, and the largest scrypt work factor (log2 N) to spend on it: a file that asks
     /// for more is refused before any work is done.

@@ -12,7 +12,7 @@ import Foundation
 /// try pipe.finish()  // a decryption error first: it explains the archive reader's "truncated"
 /// let verification = try result.get()
 /// ```
-public final class AgeDecryptingPipe: @unchecked Sendable {
+package final class AgeDecryptingPipe: @unchecked Sendable {
     /// The pipe's read end. `finish()` closes it.
     public let fileDescriptor: Int32
     private let writeEnd: Int32
@@ -97,7 +97,7 @@ public final class AgeDecryptingPipe: @unchecked Sendable {
 ///     throw error
 /// }
 /// ```
-public final class AgeEncryptingPipe: @unchecked Sendable {
+package final class AgeEncryptingPipe: @unchecked Sendable {
     /// The pipe's write end. `finish()` closes it.
     public let fileDescriptor: Int32
     private let readEnd: Int32

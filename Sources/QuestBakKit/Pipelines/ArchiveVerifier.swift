@@ -8,22 +8,35 @@ import QuestBakArchive
 /// and compared with its member: the archive restores exactly only when every digest is the
 /// manifest's and nothing needed a repair.
 public enum ArchiveVerifier {
+    /// One entity's records restored and compared with their member.
     public struct EntityCheck: Sendable, Encodable {
+        /// The entity's name.
         public var name: String
+        /// Records restored.
         public var records: Int
+        /// The member's SHA-256, as the manifest gives it.
         public var archived: String
+        /// The SHA-256 of the restored records, encoded again.
         public var restored: String
+        /// Whether the two digests are equal.
         public var same: Bool
     }
 
+    /// Whether an archive restores exactly, entity by entity.
     public struct Result: Encodable {
+        /// The archive's path.
         public var archive: String
+        /// How its records were written: `timequest`, `model` or `generic`.
         public var schema: String
+        /// The archive's format version.
         public var formatVersion: Int
+        /// Whether every entity came back with its member's digest and nothing needed a repair.
         public var restoresExactly: Bool
+        /// Every entity's check.
         public var entities: [EntityCheck]
         /// What a restore would change, by `kind.rule` (repairs, data the target cannot hold).
         public var counts: [String: Int]
+        /// What the restore did to the store as a whole, one sentence each.
         public var notes: [String]
     }
 
@@ -34,9 +47,10 @@ public enum ArchiveVerifier {
     /// `restoredStore`, when given, keeps the restored store there (a path in a folder of the
     /// caller's) for a comparison of its own. `profiles` are the apps whose schemas an archive
     /// written by a schema (format 1 or 2) may be of (`Importer.Options.profiles`).
-    public static func verify(
+    package static func verify(
         archive file: String, displayName: String? = nil, keys: ArchiveKeys = ArchiveKeys(), asArchived: Bool = false,
-        profiles: [AppProfile] = [], restoredStore: URL? = nil, workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil
+        profiles: [AppProfile] = [], restoredStore: URL? = nil, workDirectory: URL, progress: ((RecordProgress) -> Void)? = nil,
+        cancellation: Cancellation? = nil
     ) throws -> Result {
         let path = displayName ?? file
         let manifest = try ArchiveReader(path: file, displayPath: path, keys: keys).readManifest()
@@ -46,6 +60,7 @@ public enum ArchiveVerifier {
         options.validate = !asArchived
         options.asArchived = asArchived
         options.progress = progress
+        options.cancellation = cancellation
         let restored = try Importer.run(
             archive: file, displayName: path, into: restoredStore, options: options, workDirectory: workDirectory)
         let archived = Dictionary(manifest.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -63,7 +78,7 @@ public enum ArchiveVerifier {
 
     /// What differs, one sentence a difference: the entities whose records came back otherwise,
     /// and what the restore would change.
-    public static func differences(_ result: Result) -> [String] {
+    package static func differences(_ result: Result) -> [String] {
         var lines = result.entities.filter { !$0.same }.map {
             "\($0.name): \($0.records) records restored with sha256 \($0.restored), the archive's member has \($0.archived)"
         }

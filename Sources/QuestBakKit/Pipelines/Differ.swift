@@ -3,10 +3,12 @@ import Foundation
 import GRDB
 import QuestBakArchive
 
+/// Why two inputs cannot be compared.
 public enum DiffError: Error, Equatable, LocalizedError {
     /// The two inputs have no entity in common (SameApp): no record of one can be the other's.
     case notTheSameApp(a: String, b: String, entitiesA: [String], entitiesB: [String])
 
+    /// The sentence that says why, naming both inputs.
     public var errorDescription: String? {
         switch self {
         case .notTheSameApp(let a, let b, let entitiesA, let entitiesB):
@@ -27,41 +29,61 @@ public enum DiffError: Error, Equatable, LocalizedError {
 /// refused; a model archive and a generic one are compared by table and column.
 /// Records are kept in a scratch SQLite store in the work folder, never in memory.
 public enum Differ {
+    /// One field of a record that differs.
     public struct FieldChange: Sendable, Encodable {
+        /// The property's (or column's) name.
         public var field: String
+        /// Its value in A, as JSON.
         public var old: String
+        /// Its value in B, as JSON.
         public var new: String
     }
 
+    /// A record in both with fields that differ.
     public struct Changed: Sendable, Encodable {
+        /// The identity it was matched by.
         public var identity: String
+        /// The fields that differ.
         public var fields: [FieldChange]
     }
 
+    /// One entity's differences.
     public struct EntityDiff: Sendable, Encodable {
+        /// The entity's name.
         public var name: String
         /// How records were matched, in the order tried: "cloudID", "uniqueness constraint (…)",
         /// "natural key (…)", "singleton", "content"; the ones that matched at least one record.
         public var matchedBy: String
         /// Records only in B, and only in A, by `_pk` in ascending order.
         public var added: [String]
+        /// Identities of records only in A.
         public var removed: [String]
+        /// Records in both whose fields differ.
         public var changed: [Changed]
         /// Properties only B's records have (added by a migration), and only A's.
         public var fieldsOnlyInB: [String]
+        /// Properties only A has.
         public var fieldsOnlyInA: [String]
 
+        /// Whether the entity's records are the same on both sides.
         public var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
     }
 
+    /// The differences between A and B.
     public struct Result: Sendable, Encodable {
+        /// A's path.
         public var a: String
+        /// B's path.
         public var b: String
         /// "records", or "tables" when one side is a model archive and the other a generic one.
         public var comparedBy: String
+        /// Every entity's differences.
         public var entities: [EntityDiff]
+        /// Records only in B, across entities.
         public var added: Int
+        /// Records only in A, across entities.
         public var removed: Int
+        /// Records whose fields differ, across entities.
         public var changed: Int
 
         /// Nothing differs: no record added, removed or changed, and no property on one side only.
@@ -74,9 +96,9 @@ public enum Differ {
     /// store is first exported: "export A", "export B").
     /// `keys` open either side when it is an age-encrypted archive. `profiles` are the apps whose
     /// schemas a store or archive may be of (their natural keys recognise records).
-    public static func diff(
+    package static func diff(
         _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), profiles: [AppProfile] = [], workDirectory: URL,
-        progress: ((RecordProgress) -> Void)? = nil
+        progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil
     ) throws -> Result {
         // Records live in a scratch store in the private work folder, not in memory: SQLite's
         // page cache is bounded and its sorts spill to files, so memory stays flat at any size.
@@ -91,16 +113,21 @@ public enum Differ {
             try db.execute(sql: "PRAGMA synchronous = OFF")
             try db.execute(sql: "PRAGMA temp_store = FILE")
             try db.execute(sql: "PRAGMA cache_size = -8192")
-            return try diff(a, b, keys: keys, profiles: profiles, workDirectory: workDirectory, db: db, progress: progress)
+            return try diff(
+                a, b, keys: keys, profiles: profiles, workDirectory: workDirectory, db: db, progress: progress, cancellation: cancellation)
         }
     }
 
     static func diff(
         _ a: URL, _ b: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, db: Database,
-        progress: ((RecordProgress) -> Void)?
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Result {
-        var left = try side(of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress)
-        var right = try side(of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", db: db, progress: progress)
+        var left = try side(
+            of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress,
+            cancellation: cancellation)
+        var right = try side(
+            of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", db: db, progress: progress,
+            cancellation: cancellation)
         guard SameApp.check(left.entityNames, right.entityNames) else {
             throw DiffError.notTheSameApp(a: a.path, b: b.path, entitiesA: left.entityNames, entitiesB: right.entityNames)
         }
@@ -111,12 +138,12 @@ public enum Differ {
             if left.kind != generic {
                 left = try side(
                     of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", byTables: true, db: db,
-                    progress: progress)
+                    progress: progress, cancellation: cancellation)
             }
             if right.kind != generic {
                 right = try side(
                     of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", byTables: true, db: db,
-                    progress: progress)
+                    progress: progress, cancellation: cancellation)
             }
         }
         try db.execute(
@@ -173,7 +200,7 @@ public enum Differ {
     /// archive's records its tables' rows (as a generic archive has them).
     static func side(
         of url: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, label: String, byTables: Bool = false, db: Database,
-        progress: ((RecordProgress) -> Void)?
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
         var archive = url
         var archiveKeys = keys
@@ -187,6 +214,7 @@ public enum Differ {
             var restore = Importer.Options()
             restore.keys = keys
             restore.profiles = profiles
+            restore.cancellation = cancellation
             _ = try Importer.run(archive: url.path, into: restored, options: restore, workDirectory: work)
             store = restored
         }
@@ -202,6 +230,7 @@ public enum Differ {
             }
             options.byTables = byTables
             options.profiles = profiles
+            options.cancellation = cancellation
             if !keys.isEmpty {
                 // Keys given: an archive may be encrypted, and the scratch archive made of what it
                 // restored must not be plaintext on disk. A key made for this run, and forgotten.
@@ -229,14 +258,14 @@ public enum Differ {
                             side.entityNames = manifest.entities.map(\.name)
                             counter = RecordProgressCounter(
                                 report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
-                                step: "read \(label.uppercased())")
+                                step: "read \(label.uppercased())", cancellation: cancellation)
                             if side.kind == ArchiveManifest.Source.timeQuestSchema {
                                 side.schema = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first
                             }
                         },
                         onRecordLine: { member, _, line in
                             batch.append((member.name, try JSONLine.parseObject(line)))
-                            counter?.count(member.name)
+                            try counter?.count(member.name)
                             if batch.count >= 256 {
                                 try handOver(batch)
                                 batch.removeAll(keepingCapacity: true)

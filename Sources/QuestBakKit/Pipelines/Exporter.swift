@@ -6,14 +6,14 @@ import QuestBakArchive
 
 /// `questbak export`: a store snapshot into one archive (docs/archive-format.md).
 public enum Exporter {
-    public enum Destination {
+    package enum Destination {
         /// A file written atomically; an existing one is replaced only with `overwrite`.
         case file(URL, overwrite: Bool)
         /// An already open descriptor (standard output); no atomicity is possible there.
         case fileDescriptor(Int32)
     }
 
-    public struct Options {
+    package struct Options {
         public var compression: ArchiveCompression = .preferred
         /// Stamped into the manifest and on every tar member. The caller decides it (a flag,
         /// SOURCE_DATE_EPOCH or the clock), so exports of one store can be byte-identical.
@@ -35,6 +35,8 @@ public enum Exporter {
         /// Another app's store by its tables even when its model describes it (`diff` compares a
         /// model archive with a generic one this way).
         var byTables = false
+        /// Checked between batches of records and before the archive is put in place.
+        package var cancellation: Cancellation?
 
         public init(createdAt: Int64, compression: ArchiveCompression = .preferred, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
@@ -43,16 +45,25 @@ public enum Exporter {
         }
     }
 
-    public typealias Progress = RecordProgress
+    package typealias Progress = RecordProgress
 
+    /// What a backup wrote: the archive, its members and their digests, and what is odd about the store.
     public struct Summary: Sendable, Encodable {
+        /// The archive's path.
         public var archive: String
+        /// How the members are compressed: `zstd`, `gzip` or `none`.
         public var compression: String
+        /// The archive's size in bytes, once it is in place.
         public var archiveBytes: Int64?
+        /// The store's model version identifier ("" when it has none).
         public var schemaVersion: String
+        /// How the records are written: `timequest`, `model` (by the store's own model) or `generic` (by its tables).
         public var schema: String
+        /// Committed frames that were only in the store's `-wal` when it was read, and are in the archive.
         public var walFrames: Int
+        /// One member per entity: its records, digest and size.
         public var entities: [ArchiveManifest.EntityMember]
+        /// The store's metadata, model cache and external-storage files, carried as they are.
         public var files: [ArchiveManifest.FileMember]
         /// Tables that belong to no entity, carried too (a many-to-many join table, a tool's table).
         public var tables: [ArchiveManifest.TableMember]
@@ -70,17 +81,18 @@ public enum Exporter {
     public struct Verification: Sendable, Encodable {
         /// Records restored and compared, across every entity.
         public var records: Int
+        /// Entities compared.
         public var entities: Int
     }
 
     /// The manifest's `createdAt` for a creation time, or nil when it has none (outside years
     /// 0001–9999).
-    public static func createdAtText(unixSeconds: Int64) -> String? {
+    package static func createdAtText(unixSeconds: Int64) -> String? {
         let (seconds, overflow) = unixSeconds.subtractingReportingOverflow(DateText.referenceDateUnixOffset)
         return overflow ? nil : DateText.iso8601(secondsSinceReferenceDate: Double(seconds))
     }
 
-    public static func export(storeAt storeURL: URL, to destination: Destination, options: Options) throws -> Summary {
+    package static func export(storeAt storeURL: URL, to destination: Destination, options: Options) throws -> Summary {
         // Refuse a creation time the manifest cannot hold, a codec the build leaves out, and an existing
         // output, before reading anything.
         guard let createdAt = createdAtText(unixSeconds: options.createdAt) else {
@@ -195,6 +207,8 @@ public enum Exporter {
                 staging: staging)
         }
         if let output {
+            // The last point where a cancelled export leaves nothing behind.
+            try options.cancellation?.check()
             try output.commit()
             archiveBytes = (try? FileManager.default.attributesOfItem(atPath: output.destination.path)[.size] as? NSNumber)?.int64Value
         }
@@ -331,7 +345,13 @@ public enum Exporter {
         func stageEntity(_ name: String, _ encode: (([UInt8]) throws -> Void) throws -> Int) throws {
             let file = staging.appendingPathComponent(name + ".jsonl")
             let writer = try StagedMember(url: file, compression: options.compression, seal: options.stagingSeal)
-            let done = try encode(writer.write)
+            try options.cancellation?.check()
+            var written = 0
+            let done = try encode { record in
+                try writer.write(record)
+                written += 1
+                if written % 4096 == 0 { try options.cancellation?.check() }
+            }
             let (bytes, digest) = try writer.finish()
             staged.entities.append(
                 (

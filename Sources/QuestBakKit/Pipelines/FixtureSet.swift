@@ -7,7 +7,7 @@ import QuestBakArchive
 /// named by the model it carries, and a small manifest (`questbak-fixtures.json`) that records
 /// where each came from. The migration gate reads the folder with or without the manifest: the
 /// manifest adds provenance, it does not gate.
-public struct FixtureSet: Sendable {
+package struct FixtureSet: Sendable {
     public static let manifestFileName = "questbak-fixtures.json"
     public static let storeFileName = "default.store"
 

@@ -2,12 +2,17 @@ import CoreDataStore
 import Foundation
 import QuestBakArchive
 
+/// Why an archive cannot be restored or merged as asked.
 public enum ImportError: Error, Equatable, LocalizedError {
     /// The archive needs repairs and repairs were not allowed; nothing was written.
     case repairsNeeded(archive: String, counts: [String: Int])
+    /// The archive cannot be restored or merged as asked, and why.
     case notImportable(archive: String, reason: String)
+    /// A restore to an older schema version than the archive's.
     case downgrade(archive: String, from: String, to: String)
+    /// The target version asked for is none of the known ones.
     case unknownTargetVersion(version: String, supported: [String])
+    /// The template store cannot serve (missing, or of another model).
     case template(path: String, reason: String)
     /// A merge was asked to say which copy is newer by a property the store's model does not
     /// have as a date.
@@ -19,6 +24,7 @@ public enum ImportError: Error, Equatable, LocalizedError {
     /// The written store did not read back as written.
     case verificationFailed(store: String, entity: String, expected: String, found: String)
 
+    /// The sentence that says why, naming the archive and, where known, the entity and record.
     public var errorDescription: String? {
         switch self {
         case .repairsNeeded(let archive, let counts):

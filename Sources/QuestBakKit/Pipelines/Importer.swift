@@ -6,7 +6,7 @@ import QuestBakArchive
 /// `questbak import`: an archive into a new store, verified, validated and repaired on the way,
 /// put in place atomically (spec: "Write"; docs/archive-format.md).
 public enum Importer {
-    public struct Options {
+    package struct Options {
         /// Allow repairs. Without it an archive that needs any is refused and nothing is written.
         public var validate = false
         /// Restore the records exactly as archived, duplicates and orphans included: repairs are
@@ -41,35 +41,51 @@ public enum Importer {
         public var keys = ArchiveKeys()
         /// Told how far the restore is through each entity's records (the manifest's counts).
         public var progress: ((RecordProgress) -> Void)?
+        /// Checked between batches of records and before the store is put in place.
+        package var cancellation: Cancellation?
 
         public init() {}
     }
 
+    /// What a restore did with one entity's records.
     public struct EntityResult: Sendable, Encodable {
+        /// The entity's name.
         public var name: String
+        /// Records read from the archive.
         public var read: Int
+        /// Records in the restored store (after repairs).
         public var written: Int
         /// SHA-256 of the entity's member as an export of the new store will write it.
         public var sha256: String
     }
 
+    /// What a restore did: records by entity, repairs by rule, the store set aside.
     public struct Result: Encodable {
+        /// The archive's path.
         public var archive: String
+        /// The restored store's path; nil when nothing was written.
         public var target: String?
+        /// Whether this was a dry run, which writes no store.
         public var dryRun: Bool
+        /// The archive's schema version.
         public var sourceSchemaVersion: String
+        /// The restored store's schema version.
         public var targetSchemaVersion: String
+        /// Records read and written, by entity.
         public var entities: [EntityResult]
         /// Entries by `kind.rule`.
         public var counts: [String: Int]
+        /// Repairs made to records (the `repair.` counts summed).
         public var repairs: Int
         /// Every change to the data, repairs and migration changes alike (`counts` summed).
         public var changes: Int
+        /// Where a replaced store was kept, if one was.
         public var backup: String?
         /// The backup's files: the store and the `-wal` and `-shm` it had.
         public var backupFiles: [String]
         /// What the restore did to the store as a whole (metadata recomputed, and why).
         public var notes: [String]
+        /// Every repair and change, counted; the API writes its entries out with `repairLog`.
         public let log: RepairLog
 
         enum CodingKeys: String, CodingKey {
@@ -83,7 +99,7 @@ public enum Importer {
     /// it is read twice); `displayName` names it in messages and the result. `target` nil
     /// validates only, and, like a dry run, does everything but put a store in place. The
     /// returned log lives in `workDirectory`.
-    public static func run(
+    package static func run(
         archive file: String, displayName: String? = nil, into target: URL?, options: Options, workDirectory: URL
     ) throws -> Result {
         let path = displayName ?? file
@@ -155,7 +171,8 @@ public enum Importer {
 
         var readCounts: [String: Int] = [:]
         let progress = RecordProgressCounter(
-            report: options.progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +))
+            report: options.progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
+            cancellation: options.cancellation)
         var entityResults: [EntityResult] = []
         var external: [(name: String, spooled: URL?)] = []
         // The files are spooled only when they are to be written (not for a dry run or `verify`).
@@ -228,7 +245,7 @@ public enum Importer {
                             for line in lines {
                                 readCounts[line.memberName, default: 0] += 1
                                 try plan.apply(line, archive: path, into: sink, log: log)
-                                progress.count(line.memberName)
+                                try progress.count(line.memberName)
                             }
                         case .tableLine(let table, let lineNumber, let line):
                             try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
@@ -291,6 +308,8 @@ public enum Importer {
                 (options.dryRun ? "would write" : "wrote") + " \(external.count) external-storage file(s) to \(folder)")
         }
         if let target, !options.dryRun {
+            // The last point where a cancelled restore leaves nothing behind.
+            try options.cancellation?.check()
             // The files a record points at are in place before the store that points at them.
             let installed = try ExternalStorage.install(
                 external.compactMap { file in file.spooled.map { (file.name, $0) } }, forStore: target)

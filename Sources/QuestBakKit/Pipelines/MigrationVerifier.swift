@@ -9,9 +9,13 @@ import QuestBakArchive
 /// dump (`StoreDump`): the golden dump, invariants that need no golden file, the launch validity
 /// of every record under the new model, and an export → import → export round trip.
 public struct MigrationVerifier {
+    /// One check of one fixture store.
     public struct Check: Sendable, Encodable {
+        /// The fixture store's path, relative to the fixtures folder.
         public var fixture: String
+        /// What was checked: `read`, `migrate`, `golden`, `invariants`, `valid`, `round-trip`.
         public var name: String
+        /// Whether the check passed.
         public var passed: Bool
         /// What was checked, or why it failed (a diff for golden dumps).
         public var detail: String
@@ -27,32 +31,32 @@ public struct MigrationVerifier {
     }
 
     /// `Date.now` during verification, so dumps do not change with the day they are made.
-    public static let verificationNow: Double = 788_918_400  // 2026-01-01T00:00:00Z
+    package static let verificationNow: Double = 788_918_400  // 2026-01-01T00:00:00Z
 
-    public var fixtures: URL
-    public var target: Schema
-    public var candidates: [Schema]
+    package var fixtures: URL
+    package var target: Schema
+    package var candidates: [Schema]
     /// Rewrite golden dumps instead of comparing with them.
-    public var record = false
+    package var record = false
     /// For any app: a store made by the new build, whose model the fixtures migrate to
     /// (`target` is then that model as a schema value).
-    public var modelStore: URL?
+    package var modelStore: URL?
     /// Stores of the app's earlier models, oldest first, for a chain (`--through`).
-    public var modelChain: [URL] = []
+    package var modelChain: [URL] = []
 
-    public init(fixtures: URL, target: Schema, candidates: [Schema]) {
+    package init(fixtures: URL, target: Schema, candidates: [Schema]) {
         self.fixtures = fixtures
         self.target = target
         self.candidates = candidates.contains { $0.versionIdentifier == target.versionIdentifier } ? candidates : candidates + [target]
     }
 
     /// The golden dump of a fixture store: beside it, named after the target version.
-    public func expectationURL(for store: URL) -> URL {
+    package func expectationURL(for store: URL) -> URL {
         URL(fileURLWithPath: store.path + ".expected-\(target.versionIdentifier).dump")
     }
 
     /// Store files directly in the fixtures folder or one level below it, sorted.
-    public func fixtureStores() throws -> [URL] {
+    package func fixtureStores() throws -> [URL] {
         var stores: [URL] = []
         let fileManager = FileManager.default
         for name in try fileManager.contentsOfDirectory(atPath: fixtures.path).sorted() {
@@ -81,7 +85,7 @@ public struct MigrationVerifier {
         var logs: [RepairLog]
     }
 
-    public func run(workDirectory: URL, report: (Check) -> Void) throws -> [Check] {
+    package func run(workDirectory: URL, report: (Check) -> Void) throws -> [Check] {
         var checks: [Check] = []
         func add(_ check: Check) {
             checks.append(check)

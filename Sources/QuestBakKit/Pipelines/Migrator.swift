@@ -3,9 +3,13 @@ import Foundation
 import GRDB
 import QuestBakArchive
 
+/// Why a store cannot be migrated to a model.
 public enum MigrationError: Error, Equatable, LocalizedError {
+    /// The change between the models is not one Core Data's lightweight migration makes.
     case notLightweight(from: String, to: String, problems: [String])
+    /// The store already has the target model.
     case alreadyAtVersion(path: String, version: String)
+    /// The target model is older than the store's.
     case downgrade(path: String, from: String, to: String)
     /// The store's model is none of the models of the chain it was given (Core Data's staged
     /// migration fails the same way: "Cannot use staged migration with an unknown model version").
@@ -14,6 +18,7 @@ public enum MigrationError: Error, Equatable, LocalizedError {
     /// launch (134110): one sentence each, naming the entity, `_pk`s and property.
     case invalidRecords(from: String, to: String, problems: [String])
 
+    /// The sentence that says why, naming the store and versions.
     public var errorDescription: String? {
         switch self {
         case .notLightweight(let from, let to, let problems):
@@ -39,28 +44,41 @@ public enum MigrationError: Error, Equatable, LocalizedError {
 /// `UUID().uuidString` evaluated once, one record per singleton, and the other repairs of
 /// `import --validate`, each reported.
 public enum Migrator {
-    public struct Options {
+    package struct Options {
         /// What `Date.now` defaults of new properties become (seconds since 2001).
         public var now: Double
         public var randomIDs = false
         /// Swap the source store, keeping a backup, instead of writing a new one.
         public var inPlace = false
         public var backupStamp = "backup"
+        /// Told each entity's records once they are copied (a migration copies an entity in one
+        /// statement, so there is nothing between).
+        package var progress: ((RecordProgress) -> Void)?
+        /// Checked between the steps of a chain and before the migrated store is put in place.
+        package var cancellation: Cancellation?
 
         public init(now: Double) {
             self.now = now
         }
     }
 
+    /// What a migration did: the versions, every change counted, the store set aside.
     public struct Result: Encodable {
+        /// The migrated store's path (the source).
         public var store: String
+        /// The migrated store's path (the output).
         public var output: String
+        /// The source's model version.
         public var sourceSchemaVersion: String
+        /// The new model's version.
         public var targetSchemaVersion: String
+        /// Every change, by `kind.rule`.
         public var counts: [String: Int]
+        /// Where the store was kept when it was migrated in place.
         public var backup: String?
         /// The backup's files: the store and the `-wal` and `-shm` it had.
         public var backupFiles: [String]
+        /// Every change the migration made, counted (the last step's, for a chain).
         public let log: RepairLog
         /// A chain's earlier steps' logs (the last step's is `log`), oldest first.
         public var earlierLogs: [RepairLog] = []
@@ -77,7 +95,7 @@ public enum Migrator {
 
     /// Migrates the store at `source` to `target`, writing `output` (or, in place, replacing the
     /// source and keeping it as a backup). `candidates` are the schemas the source may be.
-    public static func migrate(
+    package static func migrate(
         storeAt source: URL, to target: Schema, output: URL?, options: Options, workDirectory: URL,
         candidates: [Schema]
     ) throws -> Result {

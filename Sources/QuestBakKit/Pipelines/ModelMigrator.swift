@@ -11,7 +11,7 @@ import QuestBakArchive
 /// tables, the new model's metadata and model cache copied verbatim so the new build opens the
 /// store without migrating again. What a lightweight migration leaves wrong is repaired and
 /// reported: one shared default cloudID (SwiftData archives `UUID()` once) becomes one per record.
-public enum ModelMigrator {
+package enum ModelMigrator {
     /// Migrates through a chain of models, as Core Data's staged migration does: `through` are
     /// stores of the app's earlier models, oldest first, then `modelStore`'s. The store's own
     /// model must be one of the chain (else it is an unknown model version); each step from there
@@ -57,6 +57,7 @@ public enum ModelMigrator {
         var logs: [RepairLog] = []
         var counts: [String: Int] = [:]
         for step in (position + 1)..<(stores.count - 1) {
+            try options.cancellation?.check()
             let work = workDirectory.appendingPathComponent("step-\(step)")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             var stepOptions = options
@@ -140,6 +141,10 @@ public enum ModelMigrator {
                 try copyLinks(from: source, old: old, into: db, new: new, log: log)
                 try copyOtherTables(from: source, old: old, into: db)
             }
+            for (entity, rows) in counts.sorted(by: { $0.key < $1.key }) {
+                options.progress?(RecordProgress(step: "migrate", entity: entity, rowsDone: rows, rowsTotal: rows))
+            }
+            try options.cancellation?.check()
             let violations = try LaunchValidity.problems(db, model: Schema(model: new.model), layout: layout, uniquenessOnly: true)
             guard violations.isEmpty else {
                 throw MigrationError.invalidRecords(from: old.version, to: new.version, problems: violations)
@@ -172,6 +177,8 @@ public enum ModelMigrator {
         }
         let backup: URL?
         do {
+            // The last point where a cancelled migration leaves nothing behind.
+            try options.cancellation?.check()
             backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
         } catch {
             ExternalStorage.remove(installed)

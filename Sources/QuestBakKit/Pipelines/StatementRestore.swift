@@ -141,7 +141,7 @@ struct StatementRestore {
                 onRecordLine: { member, lineNumber, line in
                     written.readCounts[member.name, default: 0] += 1
                     try records.insert(line: line, member: member, lineNumber: lineNumber, files: files)
-                    progress?.count(member.name)
+                    try progress?.count(member.name)
                 },
                 onTableLine: { table, lineNumber, line in
                     if table.name == CoreDataSQL.autoincrementTable {

@@ -6,6 +6,7 @@ import QuestBakArchive
 /// One change questbak made to the data on its way into a store, with enough detail for a user
 /// to find the record and see what it was.
 public struct RepairEntry: Sendable, Equatable, Encodable {
+    /// What an entry did to a record.
     public enum Kind: String, Sendable, Encodable {
         /// A fix of damaged or inconsistent data; needs `--validate`.
         case repair
@@ -22,25 +23,39 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
         case merge
     }
 
+    /// The rule that made an entry.
     public enum Rule: String, Sendable, Encodable, CaseIterable {
+        /// A reference to a missing record removed, a duplicate removed, a reference moved to the record kept, records merged into one.
         case orphan, dedup, repoint, merge
+        /// A missing value filled with its property's default.
         case defaultFill = "default"
+        /// A cloud identifier given or made unique.
         case cloudID
+        /// A value for a property the target model lacks: kept in the report, not in the store.
         case unknownProperty = "unknown-property"
+        /// `Z_MAX` raised above the largest key.
         case maximumPrimaryKey = "z-max"
         /// The store's metadata computed (the archive's names another version, or it has none).
         case metadata
+        /// A merge's entries: a record inserted, a field filled, a conflict settled, a cloud identifier superseded, a link added, a reference that could not be translated.
         case insert, fill, conflict, supersede, link, dangling
     }
 
+    /// The rule that made the entry.
     public var rule: Rule
+    /// What it did.
     public var kind: Kind
+    /// The record's entity.
     public var entity: String
+    /// The record's `Z_PK`.
     public var primaryKey: Int64
     /// The record's cloudID after the import, when its entity has one.
     public var cloudID: String?
+    /// The field it changed, if one.
     public var field: String?
+    /// The field's value before.
     public var old: ReportValue?
+    /// The field's value after.
     public var new: ReportValue?
 
     enum CodingKeys: String, CodingKey {
@@ -52,7 +67,9 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
 
 /// A value in a report: a stored value, or a whole record (a dropped duplicate).
 public enum ReportValue: Sendable, Equatable, Encodable {
+    /// One value.
     case value(Value)
+    /// A whole record, by property.
     case record([String: Value])
 
     /// The JSON text, written by the one value codec (`ValueJSON`): a record's keys sorted.
@@ -66,6 +83,7 @@ public enum ReportValue: Sendable, Equatable, Encodable {
         }
     }
 
+    /// Encodes the value as its JSON.
     public func encode(to encoder: Encoder) throws {
         // Through the codec's text, so a report encoded by JSONEncoder says what the log says.
         var container = encoder.singleValueContainer()
@@ -73,9 +91,13 @@ public enum ReportValue: Sendable, Equatable, Encodable {
     }
 }
 
+/// One field of one record.
 public struct RecordField: Hashable, Sendable {
+    /// The record's entity.
     public var entity: String
+    /// The record's `Z_PK`.
     public var primaryKey: Int64
+    /// The field's name.
     public var field: String
 }
 
@@ -83,8 +105,11 @@ public struct RecordField: Hashable, Sendable {
 /// their own, so a migration that gives a million records a cloudID does not hold a million
 /// entries in memory, and each entry's cloudID can be set to its final value at the end.
 public final class RepairLog {
+    /// Entries by `kind.rule`.
     public private(set) var counts: [String: Int] = [:]
+    /// Entries recorded.
     public private(set) var total = 0
+    /// Entries that repaired a record (kind `repair`).
     public private(set) var repairs = 0
     private let queue: DatabaseQueue
     private var pending: [RepairEntry] = []
@@ -173,13 +198,21 @@ public final class RepairLog {
 
     /// An entry as the log keeps it, its values already in the codec's JSON text.
     public struct LoggedEntry: Sendable, Equatable {
+        /// The rule that made the entry.
         public var rule: String
+        /// What it did.
         public var kind: String
+        /// The record's entity.
         public var entity: String
+        /// The record's `Z_PK`.
         public var primaryKey: Int64
+        /// The record's cloud identifier, if it has one.
         public var cloudID: String?
+        /// The field it changed, if one.
         public var field: String?
+        /// The field's value before, as JSON.
         public var old: String?
+        /// The field's value after, as JSON.
         public var new: String?
     }
 

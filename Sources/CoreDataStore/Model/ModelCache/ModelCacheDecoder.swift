@@ -1,7 +1,7 @@
 import Foundation
 
 /// A store's compiled model, as read from `Z_MODELCACHE` (see `model-cache.md`): framework-neutral.
-public struct CompiledModel: Sendable, Equatable {
+package struct CompiledModel: Sendable, Equatable {
     /// `NSVersionIdentifiers`, sorted (it is a set).
     public var versionIdentifiers: [String]
     /// In archived order (`NSEntities.values`; alphabetical in every store seen).
@@ -31,7 +31,7 @@ public struct CompiledModel: Sendable, Equatable {
     }
 }
 
-public struct CompiledEntity: Sendable, Equatable {
+package struct CompiledEntity: Sendable, Equatable {
     public var name: String
     public var superentity: String?
     /// `NSIsAbstract` (archived only when true): no row is of this entity itself, only of its
@@ -80,7 +80,7 @@ public struct CompiledEntity: Sendable, Equatable {
     }
 }
 
-public struct CompiledAttribute: Sendable, Equatable {
+package struct CompiledAttribute: Sendable, Equatable {
     /// `NSAttributeType` codes, by name: each is its kind's (`AttributeKind.hashTypeCode`, the one
     /// table of them).
     public enum TypeCode {
@@ -152,7 +152,7 @@ public struct CompiledAttribute: Sendable, Equatable {
 }
 
 /// A concrete default value, as archived (SwiftData evaluates default expressions once).
-public indirect enum CompiledDefaultValue: Sendable, Equatable {
+package indirect enum CompiledDefaultValue: Sendable, Equatable {
     case integer(Int64)
     case real(Double)
     case boolean(Bool)
@@ -173,7 +173,7 @@ public indirect enum CompiledDefaultValue: Sendable, Equatable {
     case other(className: String)
 }
 
-public struct CompiledRelationship: Sendable, Equatable {
+package struct CompiledRelationship: Sendable, Equatable {
     public var name: String
     public var destination: String
     public var inverse: String?
@@ -210,7 +210,7 @@ public struct CompiledRelationship: Sendable, Equatable {
 }
 
 /// `NSFetchIndexDescription`.
-public struct CompiledIndex: Sendable, Equatable {
+package struct CompiledIndex: Sendable, Equatable {
     public struct Element: Sendable, Equatable {
         public var propertyName: String
         /// `NSAscending`; nil when absent.
@@ -250,7 +250,7 @@ package enum ModelCacheError: Error, LocalizedError, Equatable {
 }
 
 /// Reads `Z_MODELCACHE.Z_CONTENT` into a `CompiledModel`, following `model-cache.md`.
-public enum ModelCacheDecoder {
+package enum ModelCacheDecoder {
     /// Decodes raw `Z_CONTENT` bytes (raw DEFLATE of a binary plist keyed archive).
     public static func decode(_ content: Data, outputLimit: Int = 64 << 20) throws -> CompiledModel {
         let plistBytes: Data

@@ -5,7 +5,7 @@ extension Schema {
     /// schema is, with what the cache adds (parents, uniqueness, composites, concrete defaults,
     /// counts and ordering of relationships). What no model says (natural keys, a singleton,
     /// merge rules) is an app profile's to add (`AppProfile.applied(to:)`).
-    public init(model: CompiledModel) {
+    package init(model: CompiledModel) {
         self.init(
             versionIdentifier: model.versionIdentifiers.first ?? "",
             entities: model.entities.map { entity in

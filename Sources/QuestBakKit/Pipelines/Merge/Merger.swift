@@ -18,13 +18,14 @@ public enum Merger {
     public enum Preference: String, CaseIterable, Sendable, Encodable {
         /// The store's (the default): the archive only fills what the store lacks.
         case store
+        /// The archive's: the merge overwrites what differs.
         case archive
         /// The copy whose date property (`newerBy`, or `updatedAt` and its kin) is later; a
         /// dated copy is newer than an undated one, and when neither is dated the store's wins.
         case newer
     }
 
-    public struct Options {
+    package struct Options {
         /// How the archive is restored before the merge, as `import` restores it: `validate`
         /// (repairs of the archive's own data; without it an archive that needs any is refused),
         /// `now`, `randomIDs`, `allowNewer`, `profiles`; `keepDistinctIDs` also keeps such records
@@ -38,7 +39,9 @@ public enum Merger {
         public init() {}
     }
 
+    /// What a merge did with one entity's records.
     public struct EntityResult: Sendable, Encodable {
+        /// The entity's name.
         public var name: String
         /// Records of the store before the merge.
         public var store: Int
@@ -46,6 +49,7 @@ public enum Merger {
         public var archive: Int
         /// Archive records found in the store, by the identity that matched them.
         public var matched: [String: Int]
+        /// Archive records the store lacked, inserted.
         public var inserted: Int
         /// Store records whose values the merge changed.
         public var changed: Int
@@ -53,23 +57,35 @@ public enum Merger {
         public var written: Int
     }
 
+    /// What a merge did: records by entity, every insert, fill and conflict counted.
     public struct Result: Encodable {
+        /// The archive's path.
         public var source: String
+        /// The store's path.
         public var target: String
+        /// Whether this was a dry run, which leaves the store as it is.
         public var dryRun: Bool
         /// The merge found nothing to add or change: the store was left as it was.
         public var unchanged: Bool
+        /// The store's model version.
         public var schemaVersion: String
+        /// Which value a field kept when both had one.
         public var preference: Preference
+        /// Records matched, inserted and changed, by entity.
         public var entities: [EntityResult]
         /// Entries by `kind.rule`.
         public var counts: [String: Int]
+        /// Every change to the store (`counts` summed).
         public var changes: Int
         /// Repairs made to the archive's own records before the merge (`import --validate`'s).
         public var archiveRepairs: [String: Int]
+        /// Where the store before the merge was kept; nil when the merge changed nothing.
         public var backup: String?
+        /// The kept store's files: the store and the `-wal` and `-shm` it had.
         public var backupFiles: [String]
+        /// What the merge did to the store as a whole, one sentence each.
         public var notes: [String]
+        /// Every insert, fill, conflict and repair, counted.
         public let log: RepairLog
 
         enum CodingKeys: String, CodingKey {
@@ -80,11 +96,11 @@ public enum Merger {
 
     /// Property names that say when a record last changed, tried in this order for `.newer`
     /// when `newerBy` names none for an entity.
-    public static let conventionalModificationDates = [
+    package static let conventionalModificationDates = [
         "updatedAt", "modifiedAt", "lastModified", "lastModifiedAt", "modificationDate", "dateModified", "lastUpdated",
     ]
 
-    public static func run(
+    package static func run(
         archive file: String, displayName: String? = nil, into target: URL, options: Options, workDirectory: URL
     ) throws -> Result {
         let path = displayName ?? file
@@ -218,6 +234,8 @@ public enum Merger {
             guard try FileFingerprint.of(CoreDataSQL.storeFileSuffixes.map { CoreDataSQL.sidecar(of: target, $0) }) == before else {
                 throw ImportError.storeChangedDuringMerge(store: target.path)
             }
+            // The last point where a cancelled merge leaves the store as it was.
+            try options.restore.cancellation?.check()
             let installed = try ExternalStorage.install(external, forStore: target)
             do {
                 backup = try StorePlacement.place(merged, at: target, replace: true, backupStamp: options.restore.backupStamp)

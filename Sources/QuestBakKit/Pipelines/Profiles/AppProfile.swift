@@ -11,21 +11,21 @@ import QuestBakArchive
 /// no profile of its own accord: a caller passes the ones it wants (`Exporter.Options.profiles`,
 /// `Importer.Options.profiles`); the command line passes `AppProfile.timeQuest`. Any other store
 /// goes through the model it carries.
-public struct AppProfile: Sendable, Equatable {
+package struct AppProfile: Sendable, Equatable {
     /// Names the app in messages.
-    public var name: String
+    package var name: String
     /// The known versions with the profile applied, oldest first: what the engine reads and
     /// writes a store of this app by.
-    public var versions: [Schema]
+    package var versions: [Schema]
     /// Per entity: its natural key, singleton cloudID and merge rules.
-    public var identities: [String: Identity]
+    package var identities: [String: Identity]
     /// Per entity, per attribute: the kind a transformable really holds (`[Int]`, `[String]`),
     /// which a model cannot say (it names the transformer, not the element type).
-    public var attributeKinds: [String: [String: AttributeKind]]
+    package var attributeKinds: [String: [String: AttributeKind]]
 
     /// A profile of `models` (oldest first) as the models themselves describe them; its versions
     /// are those models with `identities` and `attributeKinds` applied.
-    public init(
+    package init(
         name: String, models: [Schema], identities: [String: Identity] = [:], attributeKinds: [String: [String: AttributeKind]] = [:]
     ) {
         self.name = name
@@ -36,17 +36,17 @@ public struct AppProfile: Sendable, Equatable {
     }
 
     /// The newest known version.
-    public var newest: Schema? { versions.last }
+    package var newest: Schema? { versions.last }
 
     /// The known version of this `versionIdentifier`, if any.
-    public func version(_ identifier: String) -> Schema? {
+    package func version(_ identifier: String) -> Schema? {
         versions.first { $0.versionIdentifier == identifier }
     }
 
     /// `schema` with what the profile knows and its model cannot say: natural keys, singletons,
     /// merge rules and refined attribute kinds. Entities the profile does not name keep what
     /// `schema` has.
-    public func applied(to schema: Schema) -> Schema {
+    package func applied(to schema: Schema) -> Schema {
         Schema(
             versionIdentifier: schema.versionIdentifier,
             entities: schema.entities.map { entity in
@@ -63,14 +63,14 @@ public struct AppProfile: Sendable, Equatable {
 
     /// This profile with `schema` as its newest version (a proposed next version from a schema
     /// file, which states its own natural keys), replacing a known version of the same identifier.
-    public func addingVersion(_ schema: Schema) -> AppProfile {
+    package func addingVersion(_ schema: Schema) -> AppProfile {
         var profile = self
         profile.versions = versions.filter { $0.versionIdentifier != schema.versionIdentifier } + [schema]
         return profile
     }
 
     /// Every known version of `profiles`, in order: the schemas a store of one of these apps may be.
-    public static func versions(of profiles: [AppProfile]) -> [Schema] {
+    package static func versions(of profiles: [AppProfile]) -> [Schema] {
         profiles.flatMap(\.versions)
     }
 }

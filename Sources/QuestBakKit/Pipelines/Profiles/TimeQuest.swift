@@ -9,7 +9,7 @@ import QuestBakArchive
 /// give every non-optional property a default), so the relation between the versions is stated
 /// once instead of being kept in sync by hand across ten model definitions.
 extension AppProfile {
-    public static let timeQuest = AppProfile(
+    package static let timeQuest = AppProfile(
         name: "TimeQuest", models: [TimeQuestModels.v1Model, TimeQuestModels.v2Model],
         identities: [
             "Routine": Identity(naturalKey: ["name", "createdAt"]),
@@ -24,7 +24,7 @@ extension AppProfile {
 }
 
 /// TimeQuest's versions by name, as its profile gives them (natural keys and kinds applied).
-public enum TimeQuestSchemas {
+package enum TimeQuestSchemas {
     public static let playerProfileCloudID = "singleton-player-profile"
 
     public static let v1 = AppProfile.timeQuest.versions[0]

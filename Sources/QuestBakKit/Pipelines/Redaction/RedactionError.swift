@@ -12,6 +12,7 @@ public enum RedactionError: Error, LocalizedError, Equatable {
     /// replacements are lengthened until they differ).
     case collision(String)
 
+    /// The sentence that says why, naming the property or key.
     public var errorDescription: String? {
         switch self {
         case .emptyKey: return "the key file is empty"

@@ -6,7 +6,7 @@ import QuestBakArchive
 /// The secret every replacement is derived from (HMAC-SHA-256 keyed by it): the same key turns
 /// the same value into the same replacement, in every table and every run, and without the key
 /// a replacement says nothing about what it replaced.
-public struct RedactionKey: Sendable {
+package struct RedactionKey: Sendable {
     let key: SymmetricKey
 
     /// A key of the bytes of a key file, whatever they are (a passphrase, random bytes).

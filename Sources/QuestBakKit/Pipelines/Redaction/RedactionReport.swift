@@ -4,7 +4,7 @@ import QuestBakArchive
 
 /// What a redaction did, table by table and property by property. Says nothing that would undo
 /// it: not the key, not the date offset.
-public struct RedactionReport: Codable, Sendable, Equatable {
+package struct RedactionReport: Codable, Sendable, Equatable {
     public struct Column: Codable, Sendable, Equatable {
         public var column: String
         /// The model's property (`Entity.property`); nil for a store described by its tables.

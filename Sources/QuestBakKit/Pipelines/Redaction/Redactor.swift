@@ -13,7 +13,7 @@ import QuestBakArchive
 /// `questbak_redact` function: no page of it ever held an original value, so none can survive
 /// in a free page, a journal or a WAL. It is built beside the target and linked into place only
 /// when complete.
-public enum Redactor {
+package enum Redactor {
     public struct Options: Sendable {
         public var key: RedactionKey
         /// `Entity.property` names whose values are copied as they are.
