@@ -90,6 +90,8 @@ extension Questbak {
                 defer { progress.abandon() }
                 let total = try verifier.fixtureStores().count
                 var seen: Set<String> = []
+                // From the start, so that the rate and ETA count the first fixture's time.
+                progress.callback?(RecordProgress(entity: "fixtures", rowsDone: 0, rowsTotal: total))
                 let checks = try verifier.run(workDirectory: work) { check in
                     defer {
                         if seen.insert(check.fixture).inserted {
