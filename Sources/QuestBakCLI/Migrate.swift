@@ -87,6 +87,8 @@ extension Questbak {
         @Flag(name: .shortAndLong, help: "Print nothing but errors.")
         var quiet = false
 
+        @OptionGroup var progressOptions: ProgressOptions
+
         /// `migrate` has no --replace: an existing -o is another file to choose, or --in-place.
         static func hint(_ error: Error) -> String? {
             if case OutputError.exists? = error as? OutputError { return "choose another -o, or use --in-place to migrate STORE itself" }
@@ -125,6 +127,9 @@ extension Questbak {
                 options.randomIDs = randomIds
                 options.inPlace = inPlace
                 options.backupStamp = Import.stamp(Date())
+                let progress = progressOptions.reporter(command: "migrate", quiet: quiet || json)
+                defer { progress.abandon() }
+                options.progress = progress.callback
                 let reportFile = try ReportDocument.open(report)
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
@@ -150,6 +155,7 @@ extension Questbak {
                     }
                     return
                 }
+                progress.finish()
                 try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
                 let undo = result.backup.map { Undo.text(backup: $0, files: result.backupFiles, target: result.output) }
                 if !json && !quiet {

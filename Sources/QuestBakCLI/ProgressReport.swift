@@ -130,6 +130,16 @@ final class ProgressReporter: @unchecked Sendable {
         }
     }
 
+    /// Clears the bar so that the command can print a line of its own; the next update draws it again.
+    func clearBar() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard style == .bar, drawn else { return }
+        write("\r\u{1B}[K")
+        drawn = false
+        lastShownKey = nil
+    }
+
     /// Clears the bar when the command fails (no summary).
     func abandon() {
         lock.lock()

@@ -54,6 +54,8 @@ extension Questbak {
             completion: .file())
         var junit: String?
 
+        @OptionGroup var progressOptions: ProgressOptions
+
         func validate() throws {
             try ModelStoreArgument.check(toModelStore)
         }
@@ -82,8 +84,22 @@ extension Questbak {
                 verifier.record = record || ProcessInfo.processInfo.environment["QUESTBAK_RECORD"] == "1"
                 let work = try TemporaryDirectory.create(prefix: "questbak-work")
                 defer { TemporaryDirectory.remove(work) }
+                // Progress by fixture: one is done when its first check is reported (its migration
+                // is the long part); a fixture already at the target makes no check and is not counted.
+                let progress = progressOptions.reporter(command: "verify-migration", quiet: json)
+                defer { progress.abandon() }
+                let total = try verifier.fixtureStores().count
+                var seen: Set<String> = []
+                // From the start, so that the rate and ETA count the first fixture's time.
+                progress.callback?(RecordProgress(entity: "fixtures", rowsDone: 0, rowsTotal: total))
                 let checks = try verifier.run(workDirectory: work) { check in
+                    defer {
+                        if seen.insert(check.fixture).inserted {
+                            progress.callback?(RecordProgress(entity: "fixtures", rowsDone: seen.count, rowsTotal: max(total, seen.count)))
+                        }
+                    }
                     guard !json else { return }
+                    progress.clearBar()
                     // The library states the fact; the flag that records an expectation is ours to name.
                     var detail =
                         check.missingExpectation.map {
@@ -99,6 +115,7 @@ extension Questbak {
                         print(detail.split(separator: "\n", omittingEmptySubsequences: false).map { "     " + $0 }.joined(separator: "\n"))
                     }
                 }
+                progress.finish()
                 // A gate that checked nothing must not pass.
                 if checks.isEmpty { throw InputPath.fail(.verificationFailed, try Self.nothingToVerify(verifier)) }
                 failed = checks.filter { !$0.passed }.count

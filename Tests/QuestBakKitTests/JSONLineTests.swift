@@ -49,6 +49,18 @@ final class JSONLineTests: XCTestCase {
             String(repeating: "[", count: 70).replacingOccurrences(of: "[", with: "[", options: [], range: nil).isEmpty
                 ? "" : "{\"a\":" + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + "}": "nested deeper than 64",
         ]
+        // A key repeated among a record's first keys and among many (compared and hashed alike),
+        // and keys that differ only past their first bytes or in length are different keys.
+        let many = (0..<40).map { "\"key\($0)\":\($0)" }
+        for repeated in [1, 15, 16, 17, 39] {
+            let text =
+                "{" + (many.prefix(repeated + 1) + ["\"key\(repeated)\":0"] + many.dropFirst(repeated + 1)).joined(separator: ",") + "}"
+            XCTAssertThrowsError(try parse(text), "key\(repeated)") { error in
+                XCTAssertTrue("\(error)".contains("key\(repeated)\" appears twice"), "\(error)")
+            }
+        }
+        XCTAssertEqual(try parse("{" + many.joined(separator: ",") + "}").count, 40)
+        XCTAssertEqual(try parse(#"{"ab":1,"abc":2,"ac":3,"b\u00e9":4,"be\u0301":5}"#).count, 5)
         for (text, reason) in refused {
             XCTAssertThrowsError(try parse(text), text) { error in
                 XCTAssertTrue("\(error)".contains(reason), "\(text): \(error)")

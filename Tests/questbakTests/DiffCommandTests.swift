@@ -157,6 +157,74 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertEqual(added.map { $0.split(separator: " ").prefix(2).joined(separator: " ") }, ["_pk 2", "_pk 10", "_pk 11"])
     }
 
+    /// The listing is written as it is read (added, removed and changed records of one entity
+    /// together): every record is in it, in the text and in the JSON, and the counts are its lengths.
+    func testTheListingHoldsEveryRecordTheCountsCount() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "other")
+        try DatabaseQueue(path: a.path).write { db in try db.execute(sql: "DELETE FROM ZTASKESTIMATION WHERE Z_PK IN (3, 4)") }
+        try DatabaseQueue(path: b.path).write { db in
+            try db.execute(sql: "DELETE FROM ZTASKESTIMATION WHERE Z_PK IN (5, 6, 7)")
+            try db.execute(sql: "UPDATE ZTASKESTIMATION SET ZACTUALSECONDS = ZACTUALSECONDS + 1 WHERE Z_PK > 10")
+            try db.execute(sql: "UPDATE ZROUTINE SET ZNAME = ZNAME || ' (edited)'")
+        }
+        let changedEstimations = try DatabaseQueue(path: b.path).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM ZTASKESTIMATION WHERE Z_PK > 10") ?? 0
+        }
+        let json = try Questbak.run(["diff", a.path, b.path, "--json"])
+        XCTAssertEqual(json.status, 1, json.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: json.outputData) as? [String: Any])
+        let entities = try XCTUnwrap(document["entities"] as? [[String: Any]])
+        XCTAssertEqual(entities.map { $0["name"] as? String ?? "" }, entities.map { $0["name"] as? String ?? "" }.sorted())
+        let estimations = try XCTUnwrap(entities.first { $0["name"] as? String == "TaskEstimation" })
+        XCTAssertEqual((estimations["added"] as? [String])?.count, 2, "\(estimations)")
+        XCTAssertEqual((estimations["removed"] as? [String])?.count, 3, "\(estimations)")
+        XCTAssertEqual((estimations["changed"] as? [[String: Any]])?.count, changedEstimations, "\(estimations)")
+        let routines = try XCTUnwrap(entities.first { $0["name"] as? String == "Routine" })
+        XCTAssertEqual((routines["changed"] as? [[String: Any]])?.count, 3, "\(routines)")
+        XCTAssertEqual((routines["added"] as? [String]), [])
+        for key in ["added", "removed", "changed"] {
+            let listed = entities.map { ($0[key] as? [Any])?.count ?? -1 }.reduce(0, +)
+            XCTAssertEqual(document[key] as? Int, listed, key)
+        }
+        // Sessions may be changed too (their to-many names the estimations): the totals are the listing's.
+        let changed = try XCTUnwrap(document["changed"] as? Int)
+        XCTAssertGreaterThanOrEqual(changed, changedEstimations + 3)
+
+        let text = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(text.status, 1, text.standardError)
+        let lines = text.standardOutput.split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("  + ") }.count, 2, text.standardOutput)
+        XCTAssertEqual(lines.filter { $0.hasPrefix("  - ") }.count, 3, text.standardOutput)
+        XCTAssertEqual(lines.filter { $0.hasPrefix("  ~ ") }.count, changed, text.standardOutput)
+        XCTAssertTrue(
+            text.standardOutput.contains("TaskEstimation: 2 added, 3 removed, \(changedEstimations) changed"), text.standardOutput)
+        XCTAssertEqual(
+            lines.last.map(String.init),
+            "\(document["added"] as? Int ?? -1) added, \(document["removed"] as? Int ?? -1) removed, \(changed) changed")
+        let stat = try Questbak.run(["diff", a.path, b.path, "--stat"])
+        XCTAssertFalse(
+            stat.standardOutput.split(separator: "\n").contains { $0.hasPrefix("  ") && !$0.hasPrefix("  only") }, stat.standardOutput)
+    }
+
+    /// Two strings that differ only after a NUL character are different values (they were bound
+    /// up to the NUL and compared equal).
+    func testStringsThatDifferAfterANulCharacterDiffer() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "other")
+        for (store, ending) in [(a, "one"), (b, "two")] {
+            try DatabaseQueue(path: store.path).write { db in
+                try db.execute(sql: "UPDATE ZROUTINE SET ZNAME = 'same' || char(0) || '\(ending)' WHERE Z_PK = 1")
+            }
+        }
+        let result = try Questbak.run(["diff", a.path, b.path, "--json"])
+        XCTAssertEqual(result.status, 1, result.standardOutput + result.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        XCTAssertEqual(document["changed"] as? Int, 1, result.standardOutput)
+    }
+
     /// The two documented ways to V2 (`migrate`, and `import --validate --to-version 2.0.0` of the
     /// store's backup) give the same records, cloudIDs included, and diff matches every one, as a
     /// merge does.

@@ -82,8 +82,10 @@ package enum JSONLine {
         mutating func parseMembers(depth: Int) throws -> [(key: String, value: JSONValue)] {
             position += 1
             var members: [(key: String, value: JSONValue)] = []
-            // Keys seen so far, hashed (a line with 160,000 keys is checked in linear time) and
-            // compared as bytes: Swift's String equality would call NFC and NFD spellings one key.
+            // Keys seen so far, compared as bytes: Swift's String equality would call NFC and NFD
+            // spellings one key. A record's few keys are compared with each other; past
+            // `fewKeys` they are hashed (a line with 160,000 keys is checked in linear time).
+            let fewKeys = 16
             var keys: Set<[UInt8]> = []
             skipWhitespace()
             if peek() == UInt8(ascii: "}") {
@@ -95,9 +97,14 @@ package enum JSONLine {
                 guard peek() == UInt8(ascii: "\"") else { throw error("expected a key") }
                 let keyStart = position
                 let key = try parseString()
-                if !keys.insert(Array(key.utf8)).inserted {
-                    throw SyntaxError(offset: keyStart, reason: "key \"\(key.prefix(60))\" appears twice")
+                let repeated: Bool
+                if members.count < fewKeys {
+                    repeated = members.contains { $0.key.utf8.count == key.utf8.count && $0.key.utf8.elementsEqual(key.utf8) }
+                } else {
+                    if members.count == fewKeys { keys = Set(members.map { Array($0.key.utf8) }) }
+                    repeated = !keys.insert(Array(key.utf8)).inserted
                 }
+                if repeated { throw SyntaxError(offset: keyStart, reason: "key \"\(key.prefix(60))\" appears twice") }
                 skipWhitespace()
                 guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
                 position += 1
@@ -220,6 +227,9 @@ package enum JSONLine {
                 if byte == UInt8(ascii: "\"") {
                     let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
                     position += 1
+                    // ASCII (most keys and values) is valid UTF-8 as it is: decoded without
+                    // String(validating:), whose generic path costs more than the rest of a string.
+                    if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
                     guard let text = String(validating: slice, as: UTF8.self) else {
                         throw SyntaxError(offset: start, reason: "invalid UTF-8")
                     }

@@ -5,8 +5,11 @@ extension QuestBak {
     public struct DiffOptions: Sendable {
         /// Keys that open either side when it is an encrypted archive.
         public var identities: [AgeIdentity] = []
+        /// Apps whose schemas a side may be of, besides its own model: their natural keys
+        /// recognise records (none by default).
+        public var schemas: KnownSchemas = .none
 
-        /// Options with every default: no keys.
+        /// Options with every default: no keys, no known schemas.
         public init() {}
     }
 
@@ -34,20 +37,36 @@ extension QuestBak {
     }
 
     /// The records that differ between `a` and `b`, each a store or an archive of one app:
-    /// added, removed and changed records by entity, matched by their identity (cloudID,
-    /// uniqueness constraints), field by field.
+    /// how many were added, removed and changed in each entity, matched by their identity
+    /// (cloudID, uniqueness constraints, a known schema's natural key), field by field.
     ///
     /// Two sides that differ are a result, not an error: see `Differ.Result.isEmpty`.
     ///
+    /// - Parameters:
+    ///   - a: One side, a store or an archive.
+    ///   - b: The other side.
+    ///   - options: Keys and known schemas.
+    ///   - progress: Told how far the reading of each side is.
+    ///   - eachRecord: Given every differing record, entity by entity, as it is read from the
+    ///     diff's scratch store: the listing is never held in memory, however many records differ.
     /// - Throws: ``QuestBakError``: `.invalidInput` when the sides are of different apps,
     ///   `.cancelled` when the task is cancelled.
     public static func diff(
-        _ a: URL, _ b: URL, options: DiffOptions = DiffOptions(), progress: ProgressHandler? = nil
+        _ a: URL, _ b: URL, options: DiffOptions = DiffOptions(), progress: ProgressHandler? = nil,
+        eachRecord: (@Sendable (_ entity: String, _ line: Differ.Line) -> Void)? = nil
     ) async throws(QuestBakError) -> Differ.Result {
         try await perform { workDirectory, cancellation in
             try Differ.diff(
-                a, b, keys: ArchiveKeys(identities: options.identities), workDirectory: workDirectory, progress: progress,
-                cancellation: cancellation)
+                a, b, keys: ArchiveKeys(identities: options.identities), profiles: options.schemas.profiles,
+                workDirectory: workDirectory, progress: progress, cancellation: cancellation
+            ) { listing in
+                if let eachRecord {
+                    for entity in listing.result.entities {
+                        try listing.forEachLine(of: entity.name) { eachRecord(entity.name, $0) }
+                    }
+                }
+                return listing.result
+            }
         }
     }
 }

@@ -47,26 +47,23 @@ public enum Differ {
         public var fields: [FieldChange]
     }
 
-    /// One entity's differences.
+    /// One entity's counts: what the listing of its records (`Listing.forEachLine`) holds.
     public struct EntityDiff: Sendable, Encodable {
         /// The entity's name.
         public var name: String
         /// How records were matched, in the order tried: "cloudID", "uniqueness constraint (…)",
         /// "natural key (…)", "singleton", "content"; the ones that matched at least one record.
         public var matchedBy: String
-        /// Records only in B, and only in A, by `_pk` in ascending order.
-        public var added: [String]
-        /// Identities of records only in A.
-        public var removed: [String]
-        /// Records in both whose fields differ.
-        public var changed: [Changed]
+        /// Records only in B, only in A, and in both with other values.
+        public var added: Int
+        public var removed: Int
+        public var changed: Int
         /// Properties only B's records have (added by a migration), and only A's.
         public var fieldsOnlyInB: [String]
         /// Properties only A has.
         public var fieldsOnlyInA: [String]
 
-        /// Whether the entity's records are the same on both sides.
-        public var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
+        public var isEmpty: Bool { added == 0 && removed == 0 && changed == 0 }
     }
 
     /// The differences between A and B.
@@ -77,7 +74,7 @@ public enum Differ {
         public var b: String
         /// "records", or "tables" when one side is a model archive and the other a generic one.
         public var comparedBy: String
-        /// Every entity's differences.
+        /// By name.
         public var entities: [EntityDiff]
         /// Records only in B, across entities.
         public var added: Int
@@ -92,14 +89,42 @@ public enum Differ {
         }
     }
 
+    /// One line of an entity's listing.
+    public enum Line: Sendable {
+        /// A record only B has, only A has ("_pk 12", with its cloudID when it has a well-formed one).
+        case added(String)
+        case removed(String)
+        case changed(Changed)
+    }
+
+    /// The counts, and each entity's records read one at a time from the scratch store: the
+    /// listing of a million changes is never held in memory. Valid only inside `diff`'s `read`.
+    public final class Listing {
+        public let result: Result
+        private let comparisons: [String: Comparison]
+
+        init(result: Result, comparisons: [String: Comparison]) {
+            self.result = result
+            self.comparisons = comparisons
+        }
+
+        /// The records only B has, then those only A has (each by `_pk`), then the changed ones
+        /// (by A's `_pk`).
+        public func forEachLine(of entity: String, _ body: (Line) throws -> Void) throws {
+            try comparisons[entity]?.forEachLine(body)
+        }
+    }
+
     /// `progress` is told how far the reading of each side is (step "read A", "read B"; a
     /// store is first exported: "export A", "export B").
     /// `keys` open either side when it is an age-encrypted archive. `profiles` are the apps whose
-    /// schemas a store or archive may be of (their natural keys recognise records).
-    package static func diff(
+    /// schemas a store or archive may be of (their natural keys recognise records). `read` is
+    /// given the counts and the listing, while the scratch store that holds them exists.
+    package static func diff<T>(
         _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), profiles: [AppProfile] = [], workDirectory: URL,
-        progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil
-    ) throws -> Result {
+        progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil,
+        read: (Listing) throws -> T
+    ) throws -> T {
         // Records live in a scratch store in the private work folder, not in memory: SQLite's
         // page cache is bounded and its sorts spill to files, so memory stays flat at any size.
         let scratch = workDirectory.appendingPathComponent("diff")
@@ -113,15 +138,17 @@ public enum Differ {
             try db.execute(sql: "PRAGMA synchronous = OFF")
             try db.execute(sql: "PRAGMA temp_store = FILE")
             try db.execute(sql: "PRAGMA cache_size = -8192")
-            return try diff(
-                a, b, keys: keys, profiles: profiles, workDirectory: workDirectory, db: db, progress: progress, cancellation: cancellation)
+            return try read(
+                try diff(
+                    a, b, keys: keys, profiles: profiles, workDirectory: workDirectory, db: db, progress: progress,
+                    cancellation: cancellation))
         }
     }
 
     static func diff(
         _ a: URL, _ b: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, db: Database,
         progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
-    ) throws -> Result {
+    ) throws -> Listing {
         var left = try side(
             of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress,
             cancellation: cancellation)
@@ -152,24 +179,27 @@ public enum Differ {
                 CREATE INDEX diff_pairs_a ON diff_pairs (entity, a);
                 CREATE INDEX diff_pairs_b ON diff_pairs (entity, b);
                 CREATE TABLE diff_map (root TEXT NOT NULL, b INTEGER NOT NULL, a INTEGER, PRIMARY KEY (root, b)) WITHOUT ROWID;
+                CREATE TABLE diff_changed (entity INTEGER NOT NULL, a INTEGER NOT NULL, b INTEGER NOT NULL);
                 """)
         // Parents are matched before the children whose relationships name them; changes are
         // looked for once every entity is matched, so a to-many compares the records it names too.
-        var matched: [Comparison] = []
+        var comparisons: [String: Comparison] = [:]
         for (number, name) in order(Set(left.tables.keys).union(right.tables.keys), left, right).enumerated() {
             var comparison = Comparison(
                 db: db, number: number, name: name, plan: plan(for: name, left, right, byTables: byTables || left.kind == generic),
                 a: try left.tables[name] ?? Table.empty(in: db, name: "a_none_\(number)"),
                 b: try right.tables[name] ?? Table.empty(in: db, name: "b_none_\(number)"))
             try comparison.match()
-            matched.append(comparison)
+            comparisons[name] = comparison
         }
-        var entities = try matched.map { try $0.changes() }
-        entities.sort { $0.name < $1.name }
-        return Result(
-            a: a.path, b: b.path, comparedBy: byTables ? "tables" : "records", entities: entities,
-            added: entities.map(\.added.count).reduce(0, +), removed: entities.map(\.removed.count).reduce(0, +),
-            changed: entities.map(\.changed.count).reduce(0, +))
+        try db.execute(sql: "CREATE INDEX diff_changed_entity ON diff_changed (entity)")
+        let entities = try comparisons.values.map { try $0.summary() }.sorted { $0.name < $1.name }
+        return Listing(
+            result: Result(
+                a: a.path, b: b.path, comparedBy: byTables ? "tables" : "records", entities: entities,
+                added: entities.map(\.added).reduce(0, +), removed: entities.map(\.removed).reduce(0, +),
+                changed: entities.map(\.changed).reduce(0, +)),
+            comparisons: comparisons)
     }
 
     /// One input as an archive holds it: its records by entity, and what says how to recognise them.
@@ -294,9 +324,23 @@ public enum Differ {
         let db: Database
         let prefix: String
         var tables: [String: Table] = [:]
+
+        /// Where the members of a record go, for one order of keys: the insert (of `pk` and every
+        /// column its table had then) and each member's place in its arguments (0 `pk`, nil
+        /// none). An encoder writes every record of a member with the same keys in the same
+        /// order, so a record is placed by comparing its keys with the last one's, not by looking
+        /// each up.
+        private struct Layout {
+            var entity: String
+            var keys: [String]
+            var places: [Int?]
+            var width: Int
+            var insert: Statement
+        }
+
+        private var last: Layout?
         private var inserts: [String: Statement] = [:]
-        /// By entity, each property's place in the insert's arguments (after `pk`).
-        private var places: [String: [String: Int]] = [:]
+        private let text = ValueText()
 
         init(db: Database, prefix: String) {
             self.db = db
@@ -304,44 +348,56 @@ public enum Differ {
         }
 
         func add(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws {
+            let layout: Layout
+            if let last, last.entity == entity, last.keys.count == members.count,
+                zip(last.keys, members).allSatisfy({ $0 == $1.key })
+            {
+                layout = last
+            } else {
+                layout = try self.layout(entity, members)
+                last = layout
+            }
+            tables[entity]!.count += 1
+            var values = [StoredValue](repeating: .null, count: layout.width)
+            for (member, place) in zip(members, layout.places) {
+                guard let place else { continue }
+                if place == 0 {
+                    if case .integer(let key) = member.value { values[0] = .integer(key) }
+                } else {
+                    values[place] = DiffValue.encode(member.value, text)
+                }
+            }
+            if case .null = values[0] { values[0] = .integer(Int64.min) }
+            // Bound with exact byte lengths: GRDB binds text up to its first NUL, and two strings
+            // that differ only after one would compare equal.
+            try ExactSQL.execute(layout.insert, values)
+        }
+
+        /// The layout of a record with `members`' keys, adding a column for each new property.
+        private func layout(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws -> Layout {
             var table = try tables[entity] ?? Table.empty(in: db, name: "\(prefix)_\(tables.count)")
-            for member in members where member.key != RecordJSON.primaryKeyKey && !ignored.contains(member.key) {
-                guard table.columns[member.key] == nil else { continue }
-                let column = "c\(table.columns.count)"
-                try db.execute(sql: "ALTER TABLE \(table.name) ADD COLUMN \(column)")
-                table.columns[member.key] = column
-                places[entity, default: [:]][member.key] = table.columns.count
-                inserts[entity] = nil
+            var places: [Int?] = []
+            var taken: Set<Int> = []
+            for member in members {
+                var place: Int?
+                if member.key == RecordJSON.primaryKeyKey {
+                    place = 0
+                } else if !ignored.contains(member.key) {
+                    if table.columns[member.key] == nil {
+                        try db.execute(sql: "ALTER TABLE \(table.name) ADD COLUMN c\(table.columns.count)")
+                        table.columns[member.key] = "c\(table.columns.count)"
+                        inserts[entity] = nil
+                    }
+                    place = Int(table.columns[member.key]!.dropFirst())! + 1
+                }
+                // A key written twice counts once, the first time.
+                if let found = place, !taken.insert(found).inserted { place = nil }
+                places.append(place)
             }
-            table.count += 1
             tables[entity] = table
-            var values = [DatabaseValue](repeating: .null, count: table.columns.count + 1)
-            var assigned = [Bool](repeating: false, count: values.count)
-            let place = places[entity] ?? [:]
-            // A key written twice counts once, the first time.
-            for (key, value) in members {
-                let index: Int
-                if key == RecordJSON.primaryKeyKey {
-                    index = 0
-                } else if let known = place[key] {
-                    index = known
-                } else {
-                    continue
-                }
-                guard !assigned[index] else { continue }
-                assigned[index] = true
-                if index == 0 {
-                    if case .integer(let key) = value { values[0] = key.databaseValue }
-                } else {
-                    values[index] = DiffValue.encode(value)
-                }
-            }
-            if !assigned[0] || values[0].isNull { values[0] = Int64.min.databaseValue }
             let insert = try inserts[entity] ?? makeInsert(table)
             inserts[entity] = insert
-            // The arguments always match the statement's placeholders: made from the same columns.
-            insert.setUncheckedArguments(StatementArguments(values))
-            try insert.execute()
+            return Layout(entity: entity, keys: members.map(\.key), places: places, width: table.columns.count + 1, insert: insert)
         }
 
         private func makeInsert(_ table: Table) throws -> Statement {
@@ -360,31 +416,31 @@ public enum Differ {
     /// integer 1 the Double 1.0. An absent property is NULL, compared as null.
     enum DiffValue {
         static let nullSQL = "X'6E'"
-        private static let null = Data([0x6E]).databaseValue
-        private static let yes = Data([0x74]).databaseValue
-        private static let no = Data([0x66]).databaseValue
+        private static let null = StoredValue.blob(Data([0x6E]))
+        private static let yes = StoredValue.blob(Data([0x74]))
+        private static let no = StoredValue.blob(Data([0x66]))
 
-        static func encode(_ value: JSONValue) -> DatabaseValue {
+        static func encode(_ value: JSONValue, _ text: ValueText) -> StoredValue {
             switch value {
             case .null: return null
             case .boolean(let flag): return flag ? yes : no
-            case .integer(let integer): return integer.databaseValue
-            case .string(let string): return string.databaseValue
+            case .integer(let integer): return .integer(integer)
+            case .string(let string): return .text(Data(string.utf8))
             case .number(let number):
                 // 0.0 and -0.0 are one value.
                 var bits = (number == 0 ? 0 : number).bitPattern.bigEndian
-                return (Data([0x64]) + Data(bytes: &bits, count: 8)).databaseValue
-            case .array, .object: return (Data([0x6A]) + Data(Differ.text(value).utf8)).databaseValue
+                return .blob(Data([0x64]) + Data(bytes: &bits, count: 8))
+            case .array, .object: return .blob(Data([0x6A]) + Data(text(value).utf8))
             }
         }
 
         /// The value as `text` shows it; "(none)" for an absent one.
-        static func text(_ value: DatabaseValue) -> String {
+        static func text(_ value: DatabaseValue, _ text: ValueText) -> String {
             switch value.storage {
-            case .null: return Differ.text(nil)
-            case .int64(let integer): return Differ.text(.integer(integer))
-            case .double(let number): return Differ.text(.number(number))
-            case .string(let string): return Differ.text(.string(string))
+            case .null: return text(nil)
+            case .int64(let integer): return text(.integer(integer))
+            case .double(let number): return text(.number(number))
+            case .string(let string): return text(.string(string))
             case .blob(let data):
                 switch data.first {
                 case 0x6E: return "null"
@@ -392,7 +448,7 @@ public enum Differ {
                 case 0x66: return "false"
                 case 0x64 where data.count == 9:
                     let bits = data.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                    return Differ.text(.number(Double(bitPattern: bits)))
+                    return text(.number(Double(bitPattern: bits)))
                 default: return String(decoding: data.dropFirst(), as: UTF8.self)
                 }
             }
@@ -546,54 +602,85 @@ public enum Differ {
             plan.keys.first(where: \.isCloudID).flatMap { table.columns[$0.fields[0]] }.map { "\(x).\($0)" } ?? "NULL"
         }
 
-        /// What differs between the paired records, and which records only one side has.
-        func changes() throws -> EntityDiff {
+        /// SQL: every shared field of the pair `l`, `r` as a flag (`d0`…), 1 where it differs.
+        private func differs(_ shared: [String]) -> [String] {
+            shared.enumerated().map { "(\(value($1, "l", translate: false)) IS NOT \(value($1, "r", translate: true))) AS d\($0)" }
+        }
+
+        /// The counts: the changed pairs are found once and kept (`diff_changed`), so that the
+        /// listing reads only them.
+        func summary() throws -> EntityDiff {
             let shared = self.shared
-            var changed: [Changed] = []
+            var changed = 0
             if !shared.isEmpty {
-                let differs = shared.map { "(\(value($0, "l", translate: false)) IS NOT \(value($0, "r", translate: true)))" }
-                let values = shared.map { "l.\(a.columns[$0]!), r.\(b.columns[$0]!)" }
-                let flags = differs.indices.map { "d\($0)" }
-                let rows = try Row.fetchCursor(
-                    db,
+                try db.execute(
                     sql: """
-                        SELECT * FROM (SELECT l.pk AS old_pk, r.pk AS new_pk, \(cloudColumn(a, "l")) AS cloud, \(values.joined(separator: ", ")), \
-                        \(zip(differs, flags).map { "\($0) AS \($1)" }.joined(separator: ", ")) FROM diff_pairs p JOIN \(a.name) l ON l.rowid = p.a \
-                        JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number)) WHERE \(flags.joined(separator: " OR ")) ORDER BY old_pk
+                        INSERT INTO diff_changed (entity, a, b) SELECT \(number), a, b FROM (SELECT p.a AS a, p.b AS b, \
+                        \(differs(shared).joined(separator: ", ")) FROM diff_pairs p JOIN \(a.name) l ON l.rowid = p.a \
+                        JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number)) WHERE \(shared.indices.map { "d\($0)" }.joined(separator: " OR "))
                         """)
-                while let row = try rows.next() {
-                    let (old, new): (Int64, Int64) = (row[0], row[1])
-                    let fields = shared.indices.compactMap { index -> FieldChange? in
-                        let differs: Bool = row[3 + 2 * shared.count + index]
-                        guard differs else { return nil }
-                        return FieldChange(
-                            field: shared[index], old: DiffValue.text(row[3 + 2 * index]), new: DiffValue.text(row[4 + 2 * index]))
-                    }
-                    let moved = old == new ? "" : ", _pk \(new) in B"
-                    changed.append(Changed(identity: label(old, row[2]) + moved, fields: fields))
-                }
-            }
-            func only(_ table: Table, _ side: String) throws -> [String] {
-                try Row.fetchAll(
-                    db,
-                    sql:
-                        "SELECT x.pk, \(cloudColumn(table, "x")) FROM \(table.name) x WHERE \(unmatched(side, "x.rowid")) ORDER BY x.pk, x.rowid"
-                ).map { label($0[0], $0[1]) }
+                changed = db.changesCount
             }
             let empty = a.count == 0 || b.count == 0
             return EntityDiff(
                 name: name, matchedBy: used.isEmpty ? tried.first ?? "content" : used.joined(separator: ", "),
-                added: try only(b, "b"), removed: try only(a, "a"), changed: changed,
+                added: b.count - paired, removed: a.count - paired, changed: changed,
                 fieldsOnlyInB: empty ? [] : Set(b.columns.keys).subtracting(a.columns.keys).sorted(),
                 fieldsOnlyInA: empty ? [] : Set(a.columns.keys).subtracting(b.columns.keys).sorted())
         }
+
+        /// The records only B has, then only A has, then the changed ones, each read as it is listed.
+        func forEachLine(_ body: (Line) throws -> Void) throws {
+            for (table, side, line) in [(b, "b", Line.added), (a, "a", Line.removed)] {
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql:
+                        "SELECT x.pk, \(cloudColumn(table, "x")) FROM \(table.name) x WHERE \(unmatched(side, "x.rowid")) ORDER BY x.pk, x.rowid"
+                )
+                while let row = try rows.next() { try body(line(label(row[0], row[1]))) }
+            }
+            let shared = self.shared
+            guard !shared.isEmpty else { return }
+            let text = ValueText()
+            let values = shared.map { "l.\(a.columns[$0]!), r.\(b.columns[$0]!)" }
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT l.pk AS old_pk, r.pk AS new_pk, \(cloudColumn(a, "l")) AS cloud, \(values.joined(separator: ", ")), \
+                    \(differs(shared).joined(separator: ", ")) FROM diff_changed p JOIN \(a.name) l ON l.rowid = p.a \
+                    JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number) ORDER BY old_pk
+                    """)
+            while let row = try rows.next() {
+                let (old, new): (Int64, Int64) = (row[0], row[1])
+                let fields = shared.indices.compactMap { index -> FieldChange? in
+                    let differs: Bool = row[3 + 2 * shared.count + index]
+                    guard differs else { return nil }
+                    return FieldChange(
+                        field: shared[index], old: DiffValue.text(row[3 + 2 * index], text),
+                        new: DiffValue.text(row[4 + 2 * index], text))
+                }
+                let moved = old == new ? "" : ", _pk \(new) in B"
+                try body(.changed(Changed(identity: label(old, row[2]) + moved, fields: fields)))
+            }
+        }
     }
 
-    static func text(_ value: JSONValue?) -> String {
-        guard let value else { return "(none)" }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+    /// Values as the listing shows them: JSON, "(none)" for an absent one. One encoder serves
+    /// every value (making one costs more than encoding a value), and plain scalars need none.
+    final class ValueText {
+        private let encoder = JSONEncoder()
+
+        init() { encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes] }
+
+        func callAsFunction(_ value: JSONValue?) -> String {
+            switch value {
+            case nil: return "(none)"
+            case .null?: return "null"
+            case .boolean(let flag)?: return flag ? "true" : "false"
+            case .integer(let integer)?: return String(integer)
+            case let value?: return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+            }
+        }
     }
 
     // MARK: How records are recognised

@@ -51,8 +51,8 @@ public enum Migrator {
         /// Swap the source store, keeping a backup, instead of writing a new one.
         public var inPlace = false
         public var backupStamp = "backup"
-        /// Told each entity's records once they are copied (a migration copies an entity in one
-        /// statement, so there is nothing between).
+        /// Told how far the migration is: each entity's records as it migrates them (step
+        /// "migrate"), then the repairs (step "repair").
         package var progress: ((RecordProgress) -> Void)?
         /// Checked between the steps of a chain and before the migrated store is put in place.
         package var cancellation: Cancellation?
@@ -138,11 +138,14 @@ public enum Migrator {
                     // version, with every change reported. The one cloudID the migration gave every
                     // record identifies none of them, even where an entity has one record: each gets
                     // the cloudID an import of the store's backup to this version gives it.
+                    let records = try recordCount(db, options.progress == nil ? [] : target.entities)
+                    options.progress?(RecordProgress(step: "repair", entity: "all entities", rowsDone: 0, rowsTotal: records))
                     try Repairer(
                         db: db, schema: target, defaultsSchema: target, now: options.now, randomIDs: options.randomIDs,
                         cloudIDKind: sourceSchema.entities.contains { $0.cloudID != nil } ? .repair : .migration,
                         log: log, path: source.path, sharedCloudIDs: sharedCloudIDs
                     ).run()
+                    options.progress?(RecordProgress(step: "repair", entity: "all entities", rowsDone: records, rowsTotal: records))
                     let migrated = StoreMetadata(
                         schema: target, uuid: metadata.uuid,
                         frameworkVersion: metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
@@ -190,8 +193,13 @@ public enum Migrator {
             guard let previous = old.entity(named: entity.name) else {
                 try db.execute(sql: layout.createTableSQL)
                 for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
+                options.progress?(RecordProgress(step: "migrate", entity: entity.name, rowsDone: 0, rowsTotal: 0))
                 continue
             }
+            // Each ALTER and UPDATE covers every record at once: an entity is reported as it
+            // starts and as it ends.
+            let records = try recordCount(db, options.progress == nil ? [] : [previous])
+            options.progress?(RecordProgress(step: "migrate", entity: entity.name, rowsDone: 0, rowsTotal: records))
             let oldLayout = TableLayout(entity: previous)
             for column in layout.columns {
                 let attribute = entity.attribute(named: column.property)
@@ -215,9 +223,15 @@ public enum Migrator {
                 try ExactSQL.execute(
                     db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ? WHERE \(column.name) IS NULL", [ValueCoding.encode(value)])
             }
+            options.progress?(RecordProgress(step: "migrate", entity: entity.name, rowsDone: records, rowsTotal: records))
         }
         try renumberEntities(db, from: old, to: new)
         return sharedCloudIDs
+    }
+
+    /// How many records `entities` have (for progress; none asked, none counted).
+    static func recordCount(_ db: Database, _ entities: [Entity]) throws -> Int {
+        try entities.reduce(0) { $0 + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \(TableLayout(entity: $1).tableName)") ?? 0) }
     }
 
     /// The single value Core Data binds for a new property. `UUID().uuidString` is evaluated

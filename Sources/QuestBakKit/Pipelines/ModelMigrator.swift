@@ -136,13 +136,12 @@ package enum ModelMigrator {
                 throw StoreError.noModel(path: modelStore.path, reason: "its model does not explain its own tables: \(problem)")
             }
             try old.snapshot.read { source in
-                counts = try copyRecords(from: source, old: old, into: db, layout: layout, new: new, log: log)
+                counts = try copyRecords(
+                    from: source, old: old, into: db, layout: layout, new: new, log: log, progress: options.progress,
+                    cancellation: options.cancellation)
                 try reportDropped(from: source, old: old, layout: layout, new: new, log: log)
                 try copyLinks(from: source, old: old, into: db, new: new, log: log)
                 try copyOtherTables(from: source, old: old, into: db)
-            }
-            for (entity, rows) in counts.sorted(by: { $0.key < $1.key }) {
-                options.progress?(RecordProgress(step: "migrate", entity: entity, rowsDone: rows, rowsTotal: rows))
             }
             try options.cancellation?.check()
             let violations = try LaunchValidity.problems(db, model: Schema(model: new.model), layout: layout, uniquenessOnly: true)
@@ -285,10 +284,21 @@ package enum ModelMigrator {
     /// Every record of every old entity into its new entity, value by value; returns the
     /// records written by new entity.
     static func copyRecords(
-        from source: Database, old: Side, into db: Database, layout: ModelLayout, new: Side, log: RepairLog
+        from source: Database, old: Side, into db: Database, layout: ModelLayout, new: Side, log: RepairLog,
+        progress report: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil
     ) throws -> [String: Int] {
         let oldLayout = try ModelLayout(source, model: old.model)
         var counts: [String: Int] = [:]
+        // Each new entity's records, counted first only when someone is told how far the copy is.
+        var totals: [String: Int] = [:]
+        for plan in report == nil ? [] : layout.entities {
+            guard let entity = new.model.entity(named: plan.name), let previous = old.counterpart(of: entity),
+                let oldPlan = oldLayout.entity(named: previous.name)
+            else { continue }
+            totals[plan.name] =
+                try Int.fetchOne(source, sql: "SELECT count(*) FROM \(oldPlan.table) WHERE Z_ENT = \(oldPlan.number)") ?? 0
+        }
+        let progress = RecordProgressCounter(report: report, totals: totals, step: "migrate", cancellation: cancellation)
         for plan in layout.entities {
             guard let entity = new.model.entity(named: plan.name), let previous = old.counterpart(of: entity),
                 let oldPlan = oldLayout.entity(named: previous.name)
@@ -348,9 +358,11 @@ package enum ModelMigrator {
                 }
                 try ExactSQL.execute(insert, values)
                 written += 1
+                try progress.count(plan.name)
             }
             counts[plan.name, default: 0] += written
         }
+        progress.finishEntity()
         return counts
     }
 
