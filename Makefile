@@ -1,7 +1,7 @@
 # questbak: `make demo` and `make test` take a fresh Debian machine (root, Swift installed) to a
 # working, tested tool. Every target installs the Debian packages it needs when they are missing.
 SHELL := /bin/bash
-APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev libzstd-dev sqlite3 zstd util-linux python3-yaml groff age jq
+APT_PACKAGES := libsqlite3-dev libarchive-dev zlib1g-dev libzstd-dev sqlite3 zstd util-linux python3-yaml groff age jq libarchive-tools
 # On macOS, Homebrew's: libarchive is keg-only, so its pkg-config folder is named for the build.
 BREW_PACKAGES := libarchive zstd
 # The system decides the branch; a test sets UNAME=Darwin with `make -n` to see the macOS one.

@@ -3,7 +3,7 @@
 // and merges the rescued records into the fresh store. `make test` runs it; it exits non-zero
 // when anything rescued does not come back.
 //
-// What an app does is in `launch(store:rescues:)`: three calls of QuestBakKit. What stands in
+// What an app does is in `launch(store:rescues:)`: two calls of QuestBakKit's front door. What stands in
 // for SwiftData (the old build's store, the new build's empty store, `ModelContainer`'s check
 // of the store's model) is below it, written with the package's fixture writer.
 
@@ -14,7 +14,7 @@ import QuestBakKit
 // MARK: - The app's launch
 
 /// The new build's launch: open the store; when that fails, rescue, reset, merge, open again.
-func launch(store: URL, rescues: URL) throws -> (StoreRescue.RescueResult, StoreRescue.MergeResult)? {
+func launch(store: URL, rescues: URL) async throws -> (StoreRescue.RescueResult, StoreRescue.MergeResult)? {
     do {
         try ModelContainerStandIn.open(store, model: Journal.version2)
         return nil
@@ -24,7 +24,7 @@ func launch(store: URL, rescues: URL) throws -> (StoreRescue.RescueResult, Store
     // 1. Before anything is deleted: the store's files copied aside, and an archive made by the
     //    store's own model (not the app's, which cannot read it).
     let folder = rescues.appendingPathComponent("rescue-1")
-    let rescued = try StoreRescue.rescue(storeAt: store, into: folder)
+    let rescued = try await QuestBak.rescue(store: store, into: folder)
     print("rescue: copied \(rescued.copiedFiles.count) files (\(rescued.copiedBytes) bytes) to \(folder.path)")
     guard rescued.exported else {
         // The copy is all there is: keep it, reset, and tell the user where it is.
@@ -38,7 +38,7 @@ func launch(store: URL, rescues: URL) throws -> (StoreRescue.RescueResult, Store
     try ModelContainerStandIn.create(store, model: Journal.version2)
 
     // 3. The rescued records merged in (before the container opens the store for good).
-    let merged = try StoreRescue.merge(rescuedIn: folder, into: store)
+    let merged = try await QuestBak.mergeRescue(from: folder, into: store)
     print("merge: \(merged.outcome.rawValue), \(merged.archiveSchemaVersion) → \(merged.storeSchemaVersion), \(merged.inserted) records")
     for value in merged.unplaced {
         print("merge: no place in the new model for \(value.entity) _pk \(value.primaryKey) \(value.field ?? "(record)") = \(value.value)")
@@ -159,7 +159,7 @@ try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), w
 // The old build's store, with its last entry only in the WAL (the app was killed, as apps are).
 try ModelContainerStandIn.create(store, model: Journal.version1, rows: Journal.notebooks + Journal.entries, walRows: Journal.walEntries)
 
-if let outcome = try launch(store: store, rescues: work.appendingPathComponent("Application Support/Rescues")) {
+if let outcome = try await launch(store: store, rescues: work.appendingPathComponent("Application Support/Rescues")) {
     let (rescued, merged) = outcome
     let entries = Journal.entries.count + Journal.walEntries.count
     check(rescued.copiedFiles.contains { $0.hasSuffix("default.store-wal") }, "the copy has the store's -wal")
@@ -177,10 +177,10 @@ if let outcome = try launch(store: store, rescues: work.appendingPathComponent("
                 }), "the reported moods are the old build's (\(moods.map(\.value)))")
     // The merged store read back by a backup of it: the records are there under the new model.
     let backup = work.appendingPathComponent("after.qbak")
-    var options = Exporter.Options(createdAt: 1_800_000_000)
-    options.profiles = []
+    var options = QuestBak.BackupOptions()
+    options.createdAt = Date(timeIntervalSince1970: 1_800_000_000)
     options.verify = true
-    let summary = try Exporter.export(storeAt: store, to: .file(backup, overwrite: false), options: options)
+    let summary = try await QuestBak.backUp(store: store, to: backup, options: options)
     let counts = Dictionary(summary.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +)
     check(counts == ["Entry": entries, "Notebook": Journal.notebooks.count], "the merged store holds \(counts)")
     check(summary.schemaVersion == "2.0.0", "the merged store is of model \(summary.schemaVersion)")

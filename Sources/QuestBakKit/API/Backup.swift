@@ -3,8 +3,9 @@ import Foundation
 extension QuestBak {
     /// How ``QuestBak/backUp(store:to:options:progress:)`` writes an archive.
     public struct BackupOptions: Sendable {
-        /// How each member is compressed: zstd (the default), gzip or none.
-        public var compression: ArchiveCompression = .zstd
+        /// How each member is compressed: zstd, gzip or none; by default zstd, or gzip in a build
+        /// without libzstd (`ArchiveCompression.preferred`).
+        public var compression: ArchiveCompression = .preferred
         /// The archive's creation time, stamped into the manifest and on every member (whole
         /// seconds). nil: now. Two backups of one store with one date are byte-identical.
         public var createdAt: Date?

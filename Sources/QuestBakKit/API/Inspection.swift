@@ -1,7 +1,7 @@
 import Foundation
 
 extension QuestBak {
-    /// How ``QuestBak/diff(_:_:options:progress:)`` reads its two sides.
+    /// How ``QuestBak/diff(_:_:options:progress:eachRecord:)`` reads its two sides.
     public struct DiffOptions: Sendable {
         /// Keys that open either side when it is an encrypted archive.
         public var identities: [AgeIdentity] = []

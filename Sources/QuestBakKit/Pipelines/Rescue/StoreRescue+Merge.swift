@@ -64,7 +64,7 @@ extension StoreRescue {
     /// are; a newer version identifier (`VersionedSchema.versionIdentifier`) on the archive's
     /// model keeps it; any other model is taken for an older one and migrated, every value it
     /// loses reported.
-    public static func merge(rescuedIn folder: URL, into store: URL, options: Options = Options()) throws -> MergeResult {
+    package static func merge(rescuedIn folder: URL, into store: URL, options: Options = Options()) throws -> MergeResult {
         let archive = folder.appendingPathComponent(archiveName)
         guard StoreFilesCopy.entryType(archive.path) != nil else {
             throw ArchiveError.unreadable(

@@ -27,7 +27,7 @@ public enum StoreRescue {
     /// and every value the new model has no place for, one JSON object a line.
     public static let reportName = "merge-report.jsonl"
 
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// The archive's creation time (Unix seconds); also what `Date.now` defaults of
         /// properties new in the app's model become when an older archive is migrated.
         public var createdAt: Int64
@@ -81,7 +81,7 @@ public enum StoreRescue {
     /// to `folder/store.qbak`, verified. `folder` must be new or empty: an earlier rescue there
     /// may hold the only good copy. Throws when the copy cannot be made (then nothing is saved);
     /// an export that fails does not throw: the result says why, and the copy is kept.
-    public static func rescue(storeAt store: URL, into folder: URL, options: Options = Options()) throws -> RescueResult {
+    package static func rescue(storeAt store: URL, into folder: URL, options: Options = Options()) throws -> RescueResult {
         switch StoreFilesCopy.entryType(store.path, followingLinks: true) {
         case nil: throw StoreError.notFound(path: store.path)
         case S_IFDIR?:
