@@ -86,7 +86,7 @@ public enum Importer {
         /// What the restore did to the store as a whole (metadata recomputed, and why).
         public var notes: [String]
         /// Every repair and change, counted; the API writes its entries out with `repairLog`.
-        public let log: RepairLog
+        package let log: RepairLog
 
         enum CodingKeys: String, CodingKey {
             // One vocabulary with migrate's result: what was read is the source, what was written the target.
@@ -99,10 +99,67 @@ public enum Importer {
     /// it is read twice); `displayName` names it in messages and the result. `target` nil
     /// validates only, and, like a dry run, does everything but put a store in place. The
     /// returned log lives in `workDirectory`.
+    ///
+    /// In four steps, each its own function: what is refused before anything is written
+    /// (`preflight`), where the new store is built (`Workplace`), the restore itself (by the
+    /// store's own statements, or by a known schema for a format 1 or 2 archive), and putting
+    /// the store in place (`place`).
     package static func run(
         archive file: String, displayName: String? = nil, into target: URL?, options: Options, workDirectory: URL
     ) throws -> Result {
         let path = displayName ?? file
+        let source = try preflight(archive: file, path: path, into: target, options: options)
+        let log = try RepairLog(directory: workDirectory)
+        var workplace = try Workplace(target: target, options: options, workDirectory: workDirectory)
+        defer { if !workplace.placed { StorePlacement.removeFolders(workplace.createdFolders) } }
+        TemporaryFiles.createdStore(workplace.storeURL)
+        defer { TemporaryFiles.removeStore(workplace.storeURL) }
+
+        let progress = RecordProgressCounter(
+            report: options.progress, totals: Dictionary(source.manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
+            cancellation: options.cancellation)
+        // The files are spooled only when they are to be written (not for a dry run or `verify`).
+        let spool = target == nil || options.dryRun ? nil : workDirectory.appendingPathComponent("external")
+        defer { if let spool { try? FileManager.default.removeItem(at: spool) } }
+        let restored: Restored
+        if let restore = source.statementRestore {
+            restored = try restoreByStatements(
+                restore, source: source, path: path, to: workplace.storeURL, spool: spool, log: log, options: options, progress: progress)
+        } else if let plan = source.plan {
+            restored = try restoreBySchema(
+                plan, source: source, path: path, to: workplace.storeURL, log: log, options: options, progress: progress)
+        } else {
+            preconditionFailure("preflight gives a restore by statements or a plan")
+        }
+
+        var notes = workplace.notes + restored.notes
+        var backup: URL?
+        if let target {
+            (backup, notes) = try place(workplace.storeURL, at: target, external: restored.external, options: options, notes: notes)
+            workplace.placed = !options.dryRun
+        }
+        return Result(
+            archive: path, target: target?.path, dryRun: options.dryRun || target == nil,
+            sourceSchemaVersion: source.manifest.effectiveSchemaVersion,
+            targetSchemaVersion: source.plan?.target.versionIdentifier ?? source.manifest.effectiveSchemaVersion,
+            entities: restored.entities, counts: log.counts, repairs: log.repairs, changes: log.total, backup: backup?.path,
+            backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
+    }
+
+    /// What `preflight` found: the archive's manifest and how it restores.
+    private struct Source {
+        var reader: ArchiveReader
+        var manifest: ArchiveManifest
+        /// Any app's store comes back from its own statements.
+        var statementRestore: StatementRestore?
+        /// A format 1 or 2 archive, through an app profile's schemas.
+        var plan: Plan?
+    }
+
+    /// Everything refused before anything is written: a target that exists or cannot be made, an
+    /// unreadable manifest, external-storage files that would land outside the store's folder,
+    /// and options an archive of another app's store cannot honour.
+    private static func preflight(archive file: String, path: String, into target: URL?, options: Options) throws -> Source {
         if let target {
             // Before any refusal: a run killed between linking its store into place and removing
             // its temporary name leaves both, and the next run refuses the existing target.
@@ -118,215 +175,236 @@ public enum Importer {
             // Refused before anything is written: the files would go wherever a link points.
             try ExternalStorage.checkConfined(forStore: target, names: externalNames)
         }
-        // Any app's store comes back from its own statements; TimeQuest's through its schemas.
-        let statementRestore = manifest.restoresFromStatements ? try StatementRestore(manifest: manifest, archive: path) : nil
-        if statementRestore != nil {
-            if let requested = options.targetVersion, requested != manifest.effectiveSchemaVersion {
-                throw ImportError.notImportable(
-                    archive: path,
-                    reason:
-                        "it is an archive of another app's store (\(manifest.source.schema)), which restores only as the version it was (\(manifest.effectiveSchemaVersion.isEmpty ? "none" : manifest.effectiveSchemaVersion)), not as \(requested)"
-                )
-            }
-            if options.template != nil {
-                throw ImportError.notImportable(
-                    archive: path,
-                    reason:
-                        "it is an archive of another app's store (\(manifest.source.schema)), which restores with its own metadata, not a template's"
-                )
-            }
+        guard manifest.restoresFromStatements else {
+            return Source(
+                reader: reader, manifest: manifest, statementRestore: nil,
+                plan: try Plan(manifest: manifest, archive: path, options: options))
         }
-        let plan = statementRestore == nil ? try Plan(manifest: manifest, archive: path, options: options) : nil
-        let log = try RepairLog(directory: workDirectory)
-        var notes: [String] = []
-
-        // Where the store is built: beside the target (so the final rename stays on one file
-        // system), in folders made for it if need be and removed again if the import fails.
-        var storeURL = workDirectory.appendingPathComponent("validated.store")
-        var createdFolders: [URL] = []
-        var placed = false
-        if let target, !options.dryRun {
-            createdFolders = try StorePlacement.createFolders(for: target)
-            storeURL = StorePlacement.temporaryStoreURL(besides: target)
-        }
-        defer { if !placed { StorePlacement.removeFolders(createdFolders) } }
-        if let target, options.replace, options.dryRun, FileManager.default.fileExists(atPath: target.path) {
-            // What would be set aside, in records, and where (a second replace in one second adds -2).
-            let records =
-                (try? StoreSnapshot(storeAt: target).read { db in
-                    try StoreReader.modelTables(db).reduce(0) { $0 + (try StoreReader.rowCount(db, table: $1.table)) }
-                }).map { "\($0) records, " } ?? ""
-            notes.append(
-                "would keep the existing store (\(records)with its -wal and -shm, when it has them) as \(target.path).questbak-backup-\(options.backupStamp)"
+        if let requested = options.targetVersion, requested != manifest.effectiveSchemaVersion {
+            throw ImportError.notImportable(
+                archive: path,
+                reason:
+                    "it is an archive of another app's store (\(manifest.source.schema)), which restores only as the version it was (\(manifest.effectiveSchemaVersion.isEmpty ? "none" : manifest.effectiveSchemaVersion)), not as \(requested)"
             )
         }
-        // The outermost folder made (or to be made) is the one to name: the rest are inside it.
-        if let created = createdFolders.first {
-            notes.append("created folder " + created.path)
-        } else if let target, options.dryRun, let missing = StorePlacement.missingFolders(for: target).first {
-            notes.append("would create folder " + missing.path)
+        if options.template != nil {
+            throw ImportError.notImportable(
+                archive: path,
+                reason:
+                    "it is an archive of another app's store (\(manifest.source.schema)), which restores with its own metadata, not a template's"
+            )
         }
-        TemporaryFiles.createdStore(storeURL)
-        defer { TemporaryFiles.removeStore(storeURL) }
+        return Source(
+            reader: reader, manifest: manifest, statementRestore: try StatementRestore(manifest: manifest, archive: path), plan: nil)
+    }
 
-        var readCounts: [String: Int] = [:]
-        let progress = RecordProgressCounter(
-            report: options.progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
-            cancellation: options.cancellation)
-        var entityResults: [EntityResult] = []
-        var external: [(name: String, spooled: URL?)] = []
-        // The files are spooled only when they are to be written (not for a dry run or `verify`).
-        let spool = target == nil || options.dryRun ? nil : workDirectory.appendingPathComponent("external")
-        defer { if let spool { try? FileManager.default.removeItem(at: spool) } }
-        if let restore = statementRestore {
-            let result = try restore.write(
-                from: reader, to: storeURL, spool: spool, log: log, validate: options.validate, progress: progress)
-            progress.finishEntity()
-            (readCounts, external) = (result.readCounts, result.external)
-            notes += result.notes
-            let written = try restore.verifyReadBack(
-                storeURL, digests: result.digests,
-                files: Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first }))
-            FaultPoint.reached("read back and verified")
-            entityResults = manifest.entities.map {
-                EntityResult(
-                    name: $0.name, read: readCounts[$0.name] ?? 0, written: written[$0.name] ?? 0,
-                    sha256: result.digests[$0.name]?.sha256 ?? $0.sha256)
+    /// Where the store is built: beside the target (so the final rename stays on one file
+    /// system), in folders made for it if need be and removed again if the import fails; with
+    /// what a dry run or a replace would do, said.
+    private struct Workplace {
+        var storeURL: URL
+        var createdFolders: [URL] = []
+        var notes: [String] = []
+        /// Set once the store is in place: the folders made for it then stay.
+        var placed = false
+
+        init(target: URL?, options: Options, workDirectory: URL) throws {
+            storeURL = workDirectory.appendingPathComponent("validated.store")
+            if let target, !options.dryRun {
+                createdFolders = try StorePlacement.createFolders(for: target)
+                storeURL = StorePlacement.temporaryStoreURL(besides: target)
             }
-            let history = manifest.bookkeepingRows.filter { $0.value > 0 }.sorted { $0.key < $1.key }
-            if !history.isEmpty {
+            if let target, options.replace, options.dryRun, FileManager.default.fileExists(atPath: target.path) {
+                // What would be set aside, in records, and where (a second replace in one second adds -2).
+                let records =
+                    (try? StoreSnapshot(storeAt: target).read { db in
+                        try StoreReader.modelTables(db).reduce(0) { $0 + (try StoreReader.rowCount(db, table: $1.table)) }
+                    }).map { "\($0) records, " } ?? ""
                 notes.append(
-                    "persistent history and CloudKit mirroring start empty, as Core Data rebuilds them (the source had "
-                        + history.map { "\($0.value) rows in \($0.key)" }.joined(separator: ", ") + ")")
+                    "would keep the existing store (\(records)with its -wal and -shm, when it has them) as \(target.path).questbak-backup-\(options.backupStamp)"
+                )
             }
-            if options.validate, manifest.source.schema == ArchiveManifest.Source.genericSchema {
-                notes.append("no repairs are made to a store no model describes: restored exactly as archived")
+            // The outermost folder made (or to be made) is the one to name: the rest are inside it.
+            if let created = createdFolders.first {
+                notes.append("created folder " + created.path)
+            } else if let target, options.dryRun, let missing = StorePlacement.missingFolders(for: target).first {
+                notes.append("would create folder " + missing.path)
             }
-        } else if let plan {
-            var digests: [String: EntityMemberEncoding.Digest] = [:]
-            var carried = CarriedTables(archive: path, tables: manifest.tables ?? [])
-            let summary = try StoreWriter.write(to: storeURL, schema: plan.target) { sink in
-                var files: [String: Data] = [:]
-                try carried.create(in: sink.database)
-                let tables = carried
-                // Reading, checking and parsing the archive on a second core while SQLite inserts
-                // on this one (the transaction's thread), in the archive's order.
-                enum Item {
-                    case records([Plan.DecodedLine])
-                    case tableLine(ArchiveManifest.TableMember, Int, Data)
-                    case file(ArchiveManifest.FileMember, Data)
-                }
-                try HandOff.run(
-                    capacity: 16,
-                    produce: { (handOver: (Item) throws -> Void) in
-                        var batch: [Plan.DecodedLine] = []
-                        func flush() throws {
-                            if !batch.isEmpty { try handOver(.records(batch)) }
-                            batch.removeAll(keepingCapacity: true)
-                        }
-                        _ = try reader.read(
-                            onRecordLine: { member, lineNumber, line in
-                                batch.append(try plan.decode(line: line, member: member, lineNumber: lineNumber, archive: path))
-                                if batch.count >= 512 { try flush() }
-                            },
-                            onTableLine: { table, lineNumber, line in
-                                try flush()
-                                try handOver(.tableLine(table, lineNumber, line))
-                            },
-                            onFile: { file, data in
-                                try flush()
-                                try handOver(.file(file, data))
-                            })
-                        try flush()
-                    },
-                    consume: { item in
-                        switch item {
-                        case .records(let lines):
-                            for line in lines {
-                                readCounts[line.memberName, default: 0] += 1
-                                try plan.apply(line, archive: path, into: sink, log: log)
-                                try progress.count(line.memberName)
-                            }
-                        case .tableLine(let table, let lineNumber, let line):
-                            try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
-                        case .file(let file, let data):
-                            files[file.path] = data
-                        }
-                    })
-                progress.finishEntity()
-                if !options.asArchived {
-                    try Repairer(
-                        db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
-                        now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
-                        cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
-                        log: log, path: path, keepDistinctIDs: options.keepDistinctIDs
-                    ).run()
-                }
-                if !options.validate && log.repairs > 0 {
-                    throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
-                }
-                let floors = Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
-                for entity in plan.target.entities {
-                    digests[entity.name] = try EntityMemberEncoding.digest(
-                        sink.database, schema: plan.target, entity: entity, path: storeURL.path)
-                    // Z_MAX below a record's key would make Core Data hand out that key again.
-                    if let largest = sink.maximumPrimaryKeys[entity.name], let floor = floors[entity.name], largest > floor {
-                        try log.record(
-                            RepairEntry(
-                                rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
-                                field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
+        }
+    }
+
+    /// What a restore wrote: each entity's counts and digest, the external-storage files it
+    /// spooled, and what it did to the store as a whole.
+    private struct Restored {
+        var entities: [EntityResult]
+        var external: [(name: String, spooled: URL?)]
+        var notes: [String]
+    }
+
+    /// Any app's store, from its own statements replayed in order, then its records; read back
+    /// and compared with the digests computed while writing.
+    private static func restoreByStatements(
+        _ restore: StatementRestore, source: Source, path: String, to storeURL: URL, spool: URL?, log: RepairLog, options: Options,
+        progress: RecordProgressCounter
+    ) throws -> Restored {
+        let manifest = source.manifest
+        let reader = source.reader
+        let result = try restore.write(
+            from: reader, to: storeURL, spool: spool, log: log, validate: options.validate, progress: progress)
+        progress.finishEntity()
+        let readCounts = result.readCounts
+        var notes = result.notes
+        let written = try restore.verifyReadBack(
+            storeURL, digests: result.digests,
+            files: Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first }))
+        FaultPoint.reached("read back and verified")
+        let entities = manifest.entities.map {
+            EntityResult(
+                name: $0.name, read: readCounts[$0.name] ?? 0, written: written[$0.name] ?? 0,
+                sha256: result.digests[$0.name]?.sha256 ?? $0.sha256)
+        }
+        let history = manifest.bookkeepingRows.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+        if !history.isEmpty {
+            notes.append(
+                "persistent history and CloudKit mirroring start empty, as Core Data rebuilds them (the source had "
+                    + history.map { "\($0.value) rows in \($0.key)" }.joined(separator: ", ") + ")")
+        }
+        if options.validate, manifest.source.schema == ArchiveManifest.Source.genericSchema {
+            notes.append("no repairs are made to a store no model describes: restored exactly as archived")
+        }
+        return Restored(entities: entities, external: result.external, notes: notes)
+    }
+
+    /// A format 1 or 2 archive (TimeQuest's), through the profile's schema: records parsed on a
+    /// second core while this one inserts them, then repaired (unless restored as archived),
+    /// digested and read back.
+    private static func restoreBySchema(
+        _ plan: Plan, source: Source, path: String, to storeURL: URL, log: RepairLog, options: Options, progress: RecordProgressCounter
+    ) throws -> Restored {
+        let manifest = source.manifest
+        let reader = source.reader
+        var readCounts: [String: Int] = [:]
+        var notes: [String] = []
+        var digests: [String: EntityMemberEncoding.Digest] = [:]
+        var carried = CarriedTables(archive: path, tables: manifest.tables ?? [])
+        let summary = try StoreWriter.write(to: storeURL, schema: plan.target) { sink in
+            var files: [String: Data] = [:]
+            try carried.create(in: sink.database)
+            let tables = carried
+            // Reading, checking and parsing the archive on a second core while SQLite inserts
+            // on this one (the transaction's thread), in the archive's order.
+            enum Item {
+                case records([Plan.DecodedLine])
+                case tableLine(ArchiveManifest.TableMember, Int, Data)
+                case file(ArchiveManifest.FileMember, Data)
+            }
+            try HandOff.run(
+                capacity: 16,
+                produce: { (handOver: (Item) throws -> Void) in
+                    var batch: [Plan.DecodedLine] = []
+                    func flush() throws {
+                        if !batch.isEmpty { try handOver(.records(batch)) }
+                        batch.removeAll(keepingCapacity: true)
                     }
-                }
-                let (metadata, metadataNote, computed) = try plan.metadata(archiveFiles: files, archive: path)
-                if let metadataNote { notes.append(metadataNote) }
-                if computed, let metadataNote {
-                    // The store's metadata is not the archive's: a change to the store, so an entry
-                    // of the report (old: the version the archive's metadata names, if any).
-                    let carried = try files[ArchiveManifest.metadataPath].map { try StoreMetadata(uuid: "", encodedPlist: $0) }
+                    _ = try reader.read(
+                        onRecordLine: { member, lineNumber, line in
+                            batch.append(try plan.decode(line: line, member: member, lineNumber: lineNumber, archive: path))
+                            if batch.count >= 512 { try flush() }
+                        },
+                        onTableLine: { table, lineNumber, line in
+                            try flush()
+                            try handOver(.tableLine(table, lineNumber, line))
+                        },
+                        onFile: { file, data in
+                            try flush()
+                            try handOver(.file(file, data))
+                        })
+                    try flush()
+                },
+                consume: { item in
+                    switch item {
+                    case .records(let lines):
+                        for line in lines {
+                            readCounts[line.memberName, default: 0] += 1
+                            try plan.apply(line, archive: path, into: sink, log: log)
+                            try progress.count(line.memberName)
+                        }
+                    case .tableLine(let table, let lineNumber, let line):
+                        try tables.insert(line: line, table: table, lineNumber: lineNumber, into: sink.database)
+                    case .file(let file, let data):
+                        files[file.path] = data
+                    }
+                })
+            progress.finishEntity()
+            if !options.asArchived {
+                try Repairer(
+                    db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
+                    now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
+                    cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
+                    log: log, path: path, keepDistinctIDs: options.keepDistinctIDs
+                ).run()
+            }
+            if !options.validate && log.repairs > 0 {
+                throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
+            }
+            let floors = Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
+            for entity in plan.target.entities {
+                digests[entity.name] = try EntityMemberEncoding.digest(
+                    sink.database, schema: plan.target, entity: entity, path: storeURL.path)
+                // Z_MAX below a record's key would make Core Data hand out that key again.
+                if let largest = sink.maximumPrimaryKeys[entity.name], let floor = floors[entity.name], largest > floor {
                     try log.record(
                         RepairEntry(
-                            rule: .metadata, kind: .bookkeeping, entity: "Z_METADATA", primaryKey: 1, cloudID: nil, field: "Z_PLIST",
-                            old: .value(carried.map { .stringArray($0.versionIdentifiers) } ?? .null),
-                            new: .value(.string(metadataNote))))
+                            rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
+                            field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
                 }
-                return StoreWriter.Bookkeeping(
-                    metadata: metadata, modelCache: try plan.modelCache(archiveFiles: files), maximumPrimaryKeyFloor: floors)
             }
-            try verifyReadBack(storeURL, schema: plan.target, expected: digests, tables: carried)
-            FaultPoint.reached("read back and verified")
-            entityResults = plan.target.entities.map { entity in
-                EntityResult(
-                    name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0,
-                    sha256: digests[entity.name]?.sha256 ?? "")
+            let (metadata, metadataNote, computed) = try plan.metadata(archiveFiles: files, archive: path)
+            if let metadataNote { notes.append(metadataNote) }
+            if computed, let metadataNote {
+                // The store's metadata is not the archive's: a change to the store, so an entry
+                // of the report (old: the version the archive's metadata names, if any).
+                let carried = try files[ArchiveManifest.metadataPath].map { try StoreMetadata(uuid: "", encodedPlist: $0) }
+                try log.record(
+                    RepairEntry(
+                        rule: .metadata, kind: .bookkeeping, entity: "Z_METADATA", primaryKey: 1, cloudID: nil, field: "Z_PLIST",
+                        old: .value(carried.map { .stringArray($0.versionIdentifiers) } ?? .null),
+                        new: .value(.string(metadataNote))))
             }
+            return StoreWriter.Bookkeeping(
+                metadata: metadata, modelCache: try plan.modelCache(archiveFiles: files), maximumPrimaryKeyFloor: floors)
         }
+        try verifyReadBack(storeURL, schema: plan.target, expected: digests, tables: carried)
+        FaultPoint.reached("read back and verified")
+        let entities = plan.target.entities.map { entity in
+            EntityResult(
+                name: entity.name, read: readCounts[entity.name] ?? 0, written: summary.counts[entity.name] ?? 0,
+                sha256: digests[entity.name]?.sha256 ?? "")
+        }
+        return Restored(entities: entities, external: [], notes: notes)
+    }
 
-        var backup: URL?
-        if let target, !external.isEmpty {
+    /// Puts the new store in place (unless this is a dry run), its external-storage files first;
+    /// returns the backup of a replaced store and the notes with what was written where.
+    private static func place(
+        _ storeURL: URL, at target: URL, external: [(name: String, spooled: URL?)], options: Options, notes: [String]
+    ) throws -> (backup: URL?, notes: [String]) {
+        var notes = notes
+        if !external.isEmpty {
             let folder = ExternalStorage.folder(forStore: target).path
-            notes.append(
-                (options.dryRun ? "would write" : "wrote") + " \(external.count) external-storage file(s) to \(folder)")
+            notes.append((options.dryRun ? "would write" : "wrote") + " \(external.count) external-storage file(s) to \(folder)")
         }
-        if let target, !options.dryRun {
-            // The last point where a cancelled restore leaves nothing behind.
-            try options.cancellation?.check()
-            // The files a record points at are in place before the store that points at them.
-            let installed = try ExternalStorage.install(
-                external.compactMap { file in file.spooled.map { (file.name, $0) } }, forStore: target)
-            do {
-                backup = try StorePlacement.place(storeURL, at: target, replace: options.replace, backupStamp: options.backupStamp)
-            } catch {
-                ExternalStorage.remove(installed)
-                throw error
-            }
-            placed = true
+        guard !options.dryRun else { return (nil, notes) }
+        // The last point where a cancelled restore leaves nothing behind.
+        try options.cancellation?.check()
+        // The files a record points at are in place before the store that points at them.
+        let installed = try ExternalStorage.install(external.compactMap { file in file.spooled.map { (file.name, $0) } }, forStore: target)
+        do {
+            return (try StorePlacement.place(storeURL, at: target, replace: options.replace, backupStamp: options.backupStamp), notes)
+        } catch {
+            ExternalStorage.remove(installed)
+            throw error
         }
-        return Result(
-            archive: path, target: target?.path, dryRun: options.dryRun || target == nil,
-            sourceSchemaVersion: manifest.effectiveSchemaVersion,
-            targetSchemaVersion: plan?.target.versionIdentifier ?? manifest.effectiveSchemaVersion, entities: entityResults,
-            counts: log.counts, repairs: log.repairs, changes: log.total, backup: backup?.path,
-            backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
     }
 
     /// Reads the closed store back through a fresh connection and compares every entity's
