@@ -156,7 +156,8 @@ extension Questbak {
                     return
                 }
                 progress.finish()
-                try ReportDocument.emit(summary: result, log: result.log, to: reportFile, json: json)
+                // A chain's report holds every step's entries, the earlier steps first.
+                try ReportDocument.emit(summary: result, logs: result.earlierLogs + [result.log], to: reportFile, json: json)
                 let undo = result.backup.map { Undo.text(backup: $0, files: result.backupFiles, target: result.output) }
                 if !json && !quiet {
                     var lines = [
@@ -234,19 +235,21 @@ enum InputPath {
 /// The JSON report: the summary's keys, then `entries`, one repair-log entry a line. Streamed in
 /// chunks, never held whole: a merge of a million records logs millions of entries.
 enum ReportDocument {
-    static func stream<Summary: Encodable>(summary: Summary, log: RepairLog, to output: FileHandle) throws {
+    static func stream<Summary: Encodable>(summary: Summary, logs: [RepairLog], to output: FileHandle) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var buffer = try encoder.encode(summary)
         buffer.removeLast()  // the closing brace: the entries follow
         buffer.append(Data(",\"entries\":[".utf8))
         var first = true
-        try log.forEachEntryLine { line in
-            buffer.append(Data(((first ? "\n" : ",\n") + line).utf8))
-            first = false
-            if buffer.count >= 1 << 20 {
-                try output.write(contentsOf: buffer)
-                buffer.removeAll(keepingCapacity: true)
+        for log in logs {
+            try log.forEachEntryLine { line in
+                buffer.append(Data(((first ? "\n" : ",\n") + line).utf8))
+                first = false
+                if buffer.count >= 1 << 20 {
+                    try output.write(contentsOf: buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
             }
         }
         buffer.append(Data("\n]}\n".utf8))
@@ -261,10 +264,15 @@ enum ReportDocument {
 
     /// Writes the report to `file` (committed atomically) and to standard output when `json`.
     static func emit<Summary: Encodable>(summary: Summary, log: RepairLog, to file: AtomicOutputFile?, json: Bool) throws {
+        try emit(summary: summary, logs: [log], to: file, json: json)
+    }
+
+    /// The same, with the entries of several logs in order (a migration chain's steps).
+    static func emit<Summary: Encodable>(summary: Summary, logs: [RepairLog], to file: AtomicOutputFile?, json: Bool) throws {
         if let file {
-            try stream(summary: summary, log: log, to: FileHandle(fileDescriptor: file.fileDescriptor, closeOnDealloc: false))
+            try stream(summary: summary, logs: logs, to: FileHandle(fileDescriptor: file.fileDescriptor, closeOnDealloc: false))
             try file.commit()
         }
-        if json { try stream(summary: summary, log: log, to: FileHandle.standardOutput) }
+        if json { try stream(summary: summary, logs: logs, to: FileHandle.standardOutput) }
     }
 }

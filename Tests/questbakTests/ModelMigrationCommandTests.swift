@@ -204,6 +204,32 @@ extension ModelMigrationCommandTests {
             try StoreInspection(snapshot: try StoreSnapshot(storeAt: output), candidates: TimeQuestSchemas.all).versionIdentifiers,
             ["4.0.0"])
 
+        // The chain's report holds every step's entries, not only the last step's (it held only
+        // the last one's): what the first step alone reports is in it.
+        let chainReport = directory.path("chain-report.json")
+        let firstStepReport = directory.path("first-step-report.json")
+        XCTAssertEqual(
+            try Questbak.run([
+                "migrate", store.path, "--through", first.path, "--through", second.path, "--to", third.path, "-o",
+                directory.path("chain.store").path, "--report", chainReport.path,
+            ]).status, 0)
+        XCTAssertEqual(
+            try Questbak.run([
+                "migrate", store.path, "--through", first.path, "--to", second.path, "-o", directory.path("step.store").path,
+                "--report", firstStepReport.path,
+            ]).status, 0)
+        func entries(_ report: URL) throws -> [[String: Any]] {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any]
+            return object?["entries"] as? [[String: Any]] ?? []
+        }
+        let firstStep = try entries(firstStepReport).map { "\($0["entity"] ?? "")|\($0["field"] ?? "")|\($0["rule"] ?? "")" }
+        XCTAssertFalse(firstStep.isEmpty, "the first step reports nothing: the check would check nothing")
+        let chain = try entries(chainReport).map { "\($0["entity"] ?? "")|\($0["field"] ?? "")|\($0["rule"] ?? "")" }
+        for entry in Set(firstStep) {
+            XCTAssertEqual(
+                chain.filter { $0 == entry }.count, firstStep.filter { $0 == entry }.count, "the chain's report lacks \(entry)")
+        }
+
         let other = try directory.copyFixture("AnyApp/bennie-game")
         let unknown = try Questbak.run([
             "migrate", other.path, "--through", first.path, "--through", second.path, "--to", third.path, "-o",

@@ -68,7 +68,7 @@ extension QuestBak {
             let result = try ModelMigrator.migrate(
                 storeAt: store, through: options.through, toModelOf: newStore, output: output, options: migrate,
                 workDirectory: workDirectory)
-            try copyEntries(of: result.log, to: options.repairLog)
+            try copyEntries(of: result.earlierLogs + [result.log], to: options.repairLog)
             return result
         }
     }

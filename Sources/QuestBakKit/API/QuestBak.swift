@@ -1,7 +1,7 @@
 import Foundation
 
 // The front door: every verb an app needs is a static function of `QuestBak`, in the files of
-// this folder (Backup, Restore, Migration, Inspection). They wrap the pipelines and add what an
+// this folder (Backup, Restore, Migration, Inspection, Rescue). They wrap the pipelines and add what an
 // app expects of a library: `URL`s and `Date`s, work folders made and removed here, `Sendable`
 // options, one error type (`QuestBakError`), progress, and cancellation.
 //
@@ -13,7 +13,7 @@ import Foundation
 // `QuestBakError` of category `.cancelled` and leaves no output and no temporary file.
 
 extension QuestBak {
-    /// What a long operation's progress handler is called with, a few times a second at most per
+    /// What a long operation's progress handler is called with, every few thousand records of an
     /// entity and once when an entity is done; it is called on the operation's own threads.
     public typealias ProgressHandler = @Sendable (RecordProgress) -> Void
 
@@ -53,6 +53,11 @@ extension QuestBak {
     /// Writes every entry of a repair log to `url`, one JSON object a line, before the work
     /// folder that holds the log is removed.
     static func copyEntries(of log: RepairLog, to url: URL?) throws {
+        try copyEntries(of: [log], to: url)
+    }
+
+    /// The same for several logs, in order (a migration chain's steps, the earlier first).
+    static func copyEntries(of logs: [RepairLog], to url: URL?) throws {
         guard let url else { return }
         let output = try AtomicOutputFile(destination: url, overwrite: true)
         var lines = Data()
@@ -60,19 +65,22 @@ extension QuestBak {
             try lines.withUnsafeBytes { try FramedTar.writeAll(output.fileDescriptor, $0, path: url.path) }
             lines.removeAll(keepingCapacity: true)
         }
-        try log.forEachEntryLine { line in
-            lines.append(Data(line.utf8))
-            lines.append(0x0A)
-            if lines.count >= 1 << 20 { try flush() }
+        for log in logs {
+            try log.forEachEntryLine { line in
+                lines.append(Data(line.utf8))
+                lines.append(0x0A)
+                if lines.count >= 1 << 20 { try flush() }
+            }
         }
         try flush()
         try output.commit()
     }
 }
 
-/// The model knowledge an operation may use besides what a store carries: TimeQuest's schemas,
-/// or none. Nothing is assumed: by default a store is read by the model it carries. (The one
-/// place the API takes schemas; an app profile replaces it.)
+/// The model knowledge an operation may use besides what a store carries: TimeQuest's app
+/// profile (its schemas with their natural keys, singleton and merge rules), or none. Nothing
+/// is assumed: by default a store is read by the model it carries. (The one place the API takes
+/// app knowledge; profiles of other apps are not public yet.)
 public struct KnownSchemas: Sendable {
     /// The app profiles whose schemas a store or archive may be (their natural keys, singletons
     /// and merge rules come with them).
