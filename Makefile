@@ -180,4 +180,4 @@ install: deps
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/questbak"
 
 clean:
-	rm -rf .build .build-portable .build-default
+	rm -rf .build .build-default

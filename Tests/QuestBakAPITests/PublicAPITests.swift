@@ -141,6 +141,11 @@ final class PublicAPITests: XCTestCase {
                 store: self.folder.appendingPathComponent("none.store"), to: self.folder.appendingPathComponent("new.qbak"))
         }
         XCTAssertEqual(missing, .missingInput)
+        // Foundation's own refusal to list a folder that is not there is a missing input too.
+        let missingFixtures = await category {
+            _ = try await QuestBak.gateMigration(fixtures: self.folder.appendingPathComponent("no-fixtures"), toModelOf: store)
+        }
+        XCTAssertEqual(missingFixtures, .missingInput)
         let exists = await category { try await QuestBak.backUp(store: store, to: archive) }
         XCTAssertEqual(exists, .outputExists)
         let notAStore = await category {

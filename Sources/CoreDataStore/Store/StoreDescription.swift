@@ -43,7 +43,8 @@ package enum StoreDescription {
             }
         } else if hasCandidatesEntities {
             warnings.append(
-                "the store has TimeQuest's entities, but its model hashes are no TimeQuest schema's: described as another app's")
+                "the store has the entities of a known schema, but its model hashes are none of its versions': described by its own model, as another app's"
+            )
         }
         return (try ownDescription(db, path: path), warnings)
     }

@@ -43,12 +43,12 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     public var bookkeepingRows: [String: Int]
     /// Committed frames that were still only in `-wal` when the store was read.
     public var walFrames: Int
-    /// The TimeQuest schema whose model hashes equal the stored ones, if any: the version the app
-    /// can open without migrating.
+    /// The candidate schema (a known app's version, none unless the caller gave some) whose model
+    /// hashes equal the stored ones, if any: the version that app can open without migrating.
     public var hashesMatchVersion: String?
-    /// The TimeQuest schema the tables have, if any.
+    /// The candidate schema the tables have, if any.
     public var schemaVersion: String?
-    /// Why the store is not a TimeQuest store of a known version, when it is not.
+    /// Why the store is not of a candidate schema, when it has a candidate's entities but is not.
     public var schemaProblem: String?
     /// Tables that belong to no entity (a many-to-many join table, another tool's table), with
     /// their rows: an export carries them as they are.
@@ -57,10 +57,11 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
     public var warnings: [String]
     /// The store's own model, decoded from `Z_MODELCACHE`; nil when the store has none.
     public var model: ModelSummary?
-    /// How an export writes the store's records: "timequest" (by a TimeQuest schema), "model"
-    /// (by the store's own model) or "generic" (by its tables), as `source.schema` says.
+    /// How an export writes the store's records: "timequest" (by a candidate schema: the archive
+    /// format's word, from its first app), "model" (by the store's own model) or "generic" (by its
+    /// tables), as `source.schema` says.
     public var backup: String
-    /// Why a store that is not TimeQuest's is backed up by its tables, not by its model.
+    /// Why a store of no candidate schema is backed up by its tables, not by its model.
     public var backupReason: String?
 
     /// The store's own model, decoded from `Z_MODELCACHE`.
@@ -221,7 +222,7 @@ extension StoreInspection.ModelSummary {
 extension StoreInspection {
     /// What is odd about a store, one sentence each, for `inspect` and `export` alike: a `Z_MAX`
     /// below the largest `Z_PK`, a model cache that cannot be decoded or disagrees with the metadata.
-    public static func warnings(_ db: Database, model: ModelSummary?) throws -> [String] {
+    package static func warnings(_ db: Database, model: ModelSummary?) throws -> [String] {
         var warnings: [String] = []
         for (key, table) in try StoreReader.modelTables(db) {
             if let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(table)"), largest > key.maximumPrimaryKey {

@@ -23,7 +23,8 @@ extension QuestBak {
         /// Models to recognise a store by besides its own (none by default).
         public var schemas: KnownSchemas = .none
 
-        /// Options with every default: zstd, now, not verified, not encrypted.
+        /// Options with every default: the build's preferred codec, now, not verified, not
+        /// encrypted.
         public init() {}
     }
 

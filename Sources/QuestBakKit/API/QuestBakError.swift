@@ -83,6 +83,9 @@ public struct QuestBakError: Error, LocalizedError, CustomStringConvertible {
         switch error {
         case is CancellationError:
             return .cancelled
+        case let error as CocoaError where [.fileNoSuchFile, .fileReadNoSuchFile].contains(error.code):
+            // Foundation's own reading of a folder (a gate's fixtures) that is not there.
+            return .missingInput
         case let error as StoreError:
             switch error {
             case .notFound, .unreadable: return .missingInput

@@ -2,7 +2,7 @@ import CoreDataStore
 import QuestBakArchive
 
 /// How far a long operation is through one entity's records: what an operation's `progress`
-/// callback receives, a few times a second at most per entity, and once when an entity is done.
+/// callback receives, every few thousand records of an entity, and once when an entity is done.
 /// `rowsTotal` is nil when the operation cannot know it in advance.
 public struct RecordProgress: Sendable, Equatable {
     /// What is being done, when the operation does more than one thing ("read a", "restore").

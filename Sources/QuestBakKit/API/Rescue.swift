@@ -16,11 +16,13 @@ extension QuestBak {
         /// Options with every default: now, the build's compression.
         public init() {}
 
-        func storeRescueOptions() -> StoreRescue.Options {
+        func storeRescueOptions(_ cancellation: Cancellation) -> StoreRescue.Options {
             let now = createdAt ?? Date()
-            return StoreRescue.Options(
+            var options = StoreRescue.Options(
                 createdAt: Int64(now.timeIntervalSince1970.rounded(.down)), compression: compression,
                 backupStamp: QuestBak.backupStamp(now))
+            options.cancellation = cancellation
+            return options
         }
     }
 
@@ -42,12 +44,14 @@ extension QuestBak {
     ///   throw: ``StoreRescue/RescueResult/exported`` is false and the result says why; the
     ///   copy is kept.
     /// - Throws: ``QuestBakError``: `.missingInput` for a missing store, `.outputExists` for a
-    ///   folder with files in it, `.io` when the copy cannot be made (then nothing is saved).
+    ///   folder with files in it, `.io` when the copy cannot be made (then nothing is saved),
+    ///   `.cancelled` when the task is cancelled (the export is checked between batches of
+    ///   records; the copy, once made, is kept).
     public static func rescue(
         store: URL, into folder: URL, options: RescueOptions = RescueOptions()
     ) async throws(QuestBakError) -> StoreRescue.RescueResult {
-        try await perform { _, _ in
-            try StoreRescue.rescue(storeAt: store, into: folder, options: options.storeRescueOptions())
+        try await perform { _, cancellation in
+            try StoreRescue.rescue(storeAt: store, into: folder, options: options.storeRescueOptions(cancellation))
         }
     }
 
@@ -63,12 +67,13 @@ extension QuestBak {
     /// that can read them, and ``StoreRescue/MergeResult/outcome`` says so.
     ///
     /// - Throws: ``QuestBakError``: `.invalidInput` when the rescue holds no archive or a
-    ///   damaged one, or the two stores are of different apps.
+    ///   damaged one, or the two stores are of different apps; `.cancelled` when the task is
+    ///   cancelled (then the store is as it was).
     public static func mergeRescue(
         from folder: URL, into store: URL, options: RescueOptions = RescueOptions()
     ) async throws(QuestBakError) -> StoreRescue.MergeResult {
-        try await perform { _, _ in
-            try StoreRescue.merge(rescuedIn: folder, into: store, options: options.storeRescueOptions())
+        try await perform { _, cancellation in
+            try StoreRescue.merge(rescuedIn: folder, into: store, options: options.storeRescueOptions(cancellation))
         }
     }
 }

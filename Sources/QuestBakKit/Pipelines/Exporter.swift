@@ -204,7 +204,7 @@ public enum Exporter {
             let keys = encryption.map { ArchiveKeys(fileKey: $0.writer.fileKey) } ?? ArchiveKeys()
             verification = try verify(
                 output.temporaryURL, as: output.destination.path, keys: keys, profiles: options.profiles, against: snapshot,
-                staging: staging)
+                staging: staging, cancellation: options.cancellation)
         }
         if let output {
             // The last point where a cancelled export leaves nothing behind.
@@ -223,7 +223,8 @@ public enum Exporter {
     /// with its member's, and then the restored store with the snapshot the archive was made
     /// from, table by table and value by value; throws `doesNotRestore` naming what differs.
     private static func verify(
-        _ archive: URL, as path: String, keys: ArchiveKeys, profiles: [AppProfile], against snapshot: StoreSnapshot, staging: URL
+        _ archive: URL, as path: String, keys: ArchiveKeys, profiles: [AppProfile], against snapshot: StoreSnapshot, staging: URL,
+        cancellation: Cancellation?
     ) throws -> Verification {
         let scratch = staging.appendingPathComponent("verify", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -232,7 +233,7 @@ public enum Exporter {
         do {
             result = try ArchiveVerifier.verify(
                 archive: archive.path, displayName: path, keys: keys, asArchived: true, profiles: profiles, restoredStore: restoredStore,
-                workDirectory: scratch)
+                workDirectory: scratch, cancellation: cancellation)
         } catch let error as ImportError {
             // What a restore refuses, said as what it is: this archive does not restore. (The
             // operating system's failures, a full disk or a file-size limit, stay what they are.)

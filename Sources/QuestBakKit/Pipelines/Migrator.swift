@@ -54,7 +54,8 @@ public enum Migrator {
         /// Told how far the migration is: each entity's records as it migrates them (step
         /// "migrate"), then the repairs (step "repair").
         package var progress: ((RecordProgress) -> Void)?
-        /// Checked between the steps of a chain and before the migrated store is put in place.
+        /// Checked between the steps of a chain (a migration to a new build's model) and before
+        /// the migrated store is put in place.
         package var cancellation: Cancellation?
 
         public init(now: Double) {
@@ -79,9 +80,9 @@ public enum Migrator {
         /// The backup's files: the store and the `-wal` and `-shm` it had.
         public var backupFiles: [String]
         /// Every change the migration made, counted (the last step's, for a chain).
-        public let log: RepairLog
+        package let log: RepairLog
         /// A chain's earlier steps' logs (the last step's is `log`), oldest first.
-        public var earlierLogs: [RepairLog] = []
+        package var earlierLogs: [RepairLog] = []
         /// What the migration did to the store as a whole, one sentence each; nil when nothing.
         public var notes: [String]?
 
@@ -172,6 +173,9 @@ public enum Migrator {
             throw StoreError.sqlite(
                 path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
         }
+        // The last point where a cancelled migration leaves nothing behind (a TimeQuest migration
+        // is one transaction: there is no point between its records to stop at).
+        try options.cancellation?.check()
         let backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
         return Result(
             store: source.path, output: destination.path, sourceSchemaVersion: sourceSchema.versionIdentifier,

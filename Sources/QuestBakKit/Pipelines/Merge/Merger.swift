@@ -86,7 +86,7 @@ public enum Merger {
         /// What the merge did to the store as a whole, one sentence each.
         public var notes: [String]
         /// Every insert, fill, conflict and repair, counted.
-        public let log: RepairLog
+        package let log: RepairLog
 
         enum CodingKeys: String, CodingKey {
             case source, target, dryRun, unchanged, schemaVersion, preference, entities, counts, changes, archiveRepairs, backup

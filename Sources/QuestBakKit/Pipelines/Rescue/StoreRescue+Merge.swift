@@ -81,6 +81,7 @@ extension StoreRescue {
         var restore = Importer.Options()
         restore.asArchived = true
         restore.profiles = []
+        restore.cancellation = options.cancellation
         _ = try Importer.run(archive: archive.path, into: archived, options: restore, workDirectory: try subfolder(work, "restore"))
         let archiveModel = try Schema.model(ofStoreAt: archived)
         let storeModel = try Schema.model(ofStoreAt: store)
@@ -107,8 +108,10 @@ extension StoreRescue {
             let migrated = work.appendingPathComponent("migrated/default.store")
             try FileManager.default.createDirectory(at: migrated.deletingLastPathComponent(), withIntermediateDirectories: true)
             let now = Date(timeIntervalSince1970: TimeInterval(options.createdAt)).timeIntervalSinceReferenceDate
+            var migrateOptions = Migrator.Options(now: now)
+            migrateOptions.cancellation = options.cancellation
             let migration = try ModelMigrator.migrate(
-                storeAt: archived, toModelOf: store, output: migrated, options: Migrator.Options(now: now),
+                storeAt: archived, toModelOf: store, output: migrated, options: migrateOptions,
                 workDirectory: try subfolder(work, "migrate"))
             logs = migration.earlierLogs + [migration.log]
             result.outcome = .migratedAndMerged
@@ -125,6 +128,7 @@ extension StoreRescue {
             var exportOptions = Exporter.Options(createdAt: options.createdAt)
             exportOptions.compression = .none
             exportOptions.profiles = []
+            exportOptions.cancellation = options.cancellation
             _ = try Exporter.export(storeAt: migrated, to: .file(merging, overwrite: false), options: exportOptions)
         }
 
@@ -132,6 +136,7 @@ extension StoreRescue {
         // The archive's own repairs are made (and counted), not a reason to refuse the rescue.
         mergeOptions.restore.validate = true
         mergeOptions.restore.profiles = []
+        mergeOptions.restore.cancellation = options.cancellation
         mergeOptions.restore.backupStamp = options.backupStamp
         mergeOptions.restore.now = Date(timeIntervalSince1970: TimeInterval(options.createdAt)).timeIntervalSinceReferenceDate
         let merge = try Merger.run(

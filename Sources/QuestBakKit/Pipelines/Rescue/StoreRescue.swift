@@ -36,6 +36,8 @@ public enum StoreRescue {
         /// Names the fresh store's backup the merge keeps beside it
         /// (`<store>.questbak-backup-<stamp>`).
         public var backupStamp: String
+        /// Checked by the export, the migration and the merge between batches of records.
+        package var cancellation: Cancellation?
 
         public init(
             createdAt: Int64 = Int64(Date().timeIntervalSince1970), compression: ArchiveCompression? = nil, backupStamp: String = "rescue"
@@ -111,6 +113,7 @@ public enum StoreRescue {
         var exportOptions = Exporter.Options(createdAt: options.createdAt)
         if let compression = options.compression { exportOptions.compression = compression }
         exportOptions.verify = true
+        exportOptions.cancellation = options.cancellation
         // By the model the store carries, never by a schema this library knows: the app's model
         // may be older or newer than the store's.
         exportOptions.profiles = []
@@ -124,6 +127,9 @@ public enum StoreRescue {
             result.entities = Dictionary(summary.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +)
             result.records = summary.verification?.records ?? summary.entities.reduce(0) { $0 + $1.count }
             result.warnings = summary.warnings
+        } catch is CancellationError {
+            // Cancelled, not failed: the copy is made, and the caller asked to stop.
+            throw CancellationError()
         } catch {
             result.exportError = error
             result.exportFailure = (error as? LocalizedError)?.errorDescription ?? "\(error)"
