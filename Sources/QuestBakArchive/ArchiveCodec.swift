@@ -11,7 +11,12 @@ import Foundation
 /// `SystemArchive` trait (the iOS SDK has no libzstd); gzip goes through zlib, which every Apple
 /// SDK and every Linux has; `none` is the tar as it is.
 public enum ArchiveCompression: String, Sendable, CaseIterable {
-    case zstd, gzip, none
+    /// zstd frames with content checksums (libzstd; the default where it is linked).
+    case zstd
+    /// gzip members through zlib (the default of a build without libzstd).
+    case gzip
+    /// The tar as it is.
+    case none
 
     /// Whether this build of questbak can write and read it.
     public var isAvailable: Bool {

@@ -18,6 +18,7 @@ extension StoreRescue {
     /// A value, or a whole record, the fresh store's model has no place for (a removed
     /// attribute, relationship or entity): not merged, and kept in the result and the report.
     public struct Unplaced: Sendable, Encodable, Equatable {
+        /// The record's entity in the rescued store's model.
         public var entity: String
         /// The record's `Z_PK` in the rescued store.
         public var primaryKey: Int64
@@ -27,12 +28,17 @@ extension StoreRescue {
         public var value: String
     }
 
+    /// What `mergeRescue` did with a rescue.
     public struct MergeResult: Sendable, Encodable {
+        /// Merged as it was, migrated and merged, or kept for a newer build.
         public var outcome: Outcome
+        /// The rescue's archive.
         public var archive: String
+        /// The fresh store the records were merged into.
         public var store: String
-        /// The version identifiers of the archive's model and of the fresh store's.
+        /// The version identifier of the archive's model.
         public var archiveSchemaVersion: String
+        /// The version identifier of the fresh store's model.
         public var storeSchemaVersion: String
         /// Per entity of the fresh store's model: records matched, inserted, changed.
         public var entities: [Merger.EntityResult]
@@ -54,6 +60,8 @@ extension StoreRescue {
         public var report: String?
         /// The fresh store as it was before the merge, kept beside it.
         public var backupFiles: [String]
+        /// What the call did as a whole (a migration's notes, why nothing was merged), one
+        /// sentence each.
         public var notes: [String]
     }
 

@@ -50,16 +50,20 @@ public enum StoreRescue {
 
     /// What `rescue` saved.
     public struct RescueResult: Sendable, Encodable {
+        /// The store that was rescued, as given.
         public var store: String
+        /// The rescue's folder: the copy in `store-files`, the archive `store.qbak`.
         public var folder: String
         /// Every file (and link) of the copy, in `filesFolderName`.
         public var copiedFiles: [String]
+        /// The bytes of those files.
         public var copiedBytes: Int64
         /// What the support folder holds that is neither file, folder nor link: not copied.
         public var notCopied: [String]
         /// The verified archive; nil when the export failed (then `exportFailure` says why, and
         /// the copy is all there is).
         public var archive: String?
+        /// Why the export failed, one sentence; nil when it did not.
         public var exportFailure: String?
         /// The export's own error, typed as the library throws it, when it failed.
         public var exportError: (any Error)?
@@ -67,6 +71,7 @@ public enum StoreRescue {
         public var schemaVersion: String?
         /// Records by entity, each restored from the archive and compared before it was kept.
         public var entities: [String: Int]
+        /// All the records of `entities`.
         public var records: Int
         /// What is odd about the store, as the export says it.
         public var warnings: [String]
