@@ -11,9 +11,9 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     /// archives of any app's store, described by its own model or by its tables (`sql`,
     /// `source.schema` "model" and "generic"), docs/archive-format.md.
     public static let highestSupportedFormatVersion = 3
-    /// What a TimeQuest archive is written as: nothing in one changed with version 3, so readers of
-    /// version 2 keep reading them.
-    public static let timeQuestFormatVersion = 2
+    /// What an archive of a known schema (an app profile's, TimeQuest's the first) is written as:
+    /// nothing in one changed with version 3, so readers of version 2 keep reading them.
+    public static let knownSchemaFormatVersion = 2
     /// The longest record line (newline included) the format allows: export refuses a record
     /// that would need more, and readers refuse a longer line, so every archive restores.
     public static let maximumLineBytes = 64 << 20
@@ -55,8 +55,9 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
             self.schema = schema
         }
 
-        /// `schema` for a store of a known TimeQuest schema.
-        public static let timeQuestSchema = StoreDescription.Kind.knownSchema.rawValue
+        /// `schema` for a store of a known schema (an app profile's): the word is "timequest", the
+        /// first app's, kept so that archives say what they always said.
+        public static let knownSchema = StoreDescription.Kind.knownSchema.rawValue
         /// `schema` for any other Core Data store that its own model (`Z_MODELCACHE`) describes
         /// exactly: records under property names, typed by that model (format version 3).
         public static let modelSchema = StoreDescription.Kind.model.rawValue
@@ -185,9 +186,9 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
         self.warnings = warnings
     }
 
-    /// Whether records are typed by a schema questbak knows (TimeQuest's) rather than restored
+    /// Whether records are typed by a schema questbak knows (an app profile's) rather than restored
     /// statement by statement from `sql`.
-    public var restoresFromStatements: Bool { source.schema != Source.timeQuestSchema }
+    public var restoresFromStatements: Bool { source.schema != Source.knownSchema }
 
     /// The schema version, "1.0.0" for an archive that names none (the first TimeQuest archives).
     public var effectiveSchemaVersion: String { schemaVersion ?? "1.0.0" }

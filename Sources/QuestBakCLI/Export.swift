@@ -110,7 +110,7 @@ extension Questbak {
             let version = summary.schemaVersion.isEmpty ? "no version identifier" : "version \(summary.schemaVersion)"
             let kind: String
             switch summary.schema {
-            case ArchiveManifest.Source.timeQuestSchema: kind = "TimeQuest \(summary.schemaVersion) store \(store)"
+            case ArchiveManifest.Source.knownSchema: kind = "TimeQuest \(summary.schemaVersion) store \(store)"
             case ArchiveManifest.Source.modelSchema: kind = "another app's store \(store) (\(version)), typed by its own model"
             default: kind = "another app's store \(store) (\(version)), by its tables: every value in its SQLite storage class"
             }

@@ -115,7 +115,7 @@ extension Questbak {
                 lines += model.layoutNotes.map { "  layout note: " + $0 }
             }
             switch inspection.backup {
-            case ArchiveManifest.Source.timeQuestSchema: break
+            case ArchiveManifest.Source.knownSchema: break
             case ArchiveManifest.Source.modelSchema:
                 lines.append("backup:              by the store's own model: every table, column and row is explained by it")
             default:

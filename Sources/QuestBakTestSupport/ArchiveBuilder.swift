@@ -25,7 +25,7 @@ public struct ArchiveBuilder {
     public var schemaVersion: String?
     public var formatVersion = 1
     public var createdAt = "2026-01-01T00:00:00Z"
-    public var schemaKind = ArchiveManifest.Source.timeQuestSchema
+    public var schemaKind = ArchiveManifest.Source.knownSchema
     public var members: [Member] = []
     /// Entities of the schema left out of the archive altogether (to test that this is refused).
     public var omittedEntities: Set<String> = []
@@ -58,7 +58,7 @@ public struct ArchiveBuilder {
     public var fillMissingKeys = true
 
     var schema: Schema? {
-        guard schemaKind == ArchiveManifest.Source.timeQuestSchema else { return nil }
+        guard schemaKind == ArchiveManifest.Source.knownSchema else { return nil }
         return TimeQuestSchemas.all.first { $0.versionIdentifier == (schemaVersion ?? "1.0.0") }
     }
 

@@ -28,7 +28,7 @@ final class AppProfileTests: XCTestCase {
         var options = Exporter.Options(createdAt: 1_767_225_600, compression: .none)
         options.profiles = [.timeQuest]
         let byProfile = try Exporter.export(storeAt: store, to: .file(directory.path("timequest.qbak"), overwrite: false), options: options)
-        XCTAssertEqual(byProfile.schema, ArchiveManifest.Source.timeQuestSchema)
+        XCTAssertEqual(byProfile.schema, ArchiveManifest.Source.knownSchema)
         XCTAssertEqual(byProfile.schemaVersion, "2.0.0")
     }
 

@@ -289,7 +289,7 @@ public enum Differ {
                             counter = RecordProgressCounter(
                                 report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
                                 step: "read \(label.uppercased())", cancellation: cancellation)
-                            if side.kind == ArchiveManifest.Source.timeQuestSchema {
+                            if side.kind == ArchiveManifest.Source.knownSchema {
                                 side.schema = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first
                             }
                         },

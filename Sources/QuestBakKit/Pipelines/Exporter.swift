@@ -316,7 +316,7 @@ public enum Exporter {
         switch description {
         case .knownSchema(let schema):
             schemaVersion = schema.versionIdentifier
-            kind = ArchiveManifest.Source.timeQuestSchema
+            kind = ArchiveManifest.Source.knownSchema
         case .model:
             // No identifier in the store means none in the archive: "" claims no version.
             schemaVersion = metadata.versionIdentifiers.first ?? ""
@@ -327,8 +327,8 @@ public enum Exporter {
         }
         var staged = Staged(
             schemaVersion: schemaVersion, kind: kind,
-            formatVersion: kind == ArchiveManifest.Source.timeQuestSchema
-                ? ArchiveManifest.timeQuestFormatVersion : ArchiveManifest.highestSupportedFormatVersion,
+            formatVersion: kind == ArchiveManifest.Source.knownSchema
+                ? ArchiveManifest.knownSchemaFormatVersion : ArchiveManifest.highestSupportedFormatVersion,
             metadata: metadata)
         // Whatever a restore would refuse of the store's statements, export refuses first, with
         // the same sentence, before it writes anything: an archive called good must restore.

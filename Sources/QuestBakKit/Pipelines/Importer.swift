@@ -448,7 +448,7 @@ public enum Importer {
         init(manifest: ArchiveManifest, archive: String, options: Options) throws {
             self.manifest = manifest
             self.options = options
-            guard manifest.source.schema == ArchiveManifest.Source.timeQuestSchema else {
+            guard manifest.source.schema == ArchiveManifest.Source.knownSchema else {
                 throw ImportError.notImportable(
                     archive: archive,
                     reason:

@@ -438,7 +438,7 @@ public struct MigrationVerifier {
             let two = try Exporter.export(storeAt: restored, to: .file(second, overwrite: true), options: options)
             var problems: [String] = []
             // TimeQuest's by its schema of the target version; any app's by its own model.
-            if modelStore == nil, one.schema != ArchiveManifest.Source.timeQuestSchema || one.schemaVersion != target.versionIdentifier {
+            if modelStore == nil, one.schema != ArchiveManifest.Source.knownSchema || one.schemaVersion != target.versionIdentifier {
                 problems.append("the migrated store is not described by schema \(target.versionIdentifier): \(one.warnings)")
             } else if modelStore != nil, one.schema != ArchiveManifest.Source.modelSchema {
                 problems.append("the migrated store is not described by its model: \(one.warnings)")

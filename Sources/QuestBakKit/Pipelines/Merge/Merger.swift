@@ -120,14 +120,14 @@ public enum Merger {
                 archive: path,
                 reason: "no model describes the store \(target.path) (\(reason)), so its records cannot be matched to the archive's")
         case .knownSchema(let schema):
-            guard kind == ArchiveManifest.Source.timeQuestSchema else {
+            guard kind == ArchiveManifest.Source.knownSchema else {
                 throw ImportError.notImportable(
                     archive: path,
                     reason: "it is an archive of another app's store (\(UntrustedText.display(kind))); \(target.path) is TimeQuest's")
             }
             targetVersion = schema.versionIdentifier
         case .model(let storeLayout):
-            guard kind != ArchiveManifest.Source.timeQuestSchema else {
+            guard kind != ArchiveManifest.Source.knownSchema else {
                 throw ImportError.notImportable(archive: path, reason: "it is a TimeQuest archive; \(target.path) is another app's store")
             }
             // Another app's archive is no older or newer version of this store's model (SameApp).
