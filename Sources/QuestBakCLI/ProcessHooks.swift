@@ -83,11 +83,7 @@ enum InterruptCleanup {
     static func removeAll() {
         let pending = lock.withLock { paths.sorted { $0.count > $1.count } }
         for path in pending { try? FileManager.default.removeItem(atPath: path) }
-        let base = FileManager.default.temporaryDirectory
-        let own = folderPrefixes.map { "\($0)-\(getpid())." }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? [] where own.contains(where: name.hasPrefix) {
-            try? FileManager.default.removeItem(at: base.appendingPathComponent(name))
-        }
+        TemporaryDirectory.removeOwn(prefixes: folderPrefixes)
     }
 }
 

@@ -26,13 +26,27 @@ package enum TemporaryDirectory {
     /// could clean up); returns their paths.
     @discardableResult
     public static func removeStale(prefixes: [String], in parent: URL? = nil) -> [String] {
+        remove(prefixes: prefixes, in: parent) { ProcessLiveness.hasExited($0) }
+    }
+
+    /// Removes the folders `create` made for this process, registered or not: what an interrupted
+    /// run removes last, for a folder made while the interrupt was being handled.
+    package static func removeOwn(prefixes: [String], in parent: URL? = nil) {
+        let own = getpid()
+        remove(prefixes: prefixes, in: parent) { $0 == own }
+    }
+
+    /// Removes the folders named `<prefix>-<pid>.XXXXXX` (as `create` names them) whose pid
+    /// `matches`; returns their paths. A longer prefix must come before one it starts with.
+    @discardableResult
+    private static func remove(prefixes: [String], in parent: URL?, where matches: (Int32) -> Bool) -> [String] {
         let base = parent ?? FileManager.default.temporaryDirectory
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: base.path) else { return [] }
         var removed: [String] = []
         for name in names {
             guard let prefix = prefixes.first(where: { name.hasPrefix($0 + "-") }) else { continue }
             let rest = name.dropFirst(prefix.count + 1)
-            guard let dot = rest.firstIndex(of: "."), let pid = Int32(rest[..<dot]), ProcessLiveness.hasExited(pid) else { continue }
+            guard let dot = rest.firstIndex(of: "."), let pid = Int32(rest[..<dot]), matches(pid) else { continue }
             let path = base.appendingPathComponent(name).path
             if (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append(path) }
         }
