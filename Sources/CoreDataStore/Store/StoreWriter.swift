@@ -138,12 +138,18 @@ package enum StoreWriter {
             for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
         }
         for sql in CoreDataSQL.bookkeeping + CoreDataSQL.history { try db.execute(sql: sql) }
+        // The entities are numbered before `fill`, so what runs inside it (the repair rules) can
+        // read the store's layout; `Z_MAX` is set once the records are in.
+        for (index, entity) in schema.entities.enumerated() {
+            try CoreDataSQL.insertEntityKey(db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: 0)
+        }
     }
 
     private static func writeBookkeeping(_ db: Database, schema: Schema, bookkeeping: Bookkeeping, summary: Summary) throws {
         for (index, entity) in schema.entities.enumerated() {
-            try CoreDataSQL.insertEntityKey(
-                db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: summary.maximumPrimaryKeys[entity.name] ?? 0)
+            try db.execute(
+                sql: "UPDATE \(CoreDataSQL.primaryKeyTable) SET Z_MAX = ? WHERE Z_ENT = ?",
+                arguments: [summary.maximumPrimaryKeys[entity.name] ?? 0, index + 1])
         }
         // Core Data registers its history entities with the first save that stores anything.
         if summary.counts.values.contains(where: { $0 > 0 }) {
