@@ -141,7 +141,7 @@ enum RuleDatasets {
 
 /// The registry: the pipeline's list, the effects each rule declares, and the verifier reading them.
 final class RepairRuleTests: XCTestCase {
-    func testThePipelineListsTheRulesInTheOrderTheRepairerAppliedThem() {
+    func testThePipelineListsTheRulesInTheOrderTheyRun() {
         XCTAssertEqual(
             RepairPipeline.rules.map { String(describing: type(of: $0)) },
             ["UniqueConstraintRule", "OrphanRule", "DuplicateRule", "SingletonMergeRule", "DefaultFillRule", "CloudIDRule"])
