@@ -36,7 +36,8 @@ struct RuleRun {
                 for record in dataset.records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
             }
             let context = try RepairContext(
-                db: sink.database, schema: dataset.schema, defaultsSchema: defaultsSchema ?? dataset.schema, now: now, randomIDs: randomIDs,
+                db: sink.database, schema: dataset.schema, entityNumbers: sink.entityNumbers,
+                defaultsSchema: defaultsSchema ?? dataset.schema, now: now, randomIDs: randomIDs,
                 cloudIDKind: cloudIDKind, log: log, path: store.path)
             do { try body(context) } catch { failure = error }
             return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: dataset.schema, uuid: storeUUID))

@@ -28,6 +28,15 @@ package enum StoreWriter {
         /// The database the records go into, inside the write's transaction.
         public var database: Database { db }
 
+        /// The `Z_ENT` of each entity's records. `Z_PRIMARYKEY` is written only once the records are
+        /// in (its `Z_MAX` needs them), so what reads the store's layout inside `fill` takes them here.
+        package var entityNumbers: [String: Int64] {
+            Dictionary(
+                uniqueKeysWithValues: schema.entities.compactMap { entity in
+                    schema.entityNumber(of: entity.name).map { (entity.name, Int64($0)) }
+                })
+        }
+
         /// Inserts one record of `entityName`, with its `Z_OPT` as the record has it.
         public func insert(_ record: EntityRecord, into entityName: String) throws {
             let (statement, layout, number) = try prepared(for: entityName)
@@ -138,18 +147,12 @@ package enum StoreWriter {
             for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
         }
         for sql in CoreDataSQL.bookkeeping + CoreDataSQL.history { try db.execute(sql: sql) }
-        // The entities are numbered before `fill`, so what runs inside it (the repair rules) can
-        // read the store's layout; `Z_MAX` is set once the records are in.
-        for (index, entity) in schema.entities.enumerated() {
-            try CoreDataSQL.insertEntityKey(db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: 0)
-        }
     }
 
     private static func writeBookkeeping(_ db: Database, schema: Schema, bookkeeping: Bookkeeping, summary: Summary) throws {
         for (index, entity) in schema.entities.enumerated() {
-            try db.execute(
-                sql: "UPDATE \(CoreDataSQL.primaryKeyTable) SET Z_MAX = ? WHERE Z_ENT = ?",
-                arguments: [summary.maximumPrimaryKeys[entity.name] ?? 0, index + 1])
+            try CoreDataSQL.insertEntityKey(
+                db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: summary.maximumPrimaryKeys[entity.name] ?? 0)
         }
         // Core Data registers its history entities with the first save that stores anything.
         if summary.counts.values.contains(where: { $0 > 0 }) {

@@ -339,7 +339,8 @@ public enum Importer {
             if !options.asArchived {
                 try RepairPipeline.run(
                     in: RepairContext(
-                        db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
+                        db: sink.database, schema: plan.target, entityNumbers: sink.entityNumbers,
+                        defaultsSchema: options.schemas.last ?? plan.target,
                         now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
                         cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
                         log: log, path: path, keepDistinctIDs: options.keepDistinctIDs))

@@ -66,14 +66,15 @@ struct RepairContext {
     }
 
     /// The context of a store written by an app profile's schema (`StoreWriter`, or a migrated
-    /// copy): its layout is the schema's model read against the store, whose `Z_PRIMARYKEY` must
-    /// already number its entities.
+    /// copy): its layout is the schema's model read against the store. `entityNumbers` number
+    /// the entities of a store being written (`StoreWriter.Sink.entityNumbers`), whose
+    /// `Z_PRIMARYKEY` is written after the repairs; nil reads them from the store.
     init(
-        db: Database, schema: Schema, defaultsSchema: Schema, now: Double, randomIDs: Bool, cloudIDKind: RepairEntry.Kind, log: RepairLog,
-        path: String, keepDistinctIDs: Bool = false, sharedCloudIDs: Set<String> = []
+        db: Database, schema: Schema, entityNumbers: [String: Int64]? = nil, defaultsSchema: Schema, now: Double, randomIDs: Bool,
+        cloudIDKind: RepairEntry.Kind, log: RepairLog, path: String, keepDistinctIDs: Bool = false, sharedCloudIDs: Set<String> = []
     ) throws {
         let model = CompiledModel(schema: schema)
-        let layout = try ModelLayout(db, model: model, checkRows: false)
+        let layout = try ModelLayout(db, model: model, checkRows: false, entityNumbers: entityNumbers)
         // The rules need every entity's plan; a column the schema does not explain (another tool's)
         // is no reason to refuse the repair, as it was not before the rules read the layout.
         if let missing = schema.entities.first(where: { layout.entity(named: $0.name) == nil }) {
