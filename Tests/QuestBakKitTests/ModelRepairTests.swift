@@ -136,4 +136,30 @@ final class ModelRepairTests: XCTestCase {
             XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA integrity_check"), "ok")
         }
     }
+
+    /// A missing value the model gives no default is not guessed: with `--validate` it stays empty
+    /// and a note says where (an app profile's entity would be an error instead:
+    /// `RepairRuleDefaultFillTests`), while one the model gives a default is filled.
+    func testAValueTheModelGivesNoDefaultIsLeftEmptyWithANote() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = directory.path("source.store")
+        let noCode = ModelRow("Note", 1, ["code": .null, "title": .null, "cloudID": .text(Self.sharedID), "folder": .integer(1)])
+        try store(unique: false, notes: [noCode], at: source)
+        let archive = directory.path("no-code.qbak")
+        try export(source, to: archive)
+        var options = Importer.Options.timeQuest
+        options.validate = true
+        let target = directory.path("restored/default.store")
+        let work = try TemporaryTestDirectory()
+        let result = try Importer.run(archive: archive.path, into: target, options: options, workDirectory: work.url)
+        XCTAssertTrue(
+            result.notes.contains("Note.code is empty in 1 record(s) and the model gives it no default: left empty"), "\(result.notes)")
+        XCTAssertEqual(result.counts["repair.default"], 1, "the title has a default: \(result.counts)")
+        let queue = try DatabaseQueue(path: target.path)
+        defer { try? queue.close() }
+        try queue.read { db in
+            XCTAssertNil(try String.fetchOne(db, sql: "SELECT ZCODE FROM ZNOTE WHERE Z_PK = 1"))
+            XCTAssertEqual(try String.fetchOne(db, sql: "SELECT ZTITLE FROM ZNOTE WHERE Z_PK = 1"), "Untitled")
+        }
+    }
 }

@@ -97,8 +97,13 @@ package struct ModelLayout: Sendable {
     /// and every link belongs to an entity and a record (off for a store that is being written).
     /// Join tables named in `carriedAsTables` are left as tables, their links untyped (an
     /// archive says which: those its export found holding rows that link no record).
-    package init(_ db: Database, model: CompiledModel, checkRows: Bool = true, carriedAsTables: Set<String> = []) throws {
-        var builder = try Builder(db, model: model)
+    /// `entityNumbers` are the store's `Z_ENT`s when its `Z_PRIMARYKEY` does not hold them yet (a
+    /// store being written); nil reads them from it.
+    package init(
+        _ db: Database, model: CompiledModel, checkRows: Bool = true, carriedAsTables: Set<String> = [],
+        entityNumbers: [String: Int64]? = nil
+    ) throws {
+        var builder = try Builder(db, model: model, numbers: entityNumbers)
         builder.carriedAsTables = carriedAsTables
         builder.build()
         if checkRows, builder.problems.isEmpty { try builder.checkRows() }
@@ -124,10 +129,12 @@ package struct ModelLayout: Sendable {
         var columns: [String: [String: String]] = [:]
         var carriedAsTables: Set<String> = []
 
-        init(_ db: Database, model: CompiledModel) throws {
+        init(_ db: Database, model: CompiledModel, numbers given: [String: Int64]?) throws {
             self.db = db
             self.model = model
-            numbers = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
+            numbers =
+                try given
+                ?? Dictionary(StoreReader.entityKeys(db).map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
         }
 
         mutating func declaredColumns(_ table: String) -> [String: String]? {

@@ -28,6 +28,15 @@ package enum StoreWriter {
         /// The database the records go into, inside the write's transaction.
         public var database: Database { db }
 
+        /// The `Z_ENT` of each entity's records. `Z_PRIMARYKEY` is written only once the records are
+        /// in (its `Z_MAX` needs them), so what reads the store's layout inside `fill` takes them here.
+        package var entityNumbers: [String: Int64] {
+            Dictionary(
+                uniqueKeysWithValues: schema.entities.compactMap { entity in
+                    schema.entityNumber(of: entity.name).map { (entity.name, Int64($0)) }
+                })
+        }
+
         /// Inserts one record of `entityName`, with its `Z_OPT` as the record has it.
         public func insert(_ record: EntityRecord, into entityName: String) throws {
             let (statement, layout, number) = try prepared(for: entityName)

@@ -337,12 +337,13 @@ public enum Importer {
                 })
             progress.finishEntity()
             if !options.asArchived {
-                try Repairer(
-                    db: sink.database, schema: plan.target, defaultsSchema: options.schemas.last ?? plan.target,
-                    now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
-                    cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
-                    log: log, path: path, keepDistinctIDs: options.keepDistinctIDs
-                ).run()
+                try RepairPipeline.run(
+                    in: RepairContext(
+                        db: sink.database, schema: plan.target, entityNumbers: sink.entityNumbers,
+                        defaultsSchema: options.schemas.last ?? plan.target,
+                        now: options.now ?? plan.createdAt, randomIDs: options.randomIDs,
+                        cloudIDKind: plan.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
+                        log: log, path: path, keepDistinctIDs: options.keepDistinctIDs))
             }
             if !options.validate && log.repairs > 0 {
                 throw ImportError.repairsNeeded(archive: path, counts: log.counts.filter { $0.key.hasPrefix("repair.") })

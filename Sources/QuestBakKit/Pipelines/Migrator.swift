@@ -141,11 +141,11 @@ public enum Migrator {
                     // the cloudID an import of the store's backup to this version gives it.
                     let records = try recordCount(db, options.progress == nil ? [] : target.entities)
                     options.progress?(RecordProgress(step: "repair", entity: "all entities", rowsDone: 0, rowsTotal: records))
-                    try Repairer(
-                        db: db, schema: target, defaultsSchema: target, now: options.now, randomIDs: options.randomIDs,
-                        cloudIDKind: sourceSchema.entities.contains { $0.cloudID != nil } ? .repair : .migration,
-                        log: log, path: source.path, sharedCloudIDs: sharedCloudIDs
-                    ).run()
+                    try RepairPipeline.run(
+                        in: RepairContext(
+                            db: db, schema: target, defaultsSchema: target, now: options.now, randomIDs: options.randomIDs,
+                            cloudIDKind: sourceSchema.entities.contains { $0.cloudID != nil } ? .repair : .migration,
+                            log: log, path: source.path, sharedCloudIDs: sharedCloudIDs))
                     options.progress?(RecordProgress(step: "repair", entity: "all entities", rowsDone: records, rowsTotal: records))
                     let migrated = StoreMetadata(
                         schema: target, uuid: metadata.uuid,

@@ -155,9 +155,10 @@ package enum ModelMigrator {
             }
             try CoreDataSQL.insertMetadata(db, uuid: old.metadata.uuid, plist: new.metadata.withUUID(old.metadata.uuid).encodedPlist)
             if let cache = new.cache { try CoreDataSQL.insertModelCache(db, cache) }
-            let context = ModelRepairContext(
-                db: db, layout: layout, model: new.model, log: log, storeUUID: old.metadata.uuid, cloudIDKind: .migration)
-            _ = try ModelCloudIDRule().apply(in: context)
+            let context = RepairContext(
+                db: db, layout: layout, model: new.model, cloudIDKind: .migration, log: log, path: source.path,
+                storeUUID: old.metadata.uuid)
+            try RepairPipeline.run(in: context, rules: [CloudIDRule()])
             for sql in new.statements where StatementRestore.isLater(sql) {
                 if let reason = CarriedTables.execute(sql, prefixes: StatementRestore.laterPrefixes, in: db) {
                     throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")

@@ -131,7 +131,7 @@ struct StatementRestore {
                 sql:
                     "CREATE TEMP TABLE questbak_links (tableName TEXT, columnName TEXT, target INTEGER, source INTEGER, entity TEXT, relationship TEXT)"
             )
-            try ModelDuplicateRule.prepare(db)
+            try UniqueConstraintRule.prepare(db)
             var files: [String: Data] = [:]
             var records = RecordInserter(restore: self, db: db, log: log)
             // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
@@ -159,17 +159,13 @@ struct StatementRestore {
                 })
             try records.checkEveryEntityListed(files: files)
             if let context = records.context {
-                for rule in RepairPipeline.modelRules where rule.phase == .restoring {
-                    written.notes += try rule.apply(in: context)
-                }
+                written.notes += try RepairPipeline.run(in: context, phase: .restoring)
                 try applyDestinationLinks(db, log: log)
                 // Without --validate the store is restored as it was archived: what the model would
                 // repair is the app's data as the store held it. (Duplicates a unique index refuses
                 // and links no column can hold cannot be stored as they were: those need --validate.)
                 if validate {
-                    for rule in RepairPipeline.modelRules where rule.phase == .repairing {
-                        written.notes += try rule.apply(in: context)
-                    }
+                    written.notes += try RepairPipeline.run(in: context, phase: .repairing)
                 }
             } else {
                 try applyDestinationLinks(db, log: log)
@@ -290,7 +286,7 @@ struct StatementRestore {
         let log: RepairLog
         var layout: ModelLayout?
         /// What the model's repairs work on, once the model is known.
-        var context: ModelRepairContext?
+        var context: RepairContext?
         var statements: [String: (insert: Statement, columns: [String])] = [:]
         /// A generic archive's entity tables: their columns but `Z_PK`, and every column's affinity
         /// (`Z_PK`'s first), read once.
@@ -336,7 +332,8 @@ struct StatementRestore {
                     path: restore.archive, reason: "its model does not explain its own statements: \(problem)")
             }
             layout = made
-            context = ModelRepairContext(db: db, layout: made, model: model, log: log, storeUUID: restore.manifest.source.storeUUID)
+            context = RepairContext(
+                db: db, layout: made, model: model, log: log, path: restore.archive, storeUUID: restore.manifest.source.storeUUID)
             return made
         }
 
@@ -363,11 +360,11 @@ struct StatementRestore {
                             member.path, lineNumber, "\(RecordJSON.primaryKeyKey) \(row.primaryKey) appears more than once")
                     }
                     // A record the model's uniqueness constraint refuses is a duplicate of one restored before.
-                    guard let context, let (keeper, _) = try ModelDuplicateRule.keeper(of: row, plan: plan, context: context) else {
+                    guard let context, let (keeper, _) = try UniqueConstraintRule.keeper(of: row, plan: plan, context: context) else {
                         throw restore.invalid(
                             member.path, lineNumber, "record \(row.primaryKey) cannot be stored: \(error.message ?? "a constraint fails")")
                     }
-                    try ModelDuplicateRule.drop(row, keeper: keeper, plan: plan, context: context)
+                    try UniqueConstraintRule.drop(row, keeper: keeper, plan: plan, context: context)
                 }
                 for (link, targets) in zip(plan.toMany, row.links) {
                     for target in targets {

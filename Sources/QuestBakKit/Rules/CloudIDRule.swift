@@ -4,10 +4,17 @@ import GRDB
 import QuestBakArchive
 
 /// Every record ends with its own well-formed cloudID: missing, empty, malformed and repeated
-/// ones (all but the lowest `Z_PK` keep theirs), and the one a migration gave every record, are replaced by a UUIDv5 of the entity and the
-/// record's natural key, so restoring one backup on two devices gives the same IDs; a singleton
-/// gets its pinned sentinel. Entities are visited parents first, so a child's ID can name its
-/// parent's final one.
+/// ones (all but the lowest `Z_PK` keep theirs) are replaced by a name-based UUIDv5, so restoring
+/// one backup on two devices gives the same IDs.
+///
+/// - An entity of an app profile's schema (one with a `cloudID` attribute) gets IDs made from
+///   the entity and the record's natural key (its `Z_PK` where the profile gives none), and a
+///   singleton its pinned sentinel; the one cloudID a migration gave every record is replaced
+///   too. Entities are visited parents first, so a child's ID can name its parent's final one.
+/// - An entity only its own model describes, wherever it has a `cloudID` text attribute, gets IDs
+///   made from the store's UUID, the entity and the record's `Z_PK`. A lightweight migration fills
+///   a new cloudID column with one shared value (SwiftData archives its default once): all but
+///   the lowest `Z_PK` then get their own.
 struct CloudIDRule: RepairRule {
     var effects: [RepairRuleEffect] { [RepairRuleEffect(.cloudID, .assignsCloudID)] }
 
@@ -15,18 +22,22 @@ struct CloudIDRule: RepairRule {
         entity.cloudID == nil ? [] : [Entity.cloudIDAttribute]
     }
 
-    func apply(in context: RepairContext) throws {
-        for entity in context.entitiesParentsFirst where entity.cloudID != nil {
-            try assignCloudIDs(entity, in: context)
+    func apply(in context: RepairContext) throws -> [String] {
+        for plan in context.entitiesParentsFirst {
+            guard let entity = context.profileEntity(plan), entity.cloudID != nil else { continue }
+            try assignCloudIDs(entity, plan: plan, in: context)
             FaultPoint.reached("cloudIDs of \(entity.name) assigned")
         }
+        for plan in context.entities where context.profileEntity(plan) == nil {
+            try assignStoreCloudIDs(plan, in: context)
+        }
+        return []
     }
 
-    func assignCloudIDs(_ entity: Entity, in context: RepairContext) throws {
+    func assignCloudIDs(_ entity: Entity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
         let (db, log) = (context.db, context.log)
-        let layout = TableLayout(entity: entity)
-        guard let cloudColumn = layout.column(for: Entity.cloudIDAttribute)?.name else { return }
-        let table = layout.tableName
+        guard let cloudColumn = context.column(Entity.cloudIDAttribute, of: plan) else { return }
+        let table = plan.table
         if let sentinel = entity.identity.singletonCloudID {
             let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT ? ORDER BY Z_PK"
             for row in try ExactSQL.fetchAll(db, sql: sql, [.text(Data(sentinel.utf8))]) {
@@ -64,7 +75,7 @@ struct CloudIDRule: RepairRule {
             if let id = row[0].validText, usable(id) { try keep.execute(arguments: [id]) }
         }
         let key = entity.identity.naturalKey
-        let keyColumns = key.compactMap { layout.column(for: $0)?.name }
+        let keyColumns = key.compactMap { context.column($0, of: plan) }
         let selectedKey = keyColumns.isEmpty ? "" : ", " + keyColumns.map { "t.\($0)" }.joined(separator: ", ")
         let sql = """
             SELECT t.Z_PK, t.\(cloudColumn), m.first\(selectedKey) FROM \(table) t
@@ -106,11 +117,9 @@ struct CloudIDRule: RepairRule {
         guard !keyValues.isEmpty else { return "\(entity.name)|pk:\(primaryKey)" }
         var parts = [entity.name]
         for (property, stored) in zip(entity.identity.naturalKey, keyValues) {
-            if let relationship = entity.relationship(named: property), let parent = context.schema.entity(named: relationship.destination)
-            {
-                let parentLayout = TableLayout(entity: parent)
-                let parentCloud = try parentLayout.column(for: Entity.cloudIDAttribute).flatMap { column in
-                    try ExactSQL.fetchAll(context.db, sql: "SELECT \(column.name) FROM \(parentLayout.tableName) WHERE Z_PK = ?", [stored])
+            if let relationship = entity.relationship(named: property), let parent = context.plan(named: relationship.destination) {
+                let parentCloud = try context.column(Entity.cloudIDAttribute, of: parent).flatMap { column in
+                    try ExactSQL.fetchAll(context.db, sql: "SELECT \(column) FROM \(parent.table) WHERE Z_PK = ?", [stored])
                         .first?.first?.validText
                 }
                 parts.append(parentCloud ?? "nil")
@@ -125,5 +134,31 @@ struct CloudIDRule: RepairRule {
             }
         }
         return parts.joined(separator: "|")
+    }
+
+    /// The cloudIDs of an entity no profile describes: named by the store, the entity and the record.
+    func assignStoreCloudIDs(_ plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
+        let db = context.db
+        guard let field = plan.fields.first(where: { $0.path == [Entity.cloudIDAttribute] && $0.kind == .string }) else { return }
+        let column = field.column
+        let rows = context.rows(of: plan)
+        let needy = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT Z_PK, \(column) \(rows) AND (\(column) IS NULL OR NOT \(DeterministicID.wellFormedSQL(column))
+                   OR Z_PK NOT IN (SELECT min(Z_PK) \(rows) GROUP BY \(column)))
+                ORDER BY Z_PK
+                """)
+        for row in needy {
+            let primaryKey: Int64 = row[0]
+            let id = DeterministicID.uuid(name: "\(context.storeUUID)/\(plan.name)/\(primaryKey)").uuidString
+            let old = try ExactSQL.fetchAll(db, sql: "SELECT \(column) FROM \(plan.table) WHERE Z_PK = ?", [.integer(primaryKey)])
+            try context.log.record(
+                RepairEntry(
+                    rule: .cloudID, kind: context.cloudIDKind, entity: plan.name, primaryKey: primaryKey, cloudID: id,
+                    field: Entity.cloudIDAttribute,
+                    old: .value(old.first?.first?.reportable ?? .null), new: .value(.string(id))))
+            try db.execute(sql: "UPDATE \(plan.table) SET \(column) = ? WHERE Z_PK = ?", arguments: [id, primaryKey])
+        }
     }
 }

@@ -2,9 +2,15 @@ import CoreDataStore
 import GRDB
 import QuestBakArchive
 
-/// A missing non-optional value gets its property-level default: the target schema's, else the
-/// defaults schema's; `Date.now` is the context's `now`. A missing value with no default
-/// anywhere is an error, not a guess. cloudIDs are left to `CloudIDRule`.
+/// A missing non-optional value gets its property's default: first the app profile's symbolic
+/// one (the profile's schema, else the defaults schema; `Date.now` is the context's `now`), then
+/// the model's concrete one (the value SwiftData archived when the model was built). cloudIDs are
+/// left to `CloudIDRule`.
+///
+/// Where neither gives a default, what happens depends on who describes the entity: an entity of
+/// an app profile's schema is an error (`RepairError.noDefault`), not a guess, because the profile
+/// states every default its app has; an entity only its own model describes keeps the value empty
+/// and a note says where, because a model need not give one and its app opened the store so.
 struct DefaultFillRule: RepairRule {
     var effects: [RepairRuleEffect] { [RepairRuleEffect(.defaultFill, .changesField)] }
 
@@ -12,36 +18,54 @@ struct DefaultFillRule: RepairRule {
         Set(entity.attributes.filter { !$0.isOptional && $0.name != Entity.cloudIDAttribute }.map(\.name))
     }
 
-    func apply(in context: RepairContext) throws {
-        for entity in context.schema.entities {
-            let layout = TableLayout(entity: entity)
-            for attribute in entity.attributes where !attribute.isOptional && attribute.name != Entity.cloudIDAttribute {
-                guard let column = layout.column(for: attribute.name)?.name else { continue }
-                let missing = try Int64.fetchAll(
-                    context.db, sql: "SELECT Z_PK FROM \(layout.tableName) WHERE \(column) IS NULL ORDER BY Z_PK")
-                guard !missing.isEmpty, let value = try defaultValue(for: attribute, in: entity, context: context) else { continue }
+    func apply(in context: RepairContext) throws -> [String] {
+        var notes: [String] = []
+        for plan in context.entities {
+            let described = context.profileEntity(plan)
+            for field in plan.fields where !field.isOptional && field.path != [Entity.cloudIDAttribute] {
+                let condition = "Z_ENT = \(plan.number) AND \(field.column) IS NULL"
+                let missing = try Int64.fetchAll(context.db, sql: "SELECT Z_PK FROM \(plan.table) WHERE \(condition) ORDER BY Z_PK")
+                guard !missing.isEmpty else { continue }
+                let name = field.path.joined(separator: ".")
+                let fill: (value: Value, stored: StoredValue)
+                switch profileDefault(for: field, of: plan, described: described, context: context) {
+                case .value(let value)?:
+                    fill = (value, ValueCoding.encode(value))
+                case .newUUIDString?:
+                    continue  // a generated UUID is a cloudID's, and cloudIDs have a rule of their own
+                case .now?:
+                    let value = Value.date(context.now)
+                    fill = (value, ValueCoding.encode(value))
+                case nil:
+                    if let stored = field.defaultValue {
+                        fill = ((try? ValueCoding.decode(stored, as: field.kind)) ?? stored.reportable, stored)
+                    } else if described?.attribute(named: name) != nil {
+                        throw RepairError.noDefault(entity: plan.name, property: name)
+                    } else {
+                        notes.append(
+                            "\(plan.name).\(name) is empty in \(missing.count) record(s) and the model gives it no default: left empty")
+                        continue
+                    }
+                }
                 for primaryKey in missing {
                     try context.log.record(
                         RepairEntry(
-                            rule: .defaultFill, kind: .repair, entity: entity.name, primaryKey: primaryKey, cloudID: nil,
-                            field: attribute.name, old: .value(.null), new: .value(value)))
+                            rule: .defaultFill, kind: .repair, entity: plan.name, primaryKey: primaryKey, cloudID: nil, field: name,
+                            old: .value(.null), new: .value(fill.value)))
                 }
-                try ExactSQL.execute(
-                    context.db, sql: "UPDATE \(layout.tableName) SET \(column) = ? WHERE \(column) IS NULL", [ValueCoding.encode(value)])
+                try ExactSQL.execute(context.db, sql: "UPDATE \(plan.table) SET \(field.column) = ? WHERE \(condition)", [fill.stored])
             }
         }
         FaultPoint.reached("defaults filled")
+        return notes
     }
 
-    func defaultValue(for attribute: Attribute, in entity: Entity, context: RepairContext) throws -> Value? {
-        let declared =
-            attribute.defaultValue
-            ?? context.defaultsSchema.entity(named: entity.name)?.attribute(named: attribute.name)?.defaultValue
-        switch declared {
-        case .value(let value)?: return value
-        case .now?: return .date(context.now)
-        case .newUUIDString?: return nil  // cloudIDs have a rule of their own
-        case nil: throw RepairError.noDefault(entity: entity.name, property: attribute.name)
-        }
+    /// The profile's default of the field's attribute: its schema's, else the defaults schema's.
+    func profileDefault(
+        for field: ModelLayout.Field, of plan: ModelLayout.EntityPlan, described: Entity?, context: RepairContext
+    ) -> DefaultValue? {
+        guard let described, field.path.count == 1, let attribute = described.attribute(named: field.path[0]) else { return nil }
+        return attribute.defaultValue
+            ?? context.defaultsSchema?.entity(named: plan.name)?.attribute(named: attribute.name)?.defaultValue
     }
 }

@@ -9,7 +9,8 @@ import QuestBakArchive
 /// others are re-pointed to it; each dropped record is reported in full, its cloudID with it, so
 /// the app can delete it from CloudKit; a keeper without a cloudID takes its duplicate's. Entities are visited
 /// parents first, so a key that names a parent sees the parent's final `Z_PK`. Singletons have a
-/// rule of their own (`SingletonMergeRule`).
+/// rule of their own (`SingletonMergeRule`). Natural keys are the app profile's: a store no
+/// profile describes has none (its model's uniqueness constraints are `UniqueConstraintRule`'s).
 struct DuplicateRule: RepairRule {
     var effects: [RepairRuleEffect] {
         [
@@ -29,26 +30,27 @@ struct DuplicateRule: RepairRule {
         entity.identity.singletonCloudID == nil && !entity.identity.naturalKey.isEmpty
     }
 
-    func apply(in context: RepairContext) throws {
-        for entity in context.entitiesParentsFirst where entity.identity.singletonCloudID == nil {
-            try removeDuplicates(of: entity, in: context)
+    func apply(in context: RepairContext) throws -> [String] {
+        for plan in context.entitiesParentsFirst {
+            guard let entity = context.profileEntity(plan), entity.identity.singletonCloudID == nil else { continue }
+            try removeDuplicates(of: entity, plan: plan, in: context)
             FaultPoint.reached("duplicates of \(entity.name) removed")
         }
+        return []
     }
 
-    func removeDuplicates(of entity: Entity, in context: RepairContext) throws {
+    func removeDuplicates(of entity: Entity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
         let key = entity.identity.naturalKey
         guard !key.isEmpty else { return }
-        let layout = TableLayout(entity: entity)
-        let keyColumns = key.compactMap { layout.column(for: $0)?.name }
+        let keyColumns = key.compactMap { context.column($0, of: plan) }
         guard keyColumns.count == key.count else { return }
-        let cloudColumn = layout.column(for: Entity.cloudIDAttribute)?.name
+        let cloudColumn = context.column(Entity.cloudIDAttribute, of: plan)
         try context.resetPairs()
         // A key with a missing part proves nothing about identity: such records are never merged.
         let complete = keyColumns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
         let sql = """
-            SELECT Z_PK, \(cloudColumn ?? "NULL"), \(keyColumns.joined(separator: ", ")) FROM \(layout.tableName)
-            WHERE \(complete) ORDER BY \(keyColumns.joined(separator: ", ")), Z_PK
+            SELECT Z_PK, \(cloudColumn ?? "NULL"), \(keyColumns.joined(separator: ", ")) \(context.rows(of: plan))
+            AND \(complete) ORDER BY \(keyColumns.joined(separator: ", ")), Z_PK
             """
         var group = DuplicateGroup(distinctIDsAreDistinct: context.keepDistinctIDs)
         let insert = try context.db.makeStatement(sql: "INSERT INTO temp.questbak_pairs (duplicate, keeper, carried) VALUES (?, ?, ?)")
@@ -65,6 +67,6 @@ struct DuplicateRule: RepairRule {
                 try insert.execute(arguments: [primaryKey, match.keeper, match.carried])
             }
         }
-        try context.applyDuplicatePairs(of: entity)
+        try context.applyDuplicatePairs(of: plan, entity: entity)
     }
 }

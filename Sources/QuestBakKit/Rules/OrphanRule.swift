@@ -1,37 +1,64 @@
 import CoreDataStore
+import Foundation
 import GRDB
 import QuestBakArchive
 
-/// A relationship to a record that does not exist becomes nil, and is reported; the record
-/// itself is kept.
+/// A relationship that names a record the store does not have becomes nil (a to-one) or is left
+/// out (a link of a many-to-many join table), and is reported; the record that held it is kept.
+/// A relationship may name a record of its destination or of any sub-entity of it.
 struct OrphanRule: RepairRule {
     var effects: [RepairRuleEffect] { [RepairRuleEffect(.orphan, .changesField)] }
 
     func fields(of entity: Entity, in schema: Schema) -> Set<String> {
-        Set(entity.toOneRelationships.filter { schema.entity(named: $0.destination) != nil }.map(\.name))
+        // To-ones, and the many-to-manys (both sides to-many) whose links a join table keeps.
+        Set(
+            entity.relationships.filter { relationship in
+                guard let destination = schema.entity(named: relationship.destination) else { return false }
+                return !relationship.isToMany || (relationship.inverse.flatMap(destination.relationship(named:))?.isToMany ?? false)
+            }.map(\.name))
     }
 
-    func apply(in context: RepairContext) throws {
-        let (db, schema, log) = (context.db, context.schema, context.log)
-        for entity in schema.entities {
-            let layout = TableLayout(entity: entity)
-            for relationship in entity.toOneRelationships {
-                guard let column = layout.column(for: relationship.name)?.name,
-                    let parent = schema.entity(named: relationship.destination)
-                else { continue }
-                let parentTable = TableLayout(entity: parent).tableName
-                let condition =
-                    "\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(parentTable) p WHERE p.Z_PK = \(layout.tableName).\(column))"
-                let orphans = try Row.fetchAll(db, sql: "SELECT Z_PK, \(column) FROM \(layout.tableName) WHERE \(condition) ORDER BY Z_PK")
+    func apply(in context: RepairContext) throws -> [String] {
+        let db = context.db
+        for plan in context.entities {
+            for relationship in plan.toOne {
+                guard let exists = context.existsSQL("o.\(relationship.column)", in: relationship.destination) else { continue }
+                let condition = "o.Z_ENT = \(plan.number) AND o.\(relationship.column) IS NOT NULL AND NOT \(exists)"
+                let orphans = try Row.fetchAll(
+                    db, sql: "SELECT o.Z_PK, o.\(relationship.column) FROM \(plan.table) o WHERE \(condition) ORDER BY o.Z_PK")
                 for row in orphans {
-                    try log.record(
+                    try context.log.record(
                         RepairEntry(
-                            rule: .orphan, kind: .repair, entity: entity.name, primaryKey: row[0], cloudID: nil,
-                            field: relationship.name, old: .value(.integer(row[1])), new: .value(.null)))
+                            rule: .orphan, kind: .repair, entity: plan.name, primaryKey: row[0], cloudID: nil, field: relationship.name,
+                            old: .value(.integer(row[1])), new: .value(.null)))
                 }
-                if !orphans.isEmpty { try db.execute(sql: "UPDATE \(layout.tableName) SET \(column) = NULL WHERE \(condition)") }
+                if !orphans.isEmpty {
+                    try db.execute(
+                        sql:
+                            "UPDATE \(plan.table) SET \(relationship.column) = NULL WHERE Z_PK IN (SELECT o.Z_PK FROM \(plan.table) o WHERE \(condition))"
+                    )
+                }
+            }
+            for link in plan.toMany {
+                guard case .joinTable(let join, let source, let destination) = link.storage,
+                    let sourceExists = context.existsSQL("o.\(source)", in: plan.name),
+                    let destinationExists = context.existsSQL("o.\(destination)", in: link.destination)
+                else { continue }
+                let condition = "NOT \(sourceExists) OR NOT \(destinationExists)"
+                let orphans = try Row.fetchAll(
+                    db, sql: "SELECT o.\(source), o.\(destination) FROM \(join) o WHERE \(condition) ORDER BY 1, 2")
+                for row in orphans {
+                    try context.log.record(
+                        RepairEntry(
+                            rule: .orphan, kind: .repair, entity: plan.name, primaryKey: row[0], cloudID: nil, field: link.name,
+                            old: .value(.integer(row[1])), new: .value(.null)))
+                }
+                if !orphans.isEmpty {
+                    try db.execute(sql: "DELETE FROM \(join) WHERE rowid IN (SELECT o.rowid FROM \(join) o WHERE \(condition))")
+                }
             }
         }
         FaultPoint.reached("orphans repaired")
+        return []
     }
 }

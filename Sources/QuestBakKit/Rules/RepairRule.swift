@@ -33,37 +33,33 @@ struct RepairRuleEffect: Hashable, Sendable {
     }
 }
 
-/// A validation and repair pass, run on a store being written, driven by the schema alone.
+/// When a rule runs in a restore.
+enum RepairPhase: Sendable {
+    /// As the records are restored, finished once they are all in: with or without `--validate`,
+    /// because what it mends cannot be stored as it was (a duplicate a unique index refuses).
+    case restoring
+    /// A pass over the written store, only when a restore repairs (`--validate`), and in a migration.
+    case repairing
+}
+
+/// A validation and repair pass over a store being written (`RepairContext`), driven by the
+/// store's model (its one layout) and, where an app profile applies, the profile's identity data.
 ///
 /// Adding a rule is a new type in its own file plus one line in `RepairPipeline.rules`: the
 /// pipeline applies the list in order, and the migration verifier reads the effects from it.
 protocol RepairRule: Sendable {
     /// Every kind of entry the rule logs, with what it did to the record it names.
     var effects: [RepairRuleEffect] { get }
+    /// When it runs; `.repairing` unless the rule says otherwise.
+    var phase: RepairPhase { get }
     /// The fields of `entity`'s records the rule may change: what its entries' `field` may be.
     func fields(of entity: Entity, in schema: Schema) -> Set<String>
-    /// Applies the rule to the whole store, logging every change.
-    func apply(in context: RepairContext) throws
-}
-
-/// When a rule over a store its own model describes runs in a restore.
-enum ModelRepairPhase: Sendable {
-    /// As the records are restored, finished once they are all in: with or without `--validate`,
-    /// because what it mends cannot be stored as it was (a duplicate a unique index refuses).
-    case restoring
-    /// A pass over the restored store, only when a restore repairs (`--validate`).
-    case repairing
-}
-
-/// A validation and repair pass over a store its own model describes (`ModelRepairContext`),
-/// driven by the model alone. The twin of `RepairRule` while a store of an app profile's schema is
-/// still written by its own path (`Importer.Plan`, `StoreWriter`); a new rule is a new type in its
-/// own file plus one line in `RepairPipeline.modelRules`.
-protocol ModelRepairRule: Sendable {
-    /// Every kind of entry the rule logs, with what it did to the record it names.
-    var effects: [RepairRuleEffect] { get }
-    var phase: ModelRepairPhase { get }
     /// Applies the rule to the whole store, logging every change; returns notes on what it left
     /// alone (a value the model gives no default).
-    func apply(in context: ModelRepairContext) throws -> [String]
+    @discardableResult
+    func apply(in context: RepairContext) throws -> [String]
+}
+
+extension RepairRule {
+    var phase: RepairPhase { .repairing }
 }

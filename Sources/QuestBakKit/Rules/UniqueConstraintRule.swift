@@ -8,13 +8,20 @@ import QuestBakArchive
 /// is restored. It is left out and reported in full, and every relationship and link that named
 /// it is pointed at the record kept (the one restored first: the lower `_pk`), so nothing that
 /// referred to either record is lost. It acts as records are restored (`keeper`, `drop`), so it
-/// runs with or without `--validate`: a duplicate cannot be stored as it was.
-struct ModelDuplicateRule: ModelRepairRule {
+/// runs with or without `--validate`: a duplicate cannot be stored as it was. (Records that share
+/// a profile's natural key, which no index refuses, are `DuplicateRule`'s, after the restore.)
+struct UniqueConstraintRule: RepairRule {
     var effects: [RepairRuleEffect] { [RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship)] }
-    var phase: ModelRepairPhase { .restoring }
+    var phase: RepairPhase { .restoring }
+
+    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
+        Set(
+            entity.relationships.filter { schema.entity(named: $0.destination)?.uniquenessConstraints.isEmpty == false }.map(\.name))
+    }
 
     /// Once every record is in: `repoint`.
-    func apply(in context: ModelRepairContext) throws -> [String] {
+    func apply(in context: RepairContext) throws -> [String] {
+        try Self.prepare(context.db)  // (empty when the restore did not prepare it: nothing was dropped)
         try Self.repoint(context)
         return []
     }
@@ -22,13 +29,13 @@ struct ModelDuplicateRule: ModelRepairRule {
     static func prepare(_ db: Database) throws {
         try db.execute(
             sql:
-                "CREATE TEMP TABLE questbak_duplicates (tableName TEXT, duplicate INTEGER, keeper INTEGER, PRIMARY KEY (tableName, duplicate))"
+                "CREATE TEMP TABLE IF NOT EXISTS questbak_duplicates (tableName TEXT, duplicate INTEGER, keeper INTEGER, PRIMARY KEY (tableName, duplicate))"
         )
     }
 
     /// The record already restored that `row` duplicates by a uniqueness constraint, if any.
     static func keeper(
-        of row: ModelMemberEncoding.Row, plan: ModelLayout.EntityPlan, context: ModelRepairContext
+        of row: ModelMemberEncoding.Row, plan: ModelLayout.EntityPlan, context: RepairContext
     ) throws -> (
         keeper: Int64, constraint: [String]
     )? {
@@ -61,23 +68,23 @@ struct ModelDuplicateRule: ModelRepairRule {
     }
 
     /// Leaves the duplicate out (its links are restored under its own key and moved with it).
-    static func drop(_ row: ModelMemberEncoding.Row, keeper: Int64, plan: ModelLayout.EntityPlan, context: ModelRepairContext) throws {
+    static func drop(_ row: ModelMemberEncoding.Row, keeper: Int64, plan: ModelLayout.EntityPlan, context: RepairContext) throws {
         try context.log.record(
             RepairEntry(
                 rule: .dedup, kind: .repair, entity: plan.name, primaryKey: row.primaryKey, cloudID: nil, field: nil,
-                old: .record(ModelRepairContext.reportable(row, plan: plan)), new: .value(.integer(keeper))))
+                old: .record(Self.reportable(row, plan: plan)), new: .value(.integer(keeper))))
         try context.db.execute(
             sql: "INSERT OR REPLACE INTO temp.questbak_duplicates VALUES (?, ?, ?)", arguments: [plan.table, row.primaryKey, keeper])
     }
 
     /// Points every foreign key and link that names a dropped duplicate at its keeper; runs once
     /// every record is in, before the links kept on destination rows are set.
-    static func repoint(_ context: ModelRepairContext) throws {
+    static func repoint(_ context: RepairContext) throws {
         let db = context.db
         let pairs = try Row.fetchAll(db, sql: "SELECT tableName, duplicate, keeper FROM temp.questbak_duplicates ORDER BY 1, 2")
         for pair in pairs {
             let (table, duplicate, keeper): (String, Int64, Int64) = (pair[0], pair[1], pair[2])
-            for plan in context.layout.entities {
+            for plan in context.entities {
                 for relationship in plan.toOne where context.layout.entity(named: relationship.destination)?.table == table {
                     let children = try Int64.fetchAll(
                         db, sql: "SELECT Z_PK FROM \(plan.table) WHERE Z_ENT = \(plan.number) AND \(relationship.column) = ? ORDER BY Z_PK",
@@ -127,5 +134,18 @@ struct ModelDuplicateRule: ModelRepairRule {
                 }
             }
         }
+    }
+
+    /// A record's values by property (`profile.name` for a composite's element), for reporting a
+    /// dropped duplicate in full.
+    static func reportable(_ row: ModelMemberEncoding.Row, plan: ModelLayout.EntityPlan) -> [String: Value] {
+        var values: [String: Value] = [RecordJSON.primaryKeyKey: .integer(row.primaryKey)]
+        for (field, stored) in zip(plan.fields, row.values) {
+            values[field.path.joined(separator: ".")] = (try? ValueCoding.decode(stored, as: field.kind)) ?? stored.reportable
+        }
+        for (relationship, stored) in zip(plan.toOne, row.values.dropFirst(plan.fields.count)) {
+            values[relationship.name] = stored.reportable
+        }
+        return values
     }
 }
