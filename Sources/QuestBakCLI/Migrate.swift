@@ -142,9 +142,9 @@ extension Questbak {
                             options: options,
                             workDirectory: work)
                     } else {
-                        result = try Migrator.migrate(
-                            storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) },
-                            options: options, workDirectory: work, candidates: candidates)
+                        result = try ModelMigrator.migrate(
+                            storeAt: URL(fileURLWithPath: store), toVersion: target, candidates: candidates,
+                            output: output.map { URL(fileURLWithPath: $0) }, options: options, workDirectory: work)
                     }
                 } catch MigrationError.alreadyAtVersion(let path, let version) {
                     // A no-op, not a failure: nothing is written (no -o, no backup, no --report).
