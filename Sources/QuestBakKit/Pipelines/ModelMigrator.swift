@@ -404,9 +404,11 @@ package enum ModelMigrator {
             snapshot = try StoreSnapshot(storeAt: url)
             let path = snapshot.path
             (schema, metadata, statements, settings, keys) = try snapshot.read { db in
-                (
-                    try StoreReader.detectSchema(db, path: path, candidates: candidates), try StoreReader.metadata(db, path: path),
-                    try CoreDataSQL.schemaStatements(db),
+                // The version's tables exactly, every row of one of its entities (records are
+                // copied by entity: no row is left behind without a word).
+                let schema = try StoreReader.detectSchema(db, path: path, candidates: candidates)
+                return (
+                    schema, try StoreReader.metadata(db, path: path), try CoreDataSQL.schemaStatements(db),
                     // Migrated in place: the store's own file settings, its journal mode too.
                     try StoreFileSettings.of(db), try Self.keys(db)
                 )
