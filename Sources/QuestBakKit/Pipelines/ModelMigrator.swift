@@ -189,11 +189,12 @@ package enum ModelMigrator {
                 throw StoreError.noModel(path: targetPath, reason: "its model does not explain its own tables: \(problem)")
             }
             try old.snapshot.read { source in
+                var copiedForeignKeys: [String: String] = [:]
                 counts = try copyRecords(
                     from: source, old: old, into: db, layout: layout, new: new, log: log, progress: options.progress,
-                    cancellation: options.cancellation)
+                    cancellation: options.cancellation, copiedForeignKeys: &copiedForeignKeys)
                 try reportDropped(from: source, old: old, layout: layout, new: new, log: log)
-                try copyLinks(from: source, old: old, into: db, new: new, log: log)
+                try copyLinks(from: source, old: old, into: db, new: new, log: log, copiedForeignKeys: copiedForeignKeys)
                 try copyOtherTables(from: source, old: old, into: db)
                 if new.isProfileVersion { try copyHistory(from: source, into: db) }
             }
@@ -519,10 +520,13 @@ package enum ModelMigrator {
     }
 
     /// Every record of every old entity into its new entity, value by value; returns the
-    /// records written by new entity.
+    /// records written by new entity. `copiedForeignKeys`: each new to-one column
+    /// (`TABLE.COLUMN`) and the old one its values came from ("" where entities sharing the table
+    /// took them from different ones).
     static func copyRecords(
         from source: Database, old: Side, into db: Database, layout: ModelLayout, new: Side, log: RepairLog,
-        progress report: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil
+        progress report: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil,
+        copiedForeignKeys: inout [String: String]
     ) throws -> [String: Int] {
         let oldLayout = try ModelLayout(source, model: old.model)
         var counts: [String: Int] = [:]
@@ -565,6 +569,9 @@ package enum ModelMigrator {
                 if let match = oldPlan.toOne.first(where: { $0.name == relationship.name || $0.name == renamed }) {
                     selected.append(match.column)
                     sources.append(selected.count - 1)
+                    let from = "\(oldPlan.table).\(match.column)"
+                    let key = "\(plan.table).\(relationship.column)"
+                    copiedForeignKeys[key] = copiedForeignKeys[key].map { $0 == from ? from : "" } ?? from
                 } else {
                     sources.append(nil)
                 }
@@ -664,6 +671,15 @@ package enum ModelMigrator {
         }
     }
 
+    /// The foreign-key column (`TABLE.COLUMN`) that holds a relationship's links, for a to-one
+    /// and for the to-many whose inverse it is; nil for another storage.
+    static func foreignKeyColumn(_ storage: ModelTables.RelationshipStorage) -> String? {
+        switch storage {
+        case .foreignKey(let table, let column), .inverseForeignKey(let table, let column): return "\(table).\(column)"
+        case .hiddenColumn, .joinTable: return nil
+        }
+    }
+
     /// The (source, destination) record pairs a relationship's storage holds, whatever it is: a
     /// foreign key on the source or the destination, a hidden column, a join table.
     static func pairsSQL(_ storage: ModelTables.RelationshipStorage) -> String {
@@ -686,7 +702,9 @@ package enum ModelMigrator {
     /// whichever each is (a storage may change: a to-many gaining an inverse moves its links from
     /// a hidden column to a foreign key), each relationship's links counted on both sides. A
     /// relationship the new model lacks drops its links: each is reported.
-    static func copyLinks(from source: Database, old: Side, into db: Database, new: Side, log: RepairLog) throws {
+    static func copyLinks(
+        from source: Database, old: Side, into db: Database, new: Side, log: RepairLog, copiedForeignKeys: [String: String]
+    ) throws {
         let oldTables = try ModelTables(
             model: old.model, numbers: Dictionary(old.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { a, _ in a }))
         let newTables = try ModelTables(
@@ -706,6 +724,19 @@ package enum ModelMigrator {
                 moved.insert("\(previous.name).\(oldName)")
                 // A many-to-many pair is written once, from the side its join table is named after.
                 if case .joinTable(_, false) = newStorage { continue }
+                // A foreign key the records brought with them from the same old one holds these
+                // links already (both sides of a to-one and its to-many): they are counted, not
+                // written again.
+                if let copied = foreignKeyColumn(newStorage).flatMap({ copiedForeignKeys[$0] }), !copied.isEmpty,
+                    copied == foreignKeyColumn(oldStorage)
+                {
+                    let count = try Int.fetchOne(source, sql: "SELECT count(*) FROM (\(pairsSQL(oldStorage)))") ?? 0
+                    let written = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(pairsSQL(newStorage)))") ?? 0
+                    if written != count {
+                        lost.append("\(entity.name).\(relationship.name): \(count) links, \(written) after the migration")
+                    }
+                    continue
+                }
                 let write: Statement
                 var reversed = false
                 switch newStorage {
