@@ -2,27 +2,6 @@ import ArgumentParser
 import Foundation
 import QuestBakKit
 
-/// Where a command gets its target schema: a built-in version, or a schema file (a proposed
-/// next version) added to the built-in ones. The command line applies TimeQuest's profile to
-/// every store and archive whose model is one of its versions; the library applies none unasked.
-struct SchemaOptions: ParsableArguments {
-    @Option(
-        name: .customLong("schema"),
-        help: "A schema file (JSON, see `questbak schema`) to use as the target, e.g. a proposed next version.", completion: .file())
-    var schemaFile: String?
-
-    /// TimeQuest's profile, with the schema file as its newest version when one is given.
-    func profile() throws -> AppProfile {
-        guard let schemaFile else { return .timeQuest }
-        return AppProfile.timeQuest.addingVersion(try Schema.load(from: try InputPath.schemaFile(schemaFile)))
-    }
-
-    func schemas() throws -> (target: Schema, candidates: [Schema]) {
-        let profile = try profile()
-        return (profile.versions[profile.versions.count - 1], profile.versions)
-    }
-}
-
 extension Questbak {
     struct Migrate: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -142,9 +121,9 @@ extension Questbak {
                             options: options,
                             workDirectory: work)
                     } else {
-                        result = try Migrator.migrate(
-                            storeAt: URL(fileURLWithPath: store), to: target, output: output.map { URL(fileURLWithPath: $0) },
-                            options: options, workDirectory: work, candidates: candidates)
+                        result = try ModelMigrator.migrate(
+                            storeAt: URL(fileURLWithPath: store), toVersion: target, candidates: candidates,
+                            output: output.map { URL(fileURLWithPath: $0) }, options: options, workDirectory: work)
                     }
                 } catch MigrationError.alreadyAtVersion(let path, let version) {
                     // A no-op, not a failure: nothing is written (no -o, no backup, no --report).
@@ -187,92 +166,4 @@ private struct NothingToDo: Encodable {
     var targetSchemaVersion: String
     var counts: [String: Int] = [:]
     var entries: [String] = []
-}
-
-/// Paths from the command line checked before a command starts, so a missing or wrong kind of
-/// input is one sentence and exit 66 rather than a Foundation error.
-enum InputPath {
-    /// The error to throw for a path that is missing or of the wrong kind; `reportingFailures`
-    /// prints it (as JSON too under --json) and ends with `status`.
-    static func fail(_ status: ExitStatus, _ message: String) -> CommandLineInputError {
-        CommandLineInputError(status: status, message: message)
-    }
-
-    static func schemaFile(_ path: String) throws -> URL {
-        let url = URL(fileURLWithPath: path)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw fail(.noInput, "\(url.path): no such schema file")
-        }
-        if isDirectory.boolValue {
-            throw fail(.noInput, "\(url.path): is a folder; a schema file (JSON, see `questbak schema`) is expected")
-        }
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            throw fail(.noInput, "\(url.path): the schema file cannot be read")
-        }
-        return url
-    }
-
-    static func fixturesFolder(_ path: String) throws -> URL {
-        let url = URL(fileURLWithPath: path, isDirectory: true)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw fail(.noInput, "\(url.path): no such folder (--fixtures names the folder of fixture stores)")
-        }
-        guard isDirectory.boolValue else {
-            throw fail(
-                .noInput,
-                "\(url.path): is a file, not a folder; --fixtures expects a folder of fixture stores (files named *.store directly "
-                    + "in it or in its subfolders one level down), such as \(url.deletingLastPathComponent().path)")
-        }
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            throw fail(.noInput, "\(url.path): the fixtures folder cannot be read")
-        }
-        return url
-    }
-}
-
-/// The JSON report: the summary's keys, then `entries`, one repair-log entry a line. Streamed in
-/// chunks, never held whole: a merge of a million records logs millions of entries.
-enum ReportDocument {
-    static func stream<Summary: Encodable>(summary: Summary, logs: [RepairLog], to output: FileHandle) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var buffer = try encoder.encode(summary)
-        buffer.removeLast()  // the closing brace: the entries follow
-        buffer.append(Data(",\"entries\":[".utf8))
-        var first = true
-        for log in logs {
-            try log.forEachEntryLine { line in
-                buffer.append(Data(((first ? "\n" : ",\n") + line).utf8))
-                first = false
-                if buffer.count >= 1 << 20 {
-                    try output.write(contentsOf: buffer)
-                    buffer.removeAll(keepingCapacity: true)
-                }
-            }
-        }
-        buffer.append(Data("\n]}\n".utf8))
-        try output.write(contentsOf: buffer)
-    }
-
-    /// The report's file, opened before the command's work: a path it cannot be written to then
-    /// stops the command before anything is changed, not after (with the backup's name unsaid).
-    static func open(_ report: String?) throws -> AtomicOutputFile? {
-        try report.map { try AtomicOutputFile(destination: URL(fileURLWithPath: $0), overwrite: true) }
-    }
-
-    /// Writes the report to `file` (committed atomically) and to standard output when `json`.
-    static func emit<Summary: Encodable>(summary: Summary, log: RepairLog, to file: AtomicOutputFile?, json: Bool) throws {
-        try emit(summary: summary, logs: [log], to: file, json: json)
-    }
-
-    /// The same, with the entries of several logs in order (a migration chain's steps).
-    static func emit<Summary: Encodable>(summary: Summary, logs: [RepairLog], to file: AtomicOutputFile?, json: Bool) throws {
-        if let file {
-            try stream(summary: summary, logs: logs, to: FileHandle(fileDescriptor: file.fileDescriptor, closeOnDealloc: false))
-            try file.commit()
-        }
-        if json { try stream(summary: summary, logs: logs, to: FileHandle.standardOutput) }
-    }
 }

@@ -236,6 +236,85 @@ final class MigrationCommandTests: XCTestCase {
         XCTAssertTrue(verified.standardOutput.hasSuffix("5 passed, 0 failed\n"), verified.standardOutput)
     }
 
+    /// A property that becomes required gets its default where a record had none, as Core Data's
+    /// migration fills it, and each record so changed is reported (the migrator before the one
+    /// migrator filled them without a word); a value that was there stays.
+    func testAPropertyThatBecomesRequiredGetsItsDefaultAndEachChangeIsReported() throws {
+        let directory = try TemporaryTestDirectory()
+        let printed = try Questbak.run(["schema", "2.0.0"])
+        var schema = try XCTUnwrap(JSONSerialization.jsonObject(with: printed.outputData) as? [String: Any])
+        schema["versionIdentifier"] = "3.0.0"
+        var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
+        for index in entities.indices where entities[index]["name"] as? String == "RoutineTask" {
+            var attributes = try XCTUnwrap(entities[index]["attributes"] as? [[String: Any]])
+            for a in attributes.indices where attributes[a]["name"] as? String == "referenceDurationSeconds" {
+                attributes[a]["optional"] = false
+                attributes[a]["default"] = ["value": 60]
+            }
+            entities[index]["attributes"] = attributes
+        }
+        schema["entities"] = entities
+        let v3 = directory.path("v3.json")
+        try JSONSerialization.data(withJSONObject: schema).write(to: v3)
+        XCTAssertEqual(try Questbak.run(["check-migration", v3.path]).status, 0)
+
+        let store = try directory.copyFixture("v2-typical")
+        let kept = try XCTUnwrap(try scalar(store, "SELECT group_concat(Z_PK || '=' || ZREFERENCEDURATIONSECONDS) FROM ZROUTINETASK"))
+        let empty = try XCTUnwrap(try scalar(store, "SELECT count(*) FROM ZROUTINETASK WHERE ZREFERENCEDURATIONSECONDS IS NULL"))
+        XCTAssertNotEqual(empty, "0", "the fixture has tasks without a reference duration")
+        let migrated = directory.path("v3.store")
+        let report = directory.path("report.json")
+        let result = try Questbak.run([
+            "migrate", store.path, "-o", migrated.path, "--schema", v3.path, "--json", "--report", report.path,
+        ])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        XCTAssertEqual(document["counts"] as? [String: Int], ["migration.default": Int(empty)!])
+        XCTAssertEqual(try scalar(migrated, "SELECT count(*) FROM ZROUTINETASK WHERE ZREFERENCEDURATIONSECONDS IS NULL"), "0")
+        XCTAssertEqual(try scalar(migrated, "SELECT count(*) FROM ZROUTINETASK WHERE ZREFERENCEDURATIONSECONDS = 60"), empty)
+        XCTAssertEqual(
+            try scalar(
+                migrated,
+                "SELECT group_concat(Z_PK || '=' || ZREFERENCEDURATIONSECONDS) FROM ZROUTINETASK WHERE Z_PK IN "
+                    + "(SELECT Z_PK FROM ZROUTINETASK WHERE ZREFERENCEDURATIONSECONDS != 60)"), kept, "values that were there stay")
+        let entries = try String(contentsOf: report, encoding: .utf8)
+        XCTAssertTrue(entries.contains("\"field\":\"referenceDurationSeconds\""), entries)
+    }
+
+    /// A migration to a profile's version alters the store as Core Data's does in place: its
+    /// persistent history stays, and nothing says it starts empty.
+    func testAVersionMigrationKeepsThePersistentHistory() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write {
+            try $0.execute(
+                sql: "INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 16003, 1, 'NSCoreDataCoreSpotlightExporter')")
+        }
+        try queue.close()
+        let migrated = directory.path("v2.store")
+        let result = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--now", "2026-01-01T00:00:00Z"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertFalse(result.standardOutput.contains("start empty"), result.standardOutput)
+        XCTAssertEqual(try scalar(migrated, "SELECT ZNAME FROM ATRANSACTIONSTRING WHERE Z_PK = 1"), "NSCoreDataCoreSpotlightExporter")
+        XCTAssertEqual(try scalar(migrated, "SELECT Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT = 16003"), "TRANSACTIONSTRING")
+    }
+
+    /// Records are migrated by entity: a row whose `Z_ENT` is no entity of the store's version
+    /// would be left behind, so the store is refused, naming the table, and nothing is written.
+    func testAStoreWithARowOfNoEntityIsRefusedNotMigratedWithoutIt() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { try $0.execute(sql: "UPDATE ZROUTINE SET Z_ENT = 99 WHERE Z_PK = 2") }
+        try queue.close()
+        let output = directory.path("v2.store")
+        let result = try Questbak.run(["migrate", store.path, "-o", output.path])
+        XCTAssertEqual(result.status, 65, result.standardError)
+        XCTAssertTrue(result.standardError.contains("ZROUTINE: 1 row with Z_ENT other than 3 (Routine)"), result.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
+    }
+
     func testMigrateWritesAV2StoreAndLeavesTheSourceAlone() throws {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("v1-wal")

@@ -73,6 +73,49 @@ extension QuestBak {
         }
     }
 
+    /// Migrates the store at `store`, a store of a version of one of the app profiles in
+    /// `schemas` (TimeQuest's), to that profile's version `version`: the migration of
+    /// ``QuestBak/migrate(store:toModelOf:output:options:progress:)`` with the profile's model of
+    /// that version as the target (new properties get the version's defaults, `Date.now` ones
+    /// `options.now`), then the profile's repairs (every record its own cloud identifier, one
+    /// record of a singleton, …), each counted in the result.
+    ///
+    /// - Parameters:
+    ///   - store: The store to migrate.
+    ///   - version: The profile's version to migrate to, such as `"2.0.0"`.
+    ///   - schemas: The app profiles the store may be a version of (`.timeQuest`).
+    ///   - output: Where the migrated store is written, atomically. nil: in place, the old store
+    ///     kept beside it as `<store>.questbak-backup-<time>`.
+    ///   - options: What `Date.now` defaults become, the change log (`through` is for a new
+    ///     build's model: a profile's versions are one step apart).
+    ///   - progress: Told each entity's records once they are copied, then the repairs.
+    /// - Throws: ``QuestBakError``: `.usage` for a version none of the profiles has, `.invalidInput`
+    ///   for a store of none of their versions or a change that is not lightweight,
+    ///   `.outputExists` for an existing output, `.cancelled` when the task is cancelled.
+    @discardableResult
+    public static func migrate(
+        store: URL, toVersion version: String, of schemas: KnownSchemas, output: URL?, options: MigrateOptions = MigrateOptions(),
+        progress: ProgressHandler? = nil
+    ) async throws(QuestBakError) -> Migrator.Result {
+        try await perform { workDirectory, cancellation in
+            guard let profile = schemas.profiles.first(where: { $0.version(version) != nil }), let target = profile.version(version)
+            else {
+                throw ImportError.unknownTargetVersion(version: version, supported: schemas.schemas.map(\.versionIdentifier))
+            }
+            var migrate = Migrator.Options(now: (options.now ?? Date()).timeIntervalSinceReferenceDate)
+            migrate.randomIDs = options.randomIdentifiers
+            migrate.inPlace = output == nil
+            migrate.backupStamp = backupStamp(Date())
+            migrate.progress = progress
+            migrate.cancellation = cancellation
+            let result = try ModelMigrator.migrate(
+                storeAt: store, toVersion: target, candidates: profile.versions, output: output, options: migrate,
+                workDirectory: workDirectory)
+            try copyEntries(of: [result.log], to: options.repairLog)
+            return result
+        }
+    }
+
     /// The migration gate for CI: every fixture store in `fixtures` (store files in it or one
     /// folder down) is migrated to the model of `newStore` and checked against its committed
     /// golden dump, against invariants that need no golden file, and through a backup → restore →

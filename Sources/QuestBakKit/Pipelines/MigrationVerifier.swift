@@ -164,8 +164,8 @@ public struct MigrationVerifier {
         return Check(fixture: label, name: "read", passed: false, detail: error.localizedDescription)
     }
 
-    /// The fixture migrated to the target by the migrator of its kind; nil for a fixture already
-    /// at the target, which is not checked.
+    /// The fixture migrated to the target (a new build's model, or the profile's version); nil
+    /// for a fixture already at the target, which is not checked.
     private func migrate(_ store: URL, from source: StoreDump.Model, to migrated: URL, work: URL) throws -> Migrator.Result? {
         let options = Migrator.Options(now: Self.verificationNow)
         if let modelStore {
@@ -174,8 +174,8 @@ public struct MigrationVerifier {
                 storeAt: store, through: modelChain, toModelOf: modelStore, output: migrated, options: options, workDirectory: work)
         }
         if source.schema.versionIdentifier == target.versionIdentifier { return nil }
-        return try Migrator.migrate(
-            storeAt: store, to: target, output: migrated, options: options, workDirectory: work, candidates: candidates)
+        return try ModelMigrator.migrate(
+            storeAt: store, toVersion: target, candidates: candidates, output: migrated, options: options, workDirectory: work)
     }
 
     func golden(_ dump: String, for store: URL, label: String) throws -> Check {

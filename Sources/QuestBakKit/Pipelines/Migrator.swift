@@ -38,11 +38,12 @@ public enum MigrationError: Error, Equatable, LocalizedError {
     }
 }
 
-/// `questbak migrate`: the lightweight migration Core Data performs when the app opens an old
-/// store (spec: "Lightweight migration"), then the fixes the app would otherwise need on first
-/// launch: every record its own cloudID, where Core Data gives all rows the single value
-/// `UUID().uuidString` evaluated once, one record per singleton, and the other repairs of
-/// `import --validate`, each reported.
+/// `questbak migrate`'s options and result. The migration itself is `ModelMigrator`'s, one for
+/// every target: the lightweight migration Core Data performs when the app opens an old store
+/// (spec: "Lightweight migration"), to a new build's model or an app profile's version, then the
+/// fixes the app would otherwise need on first launch (every record its own cloudID, where Core
+/// Data gives all rows the single value `UUID().uuidString` evaluated once, and a profile's other
+/// repairs, those of `import --validate`), each reported.
 public enum Migrator {
     package struct Options {
         /// What `Date.now` defaults of new properties become (seconds since 2001).
@@ -91,181 +92,6 @@ public enum Migrator {
             case store = "source"
             case output = "target"
             case sourceSchemaVersion, targetSchemaVersion, counts, backup, backupFiles, notes
-        }
-    }
-
-    /// Migrates the store at `source` to `target`, writing `output` (or, in place, replacing the
-    /// source and keeping it as a backup). `candidates` are the schemas the source may be.
-    package static func migrate(
-        storeAt source: URL, to target: Schema, output: URL?, options: Options, workDirectory: URL,
-        candidates: [Schema]
-    ) throws -> Result {
-        let destination = options.inPlace ? source : (output ?? source)
-        // Before any refusal, as an import does (Importer.run).
-        StorePlacement.removeStaleTemporaries(besides: destination)
-        try StorePlacement.checkTarget(destination, replace: options.inPlace)
-        let sourceFiles = [source, CoreDataSQL.sidecar(of: source, "-wal")]
-        let fingerprint = try FileFingerprint.of(sourceFiles)
-        let snapshot = try StoreSnapshot(storeAt: source)
-        let (sourceSchema, metadata) = try snapshot.read { db in
-            (try StoreReader.detectSchema(db, path: source.path, candidates: candidates), try StoreReader.metadata(db, path: source.path))
-        }
-        if sourceSchema.versionIdentifier == target.versionIdentifier {
-            throw MigrationError.alreadyAtVersion(path: source.path, version: target.versionIdentifier)
-        }
-        if VersionIdentifier.isNewer(sourceSchema.versionIdentifier, than: target.versionIdentifier) {
-            throw MigrationError.downgrade(path: source.path, from: sourceSchema.versionIdentifier, to: target.versionIdentifier)
-        }
-        let problems = LightweightCheck.problems(from: sourceSchema, to: target)
-        guard problems.isEmpty else {
-            throw MigrationError.notLightweight(from: sourceSchema.versionIdentifier, to: target.versionIdentifier, problems: problems)
-        }
-
-        // The migration runs on a copy beside the destination, so the final step is a rename.
-        let working = StorePlacement.temporaryStoreURL(besides: destination)
-        TemporaryFiles.createdStore(working)
-        defer { TemporaryFiles.removeStore(working) }
-        try snapshot.copyFiles(to: working)
-        let log = try RepairLog(directory: workDirectory)
-        do {
-            var configuration = Configuration()
-            configuration.foreignKeysEnabled = false
-            let queue = try DatabaseQueue(path: working.path, configuration: configuration)
-            try queue.writeWithoutTransaction { db in
-                try db.inTransaction {
-                    let sharedCloudIDs = try applyLightweight(
-                        db, from: sourceSchema, to: target, storeUUID: metadata.uuid, options: options)
-                    // The same validation as an import: a migrated store is a valid store of the new
-                    // version, with every change reported. The one cloudID the migration gave every
-                    // record identifies none of them, even where an entity has one record: each gets
-                    // the cloudID an import of the store's backup to this version gives it.
-                    let records = try recordCount(db, options.progress == nil ? [] : target.entities)
-                    options.progress?(RecordProgress(step: "repair", entity: "all entities", rowsDone: 0, rowsTotal: records))
-                    try RepairPipeline.run(
-                        in: RepairContext(
-                            db: db, schema: target, defaultsSchema: target, now: options.now, randomIDs: options.randomIDs,
-                            cloudIDKind: sourceSchema.entities.contains { $0.cloudID != nil } ? .repair : .migration,
-                            log: log, path: source.path, sharedCloudIDs: sharedCloudIDs))
-                    options.progress?(RecordProgress(step: "repair", entity: "all entities", rowsDone: records, rowsTotal: records))
-                    let migrated = StoreMetadata(
-                        schema: target, uuid: metadata.uuid,
-                        frameworkVersion: metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
-                        carryingOver: metadata)
-                    try CoreDataSQL.updateMetadataPlist(db, plist: migrated.encodedPlist)
-                    // The compiled model of the old version no longer describes the store, and
-                    // questbak has no cache Core Data made for the new one: it synthesizes none
-                    // for a user's store. The store is left without one, as every store Core Data
-                    // wrote before about 2015 is (model-cache.md); how Core Data then fills it is
-                    // not verified here.
-                    try db.execute(sql: "DELETE FROM Z_MODELCACHE")
-                    FaultPoint.reached("before commit of the migration")
-                    return .commit
-                }
-                FaultPoint.reached("migration committed")
-                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-            }
-            try queue.close()
-        } catch {
-            throw StoreError.wrapping(error, path: source.path)
-        }
-        // In place, a write that happened after the snapshot would be lost with the old store.
-        if options.inPlace, try FileFingerprint.of(sourceFiles) != fingerprint {
-            throw StoreError.sqlite(
-                path: source.path, code: 5, message: "the store changed while it was being migrated; close the app and retry")
-        }
-        // The last point where a cancelled migration leaves nothing behind (a TimeQuest migration
-        // is one transaction: there is no point between its records to stop at).
-        try options.cancellation?.check()
-        let backup = try StorePlacement.place(working, at: destination, replace: options.inPlace, backupStamp: options.backupStamp)
-        return Result(
-            store: source.path, output: destination.path, sourceSchemaVersion: sourceSchema.versionIdentifier,
-            targetSchemaVersion: target.versionIdentifier, counts: log.counts, backup: backup?.path,
-            backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], log: log)
-    }
-
-    /// What Core Data's lightweight migration does in SQL: new tables for new entities, `ALTER
-    /// TABLE … ADD COLUMN` (no DEFAULT clause) for new properties followed by one `UPDATE`
-    /// binding one value, renamed columns renamed, entities renumbered when new ones sort
-    /// between old ones. Returns the values bound to a new cloudID property: one for all the records.
-    @discardableResult
-    static func applyLightweight(
-        _ db: Database, from old: Schema, to new: Schema, storeUUID: String, options: Options
-    ) throws -> Set<String> {
-        var sharedCloudIDs: Set<String> = []
-        for entity in new.entities {
-            let layout = TableLayout(entity: entity)
-            guard let previous = old.entity(named: entity.name) else {
-                try db.execute(sql: layout.createTableSQL)
-                for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
-                options.progress?(RecordProgress(step: "migrate", entity: entity.name, rowsDone: 0, rowsTotal: 0))
-                continue
-            }
-            // Each ALTER and UPDATE covers every record at once: an entity is reported as it
-            // starts and as it ends.
-            let records = try recordCount(db, options.progress == nil ? [] : [previous])
-            options.progress?(RecordProgress(step: "migrate", entity: entity.name, rowsDone: 0, rowsTotal: records))
-            let oldLayout = TableLayout(entity: previous)
-            for column in layout.columns {
-                let attribute = entity.attribute(named: column.property)
-                if let renamed = attribute?.originalName, let oldColumn = oldLayout.column(for: renamed) {
-                    try db.execute(sql: "ALTER TABLE \(layout.tableName) RENAME COLUMN \(oldColumn.name) TO \(column.name)")
-                    continue
-                }
-                if oldLayout.column(for: column.property) != nil { continue }
-                try db.execute(sql: "ALTER TABLE \(layout.tableName) ADD COLUMN \(column.name) \(column.declaredType)")
-                FaultPoint.reached("added \(layout.tableName).\(column.name)")
-                if let attribute, let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options) {
-                    try ExactSQL.execute(db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ?", [ValueCoding.encode(value)])
-                    if attribute.name == Entity.cloudIDAttribute, case .string(let id) = value { sharedCloudIDs.insert(id) }
-                }
-            }
-            for attribute in entity.attributes where !attribute.isOptional {
-                guard let was = previous.attribute(named: attribute.originalName ?? attribute.name), was.isOptional,
-                    let column = layout.column(for: attribute.name),
-                    let value = lightweightDefault(attribute, entity: entity.name, storeUUID: storeUUID, options: options)
-                else { continue }
-                try ExactSQL.execute(
-                    db, sql: "UPDATE \(layout.tableName) SET \(column.name) = ? WHERE \(column.name) IS NULL", [ValueCoding.encode(value)])
-            }
-            options.progress?(RecordProgress(step: "migrate", entity: entity.name, rowsDone: records, rowsTotal: records))
-        }
-        try renumberEntities(db, from: old, to: new)
-        return sharedCloudIDs
-    }
-
-    /// How many records `entities` have (for progress; none asked, none counted).
-    static func recordCount(_ db: Database, _ entities: [Entity]) throws -> Int {
-        try entities.reduce(0) { $0 + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \(TableLayout(entity: $1).tableName)") ?? 0) }
-    }
-
-    /// The single value Core Data binds for a new property. `UUID().uuidString` is evaluated
-    /// once, as in SwiftData; here it is derived from the store so that runs are reproducible.
-    static func lightweightDefault(_ attribute: Attribute, entity: String, storeUUID: String, options: Options) -> Value? {
-        switch attribute.defaultValue {
-        case .value(let value)?: return value
-        case .now?: return .date(options.now)
-        case .newUUIDString?:
-            return .string(
-                options.randomIDs
-                    ? UUID().uuidString
-                    : DeterministicID.uuid(name: "\(storeUUID)|\(entity).\(attribute.name)|lightweight default").uuidString)
-        case nil: return nil
-        }
-    }
-
-    /// Entity numbers follow alphabetical order, so a new entity renumbers those after it: in
-    /// `Z_PRIMARYKEY` and in every row's `Z_ENT`.
-    static func renumberEntities(_ db: Database, from old: Schema, to new: Schema) throws {
-        let maxima = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
-        for entity in new.entities {
-            guard let number = new.entityNumber(of: entity.name), old.entityNumber(of: entity.name) != number else { continue }
-            if old.entity(named: entity.name) != nil {
-                try db.execute(sql: "UPDATE \(TableLayout(entity: entity).tableName) SET Z_ENT = ?", arguments: [number])
-            }
-        }
-        try CoreDataSQL.deleteModelEntityKeys(db)
-        for (index, entity) in new.entities.enumerated() {
-            try CoreDataSQL.insertEntityKey(db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: maxima[entity.name] ?? 0)
         }
     }
 }

@@ -3,9 +3,10 @@ import Foundation
 import GRDB
 import QuestBakArchive
 
-/// `questbak migrate STORE --to NEW_MODEL_STORE`: any app's store migrated to the model of a store
-/// made by the app's new build (an empty one is enough), as Core Data's lightweight migration
-/// would: the new build's tables, columns and indexes (its own statements), every record moved
+/// `questbak migrate`, the one migrator: a store migrated to a target model, either that of a
+/// store made by the app's new build (`--to NEW_MODEL_STORE`; an empty one is enough) or a version
+/// of an app profile (`--to-version`, TimeQuest's; see `Target`), as Core Data's lightweight
+/// migration would: the new build's tables, columns and indexes (its own statements), every record moved
 /// by entity and property name (or the renaming identifier, `originalName`), new properties given
 /// the new model's archived default, entities renumbered with their hidden columns and join
 /// tables, the new model's metadata and model cache copied verbatim so the new build opens the
@@ -84,7 +85,37 @@ package enum ModelMigrator {
         storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL
     ) throws -> Migrator.Result {
         try migrate(
-            storeAt: source, toModelOf: modelStore, output: output, options: options, workDirectory: workDirectory, stepOfChain: false)
+            storeAt: source, to: .modelOf(store: modelStore), output: output, options: options, workDirectory: workDirectory,
+            stepOfChain: false)
+    }
+
+    /// Migrates the store at `source`, which is one of `candidates` (an app profile's versions),
+    /// to the profile's version `target`: `questbak migrate --to-version`, and the gate over an
+    /// app's own fixtures. The same migration as to a new build's store, with the target's model
+    /// given as a schema (see `Target.profileVersion`).
+    package static func migrate(
+        storeAt source: URL, toVersion target: Schema, candidates: [Schema], output: URL?, options: Migrator.Options,
+        workDirectory: URL
+    ) throws -> Migrator.Result {
+        try migrate(
+            storeAt: source, to: .profileVersion(target, candidates: candidates), output: output, options: options,
+            workDirectory: workDirectory, stepOfChain: false)
+    }
+
+    /// What a store is migrated to.
+    enum Target {
+        /// The model of a store the app's new build made: its statements, metadata and model cache
+        /// are the migrated store's.
+        case modelOf(store: URL)
+        /// A version of an app profile, a schema (the store is one of `candidates`): the store's
+        /// own tables made over as Core Data's lightweight migration alters them in place (columns
+        /// renamed, new ones added last, new entities' tables created), its persistent history
+        /// kept, new properties given the schema's defaults (`Date.now` is `Options.now`; a
+        /// `UUID().uuidString` is one value for every record, as Core Data evaluates it once), the
+        /// version's metadata, no model cache (questbak synthesizes none for a user's store, so it
+        /// is left without one, as every store Core Data wrote before about 2015 is), and the
+        /// profile's repairs (every record its own cloudID, one record per singleton, …).
+        case profileVersion(Schema, candidates: [Schema])
     }
 
     /// `stepOfChain`: a step whose model hashes like the previous one (only defaults or indexes
@@ -92,24 +123,45 @@ package enum ModelMigrator {
     static func migrate(
         storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL, stepOfChain: Bool
     ) throws -> Migrator.Result {
+        try migrate(
+            storeAt: source, to: .modelOf(store: modelStore), output: output, options: options, workDirectory: workDirectory,
+            stepOfChain: stepOfChain)
+    }
+
+    static func migrate(
+        storeAt source: URL, to target: Target, output: URL?, options: Migrator.Options, workDirectory: URL, stepOfChain: Bool
+    ) throws -> Migrator.Result {
         let destination = options.inPlace ? source : (output ?? source)
         // Before any refusal, as an import does (Importer.run).
         StorePlacement.removeStaleTemporaries(besides: destination)
         try StorePlacement.checkTarget(destination, replace: options.inPlace)
         let sourceFiles = [source, CoreDataSQL.sidecar(of: source, "-wal")]
         let fingerprint = try FileFingerprint.of(sourceFiles)
-        let old = try Side(storeAt: source, describedExactly: true)
-        let new = try Side(storeAt: modelStore, describedExactly: false)
-        let (oldSchema, newSchema) = (Schema(model: old.model), Schema(model: new.model))
-        if !stepOfChain, ModelVersionHashes(schema: oldSchema) == ModelVersionHashes(schema: newSchema) {
-            throw MigrationError.alreadyAtVersion(path: source.path, version: old.version)
+        let old: Side
+        let new: Side
+        let targetPath: String
+        switch target {
+        case .modelOf(let modelStore):
+            old = try Side(storeAt: source, describedExactly: true)
+            new = try Side(storeAt: modelStore, describedExactly: false)
+            targetPath = modelStore.path
+            if !stepOfChain, ModelVersionHashes(schema: old.schema) == ModelVersionHashes(schema: new.schema) {
+                throw MigrationError.alreadyAtVersion(path: source.path, version: old.version)
+            }
+        case .profileVersion(let schema, let candidates):
+            old = try Side(storeAt: source, among: candidates)
+            new = Side(profileVersion: schema, from: old, options: options)
+            targetPath = source.path
+            // A profile names its versions: the store is the version its metadata names.
+            if old.version == new.version { throw MigrationError.alreadyAtVersion(path: source.path, version: new.version) }
         }
         // Core Data's older build cannot open a newer store: a migration only goes forward.
         if VersionIdentifier.isNewer(old.version, than: new.version) {
             throw MigrationError.downgrade(path: source.path, from: old.version, to: new.version)
         }
-        // Removals are inferred as Core Data infers them; every value they drop is in the report.
-        let problems = LightweightCheck.problems(from: oldSchema, to: newSchema, dropping: true)
+        // Removals are inferred as Core Data infers them for a new build's model, every value they
+        // drop in the report; a profile's version keeps every property of the one before.
+        let problems = LightweightCheck.problems(from: old.schema, to: new.schema, dropping: !new.isProfileVersion)
         guard problems.isEmpty else { throw MigrationError.notLightweight(from: old.version, to: new.version, problems: problems) }
 
         let working = StorePlacement.temporaryStoreURL(besides: destination)
@@ -126,42 +178,48 @@ package enum ModelMigrator {
                 if let reason = CarriedTables.execute(
                     sql, prefixes: StatementRestore.tablePrefixes + StatementRestore.laterPrefixes, in: db)
                 {
-                    throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")
+                    throw StoreError.noModel(path: targetPath, reason: "its statement cannot be made again: \(reason)")
                 }
             }
+            if new.isProfileVersion { try alterTables(db, from: old.schema, to: new.schema) }
             let largestKeys = try old.snapshot.read { source in try largestPrimaryKeys(source, old: old) }
             try copyEntityKeys(db, old: old, new: new, largestKeys: largestKeys)
             let layout = try ModelLayout(db, model: new.model, checkRows: false)
             if let problem = layout.problems.first {
-                throw StoreError.noModel(path: modelStore.path, reason: "its model does not explain its own tables: \(problem)")
+                throw StoreError.noModel(path: targetPath, reason: "its model does not explain its own tables: \(problem)")
             }
             try old.snapshot.read { source in
+                var copiedForeignKeys: [String: String] = [:]
                 counts = try copyRecords(
                     from: source, old: old, into: db, layout: layout, new: new, log: log, progress: options.progress,
-                    cancellation: options.cancellation)
+                    cancellation: options.cancellation, copiedForeignKeys: &copiedForeignKeys)
                 try reportDropped(from: source, old: old, layout: layout, new: new, log: log)
-                try copyLinks(from: source, old: old, into: db, new: new, log: log)
+                try copyLinks(from: source, old: old, into: db, new: new, log: log, copiedForeignKeys: copiedForeignKeys)
                 try copyOtherTables(from: source, old: old, into: db)
+                if new.isProfileVersion { try copyHistory(from: source, into: db) }
             }
             try options.cancellation?.check()
-            let violations = try LaunchValidity.problems(db, model: Schema(model: new.model), layout: layout, uniquenessOnly: true)
+            let violations = try LaunchValidity.problems(db, model: new.schema, layout: layout, uniquenessOnly: true)
             guard violations.isEmpty else {
                 throw MigrationError.invalidRecords(from: old.version, to: new.version, problems: violations)
             }
             for sql in uniqueIndexes {
                 if let reason = CarriedTables.execute(sql, prefixes: StatementRestore.tablePrefixes, in: db) {
-                    throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")
+                    throw StoreError.noModel(path: targetPath, reason: "its statement cannot be made again: \(reason)")
                 }
             }
             try CoreDataSQL.insertMetadata(db, uuid: old.metadata.uuid, plist: new.metadata.withUUID(old.metadata.uuid).encodedPlist)
             if let cache = new.cache { try CoreDataSQL.insertModelCache(db, cache) }
-            let context = RepairContext(
-                db: db, layout: layout, model: new.model, cloudIDKind: .migration, log: log, path: source.path,
-                storeUUID: old.metadata.uuid)
-            try RepairPipeline.run(in: context, rules: [CloudIDRule()])
+            // What the repairs remove (a singleton's extra copies, duplicates) is reported; the
+            // store then holds what was copied less that.
+            let before = try recordCounts(db, layout: layout)
+            try repair(db, layout: layout, old: old, new: new, log: log, options: options)
+            for (entity, count) in try recordCounts(db, layout: layout) where count < before[entity] ?? 0 {
+                counts[entity, default: 0] -= (before[entity] ?? 0) - count
+            }
             for sql in new.statements where StatementRestore.isLater(sql) {
                 if let reason = CarriedTables.execute(sql, prefixes: StatementRestore.laterPrefixes, in: db) {
-                    throw StoreError.noModel(path: modelStore.path, reason: "its statement cannot be made again: \(reason)")
+                    throw StoreError.noModel(path: targetPath, reason: "its statement cannot be made again: \(reason)")
                 }
             }
         }
@@ -192,7 +250,7 @@ package enum ModelMigrator {
         // its own triggers and views: the source's others are said, not dropped without a word.
         var notes: [String] = []
         let history = try old.snapshot.read { try StoreReader.bookkeepingRowCounts($0) }.filter { $0.value > 0 }.sorted { $0.key < $1.key }
-        if !history.isEmpty {
+        if !history.isEmpty, !new.isProfileVersion {
             notes.append(
                 "persistent history and CloudKit mirroring start empty in the migrated store (the source had "
                     + history.map { "\($0.value) rows in \($0.key)" }.joined(separator: ", ") + ")")
@@ -206,16 +264,110 @@ package enum ModelMigrator {
         return result
     }
 
+    /// What a lightweight migration leaves wrong, repaired and reported: the migration's one call
+    /// of the repair rules. A new build's model gets every record its own cloudID where one default
+    /// was shared; a profile's version gets the profile's repairs, those of `import --validate`.
+    static func repair(_ db: Database, layout: ModelLayout, old: Side, new: Side, log: RepairLog, options: Migrator.Options) throws {
+        let records = options.progress == nil ? 0 : try recordCounts(db, layout: layout).values.reduce(0, +)
+        options.progress?(RecordProgress(step: "repair", entity: "all entities", rowsDone: 0, rowsTotal: records))
+        if new.isProfileVersion {
+            // The one cloudID the migration gave every record identifies none of them, even where
+            // an entity has one record: each gets the cloudID an import of the store's backup to
+            // this version gives it.
+            _ = try RepairPipeline.run(
+                in: RepairContext(
+                    db: db, schema: new.schema, defaultsSchema: new.schema, now: options.now, randomIDs: options.randomIDs,
+                    cloudIDKind: old.schema.entities.contains { $0.cloudID != nil } ? .repair : .migration, log: log,
+                    path: old.snapshot.path, sharedCloudIDs: new.sharedCloudIDs))
+        } else {
+            // A new build's model: only the one cloudID a lightweight migration gave every record.
+            let context = RepairContext(
+                db: db, layout: layout, model: new.model, cloudIDKind: .migration, log: log, path: old.snapshot.path,
+                storeUUID: old.metadata.uuid)
+            _ = try RepairPipeline.run(in: context, rules: [CloudIDRule()])
+        }
+        options.progress?(RecordProgress(step: "repair", entity: "all entities", rowsDone: records, rowsTotal: records))
+    }
+
+    /// Each entity's records in the store being written, by entity name.
+    static func recordCounts(_ db: Database, layout: ModelLayout) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for plan in layout.entities {
+            counts[plan.name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_ENT = \(plan.number)") ?? 0
+        }
+        return counts
+    }
+
+    /// What Core Data's lightweight migration does to a store's tables in place, made on the
+    /// source's own tables (already created from its statements): new tables for new entities,
+    /// renamed columns renamed, `ALTER TABLE … ADD COLUMN` (no DEFAULT clause) for new
+    /// properties, which therefore come last. The values come with the records.
+    static func alterTables(_ db: Database, from old: Schema, to new: Schema) throws {
+        for entity in new.entities {
+            let layout = TableLayout(entity: entity)
+            guard let previous = old.entity(named: entity.name) else {
+                try db.execute(sql: layout.createTableSQL)
+                for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
+                continue
+            }
+            let oldLayout = TableLayout(entity: previous)
+            for column in layout.columns {
+                if let renamed = entity.attribute(named: column.property)?.originalName, let oldColumn = oldLayout.column(for: renamed) {
+                    try db.execute(sql: "ALTER TABLE \(layout.tableName) RENAME COLUMN \(oldColumn.name) TO \(column.name)")
+                    continue
+                }
+                if oldLayout.column(for: column.property) != nil { continue }
+                try db.execute(sql: "ALTER TABLE \(layout.tableName) ADD COLUMN \(column.name) \(column.declaredType)")
+                FaultPoint.reached("added \(layout.tableName).\(column.name)")
+            }
+        }
+    }
+
+    /// A store migrated in place keeps its persistent history and CloudKit mirroring rows, as the
+    /// copy of its tables does.
+    static func copyHistory(from source: Database, into db: Database) throws {
+        for (table, count) in try StoreReader.bookkeepingRowCounts(source).sorted(by: { $0.key < $1.key }) where count > 0 {
+            guard try db.tableExists(table) else { continue }
+            let columns = try source.columns(in: table).map(\.name.quotedDatabaseIdentifier)
+            let insert = try db.makeStatement(
+                sql:
+                    "INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            )
+            try ExactSQL.forEachRow(source, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)") {
+                row in
+                try ExactSQL.execute(insert, (0..<row.count).map { row[$0] })
+            }
+        }
+    }
+
+    /// One entity key of a side: `Z_PRIMARYKEY`'s row.
+    struct Key {
+        var number: Int64
+        var name: String
+        var superNumber: Int64
+        var maximumPrimaryKey: Int64
+    }
+
     /// One side of the migration, read once through a snapshot.
     struct Side {
         let snapshot: StoreSnapshot
         let metadata: StoreMetadata
         let model: CompiledModel
+        /// The model as a schema: a profile's version as the profile gives it (symbolic defaults,
+        /// uniqueness), else the model's own.
+        let schema: Schema
         let cache: Data?
         let statements: [String]
         let settings: StoreFileSettings
-        let keys: [EntityKey]
+        let keys: [Key]
         let version: String
+        /// A profile's version: see `Target.profileVersion`.
+        var isProfileVersion = false
+        /// What new properties get, by entity and attribute, as stored: nil to take the model's
+        /// archived default.
+        var defaults: [String: [String: StoredValue]]?
+        /// The values a new cloudID property got: one for all the records of its entity.
+        var sharedCloudIDs: Set<String> = []
 
         /// `describedExactly`: the source, whose every table, column and row its model must
         /// explain (else a record-by-record migration would leave something behind).
@@ -243,10 +395,97 @@ package enum ModelMigrator {
                     try StoreReader.metadata(db, path: path), model, cache, try CoreDataSQL.schemaStatements(db),
                     // The new build's page layout; the migrated store's header is not the new build's.
                     try StoreFileSettings.of(db).pageLayout,
-                    try StoreReader.entityKeys(db)
+                    try Self.keys(db)
                 )
             }
+            schema = Schema(model: model)
             version = metadata.versionIdentifiers.first ?? ""
+        }
+
+        /// A store of one of an app profile's versions (`candidates`), read by that version.
+        init(storeAt url: URL, among candidates: [Schema]) throws {
+            snapshot = try StoreSnapshot(storeAt: url)
+            let path = snapshot.path
+            (schema, metadata, statements, settings, keys) = try snapshot.read { db in
+                // The version's tables exactly, every row of one of its entities (records are
+                // copied by entity: no row is left behind without a word).
+                let schema = try StoreReader.detectSchema(db, path: path, candidates: candidates)
+                return (
+                    schema, try StoreReader.metadata(db, path: path), try CoreDataSQL.schemaStatements(db),
+                    // Migrated in place: the store's own file settings, its journal mode too.
+                    try StoreFileSettings.of(db), try Self.keys(db)
+                )
+            }
+            model = CompiledModel(schema: schema)
+            cache = nil
+            version = schema.versionIdentifier
+        }
+
+        /// The profile's version `target` that the store of `old` migrates to: its tables are the
+        /// old ones, altered (`alterTables`); see `Target.profileVersion` for the rest.
+        init(profileVersion target: Schema, from old: Side, options: Migrator.Options) {
+            snapshot = old.snapshot
+            schema = target
+            model = CompiledModel(schema: target)
+            metadata = StoreMetadata(
+                schema: target, uuid: old.metadata.uuid,
+                frameworkVersion: old.metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion, carryingOver: old.metadata)
+            cache = nil
+            statements = old.statements
+            settings = old.settings
+            // The version's entity numbers (alphabetical); Core Data's own entities (persistent
+            // history) keep theirs.
+            keys =
+                target.entities.compactMap { entity in
+                    target.entityNumber(of: entity.name).map {
+                        Key(number: Int64($0), name: entity.name, superNumber: 0, maximumPrimaryKey: 0)
+                    }
+                } + old.keys.filter { $0.number >= 16000 }
+            version = target.versionIdentifier
+            isProfileVersion = true
+            var defaults: [String: [String: StoredValue]] = [:]
+            for entity in target.entities {
+                for attribute in entity.attributes {
+                    guard
+                        let value = Self.lightweightDefault(attribute, entity: entity.name, storeUUID: old.metadata.uuid, options: options)
+                    else { continue }
+                    defaults[entity.name, default: [:]][attribute.name] = ValueCoding.encode(value)
+                    // Only a cloudID property the store did not have is given the one shared value.
+                    if attribute.name == Entity.cloudIDAttribute, case .string(let id) = value,
+                        old.schema.entity(named: entity.originalName ?? entity.name)?.cloudID == nil
+                    {
+                        sharedCloudIDs.insert(id)
+                    }
+                }
+            }
+            self.defaults = defaults
+        }
+
+        /// The single value Core Data binds for a new property. `UUID().uuidString` is evaluated
+        /// once, as in SwiftData; here it is derived from the store so that runs are reproducible.
+        static func lightweightDefault(_ attribute: Attribute, entity: String, storeUUID: String, options: Migrator.Options) -> Value? {
+            switch attribute.defaultValue {
+            case .value(let value)?: return value
+            case .now?: return .date(options.now)
+            case .newUUIDString?:
+                return .string(
+                    options.randomIDs
+                        ? UUID().uuidString
+                        : DeterministicID.uuid(name: "\(storeUUID)|\(entity).\(attribute.name)|lightweight default").uuidString)
+            case nil: return nil
+            }
+        }
+
+        static func keys(_ db: Database) throws -> [Key] {
+            try StoreReader.entityKeys(db).map {
+                Key(number: $0.number, name: $0.name, superNumber: $0.superNumber, maximumPrimaryKey: $0.maximumPrimaryKey)
+            }
+        }
+
+        /// What a new property of `entity` gets, as stored; nil for none.
+        func defaultValue(of field: ModelLayout.Field, entity: String) -> StoredValue? {
+            guard let defaults else { return field.defaultValue }
+            return field.path.count == 1 ? defaults[entity]?[field.path[0]] : nil
         }
 
         /// The entity of this side that `entity` of the other side is (same name, or renamed).
@@ -283,10 +522,13 @@ package enum ModelMigrator {
     }
 
     /// Every record of every old entity into its new entity, value by value; returns the
-    /// records written by new entity.
+    /// records written by new entity. `copiedForeignKeys`: each new to-one column
+    /// (`TABLE.COLUMN`) and the old one its values came from ("" where entities sharing the table
+    /// took them from different ones).
     static func copyRecords(
         from source: Database, old: Side, into db: Database, layout: ModelLayout, new: Side, log: RepairLog,
-        progress report: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil
+        progress report: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil,
+        copiedForeignKeys: inout [String: String]
     ) throws -> [String: Int] {
         let oldLayout = try ModelLayout(source, model: old.model)
         var counts: [String: Int] = [:]
@@ -308,14 +550,20 @@ package enum ModelMigrator {
             // attribute's by its original name), or its default.
             var selected = ["Z_PK", "Z_OPT"]
             var sources: [Int?] = []
+            // Where a NULL of a now required property gets its default in the copy: a new build's
+            // model fills every one; a profile's version (as Core Data's `UPDATE … WHERE … IS NULL`)
+            // only those of a property that was optional, the others being its repairs' to fill.
+            var fillsNull: [Bool] = []
             for field in plan.fields {
                 let top = attribute(field.path[0], of: entity.name, in: new.model)
                 let originalPath = [top?.renamingIdentifier ?? field.path[0]] + field.path.dropFirst()
                 if let match = oldPlan.fields.first(where: { $0.path == field.path || $0.path == originalPath }) {
                     selected.append(match.column)
                     sources.append(selected.count - 1)
+                    fillsNull.append(!new.isProfileVersion || match.isOptional)
                 } else {
                     sources.append(nil)
+                    fillsNull.append(false)
                 }
             }
             for relationship in plan.toOne {
@@ -323,6 +571,9 @@ package enum ModelMigrator {
                 if let match = oldPlan.toOne.first(where: { $0.name == relationship.name || $0.name == renamed }) {
                     selected.append(match.column)
                     sources.append(selected.count - 1)
+                    let from = "\(oldPlan.table).\(match.column)"
+                    let key = "\(plan.table).\(relationship.column)"
+                    copiedForeignKeys[key] = copiedForeignKeys[key].map { $0 == from ? from : "" } ?? from
                 } else {
                     sources.append(nil)
                 }
@@ -332,7 +583,8 @@ package enum ModelMigrator {
                 sql:
                     "INSERT INTO \(plan.table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
             )
-            let defaults: [StoredValue] = plan.fields.map { $0.defaultValue ?? .null } + plan.toOne.map { _ in .null }
+            let defaults: [StoredValue] =
+                plan.fields.map { new.defaultValue(of: $0, entity: plan.name) ?? .null } + plan.toOne.map { _ in .null }
             var written = 0
             try ExactSQL.forEachRow(
                 source,
@@ -343,7 +595,8 @@ package enum ModelMigrator {
                     let value = column.map { row[$0] } ?? defaults[index]
                     // A value the old store lacks (NULL) in a property that is now required gets its default, as Core
                     // Data's migration fills it: reported, since the record changes.
-                    if column != nil, value == .null, index < plan.fields.count, !plan.fields[index].isOptional, defaults[index] != .null,
+                    if column != nil, value == .null, index < plan.fields.count, fillsNull[index], !plan.fields[index].isOptional,
+                        defaults[index] != .null,
                         case .integer(let primaryKey) = row[0]
                     {
                         let field = plan.fields[index]
@@ -420,6 +673,15 @@ package enum ModelMigrator {
         }
     }
 
+    /// The foreign-key column (`TABLE.COLUMN`) that holds a relationship's links, for a to-one
+    /// and for the to-many whose inverse it is; nil for another storage.
+    static func foreignKeyColumn(_ storage: ModelTables.RelationshipStorage) -> String? {
+        switch storage {
+        case .foreignKey(let table, let column), .inverseForeignKey(let table, let column): return "\(table).\(column)"
+        case .hiddenColumn, .joinTable: return nil
+        }
+    }
+
     /// The (source, destination) record pairs a relationship's storage holds, whatever it is: a
     /// foreign key on the source or the destination, a hidden column, a join table.
     static func pairsSQL(_ storage: ModelTables.RelationshipStorage) -> String {
@@ -442,7 +704,9 @@ package enum ModelMigrator {
     /// whichever each is (a storage may change: a to-many gaining an inverse moves its links from
     /// a hidden column to a foreign key), each relationship's links counted on both sides. A
     /// relationship the new model lacks drops its links: each is reported.
-    static func copyLinks(from source: Database, old: Side, into db: Database, new: Side, log: RepairLog) throws {
+    static func copyLinks(
+        from source: Database, old: Side, into db: Database, new: Side, log: RepairLog, copiedForeignKeys: [String: String]
+    ) throws {
         let oldTables = try ModelTables(
             model: old.model, numbers: Dictionary(old.keys.map { ($0.name, $0.number) }, uniquingKeysWith: { a, _ in a }))
         let newTables = try ModelTables(
@@ -462,6 +726,19 @@ package enum ModelMigrator {
                 moved.insert("\(previous.name).\(oldName)")
                 // A many-to-many pair is written once, from the side its join table is named after.
                 if case .joinTable(_, false) = newStorage { continue }
+                // A foreign key the records brought with them from the same old one holds these
+                // links already (both sides of a to-one and its to-many): they are counted, not
+                // written again.
+                if let copied = foreignKeyColumn(newStorage).flatMap({ copiedForeignKeys[$0] }), !copied.isEmpty,
+                    copied == foreignKeyColumn(oldStorage)
+                {
+                    let count = try Int.fetchOne(source, sql: "SELECT count(*) FROM (\(pairsSQL(oldStorage)))") ?? 0
+                    let written = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(pairsSQL(newStorage)))") ?? 0
+                    if written != count {
+                        lost.append("\(entity.name).\(relationship.name): \(count) links, \(written) after the migration")
+                    }
+                    continue
+                }
                 let write: Statement
                 var reversed = false
                 switch newStorage {

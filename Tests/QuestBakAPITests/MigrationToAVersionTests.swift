@@ -1,0 +1,64 @@
+import Foundation
+import QuestBakKit
+import XCTest
+
+/// A migration to an app profile's version through the public API (a plain import): the same
+/// migration as to a new build's model, with the profile's model as the target.
+final class MigrationToAVersionTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("questbak-api-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Fixtures").standardizedFileURL
+
+    /// A copy of a bundled TimeQuest fixture store, with its -wal and -shm (never opened in place).
+    private func copyOfFixture(_ name: String) throws -> URL {
+        let source = Self.fixtures.appendingPathComponent(name).appendingPathComponent("default.store")
+        let store = folder.appendingPathComponent(name).appendingPathComponent("default.store")
+        try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source.path + suffix) {
+            try FileManager.default.copyItem(atPath: source.path + suffix, toPath: store.path + suffix)
+        }
+        return store
+    }
+
+    func testAV1StoreMigratesToTheProfilesVersionAndEveryRecordGetsItsOwnCloudID() async throws {
+        let store = try copyOfFixture("v1-wal")
+        let output = folder.appendingPathComponent("Migrated/default.store")
+        try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var options = QuestBak.MigrateOptions()
+        options.now = Date(timeIntervalSince1970: 1_767_225_600)
+        let result = try await QuestBak.migrate(store: store, toVersion: "2.0.0", of: .timeQuest, output: output, options: options)
+        XCTAssertEqual(result.sourceSchemaVersion, "1.0.0")
+        XCTAssertEqual(result.targetSchemaVersion, "2.0.0")
+        XCTAssertEqual(result.counts, ["migration.cloudID": 18])
+        XCTAssertEqual(try QuestBak.inspect(store: output).versionIdentifiers, ["2.0.0"])
+    }
+
+    func testAVersionNoProfileHasIsAUsageError() async throws {
+        let store = try copyOfFixture("v1-typical")
+        let output = folder.appendingPathComponent("out.store")
+        func category(_ version: String, of schemas: KnownSchemas) async -> QuestBakError.Category? {
+            do {
+                _ = try await QuestBak.migrate(store: store, toVersion: version, of: schemas, output: output)
+                return nil
+            } catch {
+                XCTAssertFalse(error.message.isEmpty)
+                return error.category
+            }
+        }
+        let unknown = await category("9.9.9", of: .timeQuest)
+        XCTAssertEqual(unknown, .usage)
+        let noProfile = await category("2.0.0", of: .none)
+        XCTAssertEqual(noProfile, .usage)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
+    }
+}
