@@ -29,8 +29,10 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var rows: Int
     }
 
-    /// The store's path.
-    public var path: String
+    /// The store's path, as reports write it (the public face is `store`).
+    package var path: String
+    /// The store inspected.
+    public var store: URL { URL(fileURLWithPath: path) }
     /// The store's UUID, from its metadata.
     public var uuid: String
     /// The model version identifiers in its metadata.

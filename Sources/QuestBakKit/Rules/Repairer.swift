@@ -4,7 +4,7 @@ import GRDB
 import QuestBakArchive
 
 /// Why a repair cannot be made.
-public enum RepairError: Error, Equatable, LocalizedError {
+package enum RepairError: Error, Equatable, LocalizedError {
     /// A required property has no value and no default to fill it with.
     case noDefault(entity: String, property: String)
 
