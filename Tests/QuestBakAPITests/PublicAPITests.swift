@@ -85,6 +85,13 @@ final class PublicAPITests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: repairLog.path))
         let difference = try await QuestBak.diff(store, restored)
         XCTAssertTrue(difference.isEmpty, "\(difference)")
+        // Every result names its files as URLs.
+        XCTAssertEqual(summary.archive?.path, archive.path)
+        XCTAssertEqual(verification.archive.path, archive.path)
+        XCTAssertEqual(result.archive.path, archive.path)
+        XCTAssertEqual(result.target?.path, restored.path)
+        XCTAssertEqual([difference.a.path, difference.b.path], [store.path, restored.path])
+        XCTAssertEqual(try QuestBak.inspect(store: restored).store.path, restored.path)
         XCTAssertEqual(try QuestBak.inspect(store: restored).entities.map(\.rows), try QuestBak.inspect(store: store).entities.map(\.rows))
         XCTAssertEqual(try temporaryFoldersOfThisProcess(), [])
     }
