@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// What `questbak inspect` reports about any Core Data / SwiftData store.
+/// What an inspection finds in any Core Data / SwiftData store (`QuestBak.inspect(store:schemas:)`).
 public struct StoreInspection: Sendable, Equatable, Encodable {
     /// One entity of the store: its table and rows.
     public struct EntitySummary: Sendable, Equatable, Encodable {
