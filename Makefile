@@ -94,9 +94,14 @@ test-portable: deps
 
 # The library's DocC catalog (Sources/QuestBakKit/QuestBakKit.docc) and the `///` of its public
 # symbols, built with every warning an error (an unresolved link, an undocumented parameter);
-# the archive is left in .build/plugins/Swift-DocC/outputs/QuestBakKit.doccarchive.
+# the archive is left in .build/plugins/Swift-DocC/outputs/QuestBakKit.doccarchive. Then every
+# public declaration an app sees (QuestBakKit's, and its re-exported modules') must have a `///`
+# comment, which DocC does not ask for: the check reads what the compiler says is public, from
+# the symbol graph.
 docs: deps
 	swift package generate-documentation --target QuestBakKit --warnings-as-errors
+	swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members >/dev/null
+	python3 Scripts/check-public-docs.py
 
 # The code style (.swift-format, with swift format from the toolchain): `make format` applies it.
 lint:

@@ -73,7 +73,7 @@ do {
     let merged = try await QuestBak.merge(archive: backup, into: otherDevice)
     let inserted = merged.entities.map(\.inserted).reduce(0, +)
     guard inserted > 0, !merged.unchanged else { fail("the merge inserted nothing") }
-    print("merge: \(inserted) records inserted, previous store kept as \(merged.backup ?? "none")")
+    print("merge: \(inserted) records inserted, previous store kept as \(merged.backup?.path ?? "none")")
 } catch let error as QuestBakError {
     fail("\(error.category): \(error.message)")
 } catch {

@@ -14,7 +14,7 @@ import QuestBakKit
 // MARK: - The app's launch
 
 /// The new build's launch: open the store; when that fails, rescue, reset, merge, open again.
-func launch(store: URL, rescues: URL) async throws -> (StoreRescue.RescueResult, StoreRescue.MergeResult)? {
+func launch(store: URL, rescues: URL) async throws -> (QuestBak.RescueResult, QuestBak.RescueMergeResult)? {
     do {
         try ModelContainerStandIn.open(store, model: Journal.version2)
         return nil
@@ -162,7 +162,7 @@ try ModelContainerStandIn.create(store, model: Journal.version1, rows: Journal.n
 if let outcome = try await launch(store: store, rescues: work.appendingPathComponent("Application Support/Rescues")) {
     let (rescued, merged) = outcome
     let entries = Journal.entries.count + Journal.walEntries.count
-    check(rescued.copiedFiles.contains { $0.hasSuffix("default.store-wal") }, "the copy has the store's -wal")
+    check(rescued.copiedFiles.contains { $0.lastPathComponent == "default.store-wal" }, "the copy has the store's -wal")
     check(rescued.entities == ["Entry": entries, "Notebook": Journal.notebooks.count], "the archive has \(rescued.entities)")
     check(merged.outcome == .migratedAndMerged, "the 1.0.0 archive was migrated to 2.0.0 (\(merged.outcome))")
     check(merged.inserted == entries + Journal.notebooks.count, "every record merged (\(merged.inserted))")

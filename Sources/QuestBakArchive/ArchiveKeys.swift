@@ -9,7 +9,7 @@ import Foundation
 ///
 /// An archive that is not encrypted is read as it is, keys or not: one command line then serves
 /// a folder of older plain backups and newer encrypted ones, and `diff` compares one of each.
-public struct ArchiveKeys: Sendable {
+package struct ArchiveKeys: Sendable {
     /// The identities tried, in order, on an encrypted archive's stanzas.
     public var identities: [AgeIdentity]
     /// The file key of an archive this process has just encrypted (export --verify reads its own

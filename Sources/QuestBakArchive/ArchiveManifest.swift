@@ -142,8 +142,13 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     public var formatVersion: Int
     /// Missing in archives of early tools: read as "1.0.0" (seed 004).
     public var schemaVersion: String?
-    /// When the archive was made, ISO 8601 in UTC.
-    public var createdAt: String
+    /// When the archive was made, ISO 8601 in UTC, as the manifest spells it (the public face is
+    /// `creationDate`).
+    package var createdAt: String
+    /// When the archive was made; nil when the manifest's `createdAt` is not a time.
+    public var creationDate: Date? {
+        DateText.secondsSinceReferenceDate(iso8601: createdAt).map { Date(timeIntervalSinceReferenceDate: $0) }
+    }
     /// The program that wrote it.
     public var tool: Tool
     /// The store it was made from.

@@ -100,7 +100,7 @@ extension Questbak {
             func text(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
             let result = listing.result
             try output.write(
-                "{\n  \"a\" : \(try text(result.a)),\n  \"added\" : \(result.added),\n  \"b\" : \(try text(result.b)),\n"
+                "{\n  \"a\" : \(try text(result.a.path)),\n  \"added\" : \(result.added),\n  \"b\" : \(try text(result.b.path)),\n"
                     + "  \"changed\" : \(result.changed),\n  \"comparedBy\" : \(try text(result.comparedBy)),\n  \"removed\" : \(result.removed),\n"
                     + "  \"entities\" : [")
             for (index, entity) in result.entities.enumerated() {

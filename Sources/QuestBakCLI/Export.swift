@@ -115,7 +115,9 @@ extension Questbak {
             default: kind = "another app's store \(store) (\(version)), by its tables: every value in its SQLite storage class"
             }
             var lines = ["exported \(kind)"]
-            lines.append("  to \(summary.archive) (\(summary.compression)" + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
+            lines.append(
+                "  to \(summary.archive?.path ?? "standard output") (\(summary.compression)"
+                    + (summary.archiveBytes.map { ", \($0) bytes" } ?? "") + ")")
             if let encryption = summary.encryption { lines.append("  encrypted: \(encryption)") }
             if summary.walFrames > 0 { lines.append("  including \(summary.walFrames) WAL frames not yet in the main file") }
             if let verification = summary.verification {

@@ -109,7 +109,8 @@ enum Shell {
 
 /// How to put back a store that a replace set aside: every file of the backup, and the commands.
 enum Undo {
-    static func text(backup: String, files: [String], target: String) -> String {
+    static func text(backup: URL, files: [URL], target: URL) -> String {
+        let (backup, files, target) = (backup.path, files.map(\.path), target.path)
         var commands = ["rm -f " + CoreDataSQL.storeFileSuffixes.map { Shell.quoted(target + $0) }.joined(separator: " ")]
         for file in files {
             commands.append("mv \(Shell.quoted(file)) \(Shell.quoted(target + file.dropFirst(backup.count)))")

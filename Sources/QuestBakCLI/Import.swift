@@ -242,11 +242,11 @@ extension Questbak {
         static func text(_ result: Importer.Result) throws -> String {
             let action: String
             if let target = result.target {
-                action = result.dryRun ? "dry run: would write \(target)" : "wrote \(target)"
+                action = result.dryRun ? "dry run: would write \(target.path)" : "wrote \(target.path)"
             } else {
                 action = "validated (nothing written)"
             }
-            var lines = ["\(action) from \(result.archive), schema \(result.sourceSchemaVersion) → \(result.targetSchemaVersion)"]
+            var lines = ["\(action) from \(result.archiveName), schema \(result.sourceSchemaVersion) → \(result.targetSchemaVersion)"]
             lines += result.notes
             let width = result.entities.map(\.name.count).max() ?? 0
             for entity in result.entities {

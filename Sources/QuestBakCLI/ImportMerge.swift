@@ -52,12 +52,12 @@ extension Questbak.Import {
     static func text(_ result: Merger.Result) throws -> String {
         let action: String
         if result.unchanged {
-            action = "nothing to merge into \(result.target)"
+            action = "nothing to merge into \(result.target.path)"
         } else {
-            action = result.dryRun ? "dry run: would merge into \(result.target)" : "merged into \(result.target)"
+            action = result.dryRun ? "dry run: would merge into \(result.target.path)" : "merged into \(result.target.path)"
         }
         var lines = [
-            "\(action) from \(result.source), schema \(result.schemaVersion), conflicts settled for the \(result.preference.rawValue)"
+            "\(action) from \(result.archiveName), schema \(result.schemaVersion), conflicts settled for the \(result.preference.rawValue)"
         ]
         lines += result.notes.map {
             $0.hasPrefix("no date property says which copy is newer") ? $0 + " (--newer-by ENTITY.PROPERTY names one)" : $0

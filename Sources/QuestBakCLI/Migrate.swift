@@ -140,7 +140,7 @@ extension Questbak {
                 let undo = result.backup.map { Undo.text(backup: $0, files: result.backupFiles, target: result.output) }
                 if !json && !quiet {
                     var lines = [
-                        "migrated \(result.store) from schema \(result.sourceSchemaVersion) to \(result.targetSchemaVersion) into \(result.output)"
+                        "migrated \(result.store.path) from schema \(result.sourceSchemaVersion) to \(result.targetSchemaVersion) into \(result.output.path)"
                     ]
                     if let undo { lines.append(undo) }
                     lines += result.notes ?? []

@@ -71,7 +71,7 @@ final class PublicAPITests: XCTestCase {
         options.createdAt = Date(timeIntervalSince1970: 1_767_225_600)
         let summary = try await QuestBak.backUp(store: store, to: archive, options: options)
         XCTAssertNotNil(summary.verification)
-        XCTAssertEqual(try QuestBak.inspect(archive: archive).createdAt, "2026-01-01T00:00:00Z")
+        XCTAssertEqual(try QuestBak.inspect(archive: archive).creationDate, options.createdAt)
 
         let verification = try await QuestBak.verify(archive: archive)
         XCTAssertTrue(verification.restoresExactly)
@@ -85,6 +85,13 @@ final class PublicAPITests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: repairLog.path))
         let difference = try await QuestBak.diff(store, restored)
         XCTAssertTrue(difference.isEmpty, "\(difference)")
+        // Every result names its files as URLs.
+        XCTAssertEqual(summary.archive?.path, archive.path)
+        XCTAssertEqual(verification.archive.path, archive.path)
+        XCTAssertEqual(result.archive.path, archive.path)
+        XCTAssertEqual(result.target?.path, restored.path)
+        XCTAssertEqual([difference.a.path, difference.b.path], [store.path, restored.path])
+        XCTAssertEqual(try QuestBak.inspect(store: restored).store.path, restored.path)
         XCTAssertEqual(try QuestBak.inspect(store: restored).entities.map(\.rows), try QuestBak.inspect(store: store).entities.map(\.rows))
         XCTAssertEqual(try temporaryFoldersOfThisProcess(), [])
     }
@@ -100,7 +107,14 @@ final class PublicAPITests: XCTestCase {
         XCTAssertFalse(merged.unchanged)
         XCTAssertGreaterThan(merged.entities.map(\.inserted).reduce(0, +), 0)
         let backup = try XCTUnwrap(merged.backup)
-        XCTAssertTrue(FileManager.default.fileExists(atPath: backup))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: backup.path))
+        XCTAssertEqual(merged.archive.path, archive.path)
+        XCTAssertEqual(merged.target.path, older.path)
+        XCTAssertTrue(merged.backupFiles.contains(backup), "the kept store is among its files: \(merged.backupFiles)")
+        // A result is Encodable with its files as paths, as the command line's reports write them.
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONEncoder().encode(merged)) as? [String: Any])
+        XCTAssertEqual(json["source"] as? String, archive.path)
+        XCTAssertEqual(json["backup"] as? String, backup.path)
         XCTAssertGreaterThan(try QuestBak.inspect(store: older).entities.map(\.rows).reduce(0, +), before)
     }
 
@@ -111,7 +125,7 @@ final class PublicAPITests: XCTestCase {
         let output = folder.appendingPathComponent("Migrated/default.store")
         try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
         let result = try await QuestBak.migrate(store: old, toModelOf: newModel, output: output)
-        XCTAssertEqual(result.output, output.path)
+        XCTAssertEqual(result.output.path, output.path)
         XCTAssertEqual(
             try QuestBak.inspect(store: output).versionIdentifiers, try QuestBak.inspect(store: newModel).versionIdentifiers)
 

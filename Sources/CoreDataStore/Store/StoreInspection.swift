@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// What `questbak inspect` reports about any Core Data / SwiftData store.
+/// What an inspection finds in any Core Data / SwiftData store (`QuestBak.inspect(store:schemas:)`).
 public struct StoreInspection: Sendable, Equatable, Encodable {
     /// One entity of the store: its table and rows.
     public struct EntitySummary: Sendable, Equatable, Encodable {
@@ -29,8 +29,10 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
         public var rows: Int
     }
 
-    /// The store's path.
-    public var path: String
+    /// The store's path, as reports write it (the public face is `store`).
+    package var path: String
+    /// The store inspected.
+    public var store: URL { URL(fileURLWithPath: path) }
     /// The store's UUID, from its metadata.
     public var uuid: String
     /// The model version identifiers in its metadata.

@@ -4,7 +4,7 @@ import Foundation
 /// reads no environment variable and never ends its process: the `questbak` executable installs
 /// hooks that remove temporary files when it is interrupted and, for the crash-safety harness,
 /// kill it at a numbered point; an app that embeds QuestBakKit may install its own, or none.
-public enum Hooks {
+package enum Hooks {
     /// A temporary file's or folder's coming or going.
     public enum TemporaryFileEvent: Sendable {
         /// A temporary file or folder now exists and should go if the process is interrupted.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One stored property value, independent of where it lives (a SQLite row or an archive line).
-public enum Value: Sendable, Equatable, Hashable {
+package enum Value: Sendable, Equatable, Hashable {
     /// No value (SQL NULL).
     case null
     /// An integer of any width, or a to-one key.

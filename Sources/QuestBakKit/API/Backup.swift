@@ -56,7 +56,7 @@ extension QuestBak {
     @discardableResult
     public static func backUp(
         store: URL, to archive: URL, options: BackupOptions = BackupOptions(), progress: ProgressHandler? = nil
-    ) async throws(QuestBakError) -> Exporter.Summary {
+    ) async throws(QuestBakError) -> BackupResult {
         try await perform { _, cancellation in
             var export = Exporter.Options(
                 createdAt: Int64((options.createdAt ?? Date()).timeIntervalSince1970.rounded(.down)),
@@ -80,7 +80,7 @@ extension QuestBak {
     ///   for a newer one, `.cancelled` when the task is cancelled.
     public static func verify(
         archive: URL, options: VerifyOptions = VerifyOptions(), progress: ProgressHandler? = nil
-    ) async throws(QuestBakError) -> ArchiveVerifier.Result {
+    ) async throws(QuestBakError) -> VerifyResult {
         try await perform { workDirectory, cancellation in
             try ArchiveVerifier.verify(
                 archive: archive.path, keys: ArchiveKeys(identities: options.identities), profiles: options.schemas.profiles,

@@ -40,7 +40,7 @@ extension QuestBak {
     /// how many were added, removed and changed in each entity, matched by their identity
     /// (cloudID, uniqueness constraints, a known schema's natural key), field by field.
     ///
-    /// Two sides that differ are a result, not an error: see `Differ.Result.isEmpty`.
+    /// Two sides that differ are a result, not an error: see ``DiffResult/isEmpty``.
     ///
     /// - Parameters:
     ///   - a: One side, a store or an archive.
@@ -53,8 +53,8 @@ extension QuestBak {
     ///   `.cancelled` when the task is cancelled.
     public static func diff(
         _ a: URL, _ b: URL, options: DiffOptions = DiffOptions(), progress: ProgressHandler? = nil,
-        eachRecord: (@Sendable (_ entity: String, _ line: Differ.Line) -> Void)? = nil
-    ) async throws(QuestBakError) -> Differ.Result {
+        eachRecord: (@Sendable (_ entity: String, _ line: DiffResult.Line) -> Void)? = nil
+    ) async throws(QuestBakError) -> DiffResult {
         try await perform { workDirectory, cancellation in
             try Differ.diff(
                 a, b, keys: ArchiveKeys(identities: options.identities), profiles: options.schemas.profiles,

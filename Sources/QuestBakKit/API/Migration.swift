@@ -33,7 +33,7 @@ extension QuestBak {
     /// What a migration gate found: one check per fixture and question.
     public struct GateResult: Sendable {
         /// Every check made, in order.
-        public var checks: [MigrationVerifier.Check]
+        public var checks: [GateCheck]
         /// Whether the gate passes: at least one check was made, and every one passed (a gate that
         /// checked nothing must not pass).
         public var passed: Bool { !checks.isEmpty && checks.allSatisfy(\.passed) }
@@ -57,7 +57,7 @@ extension QuestBak {
     public static func migrate(
         store: URL, toModelOf newStore: URL, output: URL?, options: MigrateOptions = MigrateOptions(),
         progress: ProgressHandler? = nil
-    ) async throws(QuestBakError) -> Migrator.Result {
+    ) async throws(QuestBakError) -> MigrateResult {
         try await perform { workDirectory, cancellation in
             var migrate = Migrator.Options(now: (options.now ?? Date()).timeIntervalSinceReferenceDate)
             migrate.randomIDs = options.randomIdentifiers
@@ -96,7 +96,7 @@ extension QuestBak {
     public static func migrate(
         store: URL, toVersion version: String, of schemas: KnownSchemas, output: URL?, options: MigrateOptions = MigrateOptions(),
         progress: ProgressHandler? = nil
-    ) async throws(QuestBakError) -> Migrator.Result {
+    ) async throws(QuestBakError) -> MigrateResult {
         try await perform { workDirectory, cancellation in
             guard let profile = schemas.profiles.first(where: { $0.version(version) != nil }), let target = profile.version(version)
             else {
@@ -132,7 +132,7 @@ extension QuestBak {
     ///   when the task is cancelled before the gate starts.
     public static func gateMigration(
         fixtures: URL, toModelOf newStore: URL, options: GateOptions = GateOptions(),
-        report: (@Sendable (MigrationVerifier.Check) -> Void)? = nil
+        report: (@Sendable (GateCheck) -> Void)? = nil
     ) async throws(QuestBakError) -> GateResult {
         try await perform { workDirectory, _ in
             let target = try Schema.model(ofStoreAt: newStore)

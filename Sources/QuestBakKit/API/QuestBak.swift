@@ -77,10 +77,18 @@ extension QuestBak {
     }
 }
 
-/// The model knowledge an operation may use besides what a store carries: TimeQuest's app
-/// profile (its schemas with their natural keys, singleton and merge rules), or none. Nothing
-/// is assumed: by default a store is read by the model it carries. (The one place the API takes
-/// app knowledge; profiles of other apps are not public yet.)
+/// The app knowledge an operation may use besides what a store carries: the public face of the
+/// library's app profiles.
+///
+/// By default (``none``) nothing is assumed: a store is read by the model it carries in
+/// `Z_MODELCACHE`, and records are matched by cloudID and the model's uniqueness constraints.
+/// An app profile adds what no model says: the schemas of an app's versions (to read archives
+/// written by schema, formats 1 and 2, and to restore at another version), natural keys that
+/// match records without a cloudID, singletons and merge rules. Pass one explicitly in an
+/// operation's options; the library never applies one on its own.
+///
+/// ``timeQuest`` is the one profile the library ships. Profiles of other apps cannot be declared
+/// yet: their shape is the engine's, still changing, and an app's own store needs none.
 public struct KnownSchemas: Sendable {
     /// The app profiles whose schemas a store or archive may be (their natural keys, singletons
     /// and merge rules come with them).

@@ -50,8 +50,10 @@ public struct QuestBakError: Error, LocalizedError, CustomStringConvertible {
     public var category: Category
     /// One sentence that says what failed and where (the file, entity, record, field).
     public var message: String
-    /// The error of the layer that failed (`StoreError`, `ArchiveError`, `ImportError`,
-    /// `MigrationError`, `AgeError`, `CancellationError`, …).
+    /// The error of the layer that failed, for a log or a bug report: a public one of the store
+    /// or archive layer (`StoreError`, `ArchiveError`, `AgeError`, `OutputError`), one of the
+    /// engine's own (whose type is not public: switch on ``category`` instead), or
+    /// `CancellationError`.
     public var underlying: any Error
 
     /// An error of the given category.

@@ -41,7 +41,7 @@ extension QuestBak {
     ///     good copy, so a folder with files in it is refused).
     ///   - options: The archive's creation time and compression.
     /// - Returns: What was copied and what the archive holds. An export that fails does not
-    ///   throw: ``StoreRescue/RescueResult/exported`` is false and the result says why; the
+    ///   throw: ``RescueResult/exported`` is false and the result says why; the
     ///   copy is kept.
     /// - Throws: ``QuestBakError``: `.missingInput` for a missing store, `.outputExists` for a
     ///   folder with files in it, `.io` when the copy cannot be made (then nothing is saved),
@@ -49,7 +49,7 @@ extension QuestBak {
     ///   records; the copy, once made, is kept).
     public static func rescue(
         store: URL, into folder: URL, options: RescueOptions = RescueOptions()
-    ) async throws(QuestBakError) -> StoreRescue.RescueResult {
+    ) async throws(QuestBakError) -> RescueResult {
         try await perform { _, cancellation in
             try StoreRescue.rescue(storeAt: store, into: folder, options: options.storeRescueOptions(cancellation))
         }
@@ -62,16 +62,16 @@ extension QuestBak {
     /// The two models decide: an archive of the same model is merged as it is; an archive of an
     /// older model is migrated to the app's on the way, as Core Data's lightweight migration
     /// would, and every value the app's model has no place for is listed in
-    /// ``StoreRescue/MergeResult/unplaced`` (and in `folder/merge-report.jsonl`), never dropped
+    /// ``RescueMergeResult/unplaced`` (and in `folder/merge-report.jsonl`), never dropped
     /// unsaid; an archive of a newer model is not merged: it and the copy are kept for a build
-    /// that can read them, and ``StoreRescue/MergeResult/outcome`` says so.
+    /// that can read them, and ``RescueMergeResult/outcome`` says so.
     ///
     /// - Throws: ``QuestBakError``: `.invalidInput` when the rescue holds no archive or a
     ///   damaged one, or the two stores are of different apps; `.cancelled` when the task is
     ///   cancelled (then the store is as it was).
     public static func mergeRescue(
         from folder: URL, into store: URL, options: RescueOptions = RescueOptions()
-    ) async throws(QuestBakError) -> StoreRescue.MergeResult {
+    ) async throws(QuestBakError) -> RescueMergeResult {
         try await perform { _, cancellation in
             try StoreRescue.merge(rescuedIn: folder, into: store, options: options.storeRescueOptions(cancellation))
         }

@@ -34,7 +34,7 @@ extension QuestBak {
     /// How ``QuestBak/merge(archive:into:options:progress:)`` merges.
     public struct MergeOptions: Sendable {
         /// Which value a field keeps when the store and the archive both have one and they differ.
-        public var preference: Merger.Preference = .store
+        public var preference: MergePreference = .store
         /// Entity name → the date property that says which copy is newer, for `.newer`.
         public var newerBy: [String: String] = [:]
         /// What `Date.now` defaults become in the archive's records. nil: its creation time.
@@ -70,7 +70,7 @@ extension QuestBak {
     @discardableResult
     public static func restore(
         archive: URL, into store: URL, options: RestoreOptions = RestoreOptions(), progress: ProgressHandler? = nil
-    ) async throws(QuestBakError) -> Importer.Result {
+    ) async throws(QuestBakError) -> RestoreResult {
         try await perform { workDirectory, cancellation in
             var restore = Importer.Options()
             restore.validate = true
@@ -102,7 +102,7 @@ extension QuestBak {
     @discardableResult
     public static func merge(
         archive: URL, into store: URL, options: MergeOptions = MergeOptions(), progress: ProgressHandler? = nil
-    ) async throws(QuestBakError) -> Merger.Result {
+    ) async throws(QuestBakError) -> MergeResult {
         try await perform { workDirectory, cancellation in
             var merge = Merger.Options()
             merge.preference = options.preference

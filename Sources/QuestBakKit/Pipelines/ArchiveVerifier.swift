@@ -7,38 +7,10 @@ import QuestBakArchive
 /// the store written, `integrity_check`, read back), and each restored entity is encoded again
 /// and compared with its member: the archive restores exactly only when every digest is the
 /// manifest's and nothing needed a repair.
-public enum ArchiveVerifier {
-    /// One entity's records restored and compared with their member.
-    public struct EntityCheck: Sendable, Encodable {
-        /// The entity's name.
-        public var name: String
-        /// Records restored.
-        public var records: Int
-        /// The member's SHA-256, as the manifest gives it.
-        public var archived: String
-        /// The SHA-256 of the restored records, encoded again.
-        public var restored: String
-        /// Whether the two digests are equal.
-        public var same: Bool
-    }
-
-    /// Whether an archive restores exactly, entity by entity.
-    public struct Result: Encodable {
-        /// The archive's path.
-        public var archive: String
-        /// How its records were written: `timequest`, `model` or `generic`.
-        public var schema: String
-        /// The archive's format version.
-        public var formatVersion: Int
-        /// Whether every entity came back with its member's digest and nothing needed a repair.
-        public var restoresExactly: Bool
-        /// Every entity's check.
-        public var entities: [EntityCheck]
-        /// What a restore would change, by `kind.rule` (repairs, data the target cannot hold).
-        public var counts: [String: Int]
-        /// What the restore did to the store as a whole, one sentence each.
-        public var notes: [String]
-    }
+package enum ArchiveVerifier {
+    /// Whether an archive restores exactly, entity by entity (the API's names are public).
+    package typealias EntityCheck = QuestBak.VerifyResult.EntityCheck
+    package typealias Result = QuestBak.VerifyResult
 
     /// Restores `file` into `workDirectory` and compares. By default repairs are made and counted
     /// (a restore with `--validate` would make them, so the answer names them all); `asArchived`
@@ -71,7 +43,7 @@ public enum ArchiveVerifier {
         }
         let changes = restored.counts.filter { !$0.key.hasPrefix("bookkeeping.") }.values.reduce(0, +)
         return Result(
-            archive: path, schema: manifest.source.schema, formatVersion: manifest.formatVersion,
+            archive: URL(fileURLWithPath: file), archiveName: path, schema: manifest.source.schema, formatVersion: manifest.formatVersion,
             restoresExactly: changes == 0 && entities.allSatisfy(\.same) && entities.count == manifest.entities.count,
             entities: entities, counts: restored.counts, notes: restored.notes)
     }

@@ -4,7 +4,7 @@ import GRDB
 import QuestBakArchive
 
 /// Why two inputs cannot be compared.
-public enum DiffError: Error, Equatable, LocalizedError {
+package enum DiffError: Error, Equatable, LocalizedError {
     /// The two inputs have no entity in common (SameApp): no record of one can be the other's.
     case notTheSameApp(a: String, b: String, entitiesA: [String], entitiesB: [String])
 
@@ -28,79 +28,18 @@ public enum DiffError: Error, Equatable, LocalizedError {
 /// migration added) is named as such, not counted as a change. Two inputs of different apps are
 /// refused; a model archive and a generic one are compared by table and column.
 /// Records are kept in a scratch SQLite store in the work folder, never in memory.
-public enum Differ {
-    /// One field of a record that differs.
-    public struct FieldChange: Sendable, Encodable {
-        /// The property's (or column's) name.
-        public var field: String
-        /// Its value in A, as JSON.
-        public var old: String
-        /// Its value in B, as JSON.
-        public var new: String
-    }
-
-    /// A record in both with fields that differ.
-    public struct Changed: Sendable, Encodable {
-        /// The identity it was matched by.
-        public var identity: String
-        /// The fields that differ.
-        public var fields: [FieldChange]
-    }
-
-    /// One entity's counts: what the listing of its records (`Listing.forEachLine`) holds.
-    public struct EntityDiff: Sendable, Encodable {
-        /// The entity's name.
-        public var name: String
-        /// How records were matched, in the order tried: "cloudID", "uniqueness constraint (…)",
-        /// "natural key (…)", "singleton", "content"; the ones that matched at least one record.
-        public var matchedBy: String
-        /// Records only in B, only in A, and in both with other values.
-        public var added: Int
-        public var removed: Int
-        public var changed: Int
-        /// Properties only B's records have (added by a migration), and only A's.
-        public var fieldsOnlyInB: [String]
-        /// Properties only A has.
-        public var fieldsOnlyInA: [String]
-
-        public var isEmpty: Bool { added == 0 && removed == 0 && changed == 0 }
-    }
-
-    /// The differences between A and B.
-    public struct Result: Sendable, Encodable {
-        /// A's path.
-        public var a: String
-        /// B's path.
-        public var b: String
-        /// "records", or "tables" when one side is a model archive and the other a generic one.
-        public var comparedBy: String
-        /// By name.
-        public var entities: [EntityDiff]
-        /// Records only in B, across entities.
-        public var added: Int
-        /// Records only in A, across entities.
-        public var removed: Int
-        /// Records whose fields differ, across entities.
-        public var changed: Int
-
-        /// Nothing differs: no record added, removed or changed, and no property on one side only.
-        public var isEmpty: Bool {
-            added == 0 && removed == 0 && changed == 0 && entities.allSatisfy { $0.fieldsOnlyInA.isEmpty && $0.fieldsOnlyInB.isEmpty }
-        }
-    }
-
-    /// One line of an entity's listing.
-    public enum Line: Sendable {
-        /// A record only B has, only A has ("_pk 12", with its cloudID when it has a well-formed one).
-        case added(String)
-        case removed(String)
-        case changed(Changed)
-    }
+package enum Differ {
+    /// What differs, entity by entity and record by record (the API's names are public).
+    package typealias FieldChange = QuestBak.DiffResult.FieldChange
+    package typealias Changed = QuestBak.DiffResult.Changed
+    package typealias EntityDiff = QuestBak.DiffResult.Entity
+    package typealias Result = QuestBak.DiffResult
+    package typealias Line = QuestBak.DiffResult.Line
 
     /// The counts, and each entity's records read one at a time from the scratch store: the
     /// listing of a million changes is never held in memory. Valid only inside `diff`'s `read`.
-    public final class Listing {
-        public let result: Result
+    package final class Listing {
+        package let result: Result
         private let comparisons: [String: Comparison]
 
         init(result: Result, comparisons: [String: Comparison]) {
@@ -110,7 +49,7 @@ public enum Differ {
 
         /// The records only B has, then those only A has (each by `_pk`), then the changed ones
         /// (by A's `_pk`).
-        public func forEachLine(of entity: String, _ body: (Line) throws -> Void) throws {
+        package func forEachLine(of entity: String, _ body: (Line) throws -> Void) throws {
             try comparisons[entity]?.forEachLine(body)
         }
     }
@@ -196,7 +135,7 @@ public enum Differ {
         let entities = try comparisons.values.map { try $0.summary() }.sorted { $0.name < $1.name }
         return Listing(
             result: Result(
-                a: a.path, b: b.path, comparedBy: byTables ? "tables" : "records", entities: entities,
+                a: a, b: b, comparedBy: byTables ? "tables" : "records", entities: entities,
                 added: entities.map(\.added).reduce(0, +), removed: entities.map(\.removed).reduce(0, +),
                 changed: entities.map(\.changed).reduce(0, +)),
             comparisons: comparisons)

@@ -5,7 +5,7 @@ import GRDB
 import QuestBakArchive
 
 /// `questbak export`: a store snapshot into one archive (docs/archive-format.md).
-public enum Exporter {
+package enum Exporter {
     package enum Destination {
         /// A file written atomically; an existing one is replaced only with `overwrite`.
         case file(URL, overwrite: Bool)
@@ -47,43 +47,10 @@ public enum Exporter {
 
     package typealias Progress = RecordProgress
 
-    /// What a backup wrote: the archive, its members and their digests, and what is odd about the store.
-    public struct Summary: Sendable, Encodable {
-        /// The archive's path.
-        public var archive: String
-        /// How the members are compressed: `zstd`, `gzip` or `none`.
-        public var compression: String
-        /// The archive's size in bytes, once it is in place.
-        public var archiveBytes: Int64?
-        /// The store's model version identifier ("" when it has none).
-        public var schemaVersion: String
-        /// How the records are written: `timequest`, `model` (by the store's own model) or `generic` (by its tables).
-        public var schema: String
-        /// Committed frames that were only in the store's `-wal` when it was read, and are in the archive.
-        public var walFrames: Int
-        /// One member per entity: its records, digest and size.
-        public var entities: [ArchiveManifest.EntityMember]
-        /// The store's metadata, model cache and external-storage files, carried as they are.
-        public var files: [ArchiveManifest.FileMember]
-        /// Tables that belong to no entity, carried too (a many-to-many join table, a tool's table).
-        public var tables: [ArchiveManifest.TableMember]
-        /// What is odd about the store, as `inspect` says it (a `Z_MAX` below the largest `Z_PK`,
-        /// a model cache that disagrees with the metadata): exported as it is, and said.
-        public var warnings: [String]
-        /// "age, 2 recipients" or "age, passphrase" when the archive is encrypted.
-        public var encryption: String?
-        /// With `Options.verify`: what restoring the archive gave back (every entity's digest the
-        /// member's).
-        public var verification: Verification?
-    }
-
+    /// What a backup wrote (the API's name for it is public).
+    package typealias Summary = QuestBak.BackupResult
     /// The proof `Options.verify` asks for.
-    public struct Verification: Sendable, Encodable {
-        /// Records restored and compared, across every entity.
-        public var records: Int
-        /// Entities compared.
-        public var entities: Int
-    }
+    package typealias Verification = QuestBak.BackupResult.Verification
 
     /// The manifest's `createdAt` for a creation time, or nil when it has none (outside years
     /// 0001–9999).
@@ -213,7 +180,7 @@ public enum Exporter {
             archiveBytes = (try? FileManager.default.attributesOfItem(atPath: output.destination.path)[.size] as? NSNumber)?.int64Value
         }
         return Summary(
-            archive: output?.destination.path ?? "standard output", compression: options.compression.rawValue, archiveBytes: archiveBytes,
+            archive: output?.destination, compression: options.compression.rawValue, archiveBytes: archiveBytes,
             schemaVersion: staged.schemaVersion, schema: staged.kind, walFrames: snapshot.walFrameCount,
             entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [], warnings: staged.warnings,
             encryption: encryption.map { _ in Self.encryptionText(options.recipients) }, verification: verification)

@@ -3,7 +3,7 @@ import Foundation
 import QuestBakArchive
 
 /// Why an archive cannot be restored or merged as asked.
-public enum ImportError: Error, Equatable, LocalizedError {
+package enum ImportError: Error, Equatable, LocalizedError {
     /// The archive needs repairs and repairs were not allowed; nothing was written.
     case repairsNeeded(archive: String, counts: [String: Int])
     /// The archive cannot be restored or merged as asked, and why.

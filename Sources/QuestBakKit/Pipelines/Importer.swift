@@ -5,7 +5,7 @@ import QuestBakArchive
 
 /// `questbak import`: an archive into a new store, verified, validated and repaired on the way,
 /// put in place atomically (spec: "Write"; docs/archive-format.md).
-public enum Importer {
+package enum Importer {
     package struct Options {
         /// Allow repairs. Without it an archive that needs any is refused and nothing is written.
         public var validate = false
@@ -47,53 +47,9 @@ public enum Importer {
         public init() {}
     }
 
-    /// What a restore did with one entity's records.
-    public struct EntityResult: Sendable, Encodable {
-        /// The entity's name.
-        public var name: String
-        /// Records read from the archive.
-        public var read: Int
-        /// Records in the restored store (after repairs).
-        public var written: Int
-        /// SHA-256 of the entity's member as an export of the new store will write it.
-        public var sha256: String
-    }
-
-    /// What a restore did: records by entity, repairs by rule, the store set aside.
-    public struct Result: Encodable {
-        /// The archive's path.
-        public var archive: String
-        /// The restored store's path; nil when nothing was written.
-        public var target: String?
-        /// Whether this was a dry run, which writes no store.
-        public var dryRun: Bool
-        /// The archive's schema version.
-        public var sourceSchemaVersion: String
-        /// The restored store's schema version.
-        public var targetSchemaVersion: String
-        /// Records read and written, by entity.
-        public var entities: [EntityResult]
-        /// Entries by `kind.rule`.
-        public var counts: [String: Int]
-        /// Repairs made to records (the `repair.` counts summed).
-        public var repairs: Int
-        /// Every change to the data, repairs and migration changes alike (`counts` summed).
-        public var changes: Int
-        /// Where a replaced store was kept, if one was.
-        public var backup: String?
-        /// The backup's files: the store and the `-wal` and `-shm` it had.
-        public var backupFiles: [String]
-        /// What the restore did to the store as a whole (metadata recomputed, and why).
-        public var notes: [String]
-        /// Every repair and change, counted; the API writes its entries out with `repairLog`.
-        package let log: RepairLog
-
-        enum CodingKeys: String, CodingKey {
-            // One vocabulary with migrate's result: what was read is the source, what was written the target.
-            case archive = "source"
-            case target, dryRun, sourceSchemaVersion, targetSchemaVersion, entities, counts, repairs, changes, backup, backupFiles, notes
-        }
-    }
+    /// What a restore did with one entity's records, and in all (the API's names are public).
+    package typealias EntityResult = QuestBak.RestoreResult.Entity
+    package typealias Result = QuestBak.RestoreResult
 
     /// Imports the archive file `file` (standard input is the caller's to save to a file first:
     /// it is read twice); `displayName` names it in messages and the result. `target` nil
@@ -139,11 +95,11 @@ public enum Importer {
             workplace.placed = !options.dryRun
         }
         return Result(
-            archive: path, target: target?.path, dryRun: options.dryRun || target == nil,
+            archive: URL(fileURLWithPath: file), archiveName: path, target: target, dryRun: options.dryRun || target == nil,
             sourceSchemaVersion: source.manifest.effectiveSchemaVersion,
             targetSchemaVersion: source.plan?.target.versionIdentifier ?? source.manifest.effectiveSchemaVersion,
-            entities: restored.entities, counts: log.counts, repairs: log.repairs, changes: log.total, backup: backup?.path,
-            backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
+            entities: restored.entities, counts: log.counts, repairs: log.repairs, changes: log.total, backup: backup,
+            backupFiles: backup.map { StorePlacement.backupFiles($0) } ?? [], notes: notes, log: log)
     }
 
     /// What `preflight` found: the archive's manifest and how it restores.

@@ -8,27 +8,9 @@ import QuestBakArchive
 /// to the model of the store its new build made) and checked with one set of checks over one
 /// dump (`StoreDump`): the golden dump, invariants that need no golden file, the launch validity
 /// of every record under the new model, and an export → import → export round trip.
-public struct MigrationVerifier {
-    /// One check of one fixture store.
-    public struct Check: Sendable, Encodable {
-        /// The fixture store's path, relative to the fixtures folder.
-        public var fixture: String
-        /// What was checked: `read`, `migrate`, `golden`, `invariants`, `valid`, `round-trip`.
-        public var name: String
-        /// Whether the check passed.
-        public var passed: Bool
-        /// What was checked, or why it failed (a diff for golden dumps).
-        public var detail: String
-        /// For a golden check that failed because the fixture has no golden dump yet: the file
-        /// name it looked for. How to record one is the caller's to say.
-        public var missingExpectation: String?
-        /// For a golden check whose expectation was recorded in an earlier form of the dump: its
-        /// file name. How to record it again is the caller's to say.
-        public var earlierDumpFormat: String?
-        /// For a read that failed because the fixture is another app's store (it shares no entity
-        /// with the schemas checked, SameApp): how to check it instead is the caller's to say.
-        public var anotherAppsStore = false
-    }
+package struct MigrationVerifier {
+    /// One check of one fixture store (the API's name for it is public).
+    package typealias Check = QuestBak.GateCheck
 
     /// `Date.now` during verification, so dumps do not change with the day they are made.
     package static let verificationNow: Double = 788_918_400  // 2026-01-01T00:00:00Z

@@ -4,7 +4,7 @@ import GRDB
 import QuestBakArchive
 
 /// Why a store cannot be migrated to a model.
-public enum MigrationError: Error, Equatable, LocalizedError {
+package enum MigrationError: Error, Equatable, LocalizedError {
     /// The change between the models is not one Core Data's lightweight migration makes.
     case notLightweight(from: String, to: String, problems: [String])
     /// The store already has the target model.
@@ -44,7 +44,7 @@ public enum MigrationError: Error, Equatable, LocalizedError {
 /// fixes the app would otherwise need on first launch (every record its own cloudID, where Core
 /// Data gives all rows the single value `UUID().uuidString` evaluated once, and a profile's other
 /// repairs, those of `import --validate`), each reported.
-public enum Migrator {
+package enum Migrator {
     package struct Options {
         /// What `Date.now` defaults of new properties become (seconds since 2001).
         public var now: Double
@@ -64,34 +64,6 @@ public enum Migrator {
         }
     }
 
-    /// What a migration did: the versions, every change counted, the store set aside.
-    public struct Result: Encodable {
-        /// The migrated store's path (the source).
-        public var store: String
-        /// The migrated store's path (the output).
-        public var output: String
-        /// The source's model version.
-        public var sourceSchemaVersion: String
-        /// The new model's version.
-        public var targetSchemaVersion: String
-        /// Every change, by `kind.rule`.
-        public var counts: [String: Int]
-        /// Where the store was kept when it was migrated in place.
-        public var backup: String?
-        /// The backup's files: the store and the `-wal` and `-shm` it had.
-        public var backupFiles: [String]
-        /// Every change the migration made, counted (the last step's, for a chain).
-        package let log: RepairLog
-        /// A chain's earlier steps' logs (the last step's is `log`), oldest first.
-        package var earlierLogs: [RepairLog] = []
-        /// What the migration did to the store as a whole, one sentence each; nil when nothing.
-        public var notes: [String]?
-
-        // One vocabulary with import's result: what was read is the source, what was written the target.
-        enum CodingKeys: String, CodingKey {
-            case store = "source"
-            case output = "target"
-            case sourceSchemaVersion, targetSchemaVersion, counts, backup, backupFiles, notes
-        }
-    }
+    /// What a migration did (the API's name for it is public).
+    package typealias Result = QuestBak.MigrateResult
 }

@@ -68,13 +68,13 @@ package enum ModelMigrator {
                 workDirectory: work, stepOfChain: true)
             logs.append(result.log)
             counts.merge(result.counts, uniquingKeysWith: +)
-            current = URL(fileURLWithPath: result.output)
+            current = result.output
         }
         let last = workDirectory.appendingPathComponent("step-last")
         try FileManager.default.createDirectory(at: last, withIntermediateDirectories: true)
         var result = try migrate(
             storeAt: current, toModelOf: modelStore, output: output, options: options, workDirectory: last, stepOfChain: current != source)
-        result.store = source.path
+        result.store = source
         result.counts.merge(counts, uniquingKeysWith: +)
         result.earlierLogs = logs
         result.sourceSchemaVersion = models[position].versionIdentifier
@@ -243,8 +243,8 @@ package enum ModelMigrator {
             throw error
         }
         var result = Migrator.Result(
-            store: source.path, output: destination.path, sourceSchemaVersion: old.version, targetSchemaVersion: new.version,
-            counts: log.counts, backup: backup?.path, backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [],
+            store: source, output: destination, sourceSchemaVersion: old.version, targetSchemaVersion: new.version,
+            counts: log.counts, backup: backup, backupFiles: backup.map { StorePlacement.backupFiles($0) } ?? [],
             log: log)
         // The new build's store starts its persistent history and CloudKit mirroring anew, and has
         // its own triggers and views: the source's others are said, not dropped without a word.

@@ -3,7 +3,7 @@ import Foundation
 import QuestBakArchive
 
 /// Why a repair cannot be made.
-public enum RepairError: Error, Equatable, LocalizedError {
+package enum RepairError: Error, Equatable, LocalizedError {
     /// A required property has no value and no default to fill it with.
     case noDefault(entity: String, property: String)
 

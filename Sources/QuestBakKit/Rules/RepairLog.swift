@@ -5,7 +5,7 @@ import QuestBakArchive
 
 /// One change questbak made to the data on its way into a store, with enough detail for a user
 /// to find the record and see what it was.
-public struct RepairEntry: Sendable, Equatable, Encodable {
+package struct RepairEntry: Sendable, Equatable, Encodable {
     /// What an entry did to a record.
     public enum Kind: String, Sendable, Encodable {
         /// A fix of damaged or inconsistent data; needs `--validate`.
@@ -66,7 +66,7 @@ public struct RepairEntry: Sendable, Equatable, Encodable {
 }
 
 /// A value in a report: a stored value, or a whole record (a dropped duplicate).
-public enum ReportValue: Sendable, Equatable, Encodable {
+package enum ReportValue: Sendable, Equatable, Encodable {
     /// One value.
     case value(Value)
     /// A whole record, by property.
@@ -92,7 +92,7 @@ public enum ReportValue: Sendable, Equatable, Encodable {
 }
 
 /// One field of one record.
-public struct RecordField: Hashable, Sendable {
+package struct RecordField: Hashable, Sendable {
     /// The record's entity.
     public var entity: String
     /// The record's `Z_PK`.
@@ -104,7 +104,7 @@ public struct RecordField: Hashable, Sendable {
 /// Collects repair entries. Counts stay in memory; the entries go to a small SQLite file of
 /// their own, so a migration that gives a million records a cloudID does not hold a million
 /// entries in memory, and each entry's cloudID can be set to its final value at the end.
-public final class RepairLog {
+package final class RepairLog {
     /// Entries by `kind.rule`.
     public private(set) var counts: [String: Int] = [:]
     /// Entries recorded.

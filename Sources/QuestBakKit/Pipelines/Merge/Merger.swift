@@ -13,17 +13,9 @@ import QuestBakArchive
 /// beside it; `RecordMerge` merges the scratch store's records into the copy in one transaction;
 /// the copy is read back and checked; and it replaces the store, unless the merge changed nothing,
 /// in which case the store is left byte for byte as it was.
-public enum Merger {
-    /// Which value a field keeps when the store and the archive both have one and they differ.
-    public enum Preference: String, CaseIterable, Sendable, Encodable {
-        /// The store's (the default): the archive only fills what the store lacks.
-        case store
-        /// The archive's: the merge overwrites what differs.
-        case archive
-        /// The copy whose date property (`newerBy`, or `updatedAt` and its kin) is later; a
-        /// dated copy is newer than an undated one, and when neither is dated the store's wins.
-        case newer
-    }
+package enum Merger {
+    /// Which value a field keeps when both have one (the API's name for it is public).
+    package typealias Preference = QuestBak.MergePreference
 
     package struct Options {
         /// How the archive is restored before the merge, as `import` restores it: `validate`
@@ -39,60 +31,9 @@ public enum Merger {
         public init() {}
     }
 
-    /// What a merge did with one entity's records.
-    public struct EntityResult: Sendable, Encodable {
-        /// The entity's name.
-        public var name: String
-        /// Records of the store before the merge.
-        public var store: Int
-        /// Records of the archive (after its own repairs).
-        public var archive: Int
-        /// Archive records found in the store, by the identity that matched them.
-        public var matched: [String: Int]
-        /// Archive records the store lacked, inserted.
-        public var inserted: Int
-        /// Store records whose values the merge changed.
-        public var changed: Int
-        /// Records of the merged store.
-        public var written: Int
-    }
-
-    /// What a merge did: records by entity, every insert, fill and conflict counted.
-    public struct Result: Encodable {
-        /// The archive's path.
-        public var source: String
-        /// The store's path.
-        public var target: String
-        /// Whether this was a dry run, which leaves the store as it is.
-        public var dryRun: Bool
-        /// The merge found nothing to add or change: the store was left as it was.
-        public var unchanged: Bool
-        /// The store's model version.
-        public var schemaVersion: String
-        /// Which value a field kept when both had one.
-        public var preference: Preference
-        /// Records matched, inserted and changed, by entity.
-        public var entities: [EntityResult]
-        /// Entries by `kind.rule`.
-        public var counts: [String: Int]
-        /// Every change to the store (`counts` summed).
-        public var changes: Int
-        /// Repairs made to the archive's own records before the merge (`import --validate`'s).
-        public var archiveRepairs: [String: Int]
-        /// Where the store before the merge was kept; nil when the merge changed nothing.
-        public var backup: String?
-        /// The kept store's files: the store and the `-wal` and `-shm` it had.
-        public var backupFiles: [String]
-        /// What the merge did to the store as a whole, one sentence each.
-        public var notes: [String]
-        /// Every insert, fill, conflict and repair, counted.
-        package let log: RepairLog
-
-        enum CodingKeys: String, CodingKey {
-            case source, target, dryRun, unchanged, schemaVersion, preference, entities, counts, changes, archiveRepairs, backup
-            case backupFiles, notes
-        }
-    }
+    /// What a merge did with one entity's records, and in all (the API's names are public).
+    package typealias EntityResult = QuestBak.MergeResult.Entity
+    package typealias Result = QuestBak.MergeResult
 
     /// Property names that say when a record last changed, tried in this order for `.newer`
     /// when `newerBy` names none for an entity.
@@ -253,10 +194,11 @@ public enum Merger {
                 changed: counts.changed, written: written[entity.name] ?? 0)
         }.sorted { $0.name < $1.name }
         return Result(
-            source: path, target: target.path, dryRun: options.restore.dryRun, unchanged: !storeChanged,
+            archive: URL(fileURLWithPath: file), archiveName: path, target: target, dryRun: options.restore.dryRun,
+            unchanged: !storeChanged,
             schemaVersion: targetVersion ?? manifest.effectiveSchemaVersion, preference: options.preference, entities: entities,
-            counts: log.counts, changes: log.total, archiveRepairs: archiveRepairs, backup: backup?.path,
-            backupFiles: backup.map { StorePlacement.backupFiles($0).map(\.path) } ?? [], notes: notes, log: log)
+            counts: log.counts, changes: log.total, archiveRepairs: archiveRepairs, backup: backup,
+            backupFiles: backup.map { StorePlacement.backupFiles($0) } ?? [], notes: notes, log: log)
     }
 
     /// The archive's model must be the store's: the same entity hashes and the same tables.

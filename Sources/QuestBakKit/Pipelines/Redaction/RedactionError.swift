@@ -3,7 +3,7 @@ import Foundation
 import QuestBakArchive
 
 /// Why a store cannot be redacted as asked.
-public enum RedactionError: Error, LocalizedError, Equatable {
+package enum RedactionError: Error, LocalizedError, Equatable {
     /// A key file with no bytes would key every replacement with nothing.
     case emptyKey
     /// A `keep` that names no property of the store.

@@ -3,67 +3,10 @@ import Foundation
 import QuestBakArchive
 
 extension StoreRescue {
-    /// How the rescued records reached the fresh store, or why they did not.
-    public enum Outcome: String, Sendable, Encodable {
-        /// The archive's model is the fresh store's: its records were merged as they are.
-        case merged
-        /// The archive's model is older: it was migrated to the fresh store's model (as
-        /// `ModelMigrator` migrates a store), then merged.
-        case migratedAndMerged
-        /// The archive's model is newer than the app's: nothing was merged. The archive and the
-        /// copy of the store's files are kept for a build that knows that model.
-        case keptNewer
-    }
-
-    /// A value, or a whole record, the fresh store's model has no place for (a removed
-    /// attribute, relationship or entity): not merged, and kept in the result and the report.
-    public struct Unplaced: Sendable, Encodable, Equatable {
-        /// The record's entity in the rescued store's model.
-        public var entity: String
-        /// The record's `Z_PK` in the rescued store.
-        public var primaryKey: Int64
-        /// The property; nil when the whole record has no place (its entity is gone).
-        public var field: String?
-        /// The value (or the record's values), as JSON.
-        public var value: String
-    }
-
-    /// What `mergeRescue` did with a rescue.
-    public struct MergeResult: Sendable, Encodable {
-        /// Merged as it was, migrated and merged, or kept for a newer build.
-        public var outcome: Outcome
-        /// The rescue's archive.
-        public var archive: String
-        /// The fresh store the records were merged into.
-        public var store: String
-        /// The version identifier of the archive's model.
-        public var archiveSchemaVersion: String
-        /// The version identifier of the fresh store's model.
-        public var storeSchemaVersion: String
-        /// Per entity of the fresh store's model: records matched, inserted, changed.
-        public var entities: [Merger.EntityResult]
-        /// Records the merge added to the fresh store.
-        public var inserted: Int
-        /// What the fresh store's model has no place for, every value of it.
-        public var unplaced: [Unplaced]
-        /// What the migration changed on the way, by `kind.rule` (defaults filled, cloudIDs made,
-        /// values with no place).
-        public var migrationCounts: [String: Int]
-        /// What the merge did, by `kind.rule`.
-        public var mergeCounts: [String: Int]
-        /// Repairs the archive's own records needed before they could be merged (duplicates of a
-        /// uniqueness constraint, links to nothing), by `kind.rule`, as `import --validate`
-        /// makes them; the archive keeps the records as they were.
-        public var archiveRepairs: [String: Int]
-        /// Every entry of the migration and the merge, one JSON object a line; nil when nothing
-        /// was merged.
-        public var report: String?
-        /// The fresh store as it was before the merge, kept beside it.
-        public var backupFiles: [String]
-        /// What the call did as a whole (a migration's notes, why nothing was merged), one
-        /// sentence each.
-        public var notes: [String]
-    }
+    /// What `mergeRescue` did with a rescue (the API's names are public).
+    package typealias Outcome = QuestBak.RescueMergeResult.Outcome
+    package typealias Unplaced = QuestBak.RescueMergeResult.Unplaced
+    package typealias MergeResult = QuestBak.RescueMergeResult
 
     /// Merges the archive of the rescue in `folder` into `store`, a store the app made with its
     /// own model (close its `ModelContainer` first: the store is replaced by the merged one,
@@ -95,7 +38,7 @@ extension StoreRescue {
         let storeModel = try Schema.model(ofStoreAt: store)
 
         var result = MergeResult(
-            outcome: .merged, archive: archive.path, store: store.path, archiveSchemaVersion: archiveModel.versionIdentifier,
+            outcome: .merged, archive: archive, store: store, archiveSchemaVersion: archiveModel.versionIdentifier,
             storeSchemaVersion: storeModel.versionIdentifier, entities: [], inserted: 0, unplaced: [], migrationCounts: [:],
             mergeCounts: [:], archiveRepairs: [:], report: nil, backupFiles: [], notes: [])
         if ModelVersionHashes(schema: archiveModel) != ModelVersionHashes(schema: storeModel),
@@ -172,7 +115,7 @@ extension StoreRescue {
     }
 
     /// Every entry of `logs`, in order, one JSON object a line, written atomically and durably.
-    private static func writeReport(_ url: URL, logs: [RepairLog]) throws -> String {
+    private static func writeReport(_ url: URL, logs: [RepairLog]) throws -> URL {
         let file = try AtomicOutputFile(destination: url, overwrite: true)
         let handle = FileHandle(fileDescriptor: file.fileDescriptor, closeOnDealloc: false)
         do {
@@ -184,6 +127,6 @@ extension StoreRescue {
             throw OutputError.io(path: url.path, reason: error.localizedDescription)
         }
         try file.commit()
-        return url.path
+        return url
     }
 }

@@ -18,7 +18,7 @@ import QuestBakArchive
 ///    build that knows it, and the result says so).
 ///
 /// Nothing here changes the store that failed to open: it is only read.
-public enum StoreRescue {
+package enum StoreRescue {
     /// The archive's name in the rescue folder.
     public static let archiveName = "store.qbak"
     /// The folder in the rescue folder that holds the store's files as they were.
@@ -48,41 +48,8 @@ public enum StoreRescue {
         }
     }
 
-    /// What `rescue` saved.
-    public struct RescueResult: Sendable, Encodable {
-        /// The store that was rescued, as given.
-        public var store: String
-        /// The rescue's folder: the copy in `store-files`, the archive `store.qbak`.
-        public var folder: String
-        /// Every file (and link) of the copy, in `filesFolderName`.
-        public var copiedFiles: [String]
-        /// The bytes of those files.
-        public var copiedBytes: Int64
-        /// What the support folder holds that is neither file, folder nor link: not copied.
-        public var notCopied: [String]
-        /// The verified archive; nil when the export failed (then `exportFailure` says why, and
-        /// the copy is all there is).
-        public var archive: String?
-        /// Why the export failed, one sentence; nil when it did not.
-        public var exportFailure: String?
-        /// The export's own error, typed as the library throws it, when it failed.
-        public var exportError: (any Error)?
-        /// The store's model's version identifier, as the archive records it.
-        public var schemaVersion: String?
-        /// Records by entity, each restored from the archive and compared before it was kept.
-        public var entities: [String: Int]
-        /// All the records of `entities`.
-        public var records: Int
-        /// What is odd about the store, as the export says it.
-        public var warnings: [String]
-
-        /// Whether the archive was written and verified.
-        public var exported: Bool { archive != nil }
-
-        enum CodingKeys: String, CodingKey {
-            case store, folder, copiedFiles, copiedBytes, notCopied, archive, exportFailure, schemaVersion, entities, records, warnings
-        }
-    }
+    /// What `rescue` saved (the API's name for it is public).
+    package typealias RescueResult = QuestBak.RescueResult
 
     /// Copies the store's files into `folder/store-files` and exports the store by its own model
     /// to `folder/store.qbak`, verified. `folder` must be new or empty: an earlier rescue there
@@ -123,7 +90,8 @@ public enum StoreRescue {
         // may be older or newer than the store's.
         exportOptions.profiles = []
         var result = RescueResult(
-            store: store.path, folder: folder.path, copiedFiles: copied.files, copiedBytes: copied.bytes, notCopied: copied.notCopied,
+            store: store, folder: folder, copiedFiles: copied.files.map { URL(fileURLWithPath: $0) }, copiedBytes: copied.bytes,
+            notCopied: copied.notCopied.map { URL(fileURLWithPath: $0) },
             archive: nil, exportFailure: nil, exportError: nil, schemaVersion: nil, entities: [:], records: 0, warnings: [])
         do {
             let summary = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: exportOptions)
