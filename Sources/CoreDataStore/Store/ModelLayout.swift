@@ -202,12 +202,7 @@ package struct ModelLayout: Sendable {
                 var explained: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
                 for column in table.columns {
                     explained.insert(column.name)
-                    let holds: String
-                    switch column.source {
-                    case .attribute(let entity, let path): holds = "\(entity).\(path.joined(separator: "."))"
-                    case .toOne(let entity, let relationship): holds = "\(entity).\(relationship)"
-                    case .hiddenInverse(let source, let relationship): holds = "the links of \(source).\(relationship)"
-                    }
+                    let holds = column.source.holds
                     guard let type = declared[column.name] else {
                         problems.append("\(table.name) has no column \(column.name) for \(holds)")
                         continue

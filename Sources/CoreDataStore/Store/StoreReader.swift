@@ -97,35 +97,36 @@ package enum StoreReader {
     public static func differences(_ db: Database, from schema: Schema) throws -> [String] {
         var differences: [String] = []
         let keys = Dictionary(try entityKeys(db).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let tables = try ModelTables(schema: schema)
         for entity in schema.entities {
-            let layout = TableLayout(entity: entity)
+            guard let table = tables.table(for: entity.name) else { continue }
             if keys[entity.name] == nil { differences.append("Z_PRIMARYKEY has no entity \(entity.name)") }
-            guard try db.tableExists(layout.tableName) else {
-                differences.append("missing table \(layout.tableName) (entity \(entity.name))")
+            guard try db.tableExists(table.name) else {
+                differences.append("missing table \(table.name) (entity \(entity.name))")
                 continue
             }
             let columns = Dictionary(
-                try db.columns(in: layout.tableName).map { ($0.name.uppercased(), $0.type.uppercased()) },
+                try db.columns(in: table.name).map { ($0.name.uppercased(), $0.type.uppercased()) },
                 uniquingKeysWith: { first, _ in first })
-            for column in layout.columns {
+            for column in table.columns {
                 guard let declared = columns[column.name] else {
-                    differences.append("\(layout.tableName): missing column \(column.name) (\(entity.name).\(column.property))")
+                    differences.append("\(table.name): missing column \(column.name) (\(column.source.holds))")
                     continue
                 }
                 if !declared.hasPrefix(column.declaredType) {
-                    differences.append("\(layout.tableName).\(column.name): type \(declared), expected \(column.declaredType)")
+                    differences.append("\(table.name).\(column.name): type \(declared), expected \(column.declaredType)")
                 }
             }
-            if let number = schema.entityNumber(of: entity.name), columns["Z_ENT"] != nil {
-                let stray = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.tableName) WHERE Z_ENT IS NOT \(number)") ?? 0
+            if let number = tables.number(of: entity.name), columns["Z_ENT"] != nil {
+                let stray = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name) WHERE Z_ENT IS NOT \(number)") ?? 0
                 if stray > 0 {
                     differences.append(
-                        "\(layout.tableName): \(stray) row\(stray == 1 ? "" : "s") with Z_ENT other than \(number) (\(entity.name))")
+                        "\(table.name): \(stray) row\(stray == 1 ? "" : "s") with Z_ENT other than \(number) (\(entity.name))")
                 }
             }
-            let expected = Set(["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name))
+            let expected = Set(["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name))
             for extra in columns.keys.sorted() where !expected.contains(extra) {
-                differences.append("\(layout.tableName): unexpected column \(extra)")
+                differences.append("\(table.name): unexpected column \(extra)")
             }
         }
         let schemaNames = Set(schema.entities.map(\.name))
@@ -229,12 +230,15 @@ package struct RecordColumns {
     var sql: String
 
     package init(_ db: Database, entity: Entity, entityNumber: Int?, where extraCondition: String? = nil) throws {
-        let layout = TableLayout(entity: entity)
-        let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
+        let tables = try ModelTables(entity: entity)
+        let tableName = tables.table(for: entity.name)?.name ?? entity.tableName
+        let columnOf = Dictionary(
+            tables.propertyColumns(of: entity.name).map { ($0.property, $0.column.name) }, uniquingKeysWith: { first, _ in first })
+        let available = Set(try db.columns(in: tableName).map { $0.name.uppercased() })
         var selected = ["Z_PK", available.contains("Z_OPT") ? "Z_OPT" : "NULL"]
         properties = entity.storedPropertyNames.map { name in
             let kind = entity.attribute(named: name)?.kind ?? .integer
-            guard let column = layout.column(for: name)?.name, available.contains(column) else {
+            guard let column = columnOf[name], available.contains(column) else {
                 return Property(name: name, kind: kind, column: nil)
             }
             selected.append(column)
@@ -243,7 +247,7 @@ package struct RecordColumns {
         // Sub-entity rows (another Z_ENT) are not this entity's; TimeQuest has none.
         let conditions = [entityNumber.map { "Z_ENT = \($0)" }, extraCondition].compactMap { $0 }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        sql = "SELECT \(selected.joined(separator: ", ")) FROM \(layout.tableName)\(filter) ORDER BY Z_PK"
+        sql = "SELECT \(selected.joined(separator: ", ")) FROM \(tableName)\(filter) ORDER BY Z_PK"
     }
 
     package func forEachRow(_ db: Database, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void) throws {

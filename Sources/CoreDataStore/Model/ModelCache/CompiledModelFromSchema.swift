@@ -12,19 +12,7 @@ extension CompiledModel {
             entities: schema.entities.map { entity in
                 CompiledEntity(
                     name: entity.name, isAbstract: entity.isAbstract,
-                    attributes: entity.attributes.map { attribute in
-                        let arrays: [AttributeKind: String] = [.integerArray: "Array<Int>", .stringArray: "Array<String>"]
-                        var compiled = CompiledAttribute(
-                            name: attribute.name, typeCode: Int(attribute.kind.hashTypeCode), valueClassName: arrays[attribute.kind],
-                            transformerName: arrays[attribute.kind] == nil ? nil : "NSSecureUnarchiveFromData",
-                            isOptional: attribute.isOptional,
-                            renamingIdentifier: attribute.originalName ?? attribute.name,
-                            flags: (attribute.allowsExternalStorage ? CompiledAttribute.Flags.externalStorage : 0)
-                                | (attribute.preservesValueOnDeletion ? CompiledAttribute.Flags.preservesValueOnDeletion : 0))
-                        compiled.isReadOnly = attribute.isReadOnly
-                        compiled.versionHashModifier = attribute.versionHashModifier
-                        return compiled
-                    },
+                    attributes: entity.attributes.map(CompiledAttribute.init(schema:)),
                     relationships: entity.relationships.map { relationship in
                         var compiled = CompiledRelationship(
                             name: relationship.name, destination: relationship.destination, inverse: relationship.inverse, minCount: 0,
@@ -36,5 +24,23 @@ extension CompiledModel {
                     },
                     inheritedProperties: entity.inheritedProperties, renamingIdentifier: entity.name)
             })
+    }
+}
+
+extension CompiledAttribute {
+    /// A schema's attribute as a model archives it; a composite's elements each become one (their
+    /// columns are the composite's: model-cache.md, "From model to tables").
+    init(schema attribute: Attribute) {
+        let arrays: [AttributeKind: String] = [.integerArray: "Array<Int>", .stringArray: "Array<String>"]
+        self.init(
+            name: attribute.name, typeCode: Int(attribute.kind.hashTypeCode), valueClassName: arrays[attribute.kind],
+            transformerName: arrays[attribute.kind] == nil ? nil : "NSSecureUnarchiveFromData",
+            isOptional: attribute.isOptional,
+            renamingIdentifier: attribute.originalName ?? attribute.name,
+            flags: (attribute.allowsExternalStorage ? CompiledAttribute.Flags.externalStorage : 0)
+                | (attribute.preservesValueOnDeletion ? CompiledAttribute.Flags.preservesValueOnDeletion : 0))
+        elements = attribute.elements.map(CompiledAttribute.init(schema:))
+        isReadOnly = attribute.isReadOnly
+        versionHashModifier = attribute.versionHashModifier
     }
 }
