@@ -30,7 +30,7 @@ package enum EntityMemberEncoding {
         let tableName = tables.table(for: entity.name)?.name ?? entity.tableName
         let columns = tables.propertyColumns(of: entity.name)
         let available = Set(try db.columns(in: tableName).map { $0.name.uppercased() })
-        let missing = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.column.name)).filter { !available.contains($0.uppercased()) }
+        let missing = (CoreDataSQL.rowColumns + columns.map(\.column.name)).filter { !available.contains($0.uppercased()) }
         guard missing.isEmpty else {
             throw StoreError.schemaMismatch(
                 path: path, versionIdentifier: nil, differences: missing.map { "\(tableName): no column \($0)" })

@@ -21,7 +21,9 @@ extension TransformableArray {
                 var count = 0
                 var first: Int64?
                 try ExactSQL.forEachRow(
-                    db, sql: "SELECT Z_PK, \(column) FROM \(tableName) WHERE \(column) IS NOT NULL ORDER BY Z_PK"
+                    db,
+                    sql:
+                        "SELECT \(CoreDataSQL.keyColumn), \(column) FROM \(tableName) WHERE \(column) IS NOT NULL ORDER BY \(CoreDataSQL.keyColumn)"
                 ) {
                     row in
                     guard case .blob(let bytes) = row[1], let elements = try? unarchive(bytes), archive(elements) != bytes else { return }

@@ -49,8 +49,7 @@ package struct ModelTables: Sendable, Equatable {
         package var indexStatements: [String]
 
         package var createStatement: String {
-            let definitions =
-                ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + columns.map { "\($0.name) \($0.declaredType)" }
+            let definitions = [CoreDataSQL.rowColumnDefinitions] + columns.map { "\($0.name) \($0.declaredType)" }
             return "CREATE TABLE \(name) ( \(definitions.joined(separator: ", ")) )"
         }
 
@@ -314,7 +313,7 @@ package struct ModelTables: Sendable, Equatable {
             }
         }
         planned.sort { ($0.group, $0.sortKey, $0.sequence) < ($1.group, $1.sortKey, $1.sequence) }
-        var taken: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var taken = Set(CoreDataSQL.rowColumns)
         var columns: [Column] = []
         for column in planned {
             var name = column.base

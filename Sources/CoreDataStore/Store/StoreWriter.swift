@@ -54,7 +54,7 @@ package enum StoreWriter {
                     path: "", versionIdentifier: schema.versionIdentifier, differences: ["unknown entity \(entityName)"])
             }
             let columns = tables.propertyColumns(of: entityName)
-            let names = ["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.column.name)
+            let names = CoreDataSQL.rowColumns + columns.map(\.column.name)
             let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
             let statement = try db.makeStatement(
                 sql: "INSERT INTO \(table.name) (\(names.joined(separator: ", "))) VALUES (\(placeholders))")
