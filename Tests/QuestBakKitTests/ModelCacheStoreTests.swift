@@ -161,4 +161,33 @@ final class SchemaFromModelTests: XCTestCase {
         XCTAssertEqual(fields.first { $0.column == "ZSOUNDENABLED" }?.defaultValue, .integer(1))
         XCTAssertNil(try XCTUnwrap(fields.first { $0.column == "ZCREATEDAT" }).defaultValue, "now stays symbolic")
     }
+
+    /// What a schema says that a model also says comes back from its model unchanged: renames,
+    /// counts, ordering, modifiers, transformer names and concrete defaults; and the hashes agree
+    /// whichever of the two they are computed from.
+    func testASchemaComesBackFromItsModel() throws {
+        var price = Attribute("price", .decimal, optional: true, default: .value(.decimal("9.99")), originalName: "cost")
+        price.versionHashModifier = "v2"
+        price.isReadOnly = true
+        var lines = Relationship("lines", to: "Line", inverse: "order", toMany: true, minCount: 1, maxCount: 5, ordered: true)
+        lines.originalName = "items"
+        var order = Entity(
+            name: "Order",
+            attributes: [
+                price, Attribute("blob", .transformable, optional: true, transformerName: "MyTransformer", valueClassName: "MyClass"),
+            ],
+            relationships: [lines], versionHashModifier: "orders")
+        order.originalName = "Purchase"
+        let schema = Schema(
+            versionIdentifier: "2.0",
+            entities: [
+                order,
+                Entity(
+                    name: "Line", attributes: [Attribute("n", .integer)],
+                    relationships: [Relationship("order", to: "Order", inverse: "lines", toMany: false)]),
+            ])
+        let model = CompiledModel(schema: schema)
+        XCTAssertEqual(Schema(model: model), schema)
+        XCTAssertEqual(ModelVersionHashes(model: model), ModelVersionHashes(schema: schema))
+    }
 }
