@@ -9,7 +9,7 @@ package enum EntityMemberEncoding {
     /// Streams the member through `write` in pieces; returns the number of records.
     ///
     /// A schema's entity (an app profile's known version, such as TimeQuest's) is written by the
-    /// one record codec, `ModelMemberEncoding`, laid out as `TableLayout` puts it on its table:
+    /// one record codec, `ModelMemberEncoding`, laid out as `ModelTables` puts it on its table:
     /// attributes by name, then to-one relationships by name, which is the archive's key order
     /// for both kinds of store. A record whose line would pass the format's line limit is
     /// refused there, so that no archive is written that a reader would refuse.
@@ -26,16 +26,19 @@ package enum EntityMemberEncoding {
     /// there: a store whose tables differ from its schema's is described by its own model or its
     /// tables before it gets here, so a missing column is a mismatch, named, never read as null.
     static func plan(_ db: Database, entity: Entity, number: Int, path: String) throws -> ModelLayout.EntityPlan {
-        let layout = TableLayout(entity: entity)
-        let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
-        let missing = (["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name)).filter { !available.contains($0.uppercased()) }
+        let tables = try ModelTables(entity: entity)
+        let tableName = tables.table(for: entity.name)?.name ?? entity.tableName
+        let columns = tables.propertyColumns(of: entity.name)
+        let available = Set(try db.columns(in: tableName).map { $0.name.uppercased() })
+        let missing = (CoreDataSQL.rowColumns + columns.map(\.column.name)).filter { !available.contains($0.uppercased()) }
         guard missing.isEmpty else {
             throw StoreError.schemaMismatch(
-                path: path, versionIdentifier: nil, differences: missing.map { "\(layout.tableName): no column \($0)" })
+                path: path, versionIdentifier: nil, differences: missing.map { "\(tableName): no column \($0)" })
         }
-        let column = { (property: String) in layout.column(for: property)?.name ?? "" }
+        let columnOf = Dictionary(columns.map { ($0.property, $0.column.name) }, uniquingKeysWith: { first, _ in first })
+        let column = { (property: String) in columnOf[property] ?? "" }
         return ModelLayout.EntityPlan(
-            name: entity.name, number: Int64(number), table: layout.tableName,
+            name: entity.name, number: Int64(number), table: tableName,
             fields: entity.attributes.sorted { $0.name < $1.name }.map {
                 ModelLayout.Field(path: [$0.name], column: column($0.name), kind: $0.kind, isOptional: $0.isOptional)
             },

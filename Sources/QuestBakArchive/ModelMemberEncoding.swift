@@ -52,7 +52,8 @@ package enum ModelMemberEncoding {
     /// The statement that lists one record's targets of a to-many, ascending.
     static func targetsSQL(_ link: ModelLayout.ToMany) -> String {
         switch link.storage {
-        case .destinationColumn(let table, let column): return "SELECT Z_PK FROM \(table) WHERE \(column) = ? ORDER BY Z_PK"
+        case .destinationColumn(let table, let column):
+            return "SELECT \(CoreDataSQL.keyColumn) FROM \(table) WHERE \(column) = ? ORDER BY \(CoreDataSQL.keyColumn)"
         case .joinTable(let table, let source, let destination):
             return "SELECT \(destination) FROM \(table) WHERE \(source) = ? ORDER BY \(destination)"
         }
@@ -63,14 +64,15 @@ package enum ModelMemberEncoding {
         _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String,
         progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
     ) throws -> Int {
-        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_ENT = \(plan.number)") ?? 0
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)") ?? 0
         try write(EntityHeader(schemaVersion: schemaVersion, entity: plan.name, count: total).line())
         let template = Template(plan.fields)
         let toOneKeys = plan.toOne.map { key($0.name) }
         let toManyKeys = plan.toMany.map { key($0.name) }
         let toManyStatements = try plan.toMany.map { try db.makeStatement(sql: targetsSQL($0)) }
-        let columns = ["Z_PK", "Z_OPT"] + plan.fields.map(\.column) + plan.toOne.map(\.column)
-        let sql = "SELECT \(columns.joined(separator: ", ")) FROM \(plan.table) WHERE Z_ENT = \(plan.number) ORDER BY Z_PK"
+        let columns = [CoreDataSQL.keyColumn, CoreDataSQL.optColumn] + plan.fields.map(\.column) + plan.toOne.map(\.column)
+        let sql =
+            "SELECT \(columns.joined(separator: ", ")) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number) ORDER BY \(CoreDataSQL.keyColumn)"
         let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
         let optKey = Array(",\"\(RecordJSON.optKey)\":".utf8)
         var line: [UInt8] = []
@@ -80,7 +82,9 @@ package enum ModelMemberEncoding {
             StoreError.undecodableValue(path: path, entity: plan.name, primaryKey: primaryKey, property: property, reason: reason)
         }
         try ExactSQL.forEachRow(db, sql: sql) { row in
-            guard let primaryKey = row.integer(0) else { throw undecodable(0, "Z_PK", "\(row[0].summary) is not an integer key") }
+            guard let primaryKey = row.integer(0) else {
+                throw undecodable(0, CoreDataSQL.keyColumn, "\(row[0].summary) is not an integer key")
+            }
             line.removeAll(keepingCapacity: true)
             line.append(contentsOf: prefix)
             line.append(contentsOf: String(primaryKey).utf8)
@@ -88,7 +92,7 @@ package enum ModelMemberEncoding {
             switch row[1] {
             case .null: line.append(contentsOf: "null".utf8)
             case .integer(let opt): line.append(contentsOf: String(opt).utf8)
-            case let other: throw undecodable(primaryKey, "Z_OPT", "\(other.summary) is not an integer")
+            case let other: throw undecodable(primaryKey, CoreDataSQL.optColumn, "\(other.summary) is not an integer")
             }
             for (index, field) in plan.fields.enumerated() {
                 line.append(contentsOf: template.beforeField[index])
@@ -257,15 +261,15 @@ package enum GenericMemberEncoding {
         _ db: Database, entity: String, table: String, schemaVersion: String, path: String,
         progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
     ) throws -> Int {
-        let columns = try db.columns(in: table).map(\.name).filter { $0.uppercased() != "Z_PK" }
+        let columns = try db.columns(in: table).map(\.name).filter { $0.uppercased() != CoreDataSQL.keyColumn }
         let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
         try write(EntityHeader(schemaVersion: schemaVersion, entity: entity, count: total).line())
         let keys = columns.map { ModelMemberEncoding.key($0) }
-        let selected = (["Z_PK"] + columns.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")
+        let selected = ([CoreDataSQL.keyColumn] + columns.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")
         let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
         var line: [UInt8] = []
         var done = 0
-        try ExactSQL.forEachRow(db, sql: "SELECT \(selected) FROM \(table) ORDER BY Z_PK") { row in
+        try ExactSQL.forEachRow(db, sql: "SELECT \(selected) FROM \(table) ORDER BY \(CoreDataSQL.keyColumn)") { row in
             line.removeAll(keepingCapacity: true)
             line.append(contentsOf: prefix)
             TableMemberEncoding.append(row[0], to: &line)

@@ -21,7 +21,9 @@ package struct Dataset: Sendable, Equatable {
     /// `Z_MODELCACHE`, as every store SwiftData writes has (encoded by questbak's own encoder).
     @discardableResult
     public func write(to url: URL, uuid: String, withModelCache: Bool = false) throws -> StoreWriter.Summary {
-        let cache = withModelCache ? try ModelCacheEncoder.encode(CompiledModel(schema: schema)) : nil
+        // The committed fixtures' caches were written before a schema's model carried its
+        // defaults; they are kept as they are, so that `make fixtures` writes the same bytes.
+        let cache = withModelCache ? try ModelCacheEncoder.encode(CompiledModel(schema: schema).withoutDefaultValues) : nil
         return try StoreWriter.write(to: url, schema: schema) { sink in
             for entity in schema.entities {
                 for record in records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
@@ -54,5 +56,20 @@ public struct SeededGenerator: RandomNumberGenerator {
             for offset in 0..<8 { bytes[index + offset] = UInt8(truncatingIfNeeded: word >> (8 * UInt64(offset))) }
         }
         return UUID(bytes: bytes, version: 4).uuidString
+    }
+}
+
+extension CompiledModel {
+    /// The model with no attribute's default value (a composite's elements included).
+    var withoutDefaultValues: CompiledModel {
+        func strip(_ attribute: CompiledAttribute) -> CompiledAttribute {
+            var stripped = attribute
+            stripped.defaultValue = nil
+            stripped.elements = attribute.elements.map(strip)
+            return stripped
+        }
+        var model = self
+        for index in model.entities.indices { model.entities[index].attributes = model.entities[index].attributes.map(strip) }
+        return model
     }
 }

@@ -118,4 +118,76 @@ final class SchemaFromModelTests: XCTestCase {
             }
         }
     }
+
+    /// Schema → CompiledModel → Schema keeps every concrete default, through a model cache's bytes
+    /// too; `now`, a new UUID string and an array default stay out of the model (symbolic, or
+    /// archived by a transformer), and say so by coming back as no default.
+    func testAConcreteDefaultSurvivesTheModelAndItsCache() throws {
+        let uuid = UUID(uuidString: "12345678-1234-4234-8234-123456789ABC")!
+        let concrete: [Attribute] = [
+            Attribute("count", .integer, default: .value(.integer(-7))), Attribute("small", .integer16, default: .value(.integer(3))),
+            Attribute("flag", .boolean, default: .value(.boolean(true))), Attribute("ratio", .double, default: .value(.double(0.25))),
+            Attribute("name", .string, default: .value(.string("Ünïcode"))), Attribute("at", .date, default: .value(.date(-1.5))),
+            Attribute("token", .uuid, default: .value(.uuid(uuid))), Attribute("bytes", .binary, default: .value(.binary(Data([0, 255])))),
+            Attribute("price", .decimal, default: .value(.decimal("-12.5"))),
+            Attribute("tiny", .decimal, default: .value(.decimal("1e-07"))),
+            Attribute("whole", .decimal, default: .value(.decimal("100"))),
+            Attribute("place", .composite, optional: true, default: .value(.null), elements: [Attribute("x", .double, optional: true)]),
+        ]
+        let symbolic: [Attribute] = [
+            Attribute("createdAt", .date, default: .now), Attribute("cloudID", .string, default: .newUUIDString),
+            Attribute("days", .integerArray, default: .value(.integerArray([]))),
+        ]
+        let schema = Schema(versionIdentifier: "1.0", entities: [Entity(name: "Thing", attributes: concrete + symbolic)])
+        let model = CompiledModel(schema: schema)
+        for decoded in [Schema(model: model), Schema(model: try ModelCacheDecoder.decode(try ModelCacheEncoder.encode(model)))] {
+            let thing = try XCTUnwrap(decoded.entity(named: "Thing"))
+            for attribute in concrete {
+                XCTAssertEqual(thing.attribute(named: attribute.name)?.defaultValue, attribute.defaultValue, attribute.name)
+            }
+            for attribute in symbolic { XCTAssertNil(thing.attribute(named: attribute.name)?.defaultValue, attribute.name) }
+        }
+    }
+
+    /// A layout of a profile's model has its defaults as a layout of a store's own cache would:
+    /// what the model repair rules and the model migrator fill in.
+    func testALayoutOfAProfilesModelHasItsDefaults() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        let layout = try StoreSnapshot(storeAt: store).read { try ModelLayout($0, model: CompiledModel(schema: TimeQuestSchemas.v2)) }
+        XCTAssertEqual(layout.problems, [])
+        let fields = try XCTUnwrap(layout.entity(named: "PlayerProfile")).fields
+        XCTAssertEqual(fields.first { $0.column == "ZNOTIFICATIONHOUR" }?.defaultValue, .integer(7))
+        XCTAssertEqual(fields.first { $0.column == "ZSOUNDENABLED" }?.defaultValue, .integer(1))
+        XCTAssertNil(try XCTUnwrap(fields.first { $0.column == "ZCREATEDAT" }).defaultValue, "now stays symbolic")
+    }
+
+    /// What a schema says that a model also says comes back from its model unchanged: renames,
+    /// counts, ordering, modifiers, transformer names and concrete defaults; and the hashes agree
+    /// whichever of the two they are computed from.
+    func testASchemaComesBackFromItsModel() throws {
+        var price = Attribute("price", .decimal, optional: true, default: .value(.decimal("9.99")), originalName: "cost")
+        price.versionHashModifier = "v2"
+        price.isReadOnly = true
+        var lines = Relationship("lines", to: "Line", inverse: "order", toMany: true, minCount: 1, maxCount: 5, ordered: true)
+        lines.originalName = "items"
+        var order = Entity(
+            name: "Order",
+            attributes: [
+                price, Attribute("blob", .transformable, optional: true, transformerName: "MyTransformer", valueClassName: "MyClass"),
+            ],
+            relationships: [lines], versionHashModifier: "orders")
+        order.originalName = "Purchase"
+        let schema = Schema(
+            versionIdentifier: "2.0",
+            entities: [
+                order,
+                Entity(
+                    name: "Line", attributes: [Attribute("n", .integer)],
+                    relationships: [Relationship("order", to: "Order", inverse: "lines", toMany: false)]),
+            ])
+        let model = CompiledModel(schema: schema)
+        XCTAssertEqual(Schema(model: model), schema)
+        XCTAssertEqual(ModelVersionHashes(model: model), ModelVersionHashes(schema: schema))
+    }
 }

@@ -38,22 +38,25 @@ final class SchemaTests: XCTestCase {
         }
     }
 
-    func testTableLayoutFollowsCoreDataColumnOrder() {
-        let routine = TableLayout(entity: TimeQuestSchemas.v2.entity(named: "Routine")!)
+    func testTheLayoutFollowsCoreDataColumnOrder() throws {
+        let routine = try ModelTables(schema: TimeQuestSchemas.v2).table(for: "Routine")
         XCTAssertEqual(
-            routine.createTableSQL,
+            routine?.createStatement,
             "CREATE TABLE ZROUTINE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZISACTIVE INTEGER, ZCREATEDAT TIMESTAMP, ZUPDATEDAT TIMESTAMP, ZCLOUDID VARCHAR, ZDISPLAYNAME VARCHAR, ZNAME VARCHAR, ZACTIVEDAYS BLOB )"
         )
-        let task = TableLayout(entity: TimeQuestSchemas.v1.entity(named: "RoutineTask")!)
-        XCTAssertEqual(task.columns.map(\.name), ["ZORDERINDEX", "ZREFERENCEDURATIONSECONDS", "ZROUTINE", "ZDISPLAYNAME", "ZNAME"])
-        XCTAssertEqual(
-            task.createIndexSQL(for: TimeQuestSchemas.v1.entity(named: "RoutineTask")!),
-            ["CREATE INDEX ZROUTINETASK_ZROUTINE_INDEX ON ZROUTINETASK (ZROUTINE)"])
+        let task = try ModelTables(entity: XCTUnwrap(TimeQuestSchemas.v1.entity(named: "RoutineTask"))).table(for: "RoutineTask")
+        XCTAssertEqual(task?.columns.map(\.name), ["ZORDERINDEX", "ZREFERENCEDURATIONSECONDS", "ZROUTINE", "ZDISPLAYNAME", "ZNAME"])
+        XCTAssertEqual(task?.indexStatements, ["CREATE INDEX ZROUTINETASK_ZROUTINE_INDEX ON ZROUTINETASK (ZROUTINE)"])
+        // The deprecated per-entity view says the same.
+        let view = TableLayout(entity: TimeQuestSchemas.v1.entity(named: "RoutineTask")!)
+        XCTAssertEqual(view.columns.map(\.name), task?.columns.map(\.name))
+        XCTAssertEqual(view.columns.map(\.property), ["orderIndex", "referenceDurationSeconds", "routine", "displayName", "name"])
+        XCTAssertEqual(view.createTableSQL, task?.createStatement)
     }
 
-    func testClashingColumnNamesGetANumericSuffix() {
+    func testClashingColumnNamesGetANumericSuffix() throws {
         let entity = Entity(name: "Item", attributes: [Attribute("id", .string), Attribute("ID", .string)])
-        XCTAssertEqual(TableLayout(entity: entity).columns.map(\.name), ["ZID", "ZID1"])
+        XCTAssertEqual(try ModelTables(entity: entity).tables.first?.columns.map(\.name), ["ZID", "ZID1"])
     }
 }
 

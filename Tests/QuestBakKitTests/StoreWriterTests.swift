@@ -68,6 +68,41 @@ final class StoreWriterTests: XCTestCase {
         }
     }
 
+    /// A schema's store is laid out by the same rules as a model's (`ModelTables`): a DECIMAL
+    /// column among the FLOAT and TIMESTAMP ones, the hidden column of a to-many without an
+    /// inverse on the destination's table; and it reads back and matches its schema.
+    func testASchemaStoreIsLaidOutByTheModelRules() throws {
+        let schema = Schema(
+            versionIdentifier: "1.0",
+            entities: [
+                Entity(
+                    name: "Order",
+                    attributes: [Attribute("total", .decimal), Attribute("placedAt", .date), Attribute("note", .string, optional: true)],
+                    relationships: [Relationship("lines", to: "Line", inverse: nil, toMany: true)]),
+                Entity(name: "Line", attributes: [Attribute("quantity", .integer)]),
+            ])
+        let directory = try TemporaryTestDirectory()
+        let url = directory.path("default.store")
+        let order = EntityRecord(primaryKey: 1, values: ["total": .decimal("12.5"), "placedAt": .date(700_000_000), "note": .null])
+        try StoreWriter.write(to: url, schema: schema) { sink in
+            try sink.insert(order, into: "Order")
+            try sink.insert(EntityRecord(primaryKey: 1, values: ["quantity": .integer(3)]), into: "Line")
+            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: "UUID-2"))
+        }
+        try StoreSnapshot(storeAt: url).read { db in
+            XCTAssertEqual(
+                try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE name IN ('ZORDER', 'ZLINE') ORDER BY name"),
+                [
+                    "CREATE TABLE ZLINE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZQUANTITY INTEGER, Z2LINES INTEGER )",
+                    "CREATE TABLE ZORDER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLACEDAT TIMESTAMP, ZTOTAL DECIMAL, ZNOTE VARCHAR )",
+                ])
+            XCTAssertEqual(try StoreReader.differences(db, from: schema), [])
+            var read: [EntityRecord] = []
+            try StoreReader.forEachRecord(db, entity: schema.entity(named: "Order")!, entityNumber: 2, path: url.path) { read.append($0) }
+            XCTAssertEqual(read, [order])
+        }
+    }
+
     func testMaximumPrimaryKeyKeepsTheFloorAboveTheLargestKey() throws {
         let directory = try TemporaryTestDirectory()
         let url = directory.path("default.store")

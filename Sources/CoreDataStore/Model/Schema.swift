@@ -30,7 +30,7 @@ package struct Schema: Sendable, Equatable {
             if !tables.insert(entity.name.uppercased()).inserted {
                 problems.append("entity \(entity.name) is defined twice (names ignore case in SQLite)")
             }
-            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.attributes.compactMap(\.storedColumnName)
+            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name)
             where !plain(name) {
                 problems.append("\(entity.name): property name \"\(name.prefix(80))\" is not a plain identifier")
             }
@@ -128,9 +128,6 @@ package struct Attribute: Sendable, Equatable {
     public var isOptional: Bool
     /// The property-level default from the Swift declaration, if any.
     public var defaultValue: DefaultValue?
-    /// The column, when it is not derived from the name: schemas read off another app's store
-    /// name their properties after the columns they found.
-    public var storedColumnName: String?
     /// `@Attribute(originalName:)`: the name this property had in the previous version, which
     /// makes a rename a lightweight change.
     public var originalName: String?
@@ -153,14 +150,13 @@ package struct Attribute: Sendable, Equatable {
 
     public init(
         _ name: String, _ kind: AttributeKind, optional: Bool = false, default defaultValue: DefaultValue? = nil,
-        column: String? = nil, originalName: String? = nil, elements: [Attribute] = [], transformerName: String? = nil,
+        originalName: String? = nil, elements: [Attribute] = [], transformerName: String? = nil,
         valueClassName: String? = nil
     ) {
         self.name = name
         self.kind = kind
         self.isOptional = optional
         self.defaultValue = defaultValue
-        self.storedColumnName = column
         self.originalName = originalName
         self.elements = elements
         self.transformerName = transformerName
@@ -208,9 +204,6 @@ package struct Relationship: Sendable, Equatable {
         self.isOrdered = ordered
         self.originalName = nil
     }
-
-    /// The foreign-key column of a to-one relationship; to-many sides with an inverse have none.
-    public var columnName: String? { isToMany ? nil : "Z" + name.uppercased() }
 }
 
 /// How records of one entity are identified when looking for duplicates.

@@ -11,16 +11,19 @@ extension TransformableArray {
     /// the restore cannot know.
     package static func reencodedAttributes(_ db: Database, schema: Schema) throws -> [String] {
         var sentences: [String] = []
+        let tables = try ModelTables(schema: schema)
         for entity in schema.entities {
-            let layout = TableLayout(entity: entity)
-            guard try db.tableExists(layout.tableName) else { continue }
-            let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
+            guard let tableName = tables.table(for: entity.name)?.name, try db.tableExists(tableName) else { continue }
+            let available = Set(try db.columns(in: tableName).map { $0.name.uppercased() })
             for attribute in entity.attributes where [.integerArray, .stringArray].contains(attribute.kind) {
-                guard let column = layout.column(for: attribute.name)?.name, available.contains(column.uppercased()) else { continue }
+                guard let column = tables.column(for: [attribute.name], of: entity.name)?.name, available.contains(column.uppercased())
+                else { continue }
                 var count = 0
                 var first: Int64?
                 try ExactSQL.forEachRow(
-                    db, sql: "SELECT Z_PK, \(column) FROM \(layout.tableName) WHERE \(column) IS NOT NULL ORDER BY Z_PK"
+                    db,
+                    sql:
+                        "SELECT \(CoreDataSQL.keyColumn), \(column) FROM \(tableName) WHERE \(column) IS NOT NULL ORDER BY \(CoreDataSQL.keyColumn)"
                 ) {
                     row in
                     guard case .blob(let bytes) = row[1], let elements = try? unarchive(bytes), archive(elements) != bytes else { return }

@@ -5,16 +5,41 @@ import GRDB
 /// `Z_MODELCACHE`), the persistent-history tables, the entity-number ranges and the files beside a
 /// store (spec: store-format.md, "The file" and "Bookkeeping tables").
 package enum CoreDataSQL {
+    // MARK: Core Data's own names, spelled once
+
+    /// Every entity table begins with these: the row's key, its entity's number (`Z_PRIMARYKEY`'s
+    /// `Z_ENT`) and how many times it was saved (the optimistic-locking count).
+    package static let keyColumn = "Z_PK"
+    package static let entityColumn = "Z_ENT"
+    package static let optColumn = "Z_OPT"
+    /// The three, in the order an entity table declares them.
+    package static let rowColumns = [keyColumn, entityColumn, optColumn]
+    /// Their definitions, as the first columns of every `CREATE TABLE` Core Data writes.
+    package static let rowColumnDefinitions = "\(keyColumn) INTEGER PRIMARY KEY, \(entityColumn) INTEGER, \(optColumn) INTEGER"
+
+    /// The table of entity numbers and key counters, one row per entity: its number
+    /// (`entityColumn`), name, parent's number (0 for a root) and the largest key handed out.
+    package static let primaryKeyTable = "Z_PRIMARYKEY"
+    package static let nameColumn = "Z_NAME"
+    package static let superColumn = "Z_SUPER"
+    package static let maxColumn = "Z_MAX"
+    /// The store's UUID and metadata plist.
+    package static let metadataTable = "Z_METADATA"
+    /// The compiled model, when the store carries one.
+    package static let modelCacheTable = "Z_MODELCACHE"
+    /// Core Data's bookkeeping tables.
+    package static let bookkeepingTables = [primaryKeyTable, metadataTable, modelCacheTable]
+
     package static let bookkeeping = [
-        "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
-        "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
-        "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+        "CREATE TABLE \(primaryKeyTable) (\(entityColumn) INTEGER PRIMARY KEY, \(nameColumn) VARCHAR, \(superColumn) INTEGER, \(maxColumn) INTEGER)",
+        "CREATE TABLE \(metadataTable) (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+        "CREATE TABLE \(modelCacheTable) (Z_CONTENT BLOB)",
     ]
 
     package static let history = [
-        "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB )",
-        "CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )",
-        "CREATE TABLE ATRANSACTIONSTRING ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )",
+        "CREATE TABLE ACHANGE ( \(rowColumnDefinitions), ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB )",
+        "CREATE TABLE ATRANSACTION ( \(rowColumnDefinitions), ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )",
+        "CREATE TABLE ATRANSACTIONSTRING ( \(rowColumnDefinitions), ZNAME VARCHAR )",
         "CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)",
         "CREATE INDEX ATRANSACTION_ZAUTHORTS_INDEX ON ATRANSACTION (ZAUTHORTS)",
         "CREATE INDEX ATRANSACTION_ZBUNDLEIDTS_INDEX ON ATRANSACTION (ZBUNDLEIDTS)",
@@ -43,11 +68,11 @@ package enum CoreDataSQL {
 
     package static func sidecar(of store: URL, _ suffix: String) -> URL { URL(fileURLWithPath: store.path + suffix) }
 
-    package static let requiredTables = ["Z_PRIMARYKEY", "Z_METADATA"]
+    package static let requiredTables = [primaryKeyTable, metadataTable]
 
     /// Core Data's tables a version-3 archive may carry as rows: `Z_PRIMARYKEY` always, and
     /// `Z_METADATA` and `Z_MODELCACHE` when they hold more than the one row their files stand for.
-    package static let tablesCarriedAsRows: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+    package static let tablesCarriedAsRows = Set(bookkeepingTables)
 
     /// SQLite's own table of AUTOINCREMENT counters, which a version-3 archive carries as rows
     /// (the only `sqlite_*` table it does: a counter above a table's largest key is data).
@@ -57,7 +82,7 @@ package enum CoreDataSQL {
     /// and CloudKit mirroring (`ANSCK…`).
     package static func isCoreDataTable(_ name: String) -> Bool {
         let upper = name.uppercased()
-        return ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(upper) || isHistoryOrMirroringTable(upper)
+        return bookkeepingTables.contains(upper) || isHistoryOrMirroringTable(upper)
     }
 
     /// Persistent history and CloudKit mirroring: counted by a backup, not carried.
@@ -68,19 +93,18 @@ package enum CoreDataSQL {
 
     // MARK: Z_PRIMARYKEY
 
-    package static let primaryKeyTable = "Z_PRIMARYKEY"
-
-    static let selectEntityKeys = "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT"
+    static let selectEntityKeys =
+        "SELECT \(entityColumn), \(nameColumn), \(superColumn), \(maxColumn) FROM \(primaryKeyTable) ORDER BY \(entityColumn)"
 
     package static func insertEntityKey(_ db: Database, number: Int64, name: String, maximumPrimaryKey: Int64) throws {
         try db.execute(
-            sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)",
+            sql: "INSERT INTO \(primaryKeyTable) (\(entityColumn), \(nameColumn), \(superColumn), \(maxColumn)) VALUES (?, ?, 0, ?)",
             arguments: [number, name, maximumPrimaryKey])
     }
 
     /// Removes the model's entities (not Core Data's own) before they are numbered anew.
     package static func deleteModelEntityKeys(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < \(firstCoreDataEntityNumber)")
+        try db.execute(sql: "DELETE FROM \(primaryKeyTable) WHERE \(entityColumn) < \(firstCoreDataEntityNumber)")
     }
 
     // MARK: The schema as statements
@@ -94,25 +118,25 @@ package enum CoreDataSQL {
 
     // MARK: Z_METADATA
 
-    static let selectMetadata = "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"
-    package static let selectMetadataPlist = "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"
+    static let selectMetadata = "SELECT Z_UUID, Z_PLIST FROM \(metadataTable) ORDER BY Z_VERSION LIMIT 1"
+    package static let selectMetadataPlist = "SELECT Z_PLIST FROM \(metadataTable) ORDER BY Z_VERSION LIMIT 1"
 
     /// The one metadata row; an empty UUID is written as NULL (what the source store had).
     package static func insertMetadata(_ db: Database, uuid: String, plist: Data) throws {
         try ExactSQL.execute(
-            db, sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+            db, sql: "INSERT INTO \(metadataTable) (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
             [uuid.isEmpty ? .null : .text(Data(uuid.utf8)), .blob(plist)])
     }
 
     package static func updateMetadataPlist(_ db: Database, plist: Data) throws {
-        try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [plist])
+        try db.execute(sql: "UPDATE \(metadataTable) SET Z_PLIST = ?", arguments: [plist])
     }
 
     // MARK: Z_MODELCACHE
 
-    package static let selectModelCache = "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1"
+    package static let selectModelCache = "SELECT Z_CONTENT FROM \(modelCacheTable) LIMIT 1"
 
     package static func insertModelCache(_ db: Database, _ content: Data) throws {
-        try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [content])
+        try db.execute(sql: "INSERT INTO \(modelCacheTable) (Z_CONTENT) VALUES (?)", arguments: [content])
     }
 }

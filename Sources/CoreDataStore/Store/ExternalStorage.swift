@@ -130,8 +130,8 @@ package enum ExternalStorage {
             for column in try db.columns(in: table) where column.type.uppercased().hasPrefix("BLOB") {
                 let quoted = column.name.quotedDatabaseIdentifier
                 let sql = """
-                    SELECT Z_PK, substr(\(quoted), 2) FROM \(table.quotedDatabaseIdentifier)
-                    WHERE typeof(\(quoted)) = 'blob' AND length(\(quoted)) = 37 AND substr(\(quoted), 1, 1) = x'02' ORDER BY Z_PK
+                    SELECT \(CoreDataSQL.keyColumn), substr(\(quoted), 2) FROM \(table.quotedDatabaseIdentifier)
+                    WHERE typeof(\(quoted)) = 'blob' AND length(\(quoted)) = 37 AND substr(\(quoted), 1, 1) = x'02' ORDER BY \(CoreDataSQL.keyColumn)
                     """
                 for row in try ExactSQL.fetchAll(db, sql: sql) {
                     guard case .blob(let bytes) = row[1], let name = String(bytes: bytes, encoding: .ascii) else { continue }

@@ -191,7 +191,9 @@ package struct ModelLayout: Sendable {
                 for name in entity.uniqueTuples.joined() + entity.indexes.flatMap({ [$0.name] + $0.elements.map(\.propertyName) }) {
                     checkName(name, "\(entity.name): index or constraint")
                 }
-                if numbers[entity.name] == nil { problems.append("entity \(entity.name) of the model has no row in Z_PRIMARYKEY") }
+                if numbers[entity.name] == nil {
+                    problems.append("entity \(entity.name) of the model has no row in \(CoreDataSQL.primaryKeyTable)")
+                }
             }
             guard problems.isEmpty else { return }
             let tables: ModelTables
@@ -206,15 +208,10 @@ package struct ModelLayout: Sendable {
                     problems.append("table \(table.name) of entity \(table.entities.joined(separator: ", ")) is missing")
                     continue
                 }
-                var explained: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+                var explained = Set(CoreDataSQL.rowColumns)
                 for column in table.columns {
                     explained.insert(column.name)
-                    let holds: String
-                    switch column.source {
-                    case .attribute(let entity, let path): holds = "\(entity).\(path.joined(separator: "."))"
-                    case .toOne(let entity, let relationship): holds = "\(entity).\(relationship)"
-                    case .hiddenInverse(let source, let relationship): holds = "the links of \(source).\(relationship)"
-                    }
+                    let holds = column.source.holds
                     guard let type = declared[column.name] else {
                         problems.append("\(table.name) has no column \(column.name) for \(holds)")
                         continue
@@ -331,11 +328,16 @@ package struct ModelLayout: Sendable {
             for plan in plans { numbersByTable[plan.table, default: []].append(plan.number) }
             for (table, entityNumbers) in numbersByTable.sorted(by: { $0.key < $1.key }) {
                 let list = entityNumbers.map(String.init).joined(separator: ", ")
-                let stray = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(list))") ?? 0
-                if stray > 0 { problems.append("\(table) has \(stray) row(s) whose Z_ENT is no entity of the model") }
+                let stray =
+                    try Int.fetchOne(
+                        db,
+                        sql:
+                            "SELECT count(*) FROM \(table) WHERE \(CoreDataSQL.entityColumn) IS NULL OR \(CoreDataSQL.entityColumn) NOT IN (\(list))"
+                    ) ?? 0
+                if stray > 0 { problems.append("\(table) has \(stray) row(s) whose \(CoreDataSQL.entityColumn) is no entity of the model") }
             }
             for plan in plans {
-                let sources = "SELECT Z_PK FROM \(plan.table) WHERE Z_ENT = \(plan.number)"
+                let sources = "SELECT \(CoreDataSQL.keyColumn) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)"
                 for link in plan.toMany {
                     switch link.storage {
                     case .destinationColumn(let table, let column):

@@ -2,7 +2,9 @@ import Foundation
 
 /// The tables Core Data makes for a compiled model, derived from the model alone (spec:
 /// model-cache.md "From model to tables", store-format.md "Entity tables"): the one home of those
-/// rules. Fixtures are written from it; `ModelLayout` checks a real store against it.
+/// rules. Fixtures and a schema's stores (`StoreWriter`) are written from it, a schema's stores
+/// are read and checked by it (`StoreReader`, `RecordColumns`), and `ModelLayout` checks a store
+/// its own model describes against it. (`TableLayout` is only a per-entity view of it.)
 ///
 /// Where the spec says nothing, the choice made here is marked "inferred" and listed in
 /// `Fixtures/AnyApp/README.md`.
@@ -21,6 +23,15 @@ package struct ModelTables: Sendable, Equatable {
         case toOne(entity: String, relationship: String)
         /// The column a to-many without an inverse adds to its destination's table: the source's `Z_PK`.
         case hiddenInverse(source: String, relationship: String)
+
+        /// What the column holds, for a message: `Entity.property` (`Entity.composite.element`).
+        package var holds: String {
+            switch self {
+            case .attribute(let entity, let path): return "\(entity).\(path.joined(separator: "."))"
+            case .toOne(let entity, let relationship): return "\(entity).\(relationship)"
+            case .hiddenInverse(let source, let relationship): return "the links of \(source).\(relationship)"
+            }
+        }
     }
 
     package struct Column: Sendable, Equatable {
@@ -40,8 +51,7 @@ package struct ModelTables: Sendable, Equatable {
         package var indexStatements: [String]
 
         package var createStatement: String {
-            let definitions =
-                ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + columns.map { "\($0.name) \($0.declaredType)" }
+            let definitions = [CoreDataSQL.rowColumnDefinitions] + columns.map { "\($0.name) \($0.declaredType)" }
             return "CREATE TABLE \(name) ( \(definitions.joined(separator: ", ")) )"
         }
 
@@ -103,6 +113,23 @@ package struct ModelTables: Sendable, Equatable {
             tables.append(try table(root: root))
         }
         joinTables = try planJoinTables()
+    }
+
+    /// The tables of a store written by a schema (an app profile's known version, or a schema
+    /// file): the same rules, over the model the schema compiles to.
+    package init(schema: Schema) throws {
+        try self.init(model: CompiledModel(schema: schema))
+    }
+
+    /// The table of one schema entity on its own, for a reader that has the entity but not its
+    /// schema: its attributes and to-ones name nothing outside it (its to-manys keep their links
+    /// on other tables). A composite without elements has no column, and is left out.
+    package init(entity: Entity) throws {
+        var alone = entity
+        alone.superentity = nil
+        alone.relationships = entity.toOneRelationships
+        alone.attributes.removeAll { $0.kind == .composite && $0.elements.isEmpty }
+        try self.init(schema: Schema(versionIdentifier: "", entities: [alone]))
     }
 
     // MARK: Lookups
@@ -189,6 +216,21 @@ package struct ModelTables: Sendable, Equatable {
         throw LayoutError(reason: "\(owner).\(relationshipName) has no join table")
     }
 
+    /// The columns of what a record of `entity` carries by property name, in creation order: its
+    /// top-level attributes and its to-ones, declared by it or an ancestor. A composite's elements,
+    /// hidden inverse columns and join tables are not properties of one record: they are left out.
+    package func propertyColumns(of entity: String) -> [(property: String, column: Column)] {
+        guard let table = table(for: entity) else { return [] }
+        let lineage = Set(lineage(of: entity).map(\.name))
+        return table.columns.compactMap { column in
+            switch column.source {
+            case .attribute(let owner, let path) where path.count == 1 && lineage.contains(owner): return (path[0], column)
+            case .toOne(let owner, let name) where lineage.contains(owner): return (name, column)
+            default: return nil
+            }
+        }
+    }
+
     // MARK: Planning
 
     /// Alphabetical, each entity followed by its sub-entities (alphabetical, depth first).
@@ -215,7 +257,8 @@ package struct ModelTables: Sendable, Equatable {
     static func declaredType(of code: Int) throws -> (type: String, group: Int) {
         // The declared type is the kind's (AttributeKind, the one NSAttributeType table); the
         // group only orders columns.
-        guard let kind = Attribute.knownKind(ofTypeCode: code), ![.composite, .objectID].contains(kind) else {
+        // An object ID (not seen in a store) is kept as its bytes, a BLOB, as a schema declares it.
+        guard let kind = Attribute.knownKind(ofTypeCode: code), kind != .composite else {
             throw LayoutError(reason: "no column type for NSAttributeType \(code)")
         }
         let groups = ["INTEGER": 0, "DECIMAL": 3, "FLOAT": 3, "TIMESTAMP": 3, "VARCHAR": 4, "BLOB": 5]
@@ -272,7 +315,7 @@ package struct ModelTables: Sendable, Equatable {
             }
         }
         planned.sort { ($0.group, $0.sortKey, $0.sequence) < ($1.group, $1.sortKey, $1.sequence) }
-        var taken: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var taken = Set(CoreDataSQL.rowColumns)
         var columns: [Column] = []
         for column in planned {
             var name = column.base

@@ -76,7 +76,7 @@ package enum StoreComparison {
             "SELECT \(quoted.joined(separator: ", ")) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\" ORDER BY \(order)"
         let left = try ExactCursor(source, sql: sql)
         let right = try ExactCursor(restored, sql: sql)
-        let maximumKeyColumn = table == CoreDataSQL.primaryKeyTable ? columns.names.firstIndex(of: "Z_MAX") : nil
+        let maximumKeyColumn = table == CoreDataSQL.primaryKeyTable ? columns.names.firstIndex(of: CoreDataSQL.maxColumn) : nil
         var rowNumber = 0
         while true {
             let (a, b) = (try left.next(), try right.next())

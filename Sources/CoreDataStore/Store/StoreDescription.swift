@@ -53,7 +53,7 @@ package enum StoreDescription {
     package static func ownDescription(_ db: Database, path: String) throws -> StoreDescription {
         guard let content = try StoreReader.modelCache(db) else {
             return .tables(
-                reason: "the store has no model cache (Z_MODELCACHE; Core Data before about 2015 wrote none)"
+                reason: "the store has no model cache (\(CoreDataSQL.modelCacheTable); Core Data before about 2015 wrote none)"
             )
         }
         let model: CompiledModel
@@ -89,7 +89,8 @@ extension Schema {
             try StoreReader.requireCoreDataSQL(db, path: path)
             guard let content = try StoreReader.modelCache(db) else {
                 throw StoreError.noModel(
-                    path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
+                    path: path,
+                    reason: "it has no model cache (\(CoreDataSQL.modelCacheTable)), as Core Data's stores from before about 2015")
             }
             do {
                 return Schema(model: try ModelCacheDecoder.decode(content))

@@ -61,7 +61,7 @@ extension StoreError: LocalizedError {
         case .noModel(let path, let reason):
             return "\(path): its model is not known: \(reason)"
         case .unreadableMetadata(let path, let reason):
-            return "\(path): cannot read Z_METADATA: \(reason)"
+            return "\(path): cannot read \(CoreDataSQL.metadataTable): \(reason)"
         case .schemaMismatch(let path, let version, let differences):
             let claim = version.map { "says it is schema \($0) but " } ?? "matches no known schema: "
             return "\(path): \(claim)differs from it:\n" + differences.map { "  - \($0)" }.joined(separator: "\n")
@@ -73,9 +73,10 @@ extension StoreError: LocalizedError {
             return
                 "\(path): schema version \(quoted) is not one this questbak knows (\(known.joined(separator: ", "))) and not a later version of them"
         case .undecodableValue(let path, let entity, let primaryKey, let property, let reason):
-            return "\(path): \(entity) Z_PK \(primaryKey), property \(property): \(reason)"
+            return "\(path): \(entity) \(CoreDataSQL.keyColumn) \(primaryKey), property \(property): \(reason)"
         case .recordTooLarge(let path, let entity, let primaryKey, let lineBytes, let limit):
-            return "\(path): \(entity) Z_PK \(primaryKey) would be a record line of \(lineBytes) bytes; the archive format allows \(limit)"
+            return
+                "\(path): \(entity) \(CoreDataSQL.keyColumn) \(primaryKey) would be a record line of \(lineBytes) bytes; the archive format allows \(limit)"
         case .sourceKeptChanging(let path, let attempts):
             return "\(path): the store changed during each of \(attempts) copy attempts; close the app that writes to it and retry"
         case .io(let path, let reason):

@@ -182,7 +182,7 @@ extension StoreInspection {
         for row in try Row.fetchAll(
             db,
             sql:
-                "SELECT CASE WHEN typeof(Z_ENT) = 'integer' THEN Z_ENT END, quote(Z_ENT), count(*) FROM \(table.quotedDatabaseIdentifier) GROUP BY 2 ORDER BY 2"
+                "SELECT CASE WHEN typeof(\(CoreDataSQL.entityColumn)) = 'integer' THEN \(CoreDataSQL.entityColumn) END, quote(\(CoreDataSQL.entityColumn)), count(*) FROM \(table.quotedDatabaseIdentifier) GROUP BY 2 ORDER BY 2"
         ) {
             let number: Int64? = row[0]
             if let number, members.contains(where: { $0.number == number }) {
@@ -196,7 +196,7 @@ extension StoreInspection {
             let rows = counts[member.number] ?? 0
             if member.number != root.number || rows > 0 { result.append(EntityRows(name: member.name, rows: rows)) }
         }
-        return result + strays.map { EntityRows(name: "Z_ENT \($0.value)", rows: $0.rows) }
+        return result + strays.map { EntityRows(name: "\(CoreDataSQL.entityColumn) \($0.value)", rows: $0.rows) }
     }
 }
 
@@ -227,15 +227,17 @@ extension StoreInspection {
     package static func warnings(_ db: Database, model: ModelSummary?) throws -> [String] {
         var warnings: [String] = []
         for (key, table) in try StoreReader.modelTables(db) {
-            if let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(table)"), largest > key.maximumPrimaryKey {
+            if let largest = try Int64.fetchOne(db, sql: "SELECT max(\(CoreDataSQL.keyColumn)) FROM \(table)"),
+                largest > key.maximumPrimaryKey
+            {
                 warnings.append(
-                    "\(key.name): Z_MAX is \(key.maximumPrimaryKey), below its largest Z_PK \(largest); Core Data would hand out a key in use"
+                    "\(key.name): \(CoreDataSQL.maxColumn) is \(key.maximumPrimaryKey), below its largest \(CoreDataSQL.keyColumn) \(largest); Core Data would hand out a key in use"
                 )
             }
         }
         if let model {
             if let problem = model.problem {
-                warnings.append("the store's model cache (Z_MODELCACHE) cannot be decoded: \(problem)")
+                warnings.append("the store's model cache (\(CoreDataSQL.modelCacheTable)) cannot be decoded: \(problem)")
             } else if !model.hashesMatch {
                 warnings.append(
                     "the store's model cache disagrees with its metadata: hashes differ for \(model.differingEntities.joined(separator: ", "))"

@@ -1,4 +1,8 @@
-/// How an entity maps onto its SQLite table in the Core Data layout.
+import Foundation
+
+/// Deprecated: a view of one entity's table in `ModelTables`, the one layout, kept only while
+/// code outside CoreDataStore still names it (the repair rules in `Rules/`, the TimeQuest
+/// `Migrator`); new code asks `ModelTables(schema:)`. It holds no naming rule of its own.
 package struct TableLayout: Sendable, Equatable {
     public struct Column: Sendable, Equatable {
         /// The schema property (attribute or to-one relationship) the column stores.
@@ -8,51 +12,70 @@ package struct TableLayout: Sendable, Equatable {
     }
 
     public var tableName: String
-    /// Columns after `Z_PK, Z_ENT, Z_OPT`, in Core Data's creation order: integer attributes by
-    /// name, then to-one foreign keys; FLOAT and TIMESTAMP by name; VARCHAR; then BLOB.
+    /// Columns after `Z_PK, Z_ENT, Z_OPT`, in Core Data's creation order (`ModelTables`).
     public var columns: [Column]
+    public var createTableSQL: String
+    /// The foreign-key indexes of the entity's to-ones.
+    private var indexStatements: [String]
 
     public init(entity: Entity) {
+        if let known = Self.laidOut.layout(of: entity) {
+            self = known
+            return
+        }
+        self.init(layingOut: entity)
+        Self.laidOut.remember(self, of: entity)
+    }
+
+    private init(layingOut entity: Entity) {
         tableName = entity.tableName
-        func group(_ types: Set<String>) -> [Attribute] {
-            entity.attributes.filter { types.contains($0.kind.columnType) }.sorted { $0.name < $1.name }
+        guard let tables = try? ModelTables(entity: entity) else {
+            // Not reached: a lone entity's attributes and to-ones always lay out.
+            columns = []
+            createTableSQL =
+                ModelTables.Table(name: tableName, rootEntity: entity.name, entities: [], columns: [], indexStatements: [])
+                .createStatement
+            indexStatements = []
+            return
         }
-        typealias Planned = (property: String, type: String, column: String?)
-        var ordered: [Planned] = group(["INTEGER"]).map { ($0.name, "INTEGER", $0.storedColumnName) }
-        ordered += entity.toOneRelationships.sorted { $0.name < $1.name }.map { ($0.name, "INTEGER", nil) }
-        ordered += group(["FLOAT", "TIMESTAMP"]).map { ($0.name, $0.kind.columnType, $0.storedColumnName) }
-        ordered += group(["VARCHAR"]).map { ($0.name, "VARCHAR", $0.storedColumnName) }
-        ordered += group(["BLOB"]).map { ($0.name, "BLOB", $0.storedColumnName) }
-        // On a name clash (`id` and `ID`) the later column gets a numeric suffix, as Core Data does.
-        var taken: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
-        columns = ordered.map { property, type, storedColumn in
-            if let storedColumn { return Column(property: property, name: storedColumn, declaredType: type) }
-            let base = "Z" + property.uppercased()
-            var name = base
-            var suffix = 1
-            while taken.contains(name) {
-                name = base + String(suffix)
-                suffix += 1
-            }
-            taken.insert(name)
-            return Column(property: property, name: name, declaredType: type)
+        columns = tables.propertyColumns(of: entity.name).map {
+            Column(property: $0.property, name: $0.column.name, declaredType: $0.column.declaredType)
         }
+        let table = tables.table(for: entity.name)
+        createTableSQL = table?.createStatement ?? ""
+        indexStatements = table?.indexStatements ?? []
     }
 
     public func column(for property: String) -> Column? {
         columns.first { $0.property == property }
     }
 
-    public var createTableSQL: String {
-        let definitions = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + columns.map { "\($0.name) \($0.declaredType)" }
-        return "CREATE TABLE \(tableName) ( \(definitions.joined(separator: ", ")) )"
-    }
-
     /// One index per to-one foreign key, as Core Data creates them.
-    public func createIndexSQL(for entity: Entity) -> [String] {
-        entity.toOneRelationships.sorted { $0.name < $1.name }.compactMap { relationship in
-            guard let column = column(for: relationship.name)?.name else { return nil }
-            return "CREATE INDEX \(tableName)_\(column)_INDEX ON \(tableName) (\(column))"
+    public func createIndexSQL(for entity: Entity) -> [String] { indexStatements }
+}
+
+extension TableLayout {
+    /// The entities laid out so far: the repair rules ask for the same entity's view once per
+    /// record, and laying one out is planning a whole table.
+    private static let laidOut = LaidOut()
+
+    private final class LaidOut: @unchecked Sendable {
+        private let lock = NSLock()
+        /// By entity name, the last few distinct entities of that name (schema versions differ).
+        private var byName: [String: [(entity: Entity, layout: TableLayout)]] = [:]
+
+        func layout(of entity: Entity) -> TableLayout? {
+            lock.lock()
+            defer { lock.unlock() }
+            return byName[entity.name]?.first { $0.entity == entity }?.layout
+        }
+
+        func remember(_ layout: TableLayout, of entity: Entity) {
+            lock.lock()
+            defer { lock.unlock() }
+            var known = byName[entity.name, default: []]
+            known.append((entity, layout))
+            byName[entity.name] = Array(known.suffix(8))
         }
     }
 }

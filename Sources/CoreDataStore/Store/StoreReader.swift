@@ -65,15 +65,15 @@ package enum StoreReader {
     }
 
     public static func modelCache(_ db: Database) throws -> Data? {
-        guard try db.tableExists("Z_MODELCACHE") else { return nil }
+        guard try db.tableExists(CoreDataSQL.modelCacheTable) else { return nil }
         return try Data.fetchOne(db, sql: CoreDataSQL.selectModelCache)
     }
 
     public static func entityKeys(_ db: Database) throws -> [EntityKey] {
         try Row.fetchAll(db, sql: CoreDataSQL.selectEntityKeys).map { row in
             EntityKey(
-                number: row["Z_ENT"] ?? 0, name: row["Z_NAME"] ?? "",
-                superNumber: row["Z_SUPER"] ?? 0, maximumPrimaryKey: row["Z_MAX"] ?? 0)
+                number: row[CoreDataSQL.entityColumn] ?? 0, name: row[CoreDataSQL.nameColumn] ?? "",
+                superNumber: row[CoreDataSQL.superColumn] ?? 0, maximumPrimaryKey: row[CoreDataSQL.maxColumn] ?? 0)
         }
     }
 
@@ -97,35 +97,38 @@ package enum StoreReader {
     public static func differences(_ db: Database, from schema: Schema) throws -> [String] {
         var differences: [String] = []
         let keys = Dictionary(try entityKeys(db).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let tables = try ModelTables(schema: schema)
         for entity in schema.entities {
-            let layout = TableLayout(entity: entity)
-            if keys[entity.name] == nil { differences.append("Z_PRIMARYKEY has no entity \(entity.name)") }
-            guard try db.tableExists(layout.tableName) else {
-                differences.append("missing table \(layout.tableName) (entity \(entity.name))")
+            guard let table = tables.table(for: entity.name) else { continue }
+            if keys[entity.name] == nil { differences.append("\(CoreDataSQL.primaryKeyTable) has no entity \(entity.name)") }
+            guard try db.tableExists(table.name) else {
+                differences.append("missing table \(table.name) (entity \(entity.name))")
                 continue
             }
             let columns = Dictionary(
-                try db.columns(in: layout.tableName).map { ($0.name.uppercased(), $0.type.uppercased()) },
+                try db.columns(in: table.name).map { ($0.name.uppercased(), $0.type.uppercased()) },
                 uniquingKeysWith: { first, _ in first })
-            for column in layout.columns {
+            for column in table.columns {
                 guard let declared = columns[column.name] else {
-                    differences.append("\(layout.tableName): missing column \(column.name) (\(entity.name).\(column.property))")
+                    differences.append("\(table.name): missing column \(column.name) (\(column.source.holds))")
                     continue
                 }
                 if !declared.hasPrefix(column.declaredType) {
-                    differences.append("\(layout.tableName).\(column.name): type \(declared), expected \(column.declaredType)")
+                    differences.append("\(table.name).\(column.name): type \(declared), expected \(column.declaredType)")
                 }
             }
-            if let number = schema.entityNumber(of: entity.name), columns["Z_ENT"] != nil {
-                let stray = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.tableName) WHERE Z_ENT IS NOT \(number)") ?? 0
+            if let number = tables.number(of: entity.name), columns[CoreDataSQL.entityColumn] != nil {
+                let stray =
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name) WHERE \(CoreDataSQL.entityColumn) IS NOT \(number)") ?? 0
                 if stray > 0 {
                     differences.append(
-                        "\(layout.tableName): \(stray) row\(stray == 1 ? "" : "s") with Z_ENT other than \(number) (\(entity.name))")
+                        "\(table.name): \(stray) row\(stray == 1 ? "" : "s") with \(CoreDataSQL.entityColumn) other than \(number) (\(entity.name))"
+                    )
                 }
             }
-            let expected = Set(["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name))
+            let expected = Set(CoreDataSQL.rowColumns + table.columns.map(\.name))
             for extra in columns.keys.sorted() where !expected.contains(extra) {
-                differences.append("\(layout.tableName): unexpected column \(extra)")
+                differences.append("\(table.name): unexpected column \(extra)")
             }
         }
         let schemaNames = Set(schema.entities.map(\.name))
@@ -229,21 +232,24 @@ package struct RecordColumns {
     var sql: String
 
     package init(_ db: Database, entity: Entity, entityNumber: Int?, where extraCondition: String? = nil) throws {
-        let layout = TableLayout(entity: entity)
-        let available = Set(try db.columns(in: layout.tableName).map { $0.name.uppercased() })
-        var selected = ["Z_PK", available.contains("Z_OPT") ? "Z_OPT" : "NULL"]
+        let tables = try ModelTables(entity: entity)
+        let tableName = tables.table(for: entity.name)?.name ?? entity.tableName
+        let columnOf = Dictionary(
+            tables.propertyColumns(of: entity.name).map { ($0.property, $0.column.name) }, uniquingKeysWith: { first, _ in first })
+        let available = Set(try db.columns(in: tableName).map { $0.name.uppercased() })
+        var selected = [CoreDataSQL.keyColumn, available.contains(CoreDataSQL.optColumn) ? CoreDataSQL.optColumn : "NULL"]
         properties = entity.storedPropertyNames.map { name in
             let kind = entity.attribute(named: name)?.kind ?? .integer
-            guard let column = layout.column(for: name)?.name, available.contains(column) else {
+            guard let column = columnOf[name], available.contains(column) else {
                 return Property(name: name, kind: kind, column: nil)
             }
             selected.append(column)
             return Property(name: name, kind: kind, column: selected.count - 1)
         }
         // Sub-entity rows (another Z_ENT) are not this entity's; TimeQuest has none.
-        let conditions = [entityNumber.map { "Z_ENT = \($0)" }, extraCondition].compactMap { $0 }
+        let conditions = [entityNumber.map { "\(CoreDataSQL.entityColumn) = \($0)" }, extraCondition].compactMap { $0 }
         let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        sql = "SELECT \(selected.joined(separator: ", ")) FROM \(layout.tableName)\(filter) ORDER BY Z_PK"
+        sql = "SELECT \(selected.joined(separator: ", ")) FROM \(tableName)\(filter) ORDER BY \(CoreDataSQL.keyColumn)"
     }
 
     package func forEachRow(_ db: Database, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void) throws {
@@ -253,7 +259,8 @@ package struct RecordColumns {
     package func primaryKey(_ row: ExactRow, entity: Entity, path: String) throws -> Int64 {
         guard let key = row.integer(0) else {
             throw StoreError.undecodableValue(
-                path: path, entity: entity.name, primaryKey: 0, property: "Z_PK", reason: "\(row[0].summary) is not an integer key")
+                path: path, entity: entity.name, primaryKey: 0, property: CoreDataSQL.keyColumn,
+                reason: "\(row[0].summary) is not an integer key")
         }
         return key
     }
@@ -264,7 +271,8 @@ package struct RecordColumns {
         case .integer(let number): return number
         case let other:
             throw StoreError.undecodableValue(
-                path: path, entity: entity.name, primaryKey: primaryKey, property: "Z_OPT", reason: "\(other.summary) is not an integer")
+                path: path, entity: entity.name, primaryKey: primaryKey, property: CoreDataSQL.optColumn,
+                reason: "\(other.summary) is not an integer")
         }
     }
 

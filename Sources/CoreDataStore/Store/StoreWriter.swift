@@ -18,7 +18,10 @@ package enum StoreWriter {
         let schema: Schema
         package fileprivate(set) var counts: [String: Int] = [:]
         package fileprivate(set) var maximumPrimaryKeys: [String: Int64] = [:]
-        private var statements: [String: (Statement, TableLayout, Int)] = [:]
+        /// The schema's tables (`ModelTables`, the one layout), made on the first insert.
+        private var tables: ModelTables?
+        /// By entity: the insert and the properties its columns hold after `Z_PK, Z_ENT, Z_OPT`.
+        private var statements: [String: (statement: Statement, properties: [String], number: Int)] = [:]
 
         package init(db: Database, schema: Schema) {
             self.db = db
@@ -39,29 +42,33 @@ package enum StoreWriter {
 
         /// Inserts one record of `entityName`, with its `Z_OPT` as the record has it.
         public func insert(_ record: EntityRecord, into entityName: String) throws {
-            let (statement, layout, number) = try prepared(for: entityName)
+            let (statement, properties, number) = try prepared(for: entityName)
             let opt: StoredValue = record.opt.map { .integer($0) } ?? .null
             var arguments: [StoredValue] = [.integer(record.primaryKey), .integer(Int64(number)), opt]
-            arguments += layout.columns.map { ValueCoding.encode(record[$0.property]) }
+            arguments += properties.map { ValueCoding.encode(record[$0]) }
             try ExactSQL.execute(statement, arguments)
             FaultPoint.reached("inserted \(entityName) \(record.primaryKey)")
             counts[entityName, default: 0] += 1
             maximumPrimaryKeys[entityName] = max(maximumPrimaryKeys[entityName] ?? 0, record.primaryKey)
         }
 
-        private func prepared(for entityName: String) throws -> (Statement, TableLayout, Int) {
+        private func prepared(for entityName: String) throws -> (statement: Statement, properties: [String], number: Int) {
             if let cached = statements[entityName] { return cached }
-            guard let entity = schema.entity(named: entityName), let number = schema.entityNumber(of: entityName) else {
+            let tables = try self.tables ?? ModelTables(schema: schema)
+            self.tables = tables
+            guard schema.entity(named: entityName) != nil, let number = tables.number(of: entityName),
+                let table = tables.table(for: entityName)
+            else {
                 throw StoreError.schemaMismatch(
                     path: "", versionIdentifier: schema.versionIdentifier, differences: ["unknown entity \(entityName)"])
             }
-            let layout = TableLayout(entity: entity)
-            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + layout.columns.map(\.name)
-            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            let columns = tables.propertyColumns(of: entityName)
+            let names = CoreDataSQL.rowColumns + columns.map(\.column.name)
+            let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
             let statement = try db.makeStatement(
-                sql: "INSERT INTO \(layout.tableName) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))")
-            statements[entityName] = (statement, layout, number)
-            return (statement, layout, number)
+                sql: "INSERT INTO \(table.name) (\(names.joined(separator: ", "))) VALUES (\(placeholders))")
+            statements[entityName] = (statement, columns.map(\.property), number)
+            return (statement, columns.map(\.property), number)
         }
     }
 
@@ -88,11 +95,13 @@ package enum StoreWriter {
     package static func write(to url: URL, schema: Schema, fill: (Sink) throws -> Bookkeeping) throws -> Summary {
         var summary = Summary(counts: [:], maximumPrimaryKeys: [:])
         try writeDatabase(to: url, settings: .coreData) { db in
-            try createTables(db, schema: schema)
+            let tables = try ModelTables(schema: schema)
+            try createTables(db, tables: tables)
             let sink = Sink(db: db, schema: schema)
             let bookkeeping = try fill(sink)
             for entity in schema.entities {
-                summary.counts[entity.name] = try StoreReader.rowCount(db, table: TableLayout(entity: entity).tableName)
+                guard let table = tables.table(for: entity.name) else { continue }
+                summary.counts[entity.name] = try StoreReader.rowCount(db, table: table.name)
                 summary.maximumPrimaryKeys[entity.name] = max(
                     sink.maximumPrimaryKeys[entity.name] ?? 0, bookkeeping.maximumPrimaryKeyFloor[entity.name] ?? 0)
             }
@@ -140,11 +149,12 @@ package enum StoreWriter {
         }
     }
 
-    private static func createTables(_ db: Database, schema: Schema) throws {
-        let layouts = schema.entities.map { (entity: $0, layout: TableLayout(entity: $0)) }
-        for (_, layout) in layouts { try db.execute(sql: layout.createTableSQL) }
-        for (entity, layout) in layouts {
-            for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
+    /// Every entity table, then their indexes. A schema's records carry no to-many links, so no
+    /// join table is made.
+    private static func createTables(_ db: Database, tables: ModelTables) throws {
+        for table in tables.tables { try db.execute(sql: table.createStatement) }
+        for table in tables.tables {
+            for sql in table.indexStatements { try db.execute(sql: sql) }
         }
         for sql in CoreDataSQL.bookkeeping + CoreDataSQL.history { try db.execute(sql: sql) }
     }

@@ -29,8 +29,8 @@ package enum StoreDump {
     /// What a dump reads a store by. The compiled model lays out the tables (the store's own
     /// `Z_MODELCACHE`, or the one a schema compiles to for a store that carries none, as a
     /// migrated TimeQuest store); the schema says what a compiled model leaves to the app: the
-    /// element types of TimeQuest's typed arrays (a transformable to the model), defaults, a
-    /// singleton's sentinel.
+    /// element types of TimeQuest's typed arrays (a transformable to the model), the symbolic
+    /// defaults (`now`, a new UUID string), a singleton's sentinel.
     package struct Model: Sendable {
         package var compiled: CompiledModel
         package var schema: Schema

@@ -103,21 +103,22 @@ extension MergeLayout {
     /// The layout of a store of an app profile's schema (TimeQuest's): one table per entity,
     /// identity from what the profile gave the schema (natural keys, a singleton and its merge
     /// rules: `AppProfile.applied(to:)`).
-    init(schema: Schema) {
+    init(schema: Schema) throws {
+        let tables = try ModelTables(schema: schema)
         var plans: [EntityPlan] = []
         for entity in schema.entities {
-            let layout = TableLayout(entity: entity)
+            guard let tableName = tables.table(for: entity.name)?.name else { continue }
             var fields: [Field] = []
-            for column in layout.columns {
-                if let attribute = entity.attribute(named: column.property) {
-                    fields.append(Field(name: column.property, column: column.name, kind: attribute.kind))
-                } else if let relationship = entity.relationship(named: column.property),
-                    let destination = schema.entity(named: relationship.destination)
+            for (property, column) in tables.propertyColumns(of: entity.name) {
+                if let attribute = entity.attribute(named: property) {
+                    fields.append(Field(name: property, column: column.name, kind: attribute.kind))
+                } else if let relationship = entity.relationship(named: property),
+                    let destination = tables.table(for: relationship.destination)
                 {
-                    fields.append(Field(name: column.property, column: column.name, reference: destination.tableName))
+                    fields.append(Field(name: property, column: column.name, reference: destination.name))
                 }
             }
-            let cloudID = entity.cloudID.flatMap { $0.kind == .string ? layout.column(for: $0.name)?.name : nil }
+            let cloudID = entity.cloudID.flatMap { $0.kind == .string ? tables.column(for: [$0.name], of: entity.name)?.name : nil }
             var keys: [IdentityKey] = []
             if let cloudID {
                 keys.append(
@@ -129,7 +130,7 @@ extension MergeLayout {
             }
             plans.append(
                 EntityPlan(
-                    name: entity.name, table: layout.tableName, number: nil, isRoot: true, fields: fields, keys: keys,
+                    name: entity.name, table: tableName, number: nil, isRoot: true, fields: fields, keys: keys,
                     isSingleton: entity.identity.singletonCloudID != nil, rules: entity.identity.merge, cloudIDColumn: cloudID))
         }
         self.init(entities: plans, joinTables: [])

@@ -108,7 +108,7 @@ package enum Merger {
 
         let layout: MergeLayout
         switch description {
-        case .knownSchema(let schema): layout = MergeLayout(schema: schema)
+        case .knownSchema(let schema): layout = try MergeLayout(schema: schema)
         case .model(let storeLayout):
             layout = try sameModel(store: snapshot, storeLayout: storeLayout, scratch: scratch, archive: path)
         case .tables: preconditionFailure("refused above")
