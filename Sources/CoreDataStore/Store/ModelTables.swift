@@ -4,7 +4,7 @@ import Foundation
 /// model-cache.md "From model to tables", store-format.md "Entity tables"): the one home of those
 /// rules. Fixtures and a schema's stores (`StoreWriter`) are written from it, a schema's stores
 /// are read and checked by it (`StoreReader`, `RecordColumns`), and `ModelLayout` checks a store
-/// its own model describes against it. (`TableLayout` is only a per-entity view of it.)
+/// its own model describes against it.
 ///
 /// Where the spec says nothing, the choice made here is marked "inferred" and listed in
 /// `Fixtures/AnyApp/README.md`.

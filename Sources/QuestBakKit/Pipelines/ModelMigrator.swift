@@ -304,21 +304,25 @@ package enum ModelMigrator {
     /// properties, which therefore come last. The values come with the records.
     static func alterTables(_ db: Database, from old: Schema, to new: Schema) throws {
         for entity in new.entities {
-            let layout = TableLayout(entity: entity)
+            // Each entity's table as the one layout makes it (`ModelTables`), old and new.
+            let tables = try ModelTables(entity: entity)
+            guard let table = tables.table(for: entity.name) else { continue }
             guard let previous = old.entity(named: entity.name) else {
-                try db.execute(sql: layout.createTableSQL)
-                for sql in layout.createIndexSQL(for: entity) { try db.execute(sql: sql) }
+                try db.execute(sql: table.createStatement)
+                for sql in table.indexStatements { try db.execute(sql: sql) }
                 continue
             }
-            let oldLayout = TableLayout(entity: previous)
-            for column in layout.columns {
-                if let renamed = entity.attribute(named: column.property)?.originalName, let oldColumn = oldLayout.column(for: renamed) {
-                    try db.execute(sql: "ALTER TABLE \(layout.tableName) RENAME COLUMN \(oldColumn.name) TO \(column.name)")
+            let oldColumns = Dictionary(
+                try ModelTables(entity: previous).propertyColumns(of: previous.name).map { ($0.property, $0.column.name) },
+                uniquingKeysWith: { first, _ in first })
+            for (property, column) in tables.propertyColumns(of: entity.name) {
+                if let renamed = entity.attribute(named: property)?.originalName, let oldColumn = oldColumns[renamed] {
+                    try db.execute(sql: "ALTER TABLE \(table.name) RENAME COLUMN \(oldColumn) TO \(column.name)")
                     continue
                 }
-                if oldLayout.column(for: column.property) != nil { continue }
-                try db.execute(sql: "ALTER TABLE \(layout.tableName) ADD COLUMN \(column.name) \(column.declaredType)")
-                FaultPoint.reached("added \(layout.tableName).\(column.name)")
+                if oldColumns[property] != nil { continue }
+                try db.execute(sql: "ALTER TABLE \(table.name) ADD COLUMN \(column.name) \(column.declaredType)")
+                FaultPoint.reached("added \(table.name).\(column.name)")
             }
         }
     }
