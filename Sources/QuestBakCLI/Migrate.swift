@@ -7,9 +7,10 @@ extension Questbak {
         static let configuration = CommandConfiguration(
             abstract: "Migrate a store to a newer schema the way Core Data would, then fix what Core Data leaves wrong.",
             discussion: """
-                Applies the lightweight migration (new columns added with ALTER TABLE, each filled with one default value, \
-                metadata and model hashes of the new version), then gives every record its own cloudID (Core Data gives \
-                all rows the same UUID().uuidString) and merges extra PlayerProfiles. A change between the schemas that is \
+                Applies the lightweight migration into a fresh store (the old tables with new columns added last, as ALTER \
+                TABLE adds them; every record copied, new properties given the version's default, each such change \
+                reported as migration.default; metadata and model hashes of the new version), then gives every record its \
+                own cloudID (Core Data gives all rows the same UUID().uuidString) and merges extra PlayerProfiles. A change between the schemas that is \
                 not lightweight (a removal, a rename without originalName, a type change, a new required property without \
                 a default) is refused with the offending properties named. The source is never modified unless --in-place \
                 is given; then it is kept as STORE.questbak-backup-<time>, and every file of that backup and the commands \

@@ -61,4 +61,24 @@ final class MigrationToAVersionTests: XCTestCase {
         XCTAssertEqual(noProfile, .usage)
         XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
     }
+
+    /// A change log that cannot be written refuses the migration before it starts: an in-place
+    /// migration that failed over its log afterwards would have replaced the store and lost the
+    /// result that says where the old one was kept.
+    func testAnUnwritableChangeLogRefusesAnInPlaceMigrationBeforeItStarts() async throws {
+        let store = try copyOfFixture("v1-typical")
+        let before = try Data(contentsOf: store)
+        var options = QuestBak.MigrateOptions()
+        options.now = Date(timeIntervalSince1970: 1_767_225_600)
+        options.repairLog = folder.appendingPathComponent("no-such-folder/changes.jsonl")
+        do {
+            _ = try await QuestBak.migrate(store: store, toVersion: "2.0.0", of: .timeQuest, output: nil, options: options)
+            XCTFail("the migration ran though its change log cannot be written")
+        } catch {
+            XCTAssertEqual(error.category, .outputExists, error.message)
+        }
+        XCTAssertEqual(try Data(contentsOf: store), before)
+        let left = try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path)
+        XCTAssertFalse(left.contains { $0.contains("questbak-backup") }, "\(left)")
+    }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 extension QuestBak {
-    /// How ``QuestBak/migrate(store:toModelOf:output:options:progress:)`` migrates.
+    /// How ``QuestBak/migrate(store:toModelOf:output:options:progress:)`` and
+    /// ``QuestBak/migrate(store:toVersion:of:output:options:progress:)`` migrate.
     public struct MigrateOptions: Sendable {
         /// Stores of the app's models between the store's and the new one, oldest first: the
         /// migration goes through each in turn, as Core Data's staged migration would. Empty: one
@@ -65,10 +66,11 @@ extension QuestBak {
             migrate.backupStamp = backupStamp(Date())
             migrate.progress = progress
             migrate.cancellation = cancellation
+            let repairLog = try RepairLogOutput.open(options.repairLog)
             let result = try ModelMigrator.migrate(
                 storeAt: store, through: options.through, toModelOf: newStore, output: output, options: migrate,
                 workDirectory: workDirectory)
-            try copyEntries(of: result.earlierLogs + [result.log], to: options.repairLog)
+            try repairLog?.write(result.earlierLogs + [result.log])
             return result
         }
     }
@@ -91,13 +93,20 @@ extension QuestBak {
     ///   - progress: Told each entity's records once they are copied, then the repairs.
     /// - Throws: ``QuestBakError``: `.usage` for a version none of the profiles has, `.invalidInput`
     ///   for a store of none of their versions or a change that is not lightweight,
-    ///   `.outputExists` for an existing output, `.cancelled` when the task is cancelled.
+    ///   `.outputExists` for an existing output, `.cancelled` when the task is cancelled;
+    ///   `.usage` also for `options.through` given (a profile's versions are one step apart).
     @discardableResult
     public static func migrate(
         store: URL, toVersion version: String, of schemas: KnownSchemas, output: URL?, options: MigrateOptions = MigrateOptions(),
         progress: ProgressHandler? = nil
     ) async throws(QuestBakError) -> MigrateResult {
-        try await perform { workDirectory, cancellation in
+        guard options.through.isEmpty else {
+            // A profile's versions are one step apart: a chain given here would be ignored.
+            throw QuestBakError(
+                .usage, message: "a migration to a profile's version is one step: MigrateOptions.through is for a new build's model",
+                underlying: MigrationUsageError.chainToAVersion)
+        }
+        return try await perform { workDirectory, cancellation in
             guard let profile = schemas.profiles.first(where: { $0.version(version) != nil }), let target = profile.version(version)
             else {
                 throw ImportError.unknownTargetVersion(version: version, supported: schemas.schemas.map(\.versionIdentifier))
@@ -108,10 +117,11 @@ extension QuestBak {
             migrate.backupStamp = backupStamp(Date())
             migrate.progress = progress
             migrate.cancellation = cancellation
+            let repairLog = try RepairLogOutput.open(options.repairLog)
             let result = try ModelMigrator.migrate(
                 storeAt: store, toVersion: target, candidates: profile.versions, output: output, options: migrate,
                 workDirectory: workDirectory)
-            try copyEntries(of: [result.log], to: options.repairLog)
+            try repairLog?.write([result.log])
             return result
         }
     }
@@ -143,4 +153,11 @@ extension QuestBak {
             return GateResult(checks: try verifier.run(workDirectory: workDirectory) { report?($0) })
         }
     }
+}
+
+/// A call of the migration API that contradicts itself (the underlying error of a `.usage`
+/// ``QuestBakError``).
+enum MigrationUsageError: Error {
+    /// A chain of models given for a migration to a profile's version.
+    case chainToAVersion
 }

@@ -50,30 +50,36 @@ extension QuestBak {
         }
     }
 
-    /// Writes every entry of a repair log to `url`, one JSON object a line, before the work
-    /// folder that holds the log is removed.
-    static func copyEntries(of log: RepairLog, to url: URL?) throws {
-        try copyEntries(of: [log], to: url)
-    }
+    /// Where a repair log's entries go, opened before the operation so that a log file that
+    /// cannot be made refuses the operation up front: once a store is in place, failing over its
+    /// log would hide what was done (and where the old store was kept).
+    struct RepairLogOutput {
+        let url: URL
+        let output: AtomicOutputFile
 
-    /// The same for several logs, in order (a migration chain's steps, the earlier first).
-    static func copyEntries(of logs: [RepairLog], to url: URL?) throws {
-        guard let url else { return }
-        let output = try AtomicOutputFile(destination: url, overwrite: true)
-        var lines = Data()
-        func flush() throws {
-            try lines.withUnsafeBytes { try FramedTar.writeAll(output.fileDescriptor, $0, path: url.path) }
-            lines.removeAll(keepingCapacity: true)
+        /// nil when no log is wanted.
+        static func open(_ url: URL?) throws -> RepairLogOutput? {
+            try url.map { RepairLogOutput(url: $0, output: try AtomicOutputFile(destination: $0, overwrite: true)) }
         }
-        for log in logs {
-            try log.forEachEntryLine { line in
-                lines.append(Data(line.utf8))
-                lines.append(0x0A)
-                if lines.count >= 1 << 20 { try flush() }
+
+        /// Writes every entry of `logs`, in order (a migration chain's steps, the earlier first),
+        /// one JSON object a line, before the work folder that holds them is removed.
+        func write(_ logs: [RepairLog]) throws {
+            var lines = Data()
+            func flush() throws {
+                try lines.withUnsafeBytes { try FramedTar.writeAll(output.fileDescriptor, $0, path: url.path) }
+                lines.removeAll(keepingCapacity: true)
             }
+            for log in logs {
+                try log.forEachEntryLine { line in
+                    lines.append(Data(line.utf8))
+                    lines.append(0x0A)
+                    if lines.count >= 1 << 20 { try flush() }
+                }
+            }
+            try flush()
+            try output.commit()
         }
-        try flush()
-        try output.commit()
     }
 }
 

@@ -85,8 +85,9 @@ extension QuestBak {
             restore.backupStamp = backupStamp(Date())
             restore.progress = progress
             restore.cancellation = cancellation
+            let repairLog = try RepairLogOutput.open(options.repairLog)
             let result = try Importer.run(archive: archive.path, into: store, options: restore, workDirectory: workDirectory)
-            try copyEntries(of: result.log, to: options.repairLog)
+            try repairLog?.write([result.log])
             return result
         }
     }
@@ -117,8 +118,9 @@ extension QuestBak {
             merge.restore.backupStamp = backupStamp(Date())
             merge.restore.progress = progress
             merge.restore.cancellation = cancellation
+            let repairLog = try RepairLogOutput.open(options.repairLog)
             let result = try Merger.run(archive: archive.path, into: store, options: merge, workDirectory: workDirectory)
-            try copyEntries(of: result.log, to: options.repairLog)
+            try repairLog?.write([result.log])
             return result
         }
     }

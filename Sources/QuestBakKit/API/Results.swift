@@ -285,7 +285,8 @@ extension QuestBak {
         }
     }
 
-    /// What ``QuestBak/migrate(store:toModelOf:output:options:progress:)`` did: the versions,
+    /// What ``QuestBak/migrate(store:toModelOf:output:options:progress:)`` or
+    /// ``QuestBak/migrate(store:toVersion:of:output:options:progress:)`` did: the versions,
     /// every change counted, the store set aside.
     public struct MigrateResult: Encodable {
         /// The store migrated (the source).

@@ -8,10 +8,11 @@ import QuestBakArchive
 /// of an app profile (`--to-version`, TimeQuest's; see `Target`), as Core Data's lightweight
 /// migration would: the new build's tables, columns and indexes (its own statements), every record moved
 /// by entity and property name (or the renaming identifier, `originalName`), new properties given
-/// the new model's archived default, entities renumbered with their hidden columns and join
+/// the new model's archived default (a profile version's: its schema's, `Date.now` the options' `now`), entities renumbered with their hidden columns and join
 /// tables, the new model's metadata and model cache copied verbatim so the new build opens the
 /// store without migrating again. What a lightweight migration leaves wrong is repaired and
-/// reported: one shared default cloudID (SwiftData archives `UUID()` once) becomes one per record.
+/// reported: one shared default cloudID (SwiftData archives `UUID()` once) becomes one per record,
+/// and a profile version gets the profile's repairs (those of `import --validate`).
 package enum ModelMigrator {
     /// Migrates through a chain of models, as Core Data's staged migration does: `through` are
     /// stores of the app's earlier models, oldest first, then `modelStore`'s. The store's own

@@ -38,8 +38,10 @@ struct CloudIDRule: RepairRule {
         let (db, log) = (context.db, context.log)
         guard let cloudColumn = context.column(Entity.cloudIDAttribute, of: plan) else { return }
         let table = plan.table
+        // Only this entity's rows: a sub-entity sharing the table has cloudIDs of its own.
+        let entityRows = "Z_ENT = \(plan.number)"
         if let sentinel = entity.identity.singletonCloudID {
-            let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT ? ORDER BY Z_PK"
+            let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(entityRows) AND \(cloudColumn) IS NOT ? ORDER BY Z_PK"
             for row in try ExactSQL.fetchAll(db, sql: sql, [.text(Data(sentinel.utf8))]) {
                 guard case .integer(let primaryKey) = row[0] else { continue }
                 try log.record(
@@ -47,7 +49,7 @@ struct CloudIDRule: RepairRule {
                         rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey,
                         cloudID: sentinel, field: Entity.cloudIDAttribute, old: .value(row[1].reportable), new: .value(.string(sentinel))))
             }
-            try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ?", arguments: [sentinel])
+            try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ? WHERE \(entityRows)", arguments: [sentinel])
             return
         }
         // A cloudID a migration gave every record is, for each of them, no cloudID.
@@ -57,11 +59,14 @@ struct CloudIDRule: RepairRule {
             try Int.fetchOne(
                 db,
                 sql: """
-                    SELECT count(*) FROM \(table) WHERE \(cloudColumn) IS NULL OR NOT \(DeterministicID.wellFormedSQL(cloudColumn))
-                       OR \(cloudColumn) IN (SELECT \(cloudColumn) FROM \(table) GROUP BY \(cloudColumn) HAVING count(*) > 1)
+                    SELECT count(*) FROM \(table) WHERE \(entityRows) AND (\(cloudColumn) IS NULL
+                       OR NOT \(DeterministicID.wellFormedSQL(cloudColumn))
+                       OR \(cloudColumn) IN (SELECT \(cloudColumn) FROM \(table) WHERE \(entityRows) GROUP BY \(cloudColumn) HAVING count(*) > 1))
                     """) ?? 0
         let shared = try context.sharedCloudIDs.reduce(0) { count, id in
-            count + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE \(cloudColumn) = ?", arguments: [id]) ?? 0)
+            count
+                + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE \(entityRows) AND \(cloudColumn) = ?", arguments: [id])
+                    ?? 0)
         }
         guard needy + shared > 0 else { return }
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS questbak_ids (id TEXT PRIMARY KEY)")
@@ -70,7 +75,8 @@ struct CloudIDRule: RepairRule {
         try db.execute(sql: "DELETE FROM temp.questbak_new_ids")
         // The IDs that stay: well-formed, first occurrence. Generated ones must avoid them.
         let keep = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.questbak_ids (id) VALUES (?)")
-        let firstOccurrences = "SELECT \(cloudColumn) FROM \(table) WHERE \(cloudColumn) IS NOT NULL GROUP BY \(cloudColumn)"
+        let firstOccurrences =
+            "SELECT \(cloudColumn) FROM \(table) WHERE \(entityRows) AND \(cloudColumn) IS NOT NULL GROUP BY \(cloudColumn)"
         try ExactSQL.forEachRow(db, sql: firstOccurrences) { row in
             if let id = row[0].validText, usable(id) { try keep.execute(arguments: [id]) }
         }
@@ -79,7 +85,9 @@ struct CloudIDRule: RepairRule {
         let selectedKey = keyColumns.isEmpty ? "" : ", " + keyColumns.map { "t.\($0)" }.joined(separator: ", ")
         let sql = """
             SELECT t.Z_PK, t.\(cloudColumn), m.first\(selectedKey) FROM \(table) t
-            LEFT JOIN (SELECT \(cloudColumn) AS id, min(Z_PK) AS first FROM \(table) GROUP BY \(cloudColumn)) m ON m.id = t.\(cloudColumn)
+            LEFT JOIN (SELECT \(cloudColumn) AS id, min(Z_PK) AS first FROM \(table) WHERE \(entityRows) GROUP BY \(cloudColumn)) m
+              ON m.id = t.\(cloudColumn)
+            WHERE t.\(entityRows)
             ORDER BY t.Z_PK
             """
         let claim = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.questbak_ids (id) VALUES (?)")

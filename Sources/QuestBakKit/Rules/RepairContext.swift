@@ -81,6 +81,22 @@ struct RepairContext {
             let reason = layout.problems.first ?? "entity \(missing.name) has no table"
             throw StoreError.noModel(path: path, reason: "its schema \(schema.versionIdentifier) does not explain the store: \(reason)")
         }
+        // Nor may a property of the schema lack its column: a rule that cannot find a natural key,
+        // a cloudID or a required value's column would skip it without a word.
+        for entity in schema.entities {
+            guard let plan = layout.entity(named: entity.name) else { continue }
+            let placed = Set(plan.fields.compactMap(\.path.first) + plan.toOne.map(\.name))
+            let stored =
+                entity.attributes.filter { $0.kind != .composite || !$0.elements.isEmpty }.map(\.name)
+                + entity.toOneRelationships.map(\.name)
+            if let lost = stored.first(where: { !placed.contains($0) }) {
+                let reason = layout.problems.first.map { " (\($0))" } ?? ""
+                throw StoreError.noModel(
+                    path: path,
+                    reason:
+                        "its schema \(schema.versionIdentifier) does not explain the store: \(entity.name).\(lost) has no column\(reason)")
+            }
+        }
         self.init(
             db: db, layout: layout, model: model, profile: schema, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs,
             cloudIDKind: cloudIDKind, log: log, path: path, keepDistinctIDs: keepDistinctIDs, sharedCloudIDs: sharedCloudIDs)
