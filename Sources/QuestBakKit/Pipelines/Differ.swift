@@ -536,21 +536,26 @@ public enum Differ {
         /// `n`) in `diff_key_a` and `diff_key_b`, where `filter` holds; `n` is `numbering` over
         /// the key values (`$0`).
         /// With `onlyA`, B's is not made (a twin's key of no relationship: it would be A's).
+        /// B's is made first, and A's holds only records whose key values B has: every A record
+        /// of such a value is in it, so `n` is as over all of A, and no other could be paired
+        /// (a second device's cloudIDs, none of which the other side has, cost one side's sort).
         private func keyTables(
             _ fields: [String], unmatchedOnly: Bool, filter: String, onlyA: Bool = false, numbering: (String) -> String
         ) throws {
             let names = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
+            try db.execute(sql: "DROP TABLE IF EXISTS diff_key_a")
             try db.execute(sql: "DROP TABLE IF EXISTS diff_key_b")
-            for (side, table, translate) in [("a", a, false), ("b", b, true)] where !(onlyA && side == "b") {
+            for (side, table, translate) in [("b", b, true), ("a", a, false)] where !(onlyA && side == "b") {
                 let keys = fields.isEmpty ? ["0 AS k0"] : fields.enumerated().map { "\(value($1, "x", translate: translate)) AS k\($0)" }
-                try db.execute(sql: "DROP TABLE IF EXISTS diff_key_\(side)")
+                let inB = side == "a" && !onlyA ? "(\(names)) IN (SELECT \(names) FROM diff_key_b) AND " : ""
                 try db.execute(
                     sql: """
                         CREATE TABLE diff_key_\(side) AS SELECT id, \(names), \(numbering(names)) AS n FROM (SELECT x.rowid AS id, x.pk AS pk, \
-                        \(keys.joined(separator: ", ")) FROM \(table.name) x WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) WHERE \(filter)
+                        \(keys.joined(separator: ", ")) FROM \(table.name) x WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) \
+                        WHERE \(inB)\(filter)
                         """)
+                if side == "b" { try db.execute(sql: "CREATE INDEX diff_key_b_index ON diff_key_b (\(names))") }
             }
-            if !onlyA { try db.execute(sql: "CREATE INDEX diff_key_b_index ON diff_key_b (\(names))") }
         }
 
         /// Pairs A's records with B's by the plan's keys, each tried on the records the ones before it left.
