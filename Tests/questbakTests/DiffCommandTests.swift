@@ -208,6 +208,62 @@ final class DiffCommandTests: XCTestCase {
             stat.standardOutput.split(separator: "\n").contains { $0.hasPrefix("  ") && !$0.hasPrefix("  only") }, stat.standardOutput)
     }
 
+    /// An entity whose member is byte for byte the same on both sides is read once; the records
+    /// its relationships name are still compared as matched. Here B's first two routines trade
+    /// cloudIDs, so B's tasks and sessions (their members unchanged) name, in A's terms, the other
+    /// routine: the listing is the one given when those members' bytes differ (by `_opt` only).
+    func testAnEntityTheSameByteForByteIsComparedAsOneWhoseBytesDiffer() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "swapped")
+        try DatabaseQueue(path: b.path).write { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT Z_PK, ZCLOUDID FROM ZROUTINE ORDER BY Z_PK LIMIT 2")
+            try db.execute(sql: "UPDATE ZROUTINE SET ZCLOUDID = NULL WHERE Z_PK IN (?, ?)", arguments: [rows[0]["Z_PK"], rows[1]["Z_PK"]])
+            try db.execute(sql: "UPDATE ZROUTINE SET ZCLOUDID = ? WHERE Z_PK = ?", arguments: [rows[1]["ZCLOUDID"], rows[0]["Z_PK"]])
+            try db.execute(sql: "UPDATE ZROUTINE SET ZCLOUDID = ? WHERE Z_PK = ?", arguments: [rows[0]["ZCLOUDID"], rows[1]["Z_PK"]])
+        }
+        let tasksOfThem = try DatabaseQueue(path: b.path).read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM ZROUTINETASK WHERE ZROUTINE IN (SELECT Z_PK FROM ZROUTINE ORDER BY Z_PK LIMIT 2)")
+        }
+        try FileManager.default.copyItem(at: b.deletingLastPathComponent(), to: directory.path("bumped"))
+        let bumped = directory.path("bumped").appendingPathComponent(b.lastPathComponent)
+        try DatabaseQueue(path: bumped.path).write { db in
+            try db.execute(sql: "UPDATE ZROUTINETASK SET Z_OPT = Z_OPT + 1")
+            try db.execute(sql: "UPDATE ZGAMESESSION SET Z_OPT = Z_OPT + 1")
+        }
+        let same = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(same.status, 1, same.standardError)
+        XCTAssertGreaterThan(tasksOfThem ?? 0, 0)
+        XCTAssertTrue(same.standardOutput.contains("RoutineTask: 0 added, 0 removed, \(tasksOfThem ?? 0) changed"), same.standardOutput)
+        let differing = try Questbak.run(["diff", a.path, bumped.path])
+        XCTAssertEqual(differing.status, 1, differing.standardError)
+        XCTAssertEqual(same.standardOutput, differing.standardOutput)
+        // And against itself, every record is its own.
+        let itself = try Questbak.run(["diff", b.path, b.path, "--json"])
+        XCTAssertEqual(itself.status, 0, itself.standardOutput + itself.standardError)
+    }
+
+    /// A member whose manifest gives the other side's SHA-256 is still read to its end and
+    /// checked: a damaged copy is refused, not taken for the same records.
+    func testADamagedMemberListedWithTheOtherSidesChecksumIsRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        let archive = directory.path("a.qbak")
+        XCTAssertEqual(try Questbak.run(["export", store.path, "-o", archive.path, "--compression", "none", "-q"]).status, 0)
+        var bytes = try Data(contentsOf: archive)
+        let found = try XCTUnwrap(bytes.range(of: Data("\"close\"".utf8)))
+        bytes[found.lowerBound + 3] = UInt8(ascii: "a")
+        let damaged = directory.path("damaged.qbak")
+        try bytes.write(to: damaged)
+        for (a, b) in [(store, damaged), (archive, damaged)] {
+            let result = try Questbak.run(["diff", a.path, b.path, "--stat"])
+            XCTAssertEqual(result.status, 65, result.standardOutput + result.standardError)
+            XCTAssertTrue(result.standardError.contains("has SHA-256"), result.standardError)
+            XCTAssertEqual(result.standardOutput, "")
+        }
+    }
+
     /// Two strings that differ only after a NUL character are different values (they were bound
     /// up to the NUL and compared equal).
     func testStringsThatDifferAfterANulCharacterDiffer() throws {

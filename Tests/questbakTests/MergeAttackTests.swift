@@ -77,6 +77,22 @@ final class MergeAttackTests: XCTestCase, MergeTesting {
         XCTAssertEqual(try merge(archive, into: store)["unchanged"] as? Bool, true)
     }
 
+    /// An archive record's cloudID that two store records hold identifies neither of them: that
+    /// routine is found by its natural key, and a routine whose cloudID the store holds once by
+    /// its cloudID.
+    func testACloudIDTheStoreHoldsTwiceIdentifiesNoRecord() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical", as: "store")
+        let archive = directory.path("own.qbak")
+        try export(store, to: archive)
+        XCTAssertEqual(try sql(store, "SELECT count(*) FROM ZROUTINE"), "3")
+        _ = try sql(store, "UPDATE ZROUTINE SET ZCLOUDID = (SELECT ZCLOUDID FROM ZROUTINE WHERE Z_PK = 1) WHERE Z_PK = 2")
+        let document = try merge(archive, into: store)
+        let routine = try XCTUnwrap((document["entities"] as? [[String: Any]])?.first { $0["name"] as? String == "Routine" })
+        XCTAssertEqual(routine["matched"] as? [String: Int], ["cloudID": 1, "natural key": 2], "\(routine)")
+        XCTAssertEqual(routine["inserted"] as? Int, 0, "\(routine)")
+    }
+
     /// A one-to-one (AppSettings <-> ParentSettings, a foreign key on both sides): when one side
     /// is matched, its partner is the store's partner, merged field by field. Inserting the
     /// archive's partner as a new record would leave two ParentSettings naming one AppSettings

@@ -92,7 +92,7 @@ package enum Differ {
             of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress,
             cancellation: cancellation)
         var right = try side(
-            of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", db: db, progress: progress,
+            of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", twin: left, db: db, progress: progress,
             cancellation: cancellation)
         guard SameApp.check(left.entityNames, right.entityNames) else {
             throw DiffError.notTheSameApp(a: a.path, b: b.path, entitiesA: left.entityNames, entitiesB: right.entityNames)
@@ -108,8 +108,8 @@ package enum Differ {
             }
             if right.kind != generic {
                 right = try side(
-                    of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", byTables: true, db: db,
-                    progress: progress, cancellation: cancellation)
+                    of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", byTables: true, twin: left,
+                    db: db, progress: progress, cancellation: cancellation)
             }
         }
         try db.execute(
@@ -147,6 +147,8 @@ package enum Differ {
         var entityNames: [String]
         /// Each entity's records, in the scratch store.
         var tables: [String: Table] = [:]
+        /// Each entity member's SHA-256, as the manifest lists it and the read checked it.
+        var digests: [String: String] = [:]
         /// The TimeQuest schema, or the store's own model as a schema; nil for a generic archive.
         var schema: Schema?
     }
@@ -166,10 +168,13 @@ package enum Differ {
     }
 
     /// Every entity's records, as an archive holds them; `byTables` makes a model store's or
-    /// archive's records its tables' rows (as a generic archive has them).
+    /// archive's records its tables' rows (as a generic archive has them). An entity whose member
+    /// is byte for byte `twin`'s (the same SHA-256, which the read checks as it reads) is not
+    /// parsed or loaded again: its table is `twin`'s, and the comparison knows each record is its
+    /// own copy (`Comparison.isTwin`).
     static func side(
-        of url: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, label: String, byTables: Bool = false, db: Database,
-        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
+        of url: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, label: String, byTables: Bool = false,
+        twin: Side? = nil, db: Database, progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
         var archive = url
         var archiveKeys = keys
@@ -213,6 +218,7 @@ package enum Differ {
         var modelCache: Data?
         let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
         var counter: RecordProgressCounter?
+        var twins: Set<String> = []
         let reader = ArchiveReader(path: archive.path, displayPath: url.path, keys: archiveKeys)
         try db.inTransaction {
             // Read and parsed on a second core while SQLite inserts on this one, as import does;
@@ -225,6 +231,12 @@ package enum Differ {
                         onManifest: { manifest in
                             side.kind = manifest.source.schema
                             side.entityNames = manifest.entities.map(\.name)
+                            side.digests = Dictionary(
+                                manifest.entities.map { ($0.name, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+                            if let twin {
+                                let same = manifest.entities.filter { twin.digests[$0.name] == $0.sha256 && twin.tables[$0.name] != nil }
+                                twins = Set(same.map(\.name))
+                            }
                             counter = RecordProgressCounter(
                                 report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
                                 step: "read \(label.uppercased())", cancellation: cancellation)
@@ -233,7 +245,8 @@ package enum Differ {
                             }
                         },
                         onRecordLine: { member, _, line in
-                            batch.append((member.name, try JSONLine.parseObject(line)))
+                            // A twin's member is still read to its end: the reader checks its SHA-256 there.
+                            if !twins.contains(member.name) { batch.append((member.name, try JSONLine.parseObject(line))) }
                             try counter?.count(member.name)
                             if batch.count >= 256 {
                                 try handOver(batch)
@@ -250,6 +263,7 @@ package enum Differ {
         }
         counter?.finishEntity()
         side.tables = loader.tables
+        for name in twins { side.tables[name] = twin?.tables[name] }
         if store != nil { try? FileManager.default.removeItem(at: archive) }
         if side.kind == ArchiveManifest.Source.modelSchema, let modelCache {
             // Without a readable model, records are still matched by cloudID and content.
@@ -414,6 +428,10 @@ package enum Differ {
 
         var shared: [String] { Set(a.columns.keys).intersection(b.columns.keys).sorted() }
 
+        /// B's records are A's, line for line (`side`'s twin): one table serves both, and a record
+        /// paired with itself differs only where a relationship's records were matched otherwise.
+        var isTwin: Bool { a.name == b.name }
+
         static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
 
         /// SQL for B's `_pk` `key` as the A record it names (matched so far) in `root`.
@@ -456,18 +474,27 @@ package enum Differ {
         /// Each side's records (all, or only those not paired yet) as (`id`, key values `k0`…,
         /// `n`) in `diff_key_a` and `diff_key_b`, where `filter` holds; `n` is `numbering` over
         /// the key values (`$0`).
-        private func keyTables(_ fields: [String], unmatchedOnly: Bool, filter: String, numbering: (String) -> String) throws {
+        /// With `onlyA`, B's is not made (a twin's key of no relationship: it would be A's).
+        /// B's is made first, and A's holds only records whose key values B has: every A record
+        /// of such a value is in it, so `n` is as over all of A, and no other could be paired
+        /// (a second device's cloudIDs, none of which the other side has, cost one side's sort).
+        private func keyTables(
+            _ fields: [String], unmatchedOnly: Bool, filter: String, onlyA: Bool = false, numbering: (String) -> String
+        ) throws {
             let names = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
-            for (side, table, translate) in [("a", a, false), ("b", b, true)] {
+            try db.execute(sql: "DROP TABLE IF EXISTS diff_key_a")
+            try db.execute(sql: "DROP TABLE IF EXISTS diff_key_b")
+            for (side, table, translate) in [("b", b, true), ("a", a, false)] where !(onlyA && side == "b") {
                 let keys = fields.isEmpty ? ["0 AS k0"] : fields.enumerated().map { "\(value($1, "x", translate: translate)) AS k\($0)" }
-                try db.execute(sql: "DROP TABLE IF EXISTS diff_key_\(side)")
+                let inB = side == "a" && !onlyA ? "(\(names)) IN (SELECT \(names) FROM diff_key_b) AND " : ""
                 try db.execute(
                     sql: """
                         CREATE TABLE diff_key_\(side) AS SELECT id, \(names), \(numbering(names)) AS n FROM (SELECT x.rowid AS id, x.pk AS pk, \
-                        \(keys.joined(separator: ", ")) FROM \(table.name) x WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) WHERE \(filter)
+                        \(keys.joined(separator: ", ")) FROM \(table.name) x WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) \
+                        WHERE \(inB)\(filter)
                         """)
+                if side == "b" { try db.execute(sql: "CREATE INDEX diff_key_b_index ON diff_key_b (\(names))") }
             }
-            try db.execute(sql: "CREATE INDEX diff_key_b_index ON diff_key_b (\(names))")
         }
 
         /// Pairs A's records with B's by the plan's keys, each tried on the records the ones before it left.
@@ -483,9 +510,21 @@ package enum Differ {
                     tried.append(key.kind)
                     continue
                 }
+                // A key of no relationship has the same values on a twin's two sides: a record
+                // whose value no other record shares is paired with itself, as the join would pair it.
+                let selfPaired = isTwin && !key.fields.contains { plan.references[$0] != nil }
                 try keyTables(
-                    key.fields, unmatchedOnly: false, filter: conditions.joined(separator: " AND "),
+                    key.fields, unmatchedOnly: false, filter: conditions.joined(separator: " AND "), onlyA: selfPaired,
                     numbering: { "count(*) OVER (PARTITION BY \($0))" })
+                if selfPaired {
+                    try pair(
+                        key.kind,
+                        """
+                        INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, l.id FROM diff_key_a l WHERE l.n = 1 \
+                        AND \(unmatched("a", "l.id")) AND \(unmatched("b", "l.id"))
+                        """)
+                    continue
+                }
                 try pair(
                     key.kind,
                     """
@@ -543,7 +582,21 @@ package enum Differ {
 
         /// SQL: every shared field of the pair `l`, `r` as a flag (`d0`…), 1 where it differs.
         private func differs(_ shared: [String]) -> [String] {
-            shared.enumerated().map { "(\(value($1, "l", translate: false)) IS NOT \(value($1, "r", translate: true))) AS d\($0)" }
+            shared.enumerated().map { "\(difference($1)) AS d\($0)" }
+        }
+
+        /// SQL: 1 where the pair `l`, `r` differs in `field`.
+        private func difference(_ field: String) -> String {
+            "(\(value(field, "l", translate: false)) IS NOT \(value(field, "r", translate: true)))"
+        }
+
+        /// SQL: 1 where the pair `p` (of records `l`, `r`) differs in any of `shared`. A twin's
+        /// record paired with itself can differ only in a relationship, which B's side translates.
+        private func anyDifference(_ shared: [String]) -> String {
+            let all = shared.map(difference).joined(separator: " OR ")
+            guard isTwin else { return all }
+            let relationships = shared.filter { plan.references[$0] != nil }.map(difference)
+            return "CASE WHEN p.a = p.b THEN \(relationships.isEmpty ? "0" : relationships.joined(separator: " OR ")) ELSE \(all) END"
         }
 
         /// The counts: the changed pairs are found once and kept (`diff_changed`), so that the
@@ -554,9 +607,9 @@ package enum Differ {
             if !shared.isEmpty {
                 try db.execute(
                     sql: """
-                        INSERT INTO diff_changed (entity, a, b) SELECT \(number), a, b FROM (SELECT p.a AS a, p.b AS b, \
-                        \(differs(shared).joined(separator: ", ")) FROM diff_pairs p JOIN \(a.name) l ON l.rowid = p.a \
-                        JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number)) WHERE \(shared.indices.map { "d\($0)" }.joined(separator: " OR "))
+                        INSERT INTO diff_changed (entity, a, b) SELECT \(number), p.a, p.b FROM diff_pairs p \
+                        JOIN \(a.name) l ON l.rowid = p.a JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number) \
+                        AND (\(anyDifference(shared)))
                         """)
                 changed = db.changesCount
             }

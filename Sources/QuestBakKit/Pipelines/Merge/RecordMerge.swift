@@ -146,9 +146,19 @@ struct RecordMerge {
             }
         }
         for key in entity.keys {
+            // A key matches only records no key before it matched: once none is left, the
+            // others (each a scan, a sort and an index of the store's table) would find nothing.
+            guard try hasUnmatched(entity) else { break }
             try match(entity, by: key)
         }
         try assignNewKeys(entity)
+    }
+
+    /// Whether an archive record of `entity` is not matched yet.
+    private func hasUnmatched(_ entity: MergeLayout.EntityPlan) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched))",
+            arguments: [entity.table]) ?? false
     }
 
     private mutating func match(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
@@ -169,19 +179,7 @@ struct RecordMerge {
         // Columns without a declared type: no affinity, so values keep their storage class.
         try db.execute(
             sql: "CREATE TEMP TABLE questbak_key (pk INTEGER, \((names + (withCloud ? ["cloud"] : [])).joined(separator: ", ")))")
-        var storeFilter = key.fields.map { isContent ? "1" : "s.\($0.column) IS NOT NULL" }
-        var incomingFilter: [String] = []
-        if key.kind == .cloudID, let cloud {
-            // A cloudID another record of its side shares is a default, not an identity.
-            storeFilter.append(DeterministicID.wellFormedSQL("s.\(cloud)"))
-            storeFilter.append(
-                "s.\(cloud) IN (SELECT x.\(cloud) FROM main.\(entity.table) x WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1)"
-            )
-            incomingFilter.append(DeterministicID.wellFormedSQL("i.\(cloud)"))
-            incomingFilter.append(
-                "i.\(cloud) IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1)"
-            )
-        }
+        let storeFilter = key.fields.map { isContent ? "1" : "s.\($0.column) IS NOT NULL" }
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_key
@@ -198,12 +196,30 @@ struct RecordMerge {
             conditions.append(
                 "NOT (k.cloud IS NOT NULL AND \(identity("i", "incoming")) IS NOT NULL AND k.cloud <> \(identity("i", "incoming")))")
         }
+        var incomingFilter: [String] = []
+        // A cloudID another record of its side shares is a default, not an identity. The store's
+        // key table holds every store record's cloudID, so one shared there is found by counting
+        // its copies at the lookup; an archive record's is checked (well formed, and no other
+        // archive record's) only once the store has it: a store whose records all have other
+        // cloudIDs (a second device) costs no pass over the archive's. A store's cloudID equal to
+        // a well-formed one is well formed.
+        var found = "(SELECT k.pk FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND ")) ORDER BY k.pk LIMIT 1)"
+        if key.kind == .cloudID, let cloud {
+            found =
+                "(SELECT CASE WHEN count(*) = 1 THEN min(k.pk) END FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND ")))"
+            incomingFilter.append(
+                """
+                CASE WHEN NOT EXISTS (SELECT 1 FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND "))) THEN 0 \
+                ELSE \(DeterministicID.wellFormedSQL("i.\(cloud)")) AND i.\(cloud) IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x \
+                WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1) END
+                """)
+        }
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_map (tbl, incoming, store, how)
                 SELECT ?, ipk, spk, ? FROM (
                     SELECT i.Z_PK AS ipk,
-                           (SELECT k.pk FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND ")) ORDER BY k.pk LIMIT 1) AS spk
+                           \(found) AS spk
                     FROM incoming.\(entity.table) i
                     WHERE \(entity.rows("i")) AND \(unmatched) \(incomingFilter.map { " AND " + $0 }.joined())
                 ) WHERE spk IS NOT NULL
