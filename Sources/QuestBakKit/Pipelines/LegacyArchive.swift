@@ -112,12 +112,19 @@ struct LegacyArchive {
     var schemaVersion: String { target.versionIdentifier }
 
     /// Every statement of the new store, in order: the target's entity tables and their indexes,
-    /// then Core Data's bookkeeping and history tables, as Core Data makes them for the schema
-    /// (and as fixtures are written: `StoreWriter`).
-    var statements: [String] {
-        let layouts = target.entities.map { (entity: $0, layout: TableLayout(entity: $0)) }
-        return layouts.map(\.layout.createTableSQL) + layouts.flatMap { $0.layout.createIndexSQL(for: $0.entity) }
-            + CoreDataSQL.bookkeeping + CoreDataSQL.history
+    /// as Core Data makes them for the model the schema compiles to, then Core Data's bookkeeping
+    /// and history tables (what fixtures of the schema are written with, too).
+    func statements(archive: String) throws -> [String] {
+        let tables: ModelTables
+        do {
+            tables = try ModelTables(model: CompiledModel(schema: target))
+        } catch {
+            throw ImportError.notImportable(
+                archive: archive,
+                reason: "schema \(target.versionIdentifier) does not lay out: \((error as? LocalizedError)?.errorDescription ?? "\(error)")"
+            )
+        }
+        return tables.createStatements + CoreDataSQL.bookkeeping + CoreDataSQL.history
     }
 
     /// The target's entities in `Z_ENT` order, which is the schema's.
@@ -175,7 +182,7 @@ struct LegacyArchive {
             }
             try db.execute(
                 sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", arguments: [max(largest, floors[entity.name] ?? 0), index + 1])
-            if try StoreReader.rowCount(db, table: TableLayout(entity: entity).tableName) > 0 { anyStored = true }
+            if try StoreReader.rowCount(db, table: entity.tableName) > 0 { anyStored = true }
         }
         if anyStored {
             for (number, name) in CoreDataSQL.historyEntities {

@@ -49,7 +49,7 @@ struct StatementRestore {
         manifest = legacy.manifest
         self.archive = archive
         self.legacy = legacy
-        statements = legacy.statements
+        statements = try legacy.statements(archive: archive)
         isModel = true
         replayed = try StatementReplay.check(statements)
     }
@@ -171,25 +171,70 @@ struct StatementRestore {
             // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
             // count once every row is in (a counter above the largest key, after deletes, stays).
             var sequenceLines: [(table: ArchiveManifest.TableMember, lineNumber: Int, line: Data)] = []
-            _ = try reader.read(
-                onRecordLine: { member, lineNumber, line in
-                    written.readCounts[member.name, default: 0] += 1
-                    try records.insert(line: line, member: member, lineNumber: lineNumber, files: files)
-                    try progress?.count(member.name)
-                },
-                onTableLine: { table, lineNumber, line in
-                    if table.name == CoreDataSQL.autoincrementTable {
-                        sequenceLines.append((table, lineNumber, line))
-                    } else {
-                        try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
+            // The archive is read, checked and decompressed on a second core while SQLite inserts
+            // on this one (the transaction's), in the archive's order. A format 1 or 2 archive's
+            // lines are decoded there too (its schema is known before the first); a format 3
+            // archive's model only once its cache has come, here.
+            enum Item {
+                case records([RecordLine])
+                case tableLine(ArchiveManifest.TableMember, Int, Data)
+                case file(ArchiveManifest.FileMember, Data)
+                case external(name: String, spooled: URL?)
+            }
+            let legacy = self.legacy
+            let archive = self.archive
+            try HandOff.run(
+                capacity: 16,
+                produce: { (handOver: (Item) throws -> Void) in
+                    var batch: [RecordLine] = []
+                    var spooledCount = 0
+                    func flush() throws {
+                        if !batch.isEmpty { try handOver(.records(batch)) }
+                        batch.removeAll(keepingCapacity: true)
                     }
+                    _ = try reader.read(
+                        onRecordLine: { member, lineNumber, line in
+                            let decoded = try legacy?.decode(line: line, member: member, lineNumber: lineNumber, archive: archive)
+                            batch.append(RecordLine(member: member, lineNumber: lineNumber, line: line, decoded: decoded))
+                            if batch.count >= 512 { try flush() }
+                        },
+                        onTableLine: { table, lineNumber, line in
+                            try flush()
+                            try handOver(.tableLine(table, lineNumber, line))
+                        },
+                        onFile: { file, data in
+                            try flush()
+                            try handOver(.file(file, data))
+                        },
+                        onExternalFile: { file, bytes in
+                            try flush()
+                            // Spooled by number: the file's own name may be as long as a name can be.
+                            let spooled = spool?.appendingPathComponent("\(spooledCount)")
+                            spooledCount += 1
+                            if let spooled { try Self.spool(bytes, to: spooled) }
+                            try handOver(.external(name: String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), spooled: spooled))
+                        })
+                    try flush()
                 },
-                onFile: { file, data in files[file.path] = data },
-                onExternalFile: { file, bytes in
-                    // Spooled by number: the file's own name may be as long as a name can be.
-                    let spooled = spool?.appendingPathComponent("\(written.external.count)")
-                    if let spooled { try Self.spool(bytes, to: spooled) }
-                    written.external.append((String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), spooled))
+                consume: { item in
+                    switch item {
+                    case .records(let lines):
+                        for record in lines {
+                            written.readCounts[record.member.name, default: 0] += 1
+                            try records.insert(record, files: files)
+                            try progress?.count(record.member.name)
+                        }
+                    case .tableLine(let table, let lineNumber, let line):
+                        if table.name == CoreDataSQL.autoincrementTable {
+                            sequenceLines.append((table, lineNumber, line))
+                        } else {
+                            try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
+                        }
+                    case .file(let file, let data):
+                        files[file.path] = data
+                    case .external(let name, let spooled):
+                        written.external.append((name, spooled))
+                    }
                 })
             // A format 1 or 2 archive's members were checked against its schema with the manifest.
             if legacy == nil { try records.checkEveryEntityListed(files: files) }
@@ -336,6 +381,14 @@ struct StatementRestore {
         }
     }
 
+    /// One record line as read, with what a format 1 or 2 archive's decoding made of it.
+    private struct RecordLine {
+        var member: ArchiveManifest.EntityMember
+        var lineNumber: Int
+        var line: Data
+        var decoded: LegacyArchive.DecodedLine?
+    }
+
     /// Inserts record lines: through the archive's model (its cache comes before the records; a
     /// format 1 or 2 archive's is its schema's, laid out before the first), or column by column for
     /// a generic archive.
@@ -397,9 +450,11 @@ struct StatementRestore {
             return made
         }
 
-        mutating func insert(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, files: [String: Data]) throws {
+        mutating func insert(_ read: RecordLine, files: [String: Data]) throws {
+            let (member, lineNumber, line) = (read.member, read.lineNumber, read.line)
             if let legacy = restore.legacy, let layout {
-                let decoded = try legacy.decode(line: line, member: member, lineNumber: lineNumber, archive: restore.archive)
+                let decoded =
+                    try read.decoded ?? legacy.decode(line: line, member: member, lineNumber: lineNumber, archive: restore.archive)
                 // What the target cannot store (`--allow-newer`) is reported, not written.
                 for entry in decoded.unstorable { try log.record(entry) }
                 guard let entity = decoded.entity, let record = decoded.record else { return }
