@@ -14,9 +14,10 @@ import QuestBakArchive
 /// and read-back, are the one path's.
 ///
 /// `--to-version` (a 1.0.0 archive restored as 2.0.0): the records are laid out by the target's
-/// tables and the repair pass fills what the source did not have (defaults, cloudIDs), which is
-/// what a migration of the restored store would do, in one transaction and with the same entries;
-/// the golden dumps (`Fixtures/*/default.store.expected-*.dump`) hold the bytes it gives.
+/// tables and the repair pass fills what the source did not have (defaults, cloudIDs), in the one
+/// transaction, rather than a restore as the source's version followed by a migration. That keeps
+/// the reports and stores byte for byte what they were (the golden dumps, the repair logs), and
+/// the records are those `migrate` gives (DiffCommandTests.testMigrateAndImportToV2GiveTheSameRecords).
 struct LegacyArchive {
     var manifest: ArchiveManifest
     var source: Schema
