@@ -453,6 +453,58 @@ final class ImportCommandTests: XCTestCase {
         }
     }
 
+    /// Archives of format 1 (the corpus's) and 2 restore through the one path: the digests the
+    /// import reports are those an export of the restored store lists, as the store's own schema
+    /// and as a later one (`--to-version`), and the store is made by the same statements as a
+    /// store of that version (the fixtures').
+    func testFormat1And2ArchivesRestoreToTheStoreTheirReExportDescribes() throws {
+        let directory = try TemporaryTestDirectory()
+        let formatTwo = directory.path("v1-typical.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v1-typical").path, "-o", formatTwo.path, "-q"]).status, 0)
+        let formatOne = Repository.root.appendingPathComponent("Tests/Corpus/archive/accepted-v1-typical.zstd.qbak")
+        func statements(_ store: URL) throws -> [[String]] {
+            try rows(store, "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+        }
+        for (index, (archive, version)) in [(formatOne, "1.0.0"), (formatOne, "2.0.0"), (formatTwo, "1.0.0"), (formatTwo, "2.0.0")]
+            .enumerated()
+        {
+            let store = directory.path("restored-\(index).store")
+            let imported = try Questbak.run([
+                "import", archive.path, "--into", store.path, "--validate", "--to-version", version, "--now", "2026-01-01T00:00:00Z",
+                "--json",
+            ])
+            XCTAssertEqual(imported.status, 0, imported.standardError)
+            let reported = try XCTUnwrap(try report(imported)["entities"] as? [[String: Any]])
+            XCTAssertEqual(reported.count, 5, "\(archive.lastPathComponent) as \(version)")
+            let again = directory.path("again-\(index).qbak")
+            XCTAssertEqual(try Questbak.run(["export", store.path, "-o", again.path, "-q", "--compression", "none"]).status, 0)
+            let manifest = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: try Questbak.runTool(["tar", "-xOf", again.path, "manifest.json"]).outputData)
+                    as? [String: Any])
+            XCTAssertEqual(manifest["schemaVersion"] as? String, version)
+            let listed = Dictionary(
+                uniqueKeysWithValues: (manifest["entities"] as? [[String: Any]] ?? []).map {
+                    ($0["name"] as? String ?? "", "\($0["count"] ?? "") \($0["sha256"] ?? "")")
+                })
+            for entity in reported {
+                let name = entity["name"] as? String ?? ""
+                XCTAssertEqual(
+                    listed[name], "\(entity["written"] ?? "") \(entity["sha256"] ?? "")",
+                    "\(archive.lastPathComponent) as \(version): \(name)")
+            }
+            let fixture = Repository.fixtures.appendingPathComponent(
+                version == "1.0.0" ? "v1-typical/default.store" : "v2-typical/default.store")
+            var configuration = Configuration()
+            configuration.readonly = true
+            let fixtureStatements = try DatabaseQueue(path: "file:\(fixture.path)?immutable=1", configuration: configuration).read { db in
+                try Row.fetchAll(db, sql: "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid").map {
+                    [$0[0] as String, $0[1] as String, $0[2] as String]
+                }
+            }
+            XCTAssertEqual(try statements(store), fixtureStatements, "\(archive.lastPathComponent) as \(version)")
+        }
+    }
+
     func testAV1FixtureImportedAsV2KeepsEveryValue() throws {
         let directory = try TemporaryTestDirectory()
         let source = try directory.copyFixture("v1-edge-cases")

@@ -4,22 +4,34 @@ import Foundation
 import GRDB
 import QuestBakArchive
 
-/// Restores an archive of any app's store (format version 3, `source.schema` "model" or
-/// "generic"): the store's own statements make the same tables, columns and indexes; the records
-/// go back into the columns they came from (through the store's own model, or column by column);
-/// `Z_PRIMARYKEY` and the other carried tables row by row; the metadata and model cache byte for
-/// byte. Persistent history and CloudKit mirroring start empty, as Core Data rebuilds them.
+/// The one restore, of every archive. An archive of any app's store (format version 3,
+/// `source.schema` "model" or "generic"): the store's own statements make the same tables,
+/// columns and indexes; the records go back into the columns they came from (through the store's
+/// own model, or column by column); `Z_PRIMARYKEY` and the other carried tables row by row; the
+/// metadata and model cache byte for byte. Persistent history and CloudKit mirroring start empty,
+/// as Core Data rebuilds them. An archive of format 1 or 2 (TimeQuest's) comes through
+/// `LegacyArchive`, which gives the statements, the model and the records of its profile's schema.
 ///
-/// What was written is then proved by reading the closed store back: its statements are the
-/// archive's, and every member encodes to the digest the manifest lists.
+/// What was written is then proved by reading the closed store back: its statements are the ones
+/// replayed, and every member encodes to the digest the manifest lists (or, after repairs, that
+/// the records written encode to).
 struct StatementRestore {
     let manifest: ArchiveManifest
     let archive: String
     let statements: [String]
     let isModel: Bool
+    /// A format 1 or 2 archive: what its profile's schema says of it (nil for format 3).
+    let legacy: LegacyArchive?
     /// What the statements make besides plain tables (virtual tables and their shadow tables),
     /// found by replaying them into a scratch database while the manifest is read.
     let replayed: StatementReplay
+
+    /// The schema version of the store written (a format 1 or 2 archive may be restored as a later one).
+    var schemaVersion: String { legacy?.schemaVersion ?? manifest.effectiveSchemaVersion }
+
+    /// The entities the store has, each with a member an export of it writes: a format 1 or 2
+    /// archive's target schema's, or the manifest's.
+    var entityNames: [String] { legacy?.entityNames ?? manifest.entities.map(\.name) }
 
     /// Tables the archive carries row by row (a join table among them holds rows that link no
     /// record, so its links are not typed).
@@ -31,9 +43,21 @@ struct StatementRestore {
     static let tablePrefixes = ["CREATE TABLE ", "CREATE INDEX ", "CREATE UNIQUE INDEX "]
     static let laterPrefixes = ["CREATE TRIGGER ", "CREATE VIEW "]
 
+    /// A format 1 or 2 archive, through its profile's schema: the statements are the target
+    /// schema's, made by questbak, not read from the archive.
+    init(legacy: LegacyArchive, archive: String) throws {
+        manifest = legacy.manifest
+        self.archive = archive
+        self.legacy = legacy
+        statements = try legacy.statements(archive: archive)
+        isModel = true
+        replayed = try StatementReplay.check(statements)
+    }
+
     init(manifest: ArchiveManifest, archive: String) throws {
         self.manifest = manifest
         self.archive = archive
+        legacy = nil
         guard let statements = manifest.sql, !statements.isEmpty else {
             throw ArchiveError.notAQuestbakArchive(
                 path: archive, reason: "a \(manifest.source.schema) archive must list the store's statements (sql)")
@@ -102,6 +126,11 @@ struct StatementRestore {
         var external: [(name: String, spooled: URL?)] = []
         var digests: [String: EntityMemberEncoding.Digest] = [:]
         var notes: [String] = []
+        /// The statements the read-back must find, in order.
+        var statements: [String] = []
+        /// The digests the read-back must find of the metadata and model cache (and, for format
+        /// 3, of the external-storage files, which the reader checked), by member path.
+        var files: [String: String] = [:]
     }
 
     /// Writes the store at `url`, and the archive's external-storage files into the folder
@@ -124,9 +153,13 @@ struct StatementRestore {
             for table in CoreDataSQL.requiredTables where try !db.tableExists(table) {
                 throw ArchiveError.notAQuestbakArchive(path: archive, reason: "its statements (sql) make no table \(table)")
             }
-            var carried = CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false)
+            // A format 1 or 2 archive's statements are its schema's: its own tables come with
+            // their own statements, and its entities are numbered before the first record.
+            var carried = CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: legacy != nil)
             try carried.create(in: db)
             let tables = carried
+            try legacy?.createEntityKeys(db)
+            written.statements = legacy == nil ? statements : try CoreDataSQL.schemaStatements(db)
             try db.execute(
                 sql:
                     "CREATE TEMP TABLE questbak_links (tableName TEXT, columnName TEXT, target INTEGER, source INTEGER, entity TEXT, relationship TEXT)"
@@ -134,30 +167,86 @@ struct StatementRestore {
             try UniqueConstraintRule.prepare(db)
             var files: [String: Data] = [:]
             var records = RecordInserter(restore: self, db: db, log: log)
+            if let legacy { records.layout = try legacy.layout(db, archive: archive) }
             // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
             // count once every row is in (a counter above the largest key, after deletes, stays).
             var sequenceLines: [(table: ArchiveManifest.TableMember, lineNumber: Int, line: Data)] = []
-            _ = try reader.read(
-                onRecordLine: { member, lineNumber, line in
-                    written.readCounts[member.name, default: 0] += 1
-                    try records.insert(line: line, member: member, lineNumber: lineNumber, files: files)
-                    try progress?.count(member.name)
-                },
-                onTableLine: { table, lineNumber, line in
+            // Reading the archive (`produce`) hands each item over to what writes it (`consume`), in
+            // the archive's order. A format 1 or 2 archive's schema is known before its first line,
+            // so its lines are read and decoded on a second core while SQLite inserts on this one
+            // (the transaction's). A format 3 archive's lines can be decoded only here, once its
+            // model has come: reading alone on a second core gained nothing measurable (100k
+            // records: 2.38 s either way) and cost 10 MB of peak memory, so it is read here too.
+            enum Item {
+                case records([RecordLine])
+                case tableLine(ArchiveManifest.TableMember, Int, Data)
+                case file(ArchiveManifest.FileMember, Data)
+                case external(name: String, spooled: URL?)
+            }
+            let legacy = self.legacy
+            let archive = self.archive
+            let produce: (_ handOver: (Item) throws -> Void) throws -> Void = { handOver in
+                var batch: [RecordLine] = []
+                var spooledCount = 0
+                func flush() throws {
+                    if !batch.isEmpty { try handOver(.records(batch)) }
+                    batch.removeAll(keepingCapacity: true)
+                }
+                _ = try reader.read(
+                    onRecordLine: { member, lineNumber, line in
+                        let content: RecordLine.Content =
+                            try legacy.map {
+                                .decoded(try $0.decode(line: line, member: member, lineNumber: lineNumber, archive: archive))
+                            }
+                            ?? .line(line)
+                        batch.append(RecordLine(member: member, lineNumber: lineNumber, content: content))
+                        if batch.count >= 512 { try flush() }
+                    },
+                    onTableLine: { table, lineNumber, line in
+                        try flush()
+                        try handOver(.tableLine(table, lineNumber, line))
+                    },
+                    onFile: { file, data in
+                        try flush()
+                        try handOver(.file(file, data))
+                    },
+                    onExternalFile: { file, bytes in
+                        try flush()
+                        // Spooled by number: the file's own name may be as long as a name can be.
+                        let spooled = spool?.appendingPathComponent("\(spooledCount)")
+                        spooledCount += 1
+                        if let spooled { try Self.spool(bytes, to: spooled) }
+                        try handOver(.external(name: String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), spooled: spooled))
+                    })
+                try flush()
+            }
+            let consume: (Item) throws -> Void = { item in
+                switch item {
+                case .records(let lines):
+                    for record in lines {
+                        written.readCounts[record.member.name, default: 0] += 1
+                        try records.insert(record, files: files)
+                        try progress?.count(record.member.name)
+                    }
+                case .tableLine(let table, let lineNumber, let line):
                     if table.name == CoreDataSQL.autoincrementTable {
                         sequenceLines.append((table, lineNumber, line))
                     } else {
                         try tables.insert(line: line, table: table, lineNumber: lineNumber, into: db)
                     }
-                },
-                onFile: { file, data in files[file.path] = data },
-                onExternalFile: { file, bytes in
-                    // Spooled by number: the file's own name may be as long as a name can be.
-                    let spooled = spool?.appendingPathComponent("\(written.external.count)")
-                    if let spooled { try Self.spool(bytes, to: spooled) }
-                    written.external.append((String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), spooled))
-                })
-            try records.checkEveryEntityListed(files: files)
+                case .file(let file, let data):
+                    files[file.path] = data
+                case .external(let name, let spooled):
+                    written.external.append((name, spooled))
+                }
+            }
+            if legacy != nil {
+                try HandOff.run(capacity: 16, produce: produce, consume: consume)
+            } else {
+                try produce(consume)
+            }
+            // A format 1 or 2 archive's members were checked against its schema with the manifest.
+            if legacy == nil { try records.checkEveryEntityListed(files: files) }
             if let context = records.context {
                 written.notes += try RepairPipeline.run(in: context, phase: .restoring)
                 try applyDestinationLinks(db, log: log)
@@ -170,6 +259,17 @@ struct StatementRestore {
             } else {
                 try applyDestinationLinks(db, log: log)
             }
+            if let legacy, !legacy.options.asArchived {
+                // A store an app profile describes: the same rules, driven by the profile's schema
+                // as well as the layout (the singleton, natural keys, symbolic defaults, cloudIDs
+                // derived from natural keys). Z_PRIMARYKEY is in place already (`createEntityKeys`).
+                let context = try RepairContext(
+                    db: db, schema: legacy.target, defaultsSchema: legacy.options.schemas.last ?? legacy.target,
+                    now: legacy.options.now ?? legacy.createdAt, randomIDs: legacy.options.randomIDs,
+                    cloudIDKind: legacy.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
+                    log: log, path: archive, keepDistinctIDs: legacy.options.keepDistinctIDs)
+                written.notes += try RepairPipeline.run(in: context)
+            }
             if !validate && log.repairs > 0 {
                 throw ImportError.repairsNeeded(archive: archive, counts: log.counts.filter { $0.key.hasPrefix("repair.") })
             }
@@ -179,21 +279,31 @@ struct StatementRestore {
             }
             try db.execute(sql: "DROP TABLE temp.questbak_links")
             try db.execute(sql: "DROP TABLE temp.questbak_duplicates")
-            guard let plist = files[ArchiveManifest.metadataPath] else {
-                throw ArchiveError.missingMember(path: archive, member: ArchiveManifest.metadataPath)
-            }
-            // Carried as rows, these tables came back with the other tables.
-            if !carriedTableNames.contains("Z_METADATA") {
-                try CoreDataSQL.insertMetadata(db, uuid: manifest.source.storeUUID, plist: plist)
-            }
-            if let cache = files[ArchiveManifest.modelCachePath], !carriedTableNames.contains("Z_MODELCACHE") {
-                try CoreDataSQL.insertModelCache(db, cache)
+            if let legacy {
+                try legacy.finishEntityKeys(db, inserted: records.largestKeys, log: log)
+                let (note, metadataFiles) = try legacy.writeMetadata(db, files: files, archive: archive, log: log)
+                if let note { written.notes.append(note) }
+                written.files = metadataFiles
+            } else {
+                guard let plist = files[ArchiveManifest.metadataPath] else {
+                    throw ArchiveError.missingMember(path: archive, member: ArchiveManifest.metadataPath)
+                }
+                // Carried as rows, these tables came back with the other tables.
+                if !carriedTableNames.contains("Z_METADATA") {
+                    try CoreDataSQL.insertMetadata(db, uuid: manifest.source.storeUUID, plist: plist)
+                }
+                if let cache = files[ArchiveManifest.modelCachePath], !carriedTableNames.contains("Z_MODELCACHE") {
+                    try CoreDataSQL.insertModelCache(db, cache)
+                }
+                written.files = Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first })
             }
             written.notes += try ExternalStorage.missingReferences(db, available: Set(written.external.map(\.name)))
             // What the read-back must find: the archive's members as the manifest lists them, or,
             // after repairs, the repaired records (encoded here; without repairs one pass, the
-            // read-back's, is enough).
-            if log.repairs > 0 {
+            // read-back's, is enough). A format 1 or 2 archive's members are not in the format an
+            // export of the new store writes (no `_opt` in format 1, another version's header):
+            // its records are always encoded here.
+            if log.repairs > 0 || legacy != nil {
                 written.digests = try digests(db, layout: records.layout, path: url.path)
             } else {
                 for member in manifest.entities {
@@ -223,14 +333,12 @@ struct StatementRestore {
     /// Each entity member's digest, encoded from the store open on `db` as an export would.
     func digests(_ db: Database, layout: ModelLayout?, path: String) throws -> [String: EntityMemberEncoding.Digest] {
         var digests: [String: EntityMemberEncoding.Digest] = [:]
-        for member in manifest.entities {
-            if let plan = layout?.entity(named: member.name) {
-                digests[member.name] = try ModelMemberEncoding.digest(
-                    db, plan: plan, schemaVersion: manifest.effectiveSchemaVersion, path: path)
+        for name in entityNames {
+            if let plan = layout?.entity(named: name) {
+                digests[name] = try ModelMemberEncoding.digest(db, plan: plan, schemaVersion: schemaVersion, path: path)
             } else {
-                digests[member.name] = try GenericMemberEncoding.digest(
-                    db, entity: member.name, table: Entity.tableName(member.name), schemaVersion: manifest.effectiveSchemaVersion,
-                    path: path)
+                digests[name] = try GenericMemberEncoding.digest(
+                    db, entity: name, table: Entity.tableName(name), schemaVersion: schemaVersion, path: path)
             }
         }
         return digests
@@ -278,13 +386,28 @@ struct StatementRestore {
         }
     }
 
-    /// Inserts record lines: through the archive's model (its cache comes before the records), or
-    /// column by column for a generic archive.
+    /// One record line as read: a format 1 or 2 archive's already decoded (the line itself is not
+    /// kept), any other's as it is.
+    private struct RecordLine {
+        enum Content {
+            case line(Data)
+            case decoded(LegacyArchive.DecodedLine)
+        }
+        var member: ArchiveManifest.EntityMember
+        var lineNumber: Int
+        var content: Content
+    }
+
+    /// Inserts record lines: through the archive's model (its cache comes before the records; a
+    /// format 1 or 2 archive's is its schema's, laid out before the first), or column by column for
+    /// a generic archive.
     private struct RecordInserter {
         let restore: StatementRestore
         let db: Database
         let log: RepairLog
         var layout: ModelLayout?
+        /// The largest key inserted, by entity: a format 1 or 2 archive's `Z_MAX` is made from it.
+        var largestKeys: [String: Int64] = [:]
         /// What the model's repairs work on, once the model is known.
         var context: RepairContext?
         var statements: [String: (insert: Statement, columns: [String])] = [:]
@@ -337,8 +460,23 @@ struct StatementRestore {
             return made
         }
 
-        mutating func insert(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, files: [String: Data]) throws {
-            if restore.isModel {
+        mutating func insert(_ read: RecordLine, files: [String: Data]) throws {
+            let (member, lineNumber) = (read.member, read.lineNumber)
+            switch read.content {
+            case .decoded(let decoded):
+                guard let legacy = restore.legacy, let layout else {
+                    preconditionFailure("a line is decoded only for a format 1 or 2 archive, laid out before its first record")
+                }
+                // What the target cannot store (`--allow-newer`) is reported, not written.
+                for entry in decoded.unstorable { try log.record(entry) }
+                guard let entity = decoded.entity, let record = decoded.record else { return }
+                guard let plan = layout.entity(named: entity) else {
+                    throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(legacy.schemaVersion)")
+                }
+                try insertRow(
+                    plan: plan, primaryKey: record.primaryKey, opt: record.opt, values: LegacyArchive.columnValues(of: record, plan: plan),
+                    duplicate: nil, member: member.path, lineNumber: lineNumber)
+            case .line(let line) where restore.isModel:
                 let layout = try modelLayout(files: files, member: member.path)
                 guard let plan = layout.entity(named: member.name) else {
                     throw restore.invalid(member.path, lineNumber, "entity \(member.name) is not part of the archive's model")
@@ -349,23 +487,9 @@ struct StatementRestore {
                 } catch let error as ModelMemberEncoding.LineError {
                     throw restore.invalid(member.path, lineNumber, error.reason)
                 }
-                let columns = plan.fields.map(\.column) + plan.toOne.map(\.column)
-                let insert = try statement(plan.table, key: plan.name, columns: ["Z_PK", "Z_ENT", "Z_OPT"] + columns)
-                do {
-                    try ExactSQL.execute(
-                        insert, [.integer(row.primaryKey), .integer(plan.number), row.opt.map { .integer($0) } ?? .null] + row.values)
-                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                    if try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_PK = ?", arguments: [row.primaryKey]) != 0 {
-                        throw restore.invalid(
-                            member.path, lineNumber, "\(RecordJSON.primaryKeyKey) \(row.primaryKey) appears more than once")
-                    }
-                    // A record the model's uniqueness constraint refuses is a duplicate of one restored before.
-                    guard let context, let (keeper, _) = try UniqueConstraintRule.keeper(of: row, plan: plan, context: context) else {
-                        throw restore.invalid(
-                            member.path, lineNumber, "record \(row.primaryKey) cannot be stored: \(error.message ?? "a constraint fails")")
-                    }
-                    try UniqueConstraintRule.drop(row, keeper: keeper, plan: plan, context: context)
-                }
+                try insertRow(
+                    plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
+                    lineNumber: lineNumber)
                 for (link, targets) in zip(plan.toMany, row.links) {
                     for target in targets {
                         switch link.storage {
@@ -381,8 +505,38 @@ struct StatementRestore {
                         }
                     }
                 }
-            } else {
+            case .line(let line):
                 try insertGeneric(line: line, member: member, lineNumber: lineNumber)
+            }
+        }
+
+        /// Inserts one record's row into its entity's table. A row a constraint refuses is a key
+        /// that appears twice, or a duplicate (`duplicate`, the decoded row) by the model's
+        /// uniqueness constraints, dropped for the record restored before it.
+        mutating func insertRow(
+            plan: ModelLayout.EntityPlan, primaryKey: Int64, opt: Int64?, values: [StoredValue], duplicate: ModelMemberEncoding.Row?,
+            member: String, lineNumber: Int
+        ) throws {
+            let insert =
+                try statements[plan.name]?.insert
+                ?? statement(
+                    plan.table, key: plan.name, columns: ["Z_PK", "Z_ENT", "Z_OPT"] + plan.fields.map(\.column) + plan.toOne.map(\.column))
+            do {
+                try ExactSQL.execute(insert, [.integer(primaryKey), .integer(plan.number), opt.map { .integer($0) } ?? .null] + values)
+                FaultPoint.reached("inserted \(plan.name) \(primaryKey)")
+                largestKeys[plan.name] = max(largestKeys[plan.name] ?? 0, primaryKey)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                if try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_PK = ?", arguments: [primaryKey]) != 0 {
+                    throw restore.invalid(member, lineNumber, "\(RecordJSON.primaryKeyKey) \(primaryKey) appears more than once")
+                }
+                // A record the model's uniqueness constraint refuses is a duplicate of one restored before.
+                guard let context, let row = duplicate,
+                    let (keeper, _) = try UniqueConstraintRule.keeper(of: row, plan: plan, context: context)
+                else {
+                    throw restore.invalid(
+                        member, lineNumber, "record \(primaryKey) cannot be stored: \(error.message ?? "a constraint fails")")
+                }
+                try UniqueConstraintRule.drop(row, keeper: keeper, plan: plan, context: context)
             }
         }
 
@@ -465,12 +619,13 @@ struct StatementRestore {
         }
     }
 
-    /// Reads the closed store back: its statements are the archive's, it passes
-    /// `integrity_check`, and every member (entities, tables, metadata, model cache) is what the
-    /// manifest lists, byte for byte.
-    func verifyReadBack(
-        _ url: URL, digests: [String: EntityMemberEncoding.Digest], files expectedFiles: [String: String]
-    ) throws -> [String: Int] {
+    /// Reads the closed store back: its statements are the ones `write` made, it passes
+    /// `integrity_check`, and every member (entities, tables, metadata, model cache) is what
+    /// `write` says it wrote (the manifest's, unless repairs changed the records or a format 1 or 2
+    /// archive was restored), byte for byte. Returns the records of each entity.
+    func verifyReadBack(_ url: URL, written: Written) throws -> [String: Int] {
+        let digests = written.digests
+        let expectedFiles = written.files
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: url.path, configuration: configuration)
@@ -482,15 +637,23 @@ struct StatementRestore {
             guard try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" else {
                 throw fail("(file)", expected: "integrity_check ok", found: "damage")
             }
-            guard try CoreDataSQL.schemaStatements(db) == statements else {
-                throw fail("(statements)", expected: "the archive's \(statements.count) statements", found: "others")
+            guard try CoreDataSQL.schemaStatements(db) == written.statements else {
+                throw fail("(statements)", expected: "the \(written.statements.count) statements written", found: "others")
             }
             if let settings = manifest.sqlite {
                 let found = try StoreFileSettings.of(db)
                 guard found == settings else { throw fail("(file)", expected: settings.summary, found: found.summary) }
             }
             let layout: ModelLayout?
-            if isModel {
+            if let legacy {
+                do {
+                    layout = try legacy.layout(db, archive: archive)
+                } catch {
+                    throw fail(
+                        "(model)", expected: "schema \(legacy.schemaVersion)",
+                        found: (error as? LocalizedError)?.errorDescription ?? "\(error)")
+                }
+            } else if isModel {
                 do {
                     let cache = try StoreReader.modelCache(db) ?? Data()
                     layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache), carriedAsTables: carriedTableNames)
@@ -503,14 +666,13 @@ struct StatementRestore {
                 layout = nil
             }
             let found = try self.digests(db, layout: layout, path: url.path)
-            var written: [String: Int] = [:]
-            for member in manifest.entities {
-                guard let digest = found[member.name], let wanted = digests[member.name], digest == wanted else {
-                    let expected = digests[member.name].map { "\($0.count) records \($0.sha256)" } ?? "a member"
-                    throw fail(
-                        member.name, expected: expected, found: found[member.name].map { "\($0.count) records \($0.sha256)" } ?? "none")
+            var counts: [String: Int] = [:]
+            for name in entityNames {
+                guard let digest = found[name], let wanted = digests[name], digest == wanted else {
+                    let expected = digests[name].map { "\($0.count) records \($0.sha256)" } ?? "a member"
+                    throw fail(name, expected: expected, found: found[name].map { "\($0.count) records \($0.sha256)" } ?? "none")
                 }
-                written[member.name] = digest.count
+                counts[name] = digest.count
             }
             try CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false).verify(db, store: url.path)
             // Core Data's one metadata row and one cache row, exactly as archived (when carried
@@ -539,7 +701,7 @@ struct StatementRestore {
             }
             // Every table is accounted for: an entity's, a carried one, a join table the records
             // fill, Core Data's bookkeeping, or its history and mirroring, which start empty.
-            let entityTables = Set(layout?.entities.map(\.table) ?? manifest.entities.map { Entity.tableName($0.name) })
+            let entityTables = Set(layout?.entities.map(\.table) ?? entityNames.map { Entity.tableName($0) })
             let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union(replayed.virtualTables).union([
                 "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE",
             ])
@@ -552,7 +714,7 @@ struct StatementRestore {
                     )
                 }
             }
-            return written
+            return counts
         }
     }
 }

@@ -1,0 +1,382 @@
+import CoreDataStore
+import Crypto
+import Foundation
+import GRDB
+import QuestBakArchive
+
+/// An archive of format 1 or 2 (TimeQuest's: `source.schema` "timequest", written by an app
+/// profile's schema), read for the one restore (`StatementRestore`). All that sets these archives
+/// apart lives here, behind one seam: which schemas the lines are read with and written as, the
+/// statements that make the target's tables (the archive carries none), the model its records are
+/// laid out by, how a line becomes a record (format 1 has no `_opt`; every property is written; a
+/// to-many is refused; `--allow-newer` keeps what the target cannot store for the report), and what
+/// `Z_PRIMARYKEY`, `Z_METADATA` and `Z_MODELCACHE` get. The restore itself, its repairs, digests
+/// and read-back, are the one path's.
+///
+/// `--to-version` (a 1.0.0 archive restored as 2.0.0): the records are laid out by the target's
+/// tables and the repair pass fills what the source did not have (defaults, cloudIDs), in the one
+/// transaction, rather than a restore as the source's version followed by a migration. That keeps
+/// the reports and stores byte for byte what they were (the golden dumps, the repair logs), and
+/// the records are those `migrate` gives (DiffCommandTests.testMigrateAndImportToV2GiveTheSameRecords).
+struct LegacyArchive {
+    var manifest: ArchiveManifest
+    var source: Schema
+    var target: Schema
+    /// Archive schema newer than any known one, read because `allowNewer` was given.
+    var newerSource: Bool
+    var options: Importer.Options
+    var createdAt: Double
+    /// The template store's metadata and model cache, read once.
+    var template: (path: String, metadata: StoreMetadata, modelCache: Data?)?
+
+    init(manifest: ArchiveManifest, archive: String, options: Importer.Options) throws {
+        self.manifest = manifest
+        self.options = options
+        guard manifest.source.schema == ArchiveManifest.Source.knownSchema else {
+            throw ImportError.notImportable(
+                archive: archive,
+                reason:
+                    "it is a generic archive of another app's store (\(UntrustedText.display(manifest.source.schema))); only TimeQuest archives can be restored"
+            )
+        }
+        let version = manifest.effectiveSchemaVersion
+        let schemas = options.schemas
+        let supported = schemas.map(\.versionIdentifier)
+        guard let newest = schemas.last else {
+            // The library applies no app's profile unasked: its caller passes the ones it reads.
+            throw ImportError.notImportable(
+                archive: archive,
+                reason:
+                    "it is written by TimeQuest's schema \(version) (format \(manifest.formatVersion)), and no app profile was given to read it by (Importer.Options.profiles: AppProfile.timeQuest)"
+            )
+        }
+        if let known = schemas.first(where: { $0.versionIdentifier == version }) {
+            source = known
+            newerSource = false
+        } else if !VersionIdentifier.isNewer(version, thanAll: supported) {
+            throw ArchiveError.unknownSchemaVersion(path: archive, found: version, known: supported)
+        } else if options.allowNewer {
+            source = newest
+            newerSource = true
+        } else {
+            throw ArchiveError.unsupportedSchemaVersion(path: archive, found: version, supported: supported)
+        }
+        if let requested = options.targetVersion {
+            guard let schema = schemas.first(where: { $0.versionIdentifier == requested }) else {
+                throw ImportError.unknownTargetVersion(version: requested, supported: supported)
+            }
+            target = schema
+        } else {
+            target = source
+        }
+        guard !VersionIdentifier.isNewer(source.versionIdentifier, than: target.versionIdentifier) else {
+            throw ImportError.downgrade(archive: archive, from: source.versionIdentifier, to: target.versionIdentifier)
+        }
+        if !newerSource {
+            for member in manifest.entities where source.entity(named: member.name) == nil {
+                throw ImportError.notImportable(archive: archive, reason: "entity \(member.name) is not part of schema \(version)")
+            }
+            // A missing member is not an empty entity: an archive of a known schema lists them all.
+            for entity in source.entities where !manifest.entities.contains(where: { $0.name == entity.name }) {
+                throw ImportError.notImportable(
+                    archive: archive,
+                    reason:
+                        "its manifest lists no member for entity \(entity.name) of schema \(version) (an empty entity is listed with count 0)"
+                )
+            }
+        }
+        let created = DateText.secondsSinceReferenceDate(iso8601: manifest.createdAt)
+        guard let created else {
+            throw ArchiveError.notAQuestbakArchive(
+                path: archive, reason: "createdAt \"\(manifest.createdAt)\" is not an ISO 8601 UTC date")
+        }
+        createdAt = created
+        if let url = options.template {
+            let snapshot = try StoreSnapshot(storeAt: url)
+            template = try snapshot.read { db in
+                (url.path, try StoreReader.metadata(db, path: url.path), try StoreReader.modelCache(db))
+            }
+        }
+    }
+
+    /// One record line, decoded and checked: the record to insert (none when its entity is
+    /// not the target's) and what the target cannot store, for the report.
+    struct DecodedLine {
+        var entity: String?
+        var record: EntityRecord?
+        var unstorable: [RepairEntry] = []
+    }
+
+    // MARK: The seam: what the one restore needs of a format 1 or 2 archive
+
+    /// The schema version of the store written.
+    var schemaVersion: String { target.versionIdentifier }
+
+    /// Every statement of the new store, in order: the target's entity tables and their indexes,
+    /// as Core Data makes them for the model the schema compiles to, then Core Data's bookkeeping
+    /// and history tables (what fixtures of the schema are written with, too).
+    func statements(archive: String) throws -> [String] {
+        let tables: ModelTables
+        do {
+            tables = try ModelTables(model: CompiledModel(schema: target))
+        } catch {
+            throw ImportError.notImportable(
+                archive: archive,
+                reason: "schema \(target.versionIdentifier) does not lay out: \((error as? LocalizedError)?.errorDescription ?? "\(error)")"
+            )
+        }
+        return tables.createStatements + CoreDataSQL.bookkeeping + CoreDataSQL.history
+    }
+
+    /// The target's entities in `Z_ENT` order, which is the schema's.
+    var entityNames: [String] { target.entities.map(\.name) }
+
+    /// Numbers the target's entities in `Z_PRIMARYKEY` (`Z_MAX` 0 until the records are in), so
+    /// that the store's tables can be laid out by the model before the first record.
+    func createEntityKeys(_ db: Database) throws {
+        for (index, entity) in target.entities.enumerated() {
+            try CoreDataSQL.insertEntityKey(db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: 0)
+        }
+    }
+
+    /// The store's tables laid out by the model the target's schema compiles to (what a store
+    /// written by a schema carries, or is read by when it carries none); a field the model calls
+    /// transformable is the typed array the schema says it is, as an export of the store reads it.
+    func layout(_ db: Database, archive: String) throws -> ModelLayout {
+        var layout = try ModelLayout(db, model: CompiledModel(schema: target), checkRows: false)
+        if let problem = layout.problems.first {
+            throw ImportError.notImportable(archive: archive, reason: "schema \(target.versionIdentifier) does not lay out: \(problem)")
+        }
+        for (entityIndex, plan) in layout.entities.enumerated() {
+            for (fieldIndex, field) in plan.fields.enumerated() where field.path.count == 1 && field.kind == .transformable {
+                if let kind = target.entity(named: plan.name)?.attribute(named: field.path[0])?.kind,
+                    [.integerArray, .stringArray].contains(kind)
+                {
+                    layout.entities[entityIndex].fields[fieldIndex].kind = kind
+                }
+            }
+        }
+        return layout
+    }
+
+    /// A decoded record's column values, in the order of `plan.fields` then `plan.toOne`; a
+    /// property the archive did not have (a newer target's) is null until the repairs fill it.
+    static func columnValues(of record: EntityRecord, plan: ModelLayout.EntityPlan) -> [StoredValue] {
+        plan.fields.map { ValueCoding.encode(record[$0.path[0]]) } + plan.toOne.map { ValueCoding.encode(record[$0.name]) }
+    }
+
+    /// Once the records are in and repaired: `Z_MAX` per entity, the largest key inserted or the
+    /// archive's own (which deletes leave above the largest key), a raise above the archive's
+    /// said in the log; Core Data's history entities when anything is stored (it registers them
+    /// with the first save that stores anything).
+    func finishEntityKeys(_ db: Database, inserted: [String: Int64], log: RepairLog) throws {
+        let floors = Dictionary(manifest.entities.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
+        var anyStored = false
+        for (index, entity) in target.entities.enumerated() {
+            let largest = inserted[entity.name] ?? 0
+            if let floor = floors[entity.name], largest > floor {
+                // Z_MAX below a record's key would make Core Data hand out that key again.
+                try log.record(
+                    RepairEntry(
+                        rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
+                        field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
+            }
+            try db.execute(
+                sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", arguments: [max(largest, floors[entity.name] ?? 0), index + 1])
+            if try StoreReader.rowCount(db, table: entity.tableName) > 0 { anyStored = true }
+        }
+        if anyStored {
+            for (number, name) in CoreDataSQL.historyEntities {
+                try CoreDataSQL.insertEntityKey(db, number: number, name: name, maximumPrimaryKey: 0)
+            }
+        }
+    }
+
+    /// Writes `Z_METADATA` (and its change, when the metadata is not the archive's, to the log)
+    /// and `Z_MODELCACHE`; returns the note saying whose metadata it is, and the digests of the
+    /// metadata and cache written, which the read-back checks.
+    func writeMetadata(
+        _ db: Database, files: [String: Data], archive: String, log: RepairLog
+    ) throws -> (
+        note: String?, files: [String: String]
+    ) {
+        let (metadata, note, computed) = try self.metadata(archiveFiles: files, archive: archive)
+        if computed, let note {
+            // The store's metadata is not the archive's: a change to the store, so an entry
+            // of the report (old: the version the archive's metadata names, if any).
+            let carried = try files[ArchiveManifest.metadataPath].map { try StoreMetadata(uuid: "", encodedPlist: $0) }
+            try log.record(
+                RepairEntry(
+                    rule: .metadata, kind: .bookkeeping, entity: "Z_METADATA", primaryKey: 1, cloudID: nil, field: "Z_PLIST",
+                    old: .value(carried.map { .stringArray($0.versionIdentifiers) } ?? .null),
+                    new: .value(.string(note))))
+        }
+        let plist = metadata.encodedPlist
+        try CoreDataSQL.insertMetadata(db, uuid: metadata.uuid, plist: plist)
+        var written = [ArchiveManifest.metadataPath: SHA256.hash(data: plist).hexString]
+        if let cache = try modelCache(archiveFiles: files) {
+            try CoreDataSQL.insertModelCache(db, cache)
+            written[ArchiveManifest.modelCachePath] = SHA256.hash(data: cache).hexString
+        }
+        return (note, written)
+    }
+
+    /// Decodes one record line (on any thread: it touches neither the store nor the log); what
+    /// the target cannot store is kept for the report (`--allow-newer`) or refused.
+    func decode(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String) throws -> DecodedLine {
+        var decoded = DecodedLine()
+        func invalid(_ reason: String) -> ArchiveError {
+            ArchiveError.invalidLine(path: archive, member: member.path, line: lineNumber, reason: reason)
+        }
+        let members: [(key: String, value: JSONValue)]
+        do {
+            members = try JSONLine.parseObject(line)
+        } catch let error as JSONLine.SyntaxError {
+            throw invalid(error.lineReason)
+        }
+        guard case .integer(let primaryKey)? = members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value else {
+            throw invalid("\(RecordJSON.primaryKeyKey) must be an integer")
+        }
+        // Format version 2 carries Z_OPT; version 1 did not, and its records restore with 1,
+        // as Core Data gives a newly inserted row (docs/archive-format.md).
+        var opt: Int64? = 1
+        if manifest.formatVersion >= 2 {
+            switch members.first(where: { $0.key == RecordJSON.optKey })?.value {
+            case .integer(let number)?: opt = number
+            case .null?: opt = nil
+            case nil: throw invalid("\(RecordJSON.optKey) is missing")
+            case let other?: throw invalid("\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
+            }
+        }
+        guard let entity = target.entity(named: member.name) else {
+            // Only with allowNewer: an entity the target does not have is kept in the report.
+            decoded.unstorable.append(
+                RepairEntry(
+                    rule: .unknownProperty, kind: .unstorable, entity: member.name, primaryKey: primaryKey, cloudID: nil, field: nil,
+                    old: .value(.string(String(decoding: line, as: UTF8.self))), new: nil))
+            return decoded
+        }
+        var values: [String: Value] = [:]
+        let bookkeepingKeys = manifest.formatVersion >= 2 ? [RecordJSON.primaryKeyKey, RecordJSON.optKey] : [RecordJSON.primaryKeyKey]
+        for (key, json) in members where !bookkeepingKeys.contains(key) {
+            if let attribute = entity.attribute(named: key) {
+                do {
+                    values[key] = try ValueJSON.value(json, as: attribute.kind)
+                } catch let mismatch as ValueJSON.TypeMismatch {
+                    throw invalid("\(key) must be \(mismatch.expected), found \(mismatch.found)")
+                }
+            } else if let relationship = entity.relationship(named: key) {
+                // A to-many follows from its inverse's keys, so the format has no place for it:
+                // a value given here would be dropped without a word.
+                guard !relationship.isToMany else {
+                    throw invalid(
+                        "\(key) is a to-many relationship, which a record does not carry (it follows from \(relationship.destination).\(relationship.inverse ?? "its inverse")); found \(json.typeName)"
+                    )
+                }
+                // Any integer: a key that points at no record is an orphan, whatever its value.
+                switch json {
+                case .null: values[key] = .null
+                case .integer(let target): values[key] = .integer(target)
+                default: throw invalid("\(key) must be the _pk of a \(relationship.destination) or null, found \(json.typeName)")
+                }
+            } else if newerSource {
+                decoded.unstorable.append(
+                    RepairEntry(
+                        rule: .unknownProperty, kind: .unstorable, entity: entity.name, primaryKey: primaryKey, cloudID: nil,
+                        field: key,
+                        old: .value(Self.reportable(json)), new: nil))
+            } else {
+                throw invalid("unknown property \(key) for \(entity.name) in schema \(source.versionIdentifier)")
+            }
+        }
+        // Every property is written, null when empty: a missing key is damage, not a null.
+        if !newerSource, let sourceEntity = source.entity(named: member.name) {
+            for name in sourceEntity.storedPropertyNames where !members.contains(where: { $0.key == name }) {
+                throw invalid("\(name) is missing (every property of \(entity.name) is written, null when empty)")
+            }
+        }
+        decoded.entity = entity.name
+        decoded.record = EntityRecord(primaryKey: primaryKey, opt: opt, values: values)
+        return decoded
+    }
+
+    static func reportable(_ json: JSONValue) -> Value {
+        switch json {
+        case .null: return .null
+        case .boolean(let flag): return .boolean(flag)
+        case .integer(let number): return .integer(number)
+        case .number(let number): return .double(number)
+        case .string(let text): return .string(text)
+        case .array, .object: return .string("\(json)")
+        }
+    }
+
+    /// Metadata: from the template store; else the archive's own when the version is unchanged
+    /// and its hashes are the target's (so the app sees the same store); else computed. Any
+    /// metadata but the archive's own comes with a note saying so.
+    func metadata(archiveFiles: [String: Data], archive: String) throws -> (StoreMetadata, note: String?, computed: Bool) {
+        let uuid = manifest.source.storeUUID
+        // Metadata the archive carries but that cannot be read is damage: computing new
+        // metadata in its place would change the store without a word.
+        var carried: StoreMetadata?
+        if let bytes = archiveFiles[ArchiveManifest.metadataPath] {
+            let decoded: StoreMetadata
+            do {
+                decoded = try StoreMetadata(uuid: uuid, encodedPlist: bytes)
+            } catch {
+                throw ArchiveError.unexpectedMember(
+                    path: archive, member: ArchiveManifest.metadataPath,
+                    reason: "cannot be decoded as a binary property list: \((error as? LocalizedError)?.errorDescription ?? "\(error)")"
+                )
+            }
+            guard case .dictionary = decoded.plist else {
+                throw ArchiveError.unexpectedMember(
+                    path: archive, member: ArchiveManifest.metadataPath, reason: "is a property list but not a dictionary of metadata")
+            }
+            carried = decoded
+        }
+        if let template {
+            let metadata = template.metadata
+            guard metadata.schemaMatchingHashes(in: [target]) != nil else {
+                throw ImportError.template(
+                    path: template.path, reason: "its model hashes are not those of schema \(target.versionIdentifier)")
+            }
+            return (metadata.withUUID(uuid), "metadata taken from the template store \(template.path)", false)
+        }
+        let namesTarget = carried?.versionIdentifiers == [target.versionIdentifier]
+        if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried,
+            carried.schemaMatchingHashes(in: [target]) != nil,
+            namesTarget
+        {
+            // Kept as the archive has them, even when they disagree; but said.
+            if case .string(let plistUUID)? = carried.plist["NSStoreUUID"], plistUUID != uuid {
+                return (
+                    carried,
+                    "Z_UUID \"\(UntrustedText.display(uuid))\" and the metadata's NSStoreUUID \"\(UntrustedText.display(plistUUID))\" differ, as the archive has them",
+                    false
+                )
+            }
+            return (carried, nil, false)
+        }
+        let why: String
+        if carried == nil {
+            why = "the archive has no metadata.plist"
+        } else if source.versionIdentifier != target.versionIdentifier || newerSource {
+            why = "the store is written as schema \(target.versionIdentifier), not \(manifest.effectiveSchemaVersion)"
+        } else if !namesTarget {
+            why = "the archive's metadata names version identifiers other than \(target.versionIdentifier)"
+        } else {
+            why = "the archive's metadata has model hashes other than schema \(target.versionIdentifier)'s"
+        }
+        let computed = StoreMetadata(
+            schema: target, uuid: uuid, frameworkVersion: manifest.source.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
+            carryingOver: carried)
+        return (computed, "metadata computed for schema \(target.versionIdentifier): \(why)", true)
+    }
+
+    /// The compiled model travels only where it still describes the store.
+    func modelCache(archiveFiles: [String: Data]) throws -> Data? {
+        if let template { return template.modelCache }
+        return source.versionIdentifier == target.versionIdentifier && !newerSource ? archiveFiles[ArchiveManifest.modelCachePath] : nil
+    }
+}
