@@ -142,6 +142,31 @@ enum RuleDatasets {
 
 /// The registry: the pipeline's list, the effects each rule declares, and the verifier reading them.
 final class RepairRuleTests: XCTestCase {
+    /// A store of a profile's schema whose table lacks a property's column is refused by name
+    /// before any rule runs: a rule that cannot find a natural key, a cloudID or a required
+    /// value's column would otherwise skip it without a word.
+    func testAPropertyWithoutItsColumnRefusesTheRepairByName() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = directory.path("missing-column.store")
+        let logDirectory = directory.path("log")
+        try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
+        let log = try RepairLog(directory: logDirectory)
+        var refusal: Error?
+        try StoreWriter.write(to: store, schema: TimeQuestSchemas.v1) { sink in
+            try sink.database.execute(sql: "ALTER TABLE ZROUTINE DROP COLUMN ZNAME")
+            do {
+                _ = try RepairContext(
+                    db: sink.database, schema: TimeQuestSchemas.v1, entityNumbers: sink.entityNumbers, defaultsSchema: TimeQuestSchemas.v1,
+                    now: 0, randomIDs: false, cloudIDKind: .repair, log: log, path: store.path)
+            } catch {
+                refusal = error
+            }
+            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: TimeQuestSchemas.v1, uuid: RuleRun.storeUUID))
+        }
+        let message = try XCTUnwrap(refusal as? StoreError).errorDescription ?? ""
+        XCTAssertTrue(message.contains("Routine.name has no column"), message)
+    }
+
     func testThePipelineListsTheRulesInTheOrderTheyRun() {
         XCTAssertEqual(
             RepairPipeline.rules.map { String(describing: type(of: $0)) },

@@ -65,10 +65,10 @@ struct RepairContext {
         entities = Self.reportOrder(layout.entities, profile: profile)
     }
 
-    /// The context of a store written by an app profile's schema (`StoreWriter`, or a migrated
-    /// copy): its layout is the schema's model read against the store. `entityNumbers` number
-    /// the entities of a store being written (`StoreWriter.Sink.entityNumbers`), whose
-    /// `Z_PRIMARYKEY` is written after the repairs; nil reads them from the store.
+    /// The context of a store of an app profile's schema (a restored format 1 or 2 archive, or a
+    /// migrated copy): its layout is the schema's model read against the store. `entityNumbers`
+    /// number the entities of a store whose `Z_PRIMARYKEY` is not written yet (a fixture writer's,
+    /// `StoreWriter.Sink.entityNumbers`); nil reads them from the store.
     init(
         db: Database, schema: Schema, entityNumbers: [String: Int64]? = nil, defaultsSchema: Schema, now: Double, randomIDs: Bool,
         cloudIDKind: RepairEntry.Kind, log: RepairLog, path: String, keepDistinctIDs: Bool = false, sharedCloudIDs: Set<String> = []
@@ -85,7 +85,12 @@ struct RepairContext {
         // a cloudID or a required value's column would skip it without a word.
         for entity in schema.entities {
             guard let plan = layout.entity(named: entity.name) else { continue }
-            let placed = Set(plan.fields.compactMap(\.path.first) + plan.toOne.map(\.name))
+            // Placed: laid out, and the column is in the store (the layout of a schema names
+            // its columns whether or not the store has them).
+            let present = Set(try db.columns(in: plan.table).map { $0.name.uppercased() })
+            let placed = Set(
+                plan.fields.filter { present.contains($0.column.uppercased()) }.compactMap(\.path.first)
+                    + plan.toOne.filter { present.contains($0.column.uppercased()) }.map(\.name))
             let stored =
                 entity.attributes.filter { $0.kind != .composite || !$0.elements.isEmpty }.map(\.name)
                 + entity.toOneRelationships.map(\.name)
