@@ -17,6 +17,17 @@ extension QuestBak {
 
         /// Options with every default: one step, now.
         public init() {}
+
+        /// The engine's options for one migration: in place when there is no output.
+        func engineOptions(inPlace: Bool, progress: ProgressHandler?, cancellation: Cancellation) -> Migrator.Options {
+            var migrate = Migrator.Options(now: (now ?? Date()).timeIntervalSinceReferenceDate)
+            migrate.randomIDs = randomIdentifiers
+            migrate.inPlace = inPlace
+            migrate.backupStamp = QuestBak.backupStamp(Date())
+            migrate.progress = progress
+            migrate.cancellation = cancellation
+            return migrate
+        }
     }
 
     /// How ``QuestBak/gateMigration(fixtures:toModelOf:options:report:)`` checks.
@@ -60,12 +71,7 @@ extension QuestBak {
         progress: ProgressHandler? = nil
     ) async throws(QuestBakError) -> MigrateResult {
         try await perform { workDirectory, cancellation in
-            var migrate = Migrator.Options(now: (options.now ?? Date()).timeIntervalSinceReferenceDate)
-            migrate.randomIDs = options.randomIdentifiers
-            migrate.inPlace = output == nil
-            migrate.backupStamp = backupStamp(Date())
-            migrate.progress = progress
-            migrate.cancellation = cancellation
+            let migrate = options.engineOptions(inPlace: output == nil, progress: progress, cancellation: cancellation)
             let repairLog = try RepairLogOutput.open(options.repairLog)
             let result = try ModelMigrator.migrate(
                 storeAt: store, through: options.through, toModelOf: newStore, output: output, options: migrate,
@@ -111,12 +117,7 @@ extension QuestBak {
             else {
                 throw ImportError.unknownTargetVersion(version: version, supported: schemas.schemas.map(\.versionIdentifier))
             }
-            var migrate = Migrator.Options(now: (options.now ?? Date()).timeIntervalSinceReferenceDate)
-            migrate.randomIDs = options.randomIdentifiers
-            migrate.inPlace = output == nil
-            migrate.backupStamp = backupStamp(Date())
-            migrate.progress = progress
-            migrate.cancellation = cancellation
+            let migrate = options.engineOptions(inPlace: output == nil, progress: progress, cancellation: cancellation)
             let repairLog = try RepairLogOutput.open(options.repairLog)
             let result = try ModelMigrator.migrate(
                 storeAt: store, toVersion: target, candidates: profile.versions, output: output, options: migrate,
