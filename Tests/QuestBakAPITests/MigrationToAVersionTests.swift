@@ -5,29 +5,20 @@ import XCTest
 /// A migration to an app profile's version through the public API (a plain import): the same
 /// migration as to a new build's model, with the profile's model as the target.
 final class MigrationToAVersionTests: XCTestCase {
-    private var folder: URL!
+    private var copies: FixtureCopies!
+    private var folder: URL { copies.folder }
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("questbak-api-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        copies = try FixtureCopies()
     }
 
     override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
+        copies.remove()
     }
 
-    private static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Fixtures").standardizedFileURL
-
-    /// A copy of a bundled TimeQuest fixture store, with its -wal and -shm (never opened in place).
+    /// A copy of a bundled TimeQuest fixture store, with its -wal and -shm.
     private func copyOfFixture(_ name: String) throws -> URL {
-        let source = Self.fixtures.appendingPathComponent(name).appendingPathComponent("default.store")
-        let store = folder.appendingPathComponent(name).appendingPathComponent("default.store")
-        try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
-        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source.path + suffix) {
-            try FileManager.default.copyItem(atPath: source.path + suffix, toPath: store.path + suffix)
-        }
-        return store
+        try copies.copy(name + "/default.store", as: name)
     }
 
     func testAV1StoreMigratesToTheProfilesVersionAndEveryRecordGetsItsOwnCloudID() async throws {

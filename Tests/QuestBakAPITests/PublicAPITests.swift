@@ -5,30 +5,19 @@ import XCTest
 /// The public API as an app sees it: a plain import, and no package access (Package.swift), so a
 /// symbol these tests use that is not public does not compile.
 final class PublicAPITests: XCTestCase {
-    private var folder: URL!
+    private var copies: FixtureCopies!
+    private var folder: URL { copies.folder }
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("questbak-api-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        copies = try FixtureCopies()
     }
 
     override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
+        copies.remove()
     }
 
-    private static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Fixtures").standardizedFileURL
-
-    /// A copy of a bundled fixture store (never opened in place), with its -wal and -shm or not.
     private func copyOfFixture(_ path: String, as name: String, withWAL: Bool = true) throws -> URL {
-        let source = Self.fixtures.appendingPathComponent(path)
-        let store = folder.appendingPathComponent(name).appendingPathComponent("default.store")
-        try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
-        for suffix in withWAL ? ["", "-wal", "-shm"] : [""]
-        where FileManager.default.fileExists(atPath: source.path + suffix) {
-            try FileManager.default.copyItem(atPath: source.path + suffix, toPath: store.path + suffix)
-        }
-        return store
+        try copies.copy(path, as: name, withWAL: withWAL)
     }
 
     /// The work folders this process has under the system's temporary folder (their names carry
@@ -119,7 +108,7 @@ final class PublicAPITests: XCTestCase {
     }
 
     func testAMigrationToTheNewBuildsModelPassesItsGate() async throws {
-        let gate = Self.fixtures.appendingPathComponent("Gates/Ritualist")
+        let gate = FixtureCopies.fixtures.appendingPathComponent("Gates/Ritualist")
         let old = try copyOfFixture("Gates/Ritualist/fixtures/v1-john/default.store", as: "Old")
         let newModel = gate.appendingPathComponent("next/default.store")
         let output = folder.appendingPathComponent("Migrated/default.store")
