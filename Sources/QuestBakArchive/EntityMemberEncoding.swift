@@ -26,6 +26,19 @@ package enum EntityMemberEncoding {
     /// there: a store whose tables differ from its schema's is described by its own model or its
     /// tables before it gets here, so a missing column is a mismatch, named, never read as null.
     static func plan(_ db: Database, entity: Entity, number: Int, path: String) throws -> ModelLayout.EntityPlan {
+        // A schema's record has a place for attributes and to-one keys only: a composite's
+        // elements and the links of a to-many without an inverse (kept on the destination's
+        // table) would be left out without a word. Such a store is described by its own model.
+        let unplaced =
+            entity.attributes.filter { $0.kind == .composite }.map { "\(entity.name).\($0.name) is a composite" }
+            + entity.relationships.filter { $0.isToMany && $0.inverse == nil }.map {
+                "\(entity.name).\($0.name) is a to-many without an inverse"
+            }
+        guard unplaced.isEmpty else {
+            throw StoreError.schemaMismatch(
+                path: path, versionIdentifier: nil,
+                differences: unplaced.map { "\($0), which a record written by a schema has no place for" })
+        }
         let tables = try ModelTables(entity: entity)
         let tableName = tables.table(for: entity.name)?.name ?? entity.tableName
         let columns = tables.propertyColumns(of: entity.name)

@@ -1,4 +1,5 @@
 import GRDB
+import QuestBakArchive
 import QuestBakTestSupport
 import XCTest
 
@@ -100,6 +101,42 @@ final class StoreWriterTests: XCTestCase {
             var read: [EntityRecord] = []
             try StoreReader.forEachRecord(db, entity: schema.entity(named: "Order")!, entityNumber: 2, path: url.path) { read.append($0) }
             XCTAssertEqual(read, [order])
+        }
+    }
+
+    /// A record written by a schema has a place for attributes and to-one keys only: the links of
+    /// a to-many without an inverse (on the destination's table) are refused by name rather than
+    /// left out of the member without a word.
+    func testASchemaMemberRefusesWhatItsRecordsHaveNoPlaceFor() throws {
+        let schema = Schema(
+            versionIdentifier: "1.0",
+            entities: [
+                Entity(
+                    name: "Order", attributes: [Attribute("total", .decimal)],
+                    relationships: [Relationship("lines", to: "Line", inverse: nil, toMany: true)]),
+                Entity(name: "Line", attributes: [Attribute("quantity", .integer)]),
+            ])
+        let directory = try TemporaryTestDirectory()
+        let url = directory.path("default.store")
+        try StoreWriter.write(to: url, schema: schema) { _ in
+            StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: "UUID-3"))
+        }
+        try StoreSnapshot(storeAt: url).read { db in
+            XCTAssertThrowsError(
+                try EntityMemberEncoding.encode(db, schema: schema, entity: schema.entity(named: "Order")!, entityNumber: 2, path: url.path)
+                {
+                    _ in
+                }
+            ) { error in
+                let message = (error as? StoreError)?.errorDescription ?? "\(error)"
+                XCTAssertTrue(message.contains("Order.lines is a to-many without an inverse"), message)
+            }
+            // The other entity's member has nothing it cannot place.
+            XCTAssertEqual(
+                try EntityMemberEncoding.encode(db, schema: schema, entity: schema.entity(named: "Line")!, entityNumber: 1, path: url.path)
+                {
+                    _ in
+                }, 0)
         }
     }
 
