@@ -82,14 +82,6 @@ package enum ModelMigrator {
         return result
     }
 
-    public static func migrate(
-        storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL
-    ) throws -> Migrator.Result {
-        try migrate(
-            storeAt: source, to: .modelOf(store: modelStore), output: output, options: options, workDirectory: workDirectory,
-            stepOfChain: false)
-    }
-
     /// Migrates the store at `source`, which is one of `candidates` (an app profile's versions),
     /// to the profile's version `target`: `questbak migrate --to-version`, and the gate over an
     /// app's own fixtures. The same migration as to a new build's store, with the target's model
@@ -119,10 +111,12 @@ package enum ModelMigrator {
         case profileVersion(Schema, candidates: [Schema])
     }
 
-    /// `stepOfChain`: a step whose model hashes like the previous one (only defaults or indexes
-    /// changed) is still made, so the chain ends with the last build's statements and metadata.
-    static func migrate(
-        storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL, stepOfChain: Bool
+    /// Migrates the store at `source` to the model of the store `modelStore` made by the app's new
+    /// build. `stepOfChain`: a step whose model hashes like the previous one (only defaults or
+    /// indexes changed) is still made, so the chain ends with the last build's statements and metadata.
+    public static func migrate(
+        storeAt source: URL, toModelOf modelStore: URL, output: URL?, options: Migrator.Options, workDirectory: URL,
+        stepOfChain: Bool = false
     ) throws -> Migrator.Result {
         try migrate(
             storeAt: source, to: .modelOf(store: modelStore), output: output, options: options, workDirectory: workDirectory,
@@ -839,8 +833,9 @@ package enum ModelMigrator {
             }
             let layout = try ModelLayout(db, model: new.model)
             var differences = layout.problems
+            let counts = try recordCounts(db, layout: layout)
             for plan in layout.entities {
-                let found = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_ENT = \(plan.number)") ?? 0
+                let found = counts[plan.name] ?? 0
                 if found != expected[plan.name] ?? 0 {
                     differences.append("\(plan.name): \(found) records, expected \(expected[plan.name] ?? 0)")
                 }

@@ -26,12 +26,7 @@ struct OrphanRule: RepairRule {
                 let condition = "o.Z_ENT = \(plan.number) AND o.\(relationship.column) IS NOT NULL AND NOT \(exists)"
                 let orphans = try Row.fetchAll(
                     db, sql: "SELECT o.Z_PK, o.\(relationship.column) FROM \(plan.table) o WHERE \(condition) ORDER BY o.Z_PK")
-                for row in orphans {
-                    try context.log.record(
-                        RepairEntry(
-                            rule: .orphan, kind: .repair, entity: plan.name, primaryKey: row[0], cloudID: nil, field: relationship.name,
-                            old: .value(.integer(row[1])), new: .value(.null)))
-                }
+                try Self.report(orphans, of: plan.name, field: relationship.name, in: context)
                 if !orphans.isEmpty {
                     try db.execute(
                         sql:
@@ -47,12 +42,7 @@ struct OrphanRule: RepairRule {
                 let condition = "NOT \(sourceExists) OR NOT \(destinationExists)"
                 let orphans = try Row.fetchAll(
                     db, sql: "SELECT o.\(source), o.\(destination) FROM \(join) o WHERE \(condition) ORDER BY 1, 2")
-                for row in orphans {
-                    try context.log.record(
-                        RepairEntry(
-                            rule: .orphan, kind: .repair, entity: plan.name, primaryKey: row[0], cloudID: nil, field: link.name,
-                            old: .value(.integer(row[1])), new: .value(.null)))
-                }
+                try Self.report(orphans, of: plan.name, field: link.name, in: context)
                 if !orphans.isEmpty {
                     try db.execute(sql: "DELETE FROM \(join) WHERE rowid IN (SELECT o.rowid FROM \(join) o WHERE \(condition))")
                 }
@@ -60,5 +50,15 @@ struct OrphanRule: RepairRule {
         }
         FaultPoint.reached("orphans repaired")
         return []
+    }
+
+    /// One entry per orphan: a row of (the record's key, the key it named that names nothing).
+    private static func report(_ orphans: [Row], of entity: String, field: String, in context: RepairContext) throws {
+        for row in orphans {
+            try context.log.record(
+                RepairEntry(
+                    rule: .orphan, kind: .repair, entity: entity, primaryKey: row[0], cloudID: nil, field: field,
+                    old: .value(.integer(row[1])), new: .value(.null)))
+        }
     }
 }

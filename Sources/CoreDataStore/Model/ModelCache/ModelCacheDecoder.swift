@@ -461,18 +461,7 @@ package enum ModelCacheDecoder {
             entity.relationships.sort { $0.name < $1.name }
             entity.inheritedProperties.sort()
             entity.transientProperties.sort()
-            for (position, reference) in (try archive.elements("NSUniqueTuples", of: object) ?? []).enumerated() {
-                let key = "NSUniqueTuples[\(position)]"
-                guard case .object(let tuple) = try archive.resolve(reference, from: object.index, key: key) else {
-                    throw KeyedArchiveError(
-                        .wrongType(expected: "an NSArray", found: "$null or a plain value"), objectIndex: object.index, key: key)
-                }
-                var names: [String] = []
-                for (inner, member) in try archive.members(of: tuple, from: object.index, key: key).enumerated() {
-                    names.append(try propertyName(member, from: tuple.index, key: "\(key)[\(inner)]"))
-                }
-                entity.uniqueTuples.append(names)
-            }
+            entity.uniqueTuples = try propertyNameLists("NSUniqueTuples", of: object)
             for (position, reference) in (try archive.elements("NSFetchIndexDescriptions", of: object) ?? []).enumerated() {
                 let key = "NSFetchIndexDescriptions[\(position)]"
                 guard case .object(let index) = try archive.resolve(reference, from: object.index, key: key) else {
@@ -483,18 +472,7 @@ package enum ModelCacheDecoder {
                 try require(index, kindOf: "NSFetchIndexDescription", from: object.index, key: key)
                 entity.indexes.append(try fetchIndex(index))
             }
-            for (position, reference) in (try archive.elements("NSCompoundIndexes", of: object) ?? []).enumerated() {
-                let key = "NSCompoundIndexes[\(position)]"
-                guard case .object(let list) = try archive.resolve(reference, from: object.index, key: key) else {
-                    throw KeyedArchiveError(
-                        .wrongType(expected: "an NSArray", found: "$null or a plain value"), objectIndex: object.index, key: key)
-                }
-                var names: [String] = []
-                for (inner, member) in try archive.members(of: list, from: object.index, key: key).enumerated() {
-                    names.append(try propertyName(member, from: list.index, key: "\(key)[\(inner)]"))
-                }
-                entity.compoundIndexes.append(names)
-            }
+            entity.compoundIndexes = try propertyNameLists("NSCompoundIndexes", of: object)
             // Core Data writes a compound index for each fetch index of plain elements: one that
             // matches none of them says the two lists were not written together.
             let fetchIndexProperties = Set(entity.indexes.map { $0.elements.map(\.propertyName) })
@@ -584,6 +562,21 @@ package enum ModelCacheDecoder {
             }
             for entity in entities { _ = declared(entity.name, chain: []) }
             return result
+        }
+
+        /// An array of arrays of property names (`NSUniqueTuples`, `NSCompoundIndexes`), each
+        /// inner array an `NSArray`.
+        func propertyNameLists(_ key: String, of object: ArchivedObject) throws -> [[String]] {
+            try (archive.elements(key, of: object) ?? []).enumerated().map { position, reference in
+                let key = "\(key)[\(position)]"
+                guard case .object(let list) = try archive.resolve(reference, from: object.index, key: key) else {
+                    throw KeyedArchiveError(
+                        .wrongType(expected: "an NSArray", found: "$null or a plain value"), objectIndex: object.index, key: key)
+                }
+                return try archive.members(of: list, from: object.index, key: key).enumerated().map { inner, member in
+                    try propertyName(member, from: list.index, key: "\(key)[\(inner)]")
+                }
+            }
         }
 
         /// A unique-tuple or index member: a property name, or (inferred) a property description.
