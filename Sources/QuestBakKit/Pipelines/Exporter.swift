@@ -370,10 +370,12 @@ package enum Exporter {
                             "table \(table) of entity \(key.name) has a column named \(RecordJSON.primaryKeyKey), which would repeat its records' key \(RecordJSON.primaryKeyKey)"
                         ])
                 }
-                guard columns.contains(where: { $0.uppercased() == "Z_PK" }) else {
+                guard columns.contains(where: { $0.uppercased() == CoreDataSQL.keyColumn }) else {
                     throw StoreError.schemaMismatch(
                         path: path, versionIdentifier: nil,
-                        differences: ["table \(table) of entity \(key.name) has no column Z_PK, so its rows cannot be written as records"])
+                        differences: [
+                            "table \(table) of entity \(key.name) has no column \(CoreDataSQL.keyColumn), so its rows cannot be written as records"
+                        ])
                 }
                 try stageEntity(key.name) { write in
                     try GenericMemberEncoding.encode(
@@ -420,13 +422,9 @@ package enum Exporter {
         if staged.formatVersion < 3 {
             // A TimeQuest archive (format 2) stands for one metadata row and one model cache: what
             // else those tables hold is said, not dropped unsaid (export --verify refuses it).
-            for (table, count) in [
-                ("Z_METADATA", try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA") ?? 0),
-                (
-                    "Z_MODELCACHE",
-                    try db.tableExists("Z_MODELCACHE") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE") ?? 0 : 0
-                ),
-            ] where count > 1 {
+            for table in [CoreDataSQL.metadataTable, CoreDataSQL.modelCacheTable] {
+                let count = try db.tableExists(table) ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0 : 0
+                guard count > 1 else { continue }
                 staged.warnings.append(
                     "\(table) holds \(count) rows: a TimeQuest archive carries the store's one, not the other \(count - 1)")
             }
@@ -436,29 +434,31 @@ package enum Exporter {
             tables.append((CoreDataSQL.primaryKeyTable, "", []))
             // The metadata and model cache files stand for one row each; a table that holds
             // more (a second metadata row, a duplicated cache) travels row by row as well.
-            let metadataRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA") ?? 0
-            let metadataVersion = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_METADATA WHERE Z_VERSION = 1") ?? 0
+            let metadata = CoreDataSQL.metadataTable
+            let metadataRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(metadata)") ?? 0
+            let metadataVersion = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(metadata) WHERE Z_VERSION = 1") ?? 0
             if metadataRows != 1 || metadataVersion != 1 {
-                tables.append(("Z_METADATA", "", []))
+                tables.append((metadata, "", []))
                 staged.warnings.append(
-                    "Z_METADATA holds \(metadataRows) row\(metadataRows == 1 ? "" : "s"), not the one of Z_VERSION 1 its file stands for: carried row by row"
+                    "\(metadata) holds \(metadataRows) row\(metadataRows == 1 ? "" : "s"), not the one of Z_VERSION 1 its file stands for: carried row by row"
                 )
             }
-            if try db.tableExists("Z_MODELCACHE"), let cacheRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE"),
+            let modelCache = CoreDataSQL.modelCacheTable
+            if try db.tableExists(modelCache), let cacheRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(modelCache)"),
                 cacheRows > 1
             {
                 // Rows travel in their sorted order, not their rowids': Core Data's cache is the
                 // first row, so a restore keeps it only when it is also the lowest.
                 let first = try Data.fetchOne(db, sql: CoreDataSQL.selectModelCache)
-                guard try first == Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE ORDER BY Z_CONTENT LIMIT 1") else {
+                guard try first == Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM \(modelCache) ORDER BY Z_CONTENT LIMIT 1") else {
                     throw StoreError.schemaMismatch(
                         path: path, versionIdentifier: nil,
                         differences: [
-                            "Z_MODELCACHE holds \(cacheRows) rows whose first (the store's model) is not the lowest, and a restore, which puts rows back in order, would make another one the store's model"
+                            "\(modelCache) holds \(cacheRows) rows whose first (the store's model) is not the lowest, and a restore, which puts rows back in order, would make another one the store's model"
                         ])
                 }
-                tables.append(("Z_MODELCACHE", "", []))
-                staged.warnings.append("Z_MODELCACHE holds \(cacheRows) rows, not the one its file stands for: carried row by row")
+                tables.append((modelCache, "", []))
+                staged.warnings.append("\(modelCache) holds \(cacheRows) rows, not the one its file stands for: carried row by row")
             }
             if try db.tableExists(CoreDataSQL.autoincrementTable) {
                 tables.append((CoreDataSQL.autoincrementTable, "", []))

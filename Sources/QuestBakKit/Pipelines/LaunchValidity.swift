@@ -59,10 +59,11 @@ enum LaunchValidity {
         let entities = lineage(plan.name, in: model)
         let attributes = Dictionary(entities.flatMap(\.attributes).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let relationships = Dictionary(entities.flatMap(\.relationships).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let records = "FROM \(quoted(plan.table)) WHERE Z_ENT = \(plan.number)"
+        let key = CoreDataSQL.keyColumn
+        let records = "FROM \(quoted(plan.table)) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)"
         var problems: [String] = []
         func keys(where condition: String) throws -> [Int64] {
-            try Int64.fetchAll(db, sql: "SELECT Z_PK \(records) AND (\(condition)) ORDER BY Z_PK LIMIT 6")
+            try Int64.fetchAll(db, sql: "SELECT \(key) \(records) AND (\(condition)) ORDER BY \(key) LIMIT 6")
         }
         func say(_ found: [Int64], _ property: String, _ what: String) {
             guard !found.isEmpty else { return }
@@ -94,7 +95,7 @@ enum LaunchValidity {
             say(
                 try keys(
                     where:
-                        "\(column) IS NULL OR NOT EXISTS (SELECT 1 FROM \(quoted(destination.table)) AS target WHERE target.Z_PK = \(quoted(plan.table)).\(column))"
+                        "\(column) IS NULL OR NOT EXISTS (SELECT 1 FROM \(quoted(destination.table)) AS target WHERE target.\(key) = \(quoted(plan.table)).\(column))"
                 ), toOne.name, "a required to-one that is empty or names no \(toOne.destination) (Core Data 1580)")
         }
         for constraint in entities.flatMap(\.uniquenessConstraints) {
@@ -108,11 +109,11 @@ enum LaunchValidity {
             let duplicated = try Int64.fetchAll(
                 db,
                 sql: """
-                    SELECT Z_PK FROM \(quoted(plan.table)) WHERE Z_ENT = \(plan.number) AND (\(list)) IN (
-                        SELECT \(list) FROM \(quoted(plan.table)) WHERE Z_ENT = \(plan.number)
+                    SELECT \(key) \(records) AND (\(list)) IN (
+                        SELECT \(list) \(records)
                         AND \(columns.map { "\(quoted($0)) IS NOT NULL" }.joined(separator: " AND "))
                         GROUP BY \(list) HAVING count(*) > 1)
-                    ORDER BY Z_PK LIMIT 6
+                    ORDER BY \(key) LIMIT 6
                     """)
             say(duplicated, constraint.joined(separator: ", "), "records equal in a uniqueness constraint (Core Data 133021)")
         }

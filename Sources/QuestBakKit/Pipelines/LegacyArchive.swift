@@ -179,10 +179,11 @@ struct LegacyArchive {
                 try log.record(
                     RepairEntry(
                         rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil,
-                        field: "Z_MAX", old: .value(.integer(floor)), new: .value(.integer(largest))))
+                        field: CoreDataSQL.maxColumn, old: .value(.integer(floor)), new: .value(.integer(largest))))
             }
             try db.execute(
-                sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", arguments: [max(largest, floors[entity.name] ?? 0), index + 1])
+                sql: "UPDATE \(CoreDataSQL.primaryKeyTable) SET \(CoreDataSQL.maxColumn) = ? WHERE \(CoreDataSQL.entityColumn) = ?",
+                arguments: [max(largest, floors[entity.name] ?? 0), index + 1])
             if try StoreReader.rowCount(db, table: entity.tableName) > 0 { anyStored = true }
         }
         if anyStored {
@@ -207,7 +208,7 @@ struct LegacyArchive {
             let carried = try files[ArchiveManifest.metadataPath].map { try StoreMetadata(uuid: "", encodedPlist: $0) }
             try log.record(
                 RepairEntry(
-                    rule: .metadata, kind: .bookkeeping, entity: "Z_METADATA", primaryKey: 1, cloudID: nil, field: "Z_PLIST",
+                    rule: .metadata, kind: .bookkeeping, entity: CoreDataSQL.metadataTable, primaryKey: 1, cloudID: nil, field: "Z_PLIST",
                     old: .value(carried.map { .stringArray($0.versionIdentifiers) } ?? .null),
                     new: .value(.string(note))))
         }

@@ -159,7 +159,7 @@ package enum StoreDump {
             try String.fetchAll(
                 db,
                 sql: """
-                    SELECT \(quoted) FROM "\(plan.table)" WHERE Z_ENT = \(plan.number) AND \(quoted) IS NOT NULL
+                    SELECT \(quoted) FROM "\(plan.table)" WHERE \(CoreDataSQL.entityColumn) = \(plan.number) AND \(quoted) IS NOT NULL
                     GROUP BY \(quoted) HAVING count(*) > 1
                     """))
         return try lines.map { line in

@@ -88,7 +88,9 @@ struct RedactionPlan {
                 !statement.hasPrefix("CREATE VIRTUAL") && !statement.contains("WITHOUT ROWID")
                 && (try? db.primaryKey(name))?.rowIDColumn == nil
             var plan = TablePlan(name: name, treatment: .copy, action: "", columns: [], hasRowID: hasOwnRowID, rows: rows)
-            let isCoreDataTable = Set(columns.map { $0.name.uppercased() }).isSuperset(of: ["Z_PK", "Z_ENT"])
+            let isCoreDataTable = Set(columns.map { $0.name.uppercased() }).isSuperset(of: [
+                CoreDataSQL.keyColumn, CoreDataSQL.entityColumn,
+            ])
             if upper.hasPrefix("SQLITE_STAT") {
                 plan.treatment = .dropped
                 plan.action = "dropped: SQLite's statistics sample indexed values"
@@ -131,7 +133,7 @@ struct RedactionPlan {
                     var columnPlan = ColumnPlan(name: column.name, kind: column.type, rule: nil, action: "")
                     if kept.contains(Pair(name, column.name)) {
                         columnPlan.action = "kept as asked"
-                    } else if isCoreDataTable && ["Z_PK", "Z_ENT", "Z_OPT"].contains(column.name.uppercased()) {
+                    } else if isCoreDataTable && CoreDataSQL.rowColumns.contains(column.name.uppercased()) {
                         columnPlan.action = "kept: a key"
                     } else {
                         let isDate = type.contains("TIMESTAMP") || type.contains("DATE")
