@@ -279,6 +279,64 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 1, result.standardOutput + result.standardError)
         let document = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
         XCTAssertEqual(document["changed"] as? Int, 1, result.standardOutput)
+        // And the listing shows both values whole (it showed "same" → "same").
+        let text = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(text.status, 1, text.standardError)
+        XCTAssertTrue(text.standardOutput.contains(#"name "same\u0000one" → "same\u0000two""#), text.standardOutput)
+    }
+
+    /// A cloudID with a NUL character after a well-formed UUID is not well formed: the record is
+    /// matched by the next key (it was taken for the UUID before the NUL).
+    func testACloudIDWithANulCharacterIsNotWellFormed() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "other")
+        for store in [a, b] {
+            try DatabaseQueue(path: store.path).write { db in
+                try db.execute(sql: "UPDATE ZROUTINE SET ZCLOUDID = ZCLOUDID || char(0) || 'x' WHERE Z_PK = 1")
+            }
+        }
+        let result = try Questbak.run(["diff", a.path, b.path, "--json"])
+        XCTAssertEqual(result.status, 0, result.standardOutput + result.standardError)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: result.outputData) as? [String: Any])
+        let routines = try XCTUnwrap((document["entities"] as? [[String: Any]])?.first { $0["name"] as? String == "Routine" })
+        let matchedBy = try XCTUnwrap(routines["matchedBy"] as? String)
+        XCTAssertTrue(matchedBy.hasPrefix("cloudID, "), matchedBy)
+    }
+
+    /// The listing writes values as JSON, as `JSONEncoder` writes them: strings with every
+    /// control character, quotes, backslashes, slashes and non-ASCII text; Doubles of every form
+    /// (whole, tiny, huge, subnormal).
+    func testTheListingWritesValuesAsJSONEncoderWritesThem() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "other")
+        let text = String(decoding: (1..<0x80).map { UInt8($0) }, as: UTF8.self) + " é 😀 \\/ \""
+        let numbers: [Double] = [
+            1, -3.75, 0.1, 1e-7, 1e21, 123_456_789.125, 5e-324, 1.7976931348623157e308, 2.5e-5, 1e16, 12_345_678_901_234_567,
+        ]
+        let keys = try DatabaseQueue(path: b.path).write { db -> [Int64] in
+            try db.execute(sql: "UPDATE ZROUTINE SET ZNAME = ? WHERE Z_PK = 1", arguments: [text])
+            let keys = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM ZTASKESTIMATION ORDER BY Z_PK LIMIT \(numbers.count)")
+            for (key, number) in zip(keys, numbers) {
+                try db.execute(sql: "UPDATE ZTASKESTIMATION SET ZACTUALSECONDS = ? WHERE Z_PK = ?", arguments: [number, key])
+            }
+            return keys
+        }
+        XCTAssertEqual(keys.count, numbers.count)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func json(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
+        let result = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(result.status, 1, result.standardError)
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        let name = try json(text)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("  ~ _pk 1 ") && $0.contains(" → \(name)") }, result.standardOutput)
+        for (key, number) in zip(keys, numbers) {
+            let line = try XCTUnwrap(lines.first { $0.hasPrefix("  ~ _pk \(key) ") && $0.contains("actualSeconds") }, "\(key)")
+            let expected = try json(number)
+            XCTAssertTrue(line.contains("→ \(expected)"), "\(number): \(line)")
+        }
     }
 
     /// The two documented ways to V2 (`migrate`, and `import --validate --to-version 2.0.0` of the

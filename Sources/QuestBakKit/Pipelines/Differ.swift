@@ -123,9 +123,13 @@ package enum Differ {
         // Parents are matched before the children whose relationships name them; changes are
         // looked for once every entity is matched, so a to-many compares the records it names too.
         var comparisons: [String: Comparison] = [:]
-        for (number, name) in order(Set(left.tables.keys).union(right.tables.keys), left, right).enumerated() {
+        let names = order(Set(left.tables.keys).union(right.tables.keys), left, right)
+        let plans = names.map { plan(for: $0, left, right, byTables: byTables || left.kind == generic) }
+        // Only the records of an entity some relationship names are looked up in `diff_map`.
+        let named = Set(plans.flatMap(\.references.values))
+        for (number, name) in names.enumerated() {
             var comparison = Comparison(
-                db: db, number: number, name: name, plan: plan(for: name, left, right, byTables: byTables || left.kind == generic),
+                db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root),
                 a: try left.tables[name] ?? Table.empty(in: db, name: "a_none_\(number)"),
                 b: try right.tables[name] ?? Table.empty(in: db, name: "b_none_\(number)"))
             try comparison.match()
@@ -154,15 +158,27 @@ package enum Differ {
     }
 
     /// One side's records of one entity: a row each, `pk` its `_pk` (or the smallest integer when
-    /// it has none), then a column per property any of them has, holding `DiffValue`s.
+    /// it has none), a flag per spelling of the cloudID (`w0`, `w1`: 1 where the record's value of
+    /// it is a well-formed cloudID, checked once while loading rather than by a `GLOB` per record
+    /// in each key table), then a column per property any of them has, holding `DiffValue`s.
     struct Table {
         var name: String
         /// Property → column.
         var columns: [String: String] = [:]
         var count = 0
 
+        /// The properties whose form is flagged: the cloudID attribute, and the column a generic
+        /// archive names it by (`Plan`'s cloudID key is one of them).
+        static let flagged = [Entity.cloudIDAttribute, "Z" + Entity.cloudIDAttribute.uppercased()]
+        /// The columns before the properties': `pk`, then one flag per `flagged` property.
+        static let leadingColumns = ["pk"] + flagged.indices.map { "w\($0)" }
+
+        /// The flag column of `field` (one of `flagged`).
+        static func flag(of field: String) -> String? { flagged.firstIndex(of: field).map { "w\($0)" } }
+
         static func empty(in db: Database, name: String) throws -> Table {
-            try db.execute(sql: "CREATE TABLE \(name) (pk INTEGER)")
+            try db.execute(
+                sql: "CREATE TABLE \(name) (pk INTEGER, \(leadingColumns.dropFirst().map { "\($0) INTEGER" }.joined(separator: ", ")))")
             return Table(name: name)
         }
     }
@@ -287,6 +303,8 @@ package enum Differ {
             var entity: String
             var keys: [String]
             var places: [Int?]
+            /// Per member: the place of its cloudID-form flag, for a `Table.flagged` property.
+            var flags: [Int?]
             var width: Int
             var insert: Statement
         }
@@ -294,6 +312,7 @@ package enum Differ {
         private var last: Layout?
         private var inserts: [String: Statement] = [:]
         private let text = ValueText()
+        private static let wellFormed = StoredValue.integer(1)
 
         init(db: Database, prefix: String) {
             self.db = db
@@ -312,12 +331,15 @@ package enum Differ {
             }
             tables[entity]!.count += 1
             var values = [StoredValue](repeating: .null, count: layout.width)
-            for (member, place) in zip(members, layout.places) {
-                guard let place else { continue }
+            for (index, member) in members.enumerated() {
+                guard let place = layout.places[index] else { continue }
                 if place == 0 {
                     if case .integer(let key) = member.value { values[0] = .integer(key) }
                 } else {
                     values[place] = DiffValue.encode(member.value, text)
+                }
+                if let flag = layout.flags[index], case .string(let cloudID) = member.value, DeterministicID.isWellFormed(cloudID) {
+                    values[flag] = Self.wellFormed
                 }
             }
             if case .null = values[0] { values[0] = .integer(Int64.min) }
@@ -330,7 +352,9 @@ package enum Differ {
         private func layout(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws -> Layout {
             var table = try tables[entity] ?? Table.empty(in: db, name: "\(prefix)_\(tables.count)")
             var places: [Int?] = []
+            var flags: [Int?] = []
             var taken: Set<Int> = []
+            let leading = Table.leadingColumns.count
             for member in members {
                 var place: Int?
                 if member.key == RecordJSON.primaryKeyKey {
@@ -341,20 +365,23 @@ package enum Differ {
                         table.columns[member.key] = "c\(table.columns.count)"
                         inserts[entity] = nil
                     }
-                    place = Int(table.columns[member.key]!.dropFirst())! + 1
+                    place = Int(table.columns[member.key]!.dropFirst())! + leading
                 }
                 // A key written twice counts once, the first time.
                 if let found = place, !taken.insert(found).inserted { place = nil }
                 places.append(place)
+                flags.append(place == nil ? nil : Table.flagged.firstIndex(of: member.key).map { $0 + 1 })
             }
             tables[entity] = table
             let insert = try inserts[entity] ?? makeInsert(table)
             inserts[entity] = insert
-            return Layout(entity: entity, keys: members.map(\.key), places: places, width: table.columns.count + 1, insert: insert)
+            return Layout(
+                entity: entity, keys: members.map(\.key), places: places, flags: flags, width: table.columns.count + leading, insert: insert
+            )
         }
 
         private func makeInsert(_ table: Table) throws -> Statement {
-            let columns = ["pk"] + (0..<table.columns.count).map { "c\($0)" }
+            let columns = Table.leadingColumns + (0..<table.columns.count).map { "c\($0)" }
             return try db.makeStatement(
                 sql:
                     "INSERT INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
@@ -381,26 +408,28 @@ package enum Differ {
             case .string(let string): return .text(Data(string.utf8))
             case .number(let number):
                 // 0.0 and -0.0 are one value.
-                var bits = (number == 0 ? 0 : number).bitPattern.bigEndian
-                return .blob(Data([0x64]) + Data(bytes: &bits, count: 8))
+                let bits = (number == 0 ? 0 : number).bitPattern.bigEndian
+                var data = Data(repeating: 0x64, count: 1)
+                withUnsafeBytes(of: bits) { data.append(contentsOf: $0) }
+                return .blob(data)
             case .array, .object: return .blob(Data([0x6A]) + Data(text(value).utf8))
             }
         }
 
         /// The value as `text` shows it; "(none)" for an absent one.
-        static func text(_ value: DatabaseValue, _ text: ValueText) -> String {
-            switch value.storage {
+        static func text(_ value: StoredValue, _ text: ValueText) -> String {
+            switch value {
             case .null: return text(nil)
-            case .int64(let integer): return text(.integer(integer))
-            case .double(let number): return text(.number(number))
-            case .string(let string): return text(.string(string))
+            case .integer(let integer): return text(.integer(integer))
+            case .real(let number): return text(.number(number))
+            case .text(let bytes): return ValueText.quoted(String(decoding: bytes, as: UTF8.self))
             case .blob(let data):
                 switch data.first {
                 case 0x6E: return "null"
                 case 0x74: return "true"
                 case 0x66: return "false"
                 case 0x64 where data.count == 9:
-                    let bits = data.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                    let bits = data.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
                     return text(.number(Double(bitPattern: bits)))
                 default: return String(decoding: data.dropFirst(), as: UTF8.self)
                 }
@@ -408,7 +437,7 @@ package enum Differ {
         }
     }
 
-    static let ignored: Set<String> = [RecordJSON.primaryKeyKey, RecordJSON.optKey, "Z_OPT"]
+    static let ignored: Set<String> = [RecordJSON.primaryKeyKey, RecordJSON.optKey, CoreDataSQL.optColumn]
 
     /// One entity's records of both sides, matched and compared in SQL.
     struct Comparison {
@@ -416,6 +445,8 @@ package enum Differ {
         let number: Int
         let name: String
         let plan: Plan
+        /// Some relationship names this entity's records: its pairs go to `diff_map`.
+        let isNamed: Bool
         let a: Table
         let b: Table
         var used: [String] = []
@@ -459,8 +490,17 @@ package enum Differ {
         }
 
         /// SQL: the record `id` of `side` is not paired yet.
+        /// (Nothing is paired yet: no test, the lookup would find nothing.)
         private func unmatched(_ side: String, _ id: String) -> String {
-            "\(id) NOT IN (SELECT p.\(side) FROM diff_pairs p WHERE p.entity = \(number))"
+            paired == 0 ? "1" : "\(id) NOT IN (SELECT p.\(side) FROM diff_pairs p WHERE p.entity = \(number))"
+        }
+
+        /// SQL: the records of `table` (alias `x`) as (`id`, key values `k0`…, and with `cloudID`
+        /// the flag `w` of the cloudID's form), the `fields`' values (B's relationships translated).
+        private func keyRows(_ table: Table, _ fields: [String], translate: Bool, cloudID: Bool) -> String {
+            let keys = fields.isEmpty ? ["0 AS k0"] : fields.enumerated().map { "\(value($1, "x", translate: translate)) AS k\($0)" }
+            let flag = cloudID ? ", x.\(Table.flag(of: fields[0])!) AS w" : ""
+            return "SELECT x.rowid AS id, x.pk AS pk, \(keys.joined(separator: ", "))\(flag) FROM \(table.name) x"
         }
 
         private mutating func pair(_ kind: String, _ sql: String) throws {
@@ -479,18 +519,17 @@ package enum Differ {
         /// of such a value is in it, so `n` is as over all of A, and no other could be paired
         /// (a second device's cloudIDs, none of which the other side has, cost one side's sort).
         private func keyTables(
-            _ fields: [String], unmatchedOnly: Bool, filter: String, onlyA: Bool = false, numbering: (String) -> String
+            _ fields: [String], unmatchedOnly: Bool, filter: String, cloudID: Bool = false, numbering: (String) -> String
         ) throws {
             let names = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
             try db.execute(sql: "DROP TABLE IF EXISTS diff_key_a")
             try db.execute(sql: "DROP TABLE IF EXISTS diff_key_b")
-            for (side, table, translate) in [("b", b, true), ("a", a, false)] where !(onlyA && side == "b") {
-                let keys = fields.isEmpty ? ["0 AS k0"] : fields.enumerated().map { "\(value($1, "x", translate: translate)) AS k\($0)" }
-                let inB = side == "a" && !onlyA ? "(\(names)) IN (SELECT \(names) FROM diff_key_b) AND " : ""
+            for (side, table, translate) in [("b", b, true), ("a", a, false)] {
+                let inB = side == "a" ? "(\(names)) IN (SELECT \(names) FROM diff_key_b) AND " : ""
                 try db.execute(
                     sql: """
-                        CREATE TABLE diff_key_\(side) AS SELECT id, \(names), \(numbering(names)) AS n FROM (SELECT x.rowid AS id, x.pk AS pk, \
-                        \(keys.joined(separator: ", ")) FROM \(table.name) x WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) \
+                        CREATE TABLE diff_key_\(side) AS SELECT id, \(names), \(numbering(names)) AS n FROM \
+                        (\(keyRows(table, fields, translate: translate, cloudID: cloudID)) WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) \
                         WHERE \(inB)\(filter)
                         """)
                 if side == "b" { try db.execute(sql: "CREATE INDEX diff_key_b_index ON diff_key_b (\(names))") }
@@ -504,8 +543,8 @@ package enum Differ {
                 // A key identifies a record only when it has a value on it that no other record of
                 // its side shares (a cloudID also well-formed: a shared one is a default a migration left).
                 let names = key.fields.indices.map { "k\($0)" }
-                var conditions = names.map { "\($0) IS NOT \(DiffValue.nullSQL)" }
-                if key.isCloudID { conditions += ["typeof(k0) = 'text'", DeterministicID.wellFormedSQL("k0")] }
+                // A well-formed cloudID (flagged while loading) is a string, so not null.
+                let conditions = key.isCloudID ? ["w = 1"] : names.map { "\($0) IS NOT \(DiffValue.nullSQL)" }
                 guard !isDone else {
                     tried.append(key.kind)
                     continue
@@ -513,24 +552,30 @@ package enum Differ {
                 // A key of no relationship has the same values on a twin's two sides: a record
                 // whose value no other record shares is paired with itself, as the join would pair it.
                 let selfPaired = isTwin && !key.fields.contains { plan.references[$0] != nil }
-                try keyTables(
-                    key.fields, unmatchedOnly: false, filter: conditions.joined(separator: " AND "), onlyA: selfPaired,
-                    numbering: { "count(*) OVER (PARTITION BY \($0))" })
+                let filter = conditions.joined(separator: " AND ")
                 if selfPaired {
+                    // One statement, no key table: A's records whose key values no other A record
+                    // shares (those shared are found by grouping), in `_pk`'s table order.
+                    let rows = "(\(keyRows(a, key.fields, translate: false, cloudID: key.isCloudID))) WHERE \(filter)"
+                    let tuple = names.joined(separator: ", ")
                     try pair(
                         key.kind,
                         """
-                        INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, l.id FROM diff_key_a l WHERE l.n = 1 \
-                        AND \(unmatched("a", "l.id")) AND \(unmatched("b", "l.id"))
+                        INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id FROM \(rows) AND (\(tuple)) NOT IN \
+                        (SELECT \(tuple) FROM \(rows) GROUP BY \(tuple) HAVING count(*) > 1) \
+                        AND \(unmatched("a", "id")) AND \(unmatched("b", "id")) ORDER BY id
                         """)
                     continue
                 }
+                try keyTables(
+                    key.fields, unmatchedOnly: false, filter: filter, cloudID: key.isCloudID,
+                    numbering: { "count(*) OVER (PARTITION BY \($0))" })
                 try pair(
                     key.kind,
                     """
                     INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
                     \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) WHERE l.n = 1 AND r.n = 1 AND \(unmatched("a", "l.id")) \
-                    AND \(unmatched("b", "r.id"))
+                    AND \(unmatched("b", "r.id")) ORDER BY l.id
                     """)
             }
             if plan.isSingleton {
@@ -552,7 +597,7 @@ package enum Differ {
                 "content",
                 """
                 INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
-                \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) AND r.n = l.n
+                \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) AND r.n = l.n ORDER BY l.id
                 """)
             if plan.byTables {
                 try pair(
@@ -562,6 +607,7 @@ package enum Differ {
                     WHERE \(unmatched("a", "l.rowid")) AND \(unmatched("b", "r.rowid"))
                     """)
             }
+            guard isNamed else { return }
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO diff_map (root, b, a) SELECT \(Self.quoted(plan.root)), r.pk, l.pk FROM diff_pairs p \
@@ -570,9 +616,11 @@ package enum Differ {
         }
 
         /// "_pk 12", with the record's cloudID when it has a well-formed one.
-        private func label(_ key: Int64, _ cloudID: DatabaseValue) -> String {
+        private func label(_ key: Int64, _ cloudID: StoredValue) -> String {
             var text = "_pk \(key)"
-            if case .string(let id) = cloudID.storage, DeterministicID.isWellFormed(id) { text += " (cloudID \(id))" }
+            if case .text(let bytes) = cloudID, case let id = String(decoding: bytes, as: UTF8.self), DeterministicID.isWellFormed(id) {
+                text += " (cloudID \(id))"
+            }
             return text
         }
 
@@ -624,29 +672,28 @@ package enum Differ {
         /// The records only B has, then only A has, then the changed ones, each read as it is listed.
         func forEachLine(_ body: (Line) throws -> Void) throws {
             for (table, side, line) in [(b, "b", Line.added), (a, "a", Line.removed)] {
-                let rows = try Row.fetchCursor(
+                try ExactSQL.forEachRow(
                     db,
                     sql:
                         "SELECT x.pk, \(cloudColumn(table, "x")) FROM \(table.name) x WHERE \(unmatched(side, "x.rowid")) ORDER BY x.pk, x.rowid"
-                )
-                while let row = try rows.next() { try body(line(label(row[0], row[1]))) }
+                ) { row in try body(line(label(row.integer(0) ?? 0, row[1]))) }
             }
             let shared = self.shared
             guard !shared.isEmpty else { return }
             let text = ValueText()
             let values = shared.map { "l.\(a.columns[$0]!), r.\(b.columns[$0]!)" }
-            let rows = try Row.fetchCursor(
+            // Read exactly (GRDB's rows would end a string at its first NUL).
+            try ExactSQL.forEachRow(
                 db,
                 sql: """
                     SELECT l.pk AS old_pk, r.pk AS new_pk, \(cloudColumn(a, "l")) AS cloud, \(values.joined(separator: ", ")), \
                     \(differs(shared).joined(separator: ", ")) FROM diff_changed p JOIN \(a.name) l ON l.rowid = p.a \
                     JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number) ORDER BY old_pk
-                    """)
-            while let row = try rows.next() {
-                let (old, new): (Int64, Int64) = (row[0], row[1])
+                    """
+            ) { row in
+                let (old, new) = (row.integer(0) ?? 0, row.integer(1) ?? 0)
                 let fields = shared.indices.compactMap { index -> FieldChange? in
-                    let differs: Bool = row[3 + 2 * shared.count + index]
-                    guard differs else { return nil }
+                    guard row.integer(3 + 2 * shared.count + index) == 1 else { return nil }
                     return FieldChange(
                         field: shared[index], old: DiffValue.text(row[3 + 2 * index], text),
                         new: DiffValue.text(row[4 + 2 * index], text))
@@ -657,21 +704,71 @@ package enum Differ {
         }
     }
 
-    /// Values as the listing shows them: JSON, "(none)" for an absent one. One encoder serves
-    /// every value (making one costs more than encoding a value), and plain scalars need none.
+    /// Values as the listing shows them: JSON, "(none)" for an absent one. Scalars, and arrays of
+    /// them, are written by hand as `JSONEncoder` writes them (a test compares the two); an
+    /// object, or a number JSON cannot hold, goes through the one encoder (making one costs more
+    /// than encoding a value).
     final class ValueText {
         private let encoder = JSONEncoder()
 
         init() { encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes] }
 
         func callAsFunction(_ value: JSONValue?) -> String {
-            switch value {
-            case nil: return "(none)"
-            case .null?: return "null"
-            case .boolean(let flag)?: return flag ? "true" : "false"
-            case .integer(let integer)?: return String(integer)
-            case let value?: return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+            guard let value else { return "(none)" }
+            if let text = Self.scalar(value) { return text }
+            if case .array(let elements) = value {
+                var text = "["
+                for element in elements {
+                    guard let written = Self.scalar(element) else { return encoded(value) }
+                    if text.utf8.count > 1 { text += "," }
+                    text += written
+                }
+                return text + "]"
             }
+            return encoded(value)
+        }
+
+        private func encoded(_ value: JSONValue) -> String {
+            (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+        }
+
+        /// A scalar's JSON, nil for an array, an object, or a number JSON has no spelling for.
+        static func scalar(_ value: JSONValue) -> String? {
+            switch value {
+            case .null: return "null"
+            case .boolean(let flag): return flag ? "true" : "false"
+            case .integer(let integer): return String(integer)
+            case .number(let number):
+                guard number.isFinite else { return nil }
+                let text = number.description
+                return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+            case .string(let string): return quoted(string)
+            case .array, .object: return nil
+            }
+        }
+
+        private static let hex = Array("0123456789abcdef".utf8)
+
+        /// A JSON string: `"` and `\` escaped, control characters as `\n`-style escapes or
+        /// `\u00XX`, everything else (slashes, non-ASCII) as it is.
+        static func quoted(_ string: String) -> String {
+            var bytes: [UInt8] = [UInt8(ascii: "\"")]
+            bytes.reserveCapacity(string.utf8.count + 2)
+            for byte in string.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+                case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+                case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+                case 0..<0x20: bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                default: bytes.append(byte)
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+            return String(decoding: bytes, as: UTF8.self)
         }
     }
 
