@@ -46,9 +46,11 @@ package struct Schema: Sendable, Equatable {
         return name.utf8.allSatisfy { letter($0) || (48...57).contains($0) }
     }
 
-    /// The `Z_ENT` number of an entity: alphabetical position, starting at 1.
+    /// The `Z_ENT` number of an entity: its position, starting at 1, in Core Data's order
+    /// (alphabetical, sub-entities after their parent, depth first), as `ModelTables` numbers it.
     public func entityNumber(of name: String) -> Int? {
-        entities.firstIndex { $0.name == name }.map { $0 + 1 }
+        guard entities.contains(where: { $0.superentity != nil }) else { return entities.firstIndex { $0.name == name }.map { $0 + 1 } }
+        return EntityNumbering.ordered(entities, name: \.name, superentity: \.superentity).firstIndex { $0.name == name }.map { $0 + 1 }
     }
 }
 
@@ -164,8 +166,24 @@ package struct Attribute: Sendable, Equatable {
     }
 }
 
-package enum DeleteRule: String, Sendable, Equatable {
+package enum DeleteRule: String, Sendable, Equatable, CaseIterable {
     case nullify, cascade, deny, noAction
+
+    /// `NSDeleteRule` as a model cache archives it (`NSDeleteRule`'s raw values).
+    package var code: Int {
+        switch self {
+        case .noAction: 0
+        case .nullify: 1
+        case .cascade: 2
+        case .deny: 3
+        }
+    }
+
+    /// The rule of an archived code; nil for a code Core Data does not define (the decoder notes it).
+    package init?(code: Int) {
+        guard let rule = DeleteRule.allCases.first(where: { $0.code == code }) else { return nil }
+        self = rule
+    }
 }
 
 package struct Relationship: Sendable, Equatable {

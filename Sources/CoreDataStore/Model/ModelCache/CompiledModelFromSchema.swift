@@ -4,32 +4,33 @@ extension CompiledModel {
     /// The compiled model Core Data would archive for a questbak schema: what a store written by a
     /// schema (TimeQuest's, or a schema file) is laid out and read by when it carries no model
     /// cache (a migrated TimeQuest store), and what fixtures and tests write as a store's cache.
-    /// It carries what decides tables, columns, kinds and hashes (renames, counts, ordering,
-    /// modifiers, transformer names), and the schema's concrete defaults as a
-    /// model cache holds them (so a layout of it has `ModelLayout.Field.defaultValue` as one read
-    /// from a store's cache would). `Date.now` and a new UUID string stay symbolic in the schema:
-    /// a model archives the value its default expression had once, which a schema does not know,
-    /// so they are left out here, as are array defaults (archived by their transformer). Not
-    /// carried yet: delete rules (the fixtures' caches were written without them), superentities
-    /// and uniqueness constraints (a schema's store is written one table per entity, without
-    /// unique indexes), and what no model says (`Entity.identity`, an app profile's).
+    /// It carries everything a model says: tables, columns, kinds and hashes (renames, counts,
+    /// ordering, modifiers, transformer names, superentities, uniqueness constraints), delete
+    /// rules, and the schema's concrete defaults as a model cache holds them (so a layout of it
+    /// has `ModelLayout.Field.defaultValue` as one read from a store's cache would). Left out is
+    /// what no model says: `Date.now` and a new UUID string stay symbolic in the schema (a model
+    /// archives the value its default expression had once, which a schema does not know), array
+    /// defaults (archived by their transformer), and `Entity.identity` (an app profile's).
+    /// `SchemaModelPinTests` pins that nothing else is lost, either way.
     package init(schema: Schema) {
         self.init(
             versionIdentifiers: [schema.versionIdentifier],
             entities: schema.entities.map { entity in
                 CompiledEntity(
-                    name: entity.name, isAbstract: entity.isAbstract,
+                    name: entity.name, superentity: entity.superentity, isAbstract: entity.isAbstract,
                     attributes: entity.attributes.map(CompiledAttribute.init(schema:)),
                     relationships: entity.relationships.map { relationship in
                         var compiled = CompiledRelationship(
                             name: relationship.name, destination: relationship.destination, inverse: relationship.inverse,
-                            minCount: relationship.minCount, maxCount: relationship.maxCount, isOptional: relationship.isOptional,
+                            minCount: relationship.minCount, maxCount: relationship.maxCount, deleteRule: relationship.deleteRule.code,
+                            isOptional: relationship.isOptional,
                             isOrdered: relationship.isOrdered, renamingIdentifier: relationship.originalName ?? relationship.name)
                         compiled.isReadOnly = relationship.isReadOnly
                         compiled.versionHashModifier = relationship.versionHashModifier
                         return compiled
                     },
-                    inheritedProperties: entity.inheritedProperties, renamingIdentifier: entity.originalName ?? entity.name,
+                    inheritedProperties: entity.inheritedProperties, uniqueTuples: entity.uniquenessConstraints,
+                    renamingIdentifier: entity.originalName ?? entity.name,
                     versionHashModifier: entity.versionHashModifier)
             })
     }
