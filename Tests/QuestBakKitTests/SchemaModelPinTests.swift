@@ -93,7 +93,6 @@ final class SchemaModelPinTests: XCTestCase {
             versionIdentifier: schema.versionIdentifier,
             entities: schema.entities.map { entity in
                 var result = entity
-                result.identity = Identity()
                 result.attributes = entity.attributes.map(modelAttribute)
                 return result
             })
@@ -165,6 +164,22 @@ final class SchemaModelPinTests: XCTestCase {
                 }
             }
         }
+    }
+
+    /// A schema file that states natural keys, a singleton and merge rules gives a model and,
+    /// beside its entities, a profile's identities; written again, the file says the same.
+    func testASchemaFilesIdentitiesAreBesideItsModel() throws {
+        let schema = try XCTUnwrap(try schemas().first { $0.name == "schema file" }?.schema)
+        XCTAssertEqual(
+            schema.identities,
+            [
+                "Animal": Identity(naturalKey: ["name", "owner"]),
+                "Owner": Identity(singletonCloudID: "the-owner", merge: ["score": .maximum]),
+            ])
+        XCTAssertEqual(schema.identity(of: "Vet"), Identity())
+        XCTAssertEqual(try JSONDecoder().decode(Schema.self, from: try schema.jsonData()), schema)
+        let text = String(decoding: try schema.jsonData(), as: UTF8.self)
+        XCTAssertTrue(text.contains(#""singletonCloudID" : "the-owner""#), text)
     }
 
     /// The profile puts back what no model says, but for symbolic and array defaults (which the

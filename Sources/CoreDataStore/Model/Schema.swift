@@ -7,13 +7,23 @@ package struct Schema: Sendable, Equatable {
     /// `VersionedSchema.versionIdentifier`, as SwiftData writes it into the store metadata.
     public var versionIdentifier: String
     public var entities: [Entity]
+    /// What no model says, by entity name: how duplicate records are recognised and merged (see
+    /// `Rules/`). An app profile gives it (`AppProfile.identities`), or a schema file states it;
+    /// it is the profile's, not a model's, so it lives beside the entities rather than in them.
+    /// Only entities with an identity are listed.
+    public var identities: [String: Identity]
 
-    public init(versionIdentifier: String, entities: [Entity]) {
+    public init(versionIdentifier: String, entities: [Entity], identities: [String: Identity] = [:]) {
         self.versionIdentifier = versionIdentifier
         // Core Data numbers entities 1...n in alphabetical order of name; keeping the array in that
         // order makes the entity number its position plus one.
         self.entities = entities.sorted { $0.name < $1.name }
+        self.identities = identities.filter { $0.value != Identity() }
     }
+
+    /// How records of `entity` are identified: its natural key, singleton cloudID and merge
+    /// rules, or none of them.
+    public func identity(of entity: String) -> Identity { identities[entity] ?? Identity() }
 
     public func entity(named name: String) -> Entity? {
         entities.first { $0.name == name }
@@ -58,9 +68,6 @@ package struct Entity: Sendable, Equatable {
     public var name: String
     public var attributes: [Attribute]
     public var relationships: [Relationship]
-    /// How duplicate records of this entity are recognised and merged (see `Rules/`). No model
-    /// says this: an app profile gives it (`AppProfile`), or a schema file states it.
-    public var identity: Identity
     /// The parent entity, whose properties this one inherits and whose table it shares.
     public var superentity: String?
     /// `#Unique` / `@Attribute(.unique)`: each a list of property names (`NSUniqueTuples`).
@@ -77,13 +84,12 @@ package struct Entity: Sendable, Equatable {
     public var inheritedProperties: [String] = []
 
     public init(
-        name: String, attributes: [Attribute], relationships: [Relationship] = [], identity: Identity = .init(), superentity: String? = nil,
+        name: String, attributes: [Attribute], relationships: [Relationship] = [], superentity: String? = nil,
         uniquenessConstraints: [[String]] = [], versionHashModifier: String? = nil
     ) {
         self.name = name
         self.attributes = attributes
         self.relationships = relationships
-        self.identity = identity
         self.superentity = superentity
         self.uniquenessConstraints = uniquenessConstraints
         self.versionHashModifier = versionHashModifier

@@ -10,7 +10,7 @@ extension CompiledModel {
     /// has `ModelLayout.Field.defaultValue` as one read from a store's cache would). Left out is
     /// what no model says: `Date.now` and a new UUID string stay symbolic in the schema (a model
     /// archives the value its default expression had once, which a schema does not know), array
-    /// defaults (archived by their transformer), and `Entity.identity` (an app profile's).
+    /// defaults (archived by their transformer), and `Schema.identities` (an app profile's).
     /// `SchemaModelPinTests` pins that nothing else is lost, either way.
     package init(schema: Schema) {
         self.init(
