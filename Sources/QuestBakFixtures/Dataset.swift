@@ -77,6 +77,7 @@ extension CompiledModel {
         func strip(_ attribute: CompiledAttribute) -> CompiledAttribute {
             var stripped = attribute
             stripped.defaultValue = nil
+            stripped.symbolicDefault = nil
             stripped.elements = attribute.elements.map(strip)
             return stripped
         }

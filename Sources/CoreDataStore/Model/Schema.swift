@@ -31,30 +31,10 @@ package struct Schema: Sendable, Equatable {
 
     /// Names become table names, column names, SQL and file names, so each must be a plain
     /// identifier (`[A-Za-z_][A-Za-z0-9_]*`) and unique where it has to be; one sentence per problem.
-    public var nameProblems: [String] {
-        let plain = Schema.isPlainIdentifier
-        var problems: [String] = []
-        var tables: Set<String> = []
-        for entity in entities {
-            if !plain(entity.name) { problems.append("entity name \"\(entity.name.prefix(80))\" is not a plain identifier") }
-            if !tables.insert(entity.name.uppercased()).inserted {
-                problems.append("entity \(entity.name) is defined twice (names ignore case in SQLite)")
-            }
-            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name)
-            where !plain(name) {
-                problems.append("\(entity.name): property name \"\(name.prefix(80))\" is not a plain identifier")
-            }
-        }
-        return problems
-    }
+    public var nameProblems: [String] { CompiledModel(schema: self).nameProblems }
 
-    /// Whether `name` is `[A-Za-z_][A-Za-z0-9_]*`: safe as a table, column and file name. The one
-    /// check, for schemas, stores and archives alike.
-    public static func isPlainIdentifier(_ name: String) -> Bool {
-        func letter(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "_") || (65...90).contains(byte) || (97...122).contains(byte) }
-        guard let first = name.utf8.first, letter(first) else { return false }
-        return name.utf8.allSatisfy { letter($0) || (48...57).contains($0) }
-    }
+    /// `CompiledModel.isPlainIdentifier`, the one check.
+    public static func isPlainIdentifier(_ name: String) -> Bool { CompiledModel.isPlainIdentifier(name) }
 
     /// The `Z_ENT` number of an entity: its position, starting at 1, in Core Data's order
     /// (alphabetical, sub-entities after their parent, depth first), as `ModelTables` numbers it.
@@ -97,13 +77,11 @@ package struct Entity: Sendable, Equatable {
 
     public var tableName: String { Entity.tableName(name) }
 
-    /// Core Data's table of an entity (of a root entity: sub-entities share it): `Z` + its name
-    /// upper-cased, the one spelling of that rule.
-    public static func tableName(_ entityName: String) -> String { "Z" + entityName.uppercased() }
+    /// `CompiledEntity.tableName(_:)`, the one spelling of that rule.
+    public static func tableName(_ entityName: String) -> String { CompiledEntity.tableName(entityName) }
 
-    /// The attribute that names a record to CloudKit, in TimeQuest V2 and any app that follows
-    /// its convention; the cloudID repair rules apply wherever an entity has it.
-    public static let cloudIDAttribute = "cloudID"
+    /// `CompiledEntity.cloudIDAttribute`.
+    public static let cloudIDAttribute = CompiledEntity.cloudIDAttribute
 
     /// The entity's cloudID attribute, if it has one.
     public var cloudID: Attribute? { attribute(named: Entity.cloudIDAttribute) }

@@ -8,9 +8,10 @@ extension CompiledModel {
     /// ordering, modifiers, transformer names, superentities, uniqueness constraints), delete
     /// rules, and the schema's concrete defaults as a model cache holds them (so a layout of it
     /// has `ModelLayout.Field.defaultValue` as one read from a store's cache would). Left out is
-    /// what no model says: `Date.now` and a new UUID string stay symbolic in the schema (a model
-    /// archives the value its default expression had once, which a schema does not know), array
-    /// defaults (archived by their transformer), and `Schema.identities` (an app profile's).
+    /// what no model says: array defaults (archived by their transformer), the element
+    /// types of typed arrays and `Schema.identities` (an app profile's). `Date.now` and a new UUID
+    /// string stay symbolic (`CompiledAttribute.symbolicDefault`): a model archives the value its
+    /// default expression had once, which a schema does not know.
     /// `SchemaModelPinTests` pins that nothing else is lost, either way.
     package init(schema: Schema) {
         self.init(
@@ -50,8 +51,11 @@ extension CompiledAttribute {
             flags: (attribute.allowsExternalStorage ? CompiledAttribute.Flags.externalStorage : 0)
                 | (attribute.preservesValueOnDeletion ? CompiledAttribute.Flags.preservesValueOnDeletion : 0))
         elements = attribute.elements.map(CompiledAttribute.init(schema:))
-        if case .value(let value)? = attribute.defaultValue {
-            defaultValue = CompiledDefaultValue(schema: value, kind: attribute.kind)
+        switch attribute.defaultValue {
+        case .value(let value)?: defaultValue = CompiledDefaultValue(schema: value, kind: attribute.kind)
+        case .now?: symbolicDefault = .now
+        case .newUUIDString?: symbolicDefault = .newUUIDString
+        case nil: break
         }
         isReadOnly = attribute.isReadOnly
         versionHashModifier = attribute.versionHashModifier

@@ -26,7 +26,8 @@ extension Attribute {
         let kind = Self.kind(ofTypeCode: attribute.typeCode)
         self.init(
             attribute.name, kind, optional: attribute.isOptional,
-            default: attribute.defaultValue.flatMap { Self.defaultValue($0, kind: kind) },
+            default: attribute.symbolicDefault.map { $0 == .now ? .now : .newUUIDString }
+                ?? attribute.defaultValue.flatMap { Self.defaultValue($0, kind: kind) },
             originalName: attribute.renamingIdentifier.flatMap { $0 == attribute.name ? nil : $0 },
             elements: attribute.elements.map(Attribute.init(compiled:)), transformerName: attribute.transformerName,
             valueClassName: attribute.valueClassName)
