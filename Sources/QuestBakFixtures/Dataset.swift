@@ -21,9 +21,7 @@ package struct Dataset: Sendable, Equatable {
     /// `Z_MODELCACHE`, as every store SwiftData writes has (encoded by questbak's own encoder).
     @discardableResult
     public func write(to url: URL, uuid: String, withModelCache: Bool = false) throws -> StoreWriter.Summary {
-        // The committed fixtures' caches were written before a schema's model carried its
-        // defaults; they are kept as they are, so that `make fixtures` writes the same bytes.
-        let cache = withModelCache ? try ModelCacheEncoder.encode(CompiledModel(schema: schema).withoutDefaultValues) : nil
+        let cache = withModelCache ? try ModelCacheEncoder.encode(CompiledModel(schema: schema).asTheFixturesWereArchived) : nil
         return try StoreWriter.write(to: url, schema: schema) { sink in
             for entity in schema.entities {
                 for record in records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
@@ -60,11 +58,26 @@ public struct SeededGenerator: RandomNumberGenerator {
 }
 
 extension CompiledModel {
+    /// The model as the committed TimeQuest fixtures' caches were archived, before a schema's
+    /// model carried its defaults and delete rules: no attribute default, and every delete rule
+    /// nullify (Core Data archives `Routine.tasks`' cascade as 2; these caches hold 1). Kept so
+    /// that `make fixtures` writes the same bytes; neither enters a model hash or a layout.
+    var asTheFixturesWereArchived: CompiledModel {
+        var model = withoutDefaultValues
+        for entity in model.entities.indices {
+            for relationship in model.entities[entity].relationships.indices {
+                model.entities[entity].relationships[relationship].deleteRule = DeleteRule.nullify.code
+            }
+        }
+        return model
+    }
+
     /// The model with no attribute's default value (a composite's elements included).
     var withoutDefaultValues: CompiledModel {
         func strip(_ attribute: CompiledAttribute) -> CompiledAttribute {
             var stripped = attribute
             stripped.defaultValue = nil
+            stripped.symbolicDefault = nil
             stripped.elements = attribute.elements.map(strip)
             return stripped
         }

@@ -73,16 +73,16 @@ final class AppProfileTests: XCTestCase {
             XCTAssertEqual(metadata.schemaMatchingHashes(in: AppProfile.timeQuest.versions)?.versionIdentifier, version)
             let ownModel = Schema(model: try ModelCacheDecoder.decode(try XCTUnwrap(cache, "\(fixture) has a model cache")))
             XCTAssertEqual(ownModel.entity(named: "Routine")?.attribute(named: "activeDays")?.kind, .transformable)
-            XCTAssertEqual(ownModel.entity(named: "PlayerProfile")?.identity.singletonCloudID, nil, "no model names a singleton")
+            XCTAssertEqual(ownModel.identity(of: "PlayerProfile").singletonCloudID, nil, "no model names a singleton")
 
             let known = try XCTUnwrap(AppProfile.timeQuest.version(version))
             let applied = AppProfile.timeQuest.applied(to: ownModel)
             XCTAssertEqual(applied.entities.map(\.name), known.entities.map(\.name))
             for entity in known.entities {
-                XCTAssertEqual(applied.entity(named: entity.name)?.identity, entity.identity, "\(fixture): \(entity.name)")
+                XCTAssertEqual(applied.identity(of: entity.name), known.identity(of: entity.name), "\(fixture): \(entity.name)")
             }
             XCTAssertEqual(applied.entity(named: "Routine")?.attribute(named: "activeDays")?.kind, .integerArray)
-            XCTAssertEqual(applied.entity(named: "PlayerProfile")?.identity.singletonCloudID, TimeQuestSchemas.playerProfileCloudID)
+            XCTAssertEqual(applied.identity(of: "PlayerProfile").singletonCloudID, TimeQuestSchemas.playerProfileCloudID)
         }
     }
 
@@ -91,11 +91,10 @@ final class AppProfileTests: XCTestCase {
     func testAddingAVersionKeepsItsOwnIdentities() throws {
         var proposed = TimeQuestSchemas.v2
         proposed.versionIdentifier = "3.0.0"
-        let index = try XCTUnwrap(proposed.entities.firstIndex { $0.name == "Routine" })
-        proposed.entities[index].identity = Identity(naturalKey: ["name"])
+        proposed.identities["Routine"] = Identity(naturalKey: ["name"])
         let profile = AppProfile.timeQuest.addingVersion(proposed)
         XCTAssertEqual(profile.versions.map(\.versionIdentifier), ["1.0.0", "2.0.0", "3.0.0"])
-        XCTAssertEqual(profile.newest?.entity(named: "Routine")?.identity.naturalKey, ["name"])
-        XCTAssertEqual(profile.version("2.0.0")?.entity(named: "Routine")?.identity.naturalKey, ["name", "createdAt"])
+        XCTAssertEqual(profile.newest?.identity(of: "Routine").naturalKey, ["name"])
+        XCTAssertEqual(profile.version("2.0.0")?.identity(of: "Routine").naturalKey, ["name", "createdAt"])
     }
 }

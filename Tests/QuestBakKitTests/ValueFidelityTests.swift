@@ -620,7 +620,7 @@ final class ValueFidelityTests: XCTestCase {
             var dataset = Dataset(schema: schema)
             var keys: [String: [Int64]] = [:]
             for entity in schema.entities {
-                let count = entity.identity.singletonCloudID != nil ? 1 : Int.random(in: 1...6, using: &random)
+                let count = schema.identity(of: entity.name).singletonCloudID != nil ? 1 : Int.random(in: 1...6, using: &random)
                 // Keys as a store may hold them: gaps, zero and negative ones included.
                 var used: Set<Int64> = []
                 while used.count < count { used.insert([-3, 0, 1, 2, 5, 1_000, Int64.max - 1].randomElement(using: &random)!) }
@@ -631,8 +631,8 @@ final class ValueFidelityTests: XCTestCase {
                     var values: [String: Value] = [:]
                     for attribute in entity.attributes {
                         if attribute.name == "cloudID" {
-                            values["cloudID"] = .string(entity.identity.singletonCloudID ?? random.uuidString())
-                        } else if entity.identity.naturalKey.contains(attribute.name) {
+                            values["cloudID"] = .string(schema.identity(of: entity.name).singletonCloudID ?? random.uuidString())
+                        } else if schema.identity(of: entity.name).naturalKey.contains(attribute.name) {
                             // Natural keys stay distinct (duplicates would need repairs) but hostile.
                             let pool = Self.hostileValues(attribute.kind)
                             switch pool[index % pool.count] {

@@ -24,14 +24,18 @@ package struct ModelVersionHashes: Sendable, Equatable {
         digest = Data(SHA512.hash(data: digestInput)).base64EncodedString()
     }
 
-    public init(schema: Schema) {
-        let byName = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    /// The hashes of a model (a store's own `Z_MODELCACHE`, or the one a schema compiles to), by
+    /// the scheme in store-format.md: what the store's metadata must hold if the cache was read right.
+    package init(model: CompiledModel) {
+        // In name order, the first of a name winning, as the schema it was once converted to had them.
+        let entities = model.entities.sorted { $0.name < $1.name }
+        let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var hashes: [String: Data] = [:]
-        func hash(_ entity: Entity, depth: Int) -> Data {
+        func hash(_ entity: CompiledEntity, depth: Int) -> Data {
             if let done = hashes[entity.name] { return done }
             // A parent's hash comes first; a parent chain is cut at 64 in case a cache loops.
             let parent = depth < 64 ? entity.superentity.flatMap { byName[$0] }.map { hash($0, depth: depth + 1) } : nil
-            var ancestors: [Entity] = []
+            var ancestors: [CompiledEntity] = []
             var next = entity.superentity.flatMap { byName[$0] }
             while let current = next, ancestors.count < 64 {
                 ancestors.append(current)
@@ -41,18 +45,17 @@ package struct ModelVersionHashes: Sendable, Equatable {
             hashes[entity.name] = result
             return result
         }
-        for entity in schema.entities { _ = hash(entity, depth: 0) }
+        for entity in entities { _ = hash(entity, depth: 0) }
         self.init(entityHashes: hashes)
     }
 
-    /// The hashes of a model decoded from a store's own `Z_MODELCACHE`, by the scheme in
-    /// store-format.md: what the store's metadata must hold if the cache was read right.
-    package init(model: CompiledModel) {
-        self.init(schema: Schema(model: model))
+    /// The hashes of the model a schema compiles to.
+    public init(schema: Schema) {
+        self.init(model: CompiledModel(schema: schema))
     }
 
     /// `ancestors`: the parent, its parent and so on, where an inherited property is declared.
-    static func hash(of entity: Entity, parentHash: Data?, ancestors: [Entity] = []) -> Data {
+    static func hash(of entity: CompiledEntity, parentHash: Data?, ancestors: [CompiledEntity] = []) -> Data {
         var properties: [(name: String, hash: Data)] = entity.attributes.map { ($0.name, hash(of: $0)) }
         properties += entity.relationships.map { ($0.name, hash(of: $0, declaredBy: entity.name)) }
         // An inherited property enters the hash as its declaration does (a proxy hashes as the
@@ -76,15 +79,16 @@ package struct ModelVersionHashes: Sendable, Equatable {
             input.append(property.hash)
         }
         if let modifier = entity.versionHashModifier { input.append(Data(modifier.utf8)) }
-        for constraint in entity.uniquenessConstraints.map({ $0.joined(separator: ".") }).sorted() { input.append(Data(constraint.utf8)) }
+        for constraint in entity.uniqueTuples.map({ $0.joined(separator: ".") }).sorted() { input.append(Data(constraint.utf8)) }
         return Data(SHA256.hash(data: input))
     }
 
-    static func hash(of attribute: Attribute) -> Data {
+    static func hash(of attribute: CompiledAttribute) -> Data {
         var input = propertyBase(
             name: attribute.name, isOptional: attribute.isOptional, isReadOnly: attribute.isReadOnly,
             modifier: attribute.versionHashModifier)
-        input.append(littleEndian: attribute.kind.hashTypeCode)
+        // A code no kind has is hashed as a transformable's, as it always was (a decoder notes it).
+        input.append(littleEndian: (attribute.kind ?? .transformable).hashTypeCode)
         if attribute.allowsExternalStorage { input.append(1) }
         if attribute.preservesValueOnDeletion { input.append(1) }
         return Data(SHA256.hash(data: input))
@@ -92,7 +96,7 @@ package struct ModelVersionHashes: Sendable, Equatable {
 
     /// `entity`: the entity that declares the relationship. A relationship that is its own
     /// inverse (`Person.friends` ↔ `Person.friends`) does not hash its inverse's name (inferred).
-    static func hash(of relationship: Relationship, declaredBy entity: String) -> Data {
+    static func hash(of relationship: CompiledRelationship, declaredBy entity: String) -> Data {
         var input = propertyBase(
             name: relationship.name, isOptional: relationship.isOptional, isReadOnly: relationship.isReadOnly,
             modifier: relationship.versionHashModifier)

@@ -7,13 +7,23 @@ package struct Schema: Sendable, Equatable {
     /// `VersionedSchema.versionIdentifier`, as SwiftData writes it into the store metadata.
     public var versionIdentifier: String
     public var entities: [Entity]
+    /// What no model says, by entity name: how duplicate records are recognised and merged (see
+    /// `Rules/`). An app profile gives it (`AppProfile.identities`), or a schema file states it;
+    /// it is the profile's, not a model's, so it lives beside the entities rather than in them.
+    /// Only entities with an identity are listed.
+    public var identities: [String: Identity]
 
-    public init(versionIdentifier: String, entities: [Entity]) {
+    public init(versionIdentifier: String, entities: [Entity], identities: [String: Identity] = [:]) {
         self.versionIdentifier = versionIdentifier
         // Core Data numbers entities 1...n in alphabetical order of name; keeping the array in that
         // order makes the entity number its position plus one.
         self.entities = entities.sorted { $0.name < $1.name }
+        self.identities = identities.filter { $0.value != Identity() }
     }
+
+    /// How records of `entity` are identified: its natural key, singleton cloudID and merge
+    /// rules, or none of them.
+    public func identity(of entity: String) -> Identity { identities[entity] ?? Identity() }
 
     public func entity(named name: String) -> Entity? {
         entities.first { $0.name == name }
@@ -21,34 +31,16 @@ package struct Schema: Sendable, Equatable {
 
     /// Names become table names, column names, SQL and file names, so each must be a plain
     /// identifier (`[A-Za-z_][A-Za-z0-9_]*`) and unique where it has to be; one sentence per problem.
-    public var nameProblems: [String] {
-        let plain = Schema.isPlainIdentifier
-        var problems: [String] = []
-        var tables: Set<String> = []
-        for entity in entities {
-            if !plain(entity.name) { problems.append("entity name \"\(entity.name.prefix(80))\" is not a plain identifier") }
-            if !tables.insert(entity.name.uppercased()).inserted {
-                problems.append("entity \(entity.name) is defined twice (names ignore case in SQLite)")
-            }
-            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name)
-            where !plain(name) {
-                problems.append("\(entity.name): property name \"\(name.prefix(80))\" is not a plain identifier")
-            }
-        }
-        return problems
-    }
+    public var nameProblems: [String] { CompiledModel(schema: self).nameProblems }
 
-    /// Whether `name` is `[A-Za-z_][A-Za-z0-9_]*`: safe as a table, column and file name. The one
-    /// check, for schemas, stores and archives alike.
-    public static func isPlainIdentifier(_ name: String) -> Bool {
-        func letter(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "_") || (65...90).contains(byte) || (97...122).contains(byte) }
-        guard let first = name.utf8.first, letter(first) else { return false }
-        return name.utf8.allSatisfy { letter($0) || (48...57).contains($0) }
-    }
+    /// `CompiledModel.isPlainIdentifier`, the one check.
+    public static func isPlainIdentifier(_ name: String) -> Bool { CompiledModel.isPlainIdentifier(name) }
 
-    /// The `Z_ENT` number of an entity: alphabetical position, starting at 1.
+    /// The `Z_ENT` number of an entity: its position, starting at 1, in Core Data's order
+    /// (alphabetical, sub-entities after their parent, depth first), as `ModelTables` numbers it.
     public func entityNumber(of name: String) -> Int? {
-        entities.firstIndex { $0.name == name }.map { $0 + 1 }
+        guard entities.contains(where: { $0.superentity != nil }) else { return entities.firstIndex { $0.name == name }.map { $0 + 1 } }
+        return EntityNumbering.ordered(entities, name: \.name, superentity: \.superentity).firstIndex { $0.name == name }.map { $0 + 1 }
     }
 }
 
@@ -56,9 +48,6 @@ package struct Entity: Sendable, Equatable {
     public var name: String
     public var attributes: [Attribute]
     public var relationships: [Relationship]
-    /// How duplicate records of this entity are recognised and merged (see `Rules/`). No model
-    /// says this: an app profile gives it (`AppProfile`), or a schema file states it.
-    public var identity: Identity
     /// The parent entity, whose properties this one inherits and whose table it shares.
     public var superentity: String?
     /// `#Unique` / `@Attribute(.unique)`: each a list of property names (`NSUniqueTuples`).
@@ -75,13 +64,12 @@ package struct Entity: Sendable, Equatable {
     public var inheritedProperties: [String] = []
 
     public init(
-        name: String, attributes: [Attribute], relationships: [Relationship] = [], identity: Identity = .init(), superentity: String? = nil,
+        name: String, attributes: [Attribute], relationships: [Relationship] = [], superentity: String? = nil,
         uniquenessConstraints: [[String]] = [], versionHashModifier: String? = nil
     ) {
         self.name = name
         self.attributes = attributes
         self.relationships = relationships
-        self.identity = identity
         self.superentity = superentity
         self.uniquenessConstraints = uniquenessConstraints
         self.versionHashModifier = versionHashModifier
@@ -89,13 +77,11 @@ package struct Entity: Sendable, Equatable {
 
     public var tableName: String { Entity.tableName(name) }
 
-    /// Core Data's table of an entity (of a root entity: sub-entities share it): `Z` + its name
-    /// upper-cased, the one spelling of that rule.
-    public static func tableName(_ entityName: String) -> String { "Z" + entityName.uppercased() }
+    /// `CompiledEntity.tableName(_:)`, the one spelling of that rule.
+    public static func tableName(_ entityName: String) -> String { CompiledEntity.tableName(entityName) }
 
-    /// The attribute that names a record to CloudKit, in TimeQuest V2 and any app that follows
-    /// its convention; the cloudID repair rules apply wherever an entity has it.
-    public static let cloudIDAttribute = "cloudID"
+    /// `CompiledEntity.cloudIDAttribute`.
+    public static let cloudIDAttribute = CompiledEntity.cloudIDAttribute
 
     /// The entity's cloudID attribute, if it has one.
     public var cloudID: Attribute? { attribute(named: Entity.cloudIDAttribute) }
@@ -164,8 +150,24 @@ package struct Attribute: Sendable, Equatable {
     }
 }
 
-package enum DeleteRule: String, Sendable, Equatable {
+package enum DeleteRule: String, Sendable, Equatable, CaseIterable {
     case nullify, cascade, deny, noAction
+
+    /// `NSDeleteRule` as a model cache archives it (`NSDeleteRule`'s raw values).
+    package var code: Int {
+        switch self {
+        case .noAction: 0
+        case .nullify: 1
+        case .cascade: 2
+        case .deny: 3
+        }
+    }
+
+    /// The rule of an archived code; nil for a code Core Data does not define (the decoder notes it).
+    package init?(code: Int) {
+        guard let rule = DeleteRule.allCases.first(where: { $0.code == code }) else { return nil }
+        self = rule
+    }
 }
 
 package struct Relationship: Sendable, Equatable {

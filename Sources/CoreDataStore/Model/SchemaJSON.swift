@@ -26,16 +26,18 @@ extension Schema: Codable {
         self = try SchemaJSONProblem.locating(nil, decoder: decoder) {
             try SchemaJSONProblem.refuseUnknownKeys(in: decoder, known: CodingKeys.allCases.map(\.stringValue), of: "a schema")
             let container = try decoder.container(keyedBy: CodingKeys.self)
+            let entries = try container.decode([EntityEntry].self, forKey: .entities)
             return Schema(
-                versionIdentifier: try container.decode(String.self, forKey: .versionIdentifier),
-                entities: try container.decode([Entity].self, forKey: .entities))
+                versionIdentifier: try container.decode(String.self, forKey: .versionIdentifier), entities: entries.map(\.entity),
+                // A name given twice is refused by `nameProblems`; the first one's identity counts.
+                identities: Dictionary(entries.map { ($0.entity.name, $0.identity) }, uniquingKeysWith: { first, _ in first }))
         }
     }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(versionIdentifier, forKey: .versionIdentifier)
-        try container.encode(entities, forKey: .entities)
+        try container.encode(entities.map { EntityEntry(entity: $0, identity: identity(of: $0.name)) }, forKey: .entities)
     }
 
     public static func load(from url: URL) throws -> Schema {
@@ -151,13 +153,23 @@ struct AnyCodingKey: CodingKey {
     }
 }
 
-extension Entity: Codable {
+/// An entity as a schema file states it: the model's entity, and the identity an app profile
+/// would otherwise give (natural key, singleton, merge rules), which a model does not hold.
+struct EntityEntry: Codable {
+    var entity: Entity
+    var identity: Identity
+
+    init(entity: Entity, identity: Identity) {
+        self.entity = entity
+        self.identity = identity
+    }
+
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, attributes, relationships, naturalKey, singletonCloudID, merge, superentity, unique, versionHashModifier
         case abstract, inherits
     }
 
-    public init(from decoder: Decoder) throws {
+    init(from decoder: Decoder) throws {
         let name = try? decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
         let place = name.map { "entity \($0.prefix(80))" } ?? "entities[\(decoder.codingPath.last?.intValue ?? 0)]"
         self = try SchemaJSONProblem.locating(place, decoder: decoder) {
@@ -173,32 +185,32 @@ extension Entity: Codable {
                 name: try container.decode(String.self, forKey: .name),
                 attributes: try container.decode([Attribute].self, forKey: .attributes),
                 relationships: try container.decodeIfPresent([Relationship].self, forKey: .relationships) ?? [],
-                identity: Identity(
-                    naturalKey: try container.decodeIfPresent([String].self, forKey: .naturalKey) ?? [],
-                    singletonCloudID: try container.decodeIfPresent(String.self, forKey: .singletonCloudID),
-                    merge: merge),
                 superentity: try container.decodeIfPresent(String.self, forKey: .superentity),
                 uniquenessConstraints: try container.decodeIfPresent([[String]].self, forKey: .unique) ?? [],
                 versionHashModifier: try container.decodeIfPresent(String.self, forKey: .versionHashModifier))
             entity.isAbstract = try container.decodeIfPresent(Bool.self, forKey: .abstract) ?? false
             entity.inheritedProperties = try container.decodeIfPresent([String].self, forKey: .inherits) ?? []
-            return entity
+            let identity = Identity(
+                naturalKey: try container.decodeIfPresent([String].self, forKey: .naturalKey) ?? [],
+                singletonCloudID: try container.decodeIfPresent(String.self, forKey: .singletonCloudID), merge: merge)
+            return EntityEntry(entity: entity, identity: identity)
         }
     }
 
-    public func encode(to encoder: Encoder) throws {
+    func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(attributes, forKey: .attributes)
-        if !relationships.isEmpty { try container.encode(relationships, forKey: .relationships) }
+        let entity = self.entity
+        try container.encode(entity.name, forKey: .name)
+        try container.encode(entity.attributes, forKey: .attributes)
+        if !entity.relationships.isEmpty { try container.encode(entity.relationships, forKey: .relationships) }
         if !identity.naturalKey.isEmpty { try container.encode(identity.naturalKey, forKey: .naturalKey) }
         try container.encodeIfPresent(identity.singletonCloudID, forKey: .singletonCloudID)
         if !identity.merge.isEmpty { try container.encode(identity.merge, forKey: .merge) }
-        try container.encodeIfPresent(superentity, forKey: .superentity)
-        if !uniquenessConstraints.isEmpty { try container.encode(uniquenessConstraints, forKey: .unique) }
-        try container.encodeIfPresent(versionHashModifier, forKey: .versionHashModifier)
-        if isAbstract { try container.encode(true, forKey: .abstract) }
-        if !inheritedProperties.isEmpty { try container.encode(inheritedProperties, forKey: .inherits) }
+        try container.encodeIfPresent(entity.superentity, forKey: .superentity)
+        if !entity.uniquenessConstraints.isEmpty { try container.encode(entity.uniquenessConstraints, forKey: .unique) }
+        try container.encodeIfPresent(entity.versionHashModifier, forKey: .versionHashModifier)
+        if entity.isAbstract { try container.encode(true, forKey: .abstract) }
+        if !entity.inheritedProperties.isEmpty { try container.encode(entity.inheritedProperties, forKey: .inherits) }
     }
 }
 

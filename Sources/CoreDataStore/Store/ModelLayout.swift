@@ -147,7 +147,7 @@ package struct ModelLayout: Sendable {
 
         /// The kind a stored attribute has; nil for a type whose storage is not known.
         static func kind(of attribute: CompiledAttribute) -> AttributeKind? {
-            guard let kind = Attribute.knownKind(ofTypeCode: attribute.typeCode), ![.composite, .objectID].contains(kind) else {
+            guard let kind = AttributeKind(typeCode: attribute.typeCode), ![.composite, .objectID].contains(kind) else {
                 return nil
             }
             return kind

@@ -242,12 +242,7 @@ package struct ModelTables: Sendable, Equatable {
                 throw LayoutError(reason: "\(entity.name) has no superentity \(parent)")
             }
         }
-        var ordered: [CompiledEntity] = []
-        func visit(_ entity: CompiledEntity) {
-            ordered.append(entity)
-            for child in model.entities.filter({ $0.superentity == entity.name }).sorted(by: { $0.name < $1.name }) { visit(child) }
-        }
-        for root in model.entities.filter({ $0.superentity == nil }).sorted(by: { $0.name < $1.name }) { visit(root) }
+        let ordered = model.entitiesInNumberOrder
         guard ordered.count == model.entities.count else { throw LayoutError(reason: "the superentities form a cycle") }
         return ordered
     }
@@ -258,7 +253,7 @@ package struct ModelTables: Sendable, Equatable {
         // The declared type is the kind's (AttributeKind, the one NSAttributeType table); the
         // group only orders columns.
         // An object ID (not seen in a store) is kept as its bytes, a BLOB, as a schema declares it.
-        guard let kind = Attribute.knownKind(ofTypeCode: code), kind != .composite else {
+        guard let kind = AttributeKind(typeCode: code), kind != .composite else {
             throw LayoutError(reason: "no column type for NSAttributeType \(code)")
         }
         let groups = ["INTEGER": 0, "DECIMAL": 3, "FLOAT": 3, "TIMESTAMP": 3, "VARCHAR": 4, "BLOB": 5]

@@ -57,6 +57,15 @@ package enum AttributeKind: String, Sendable, Equatable, CaseIterable {
     /// The same code as a model cache's `NSAttributeType` holds it.
     public var typeCode: Int { Int(hashTypeCode) }
 
+    /// The kind of a known `NSAttributeType` code; nil for a code no kind has (kept as the code by
+    /// whoever holds it, never guessed). TimeQuest's typed arrays are transformables to a model:
+    /// it names their transformer, not their element type (an app profile says that).
+    package init?(typeCode code: Int) {
+        guard let kind = AttributeKind.allCases.first(where: { $0.typeCode == code && ![.integerArray, .stringArray].contains($0) })
+        else { return nil }
+        self = kind
+    }
+
     /// The declared column type Core Data uses in `CREATE TABLE`.
     public var columnType: String {
         switch self {

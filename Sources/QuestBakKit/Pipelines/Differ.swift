@@ -826,11 +826,11 @@ package enum Differ {
         for tuple in lineage.flatMap(\.uniquenessConstraints) where !tuple.isEmpty {
             plan.keys.append(Plan.Key(kind: "uniqueness constraint (\(tuple.joined(separator: ", ")))", fields: tuple))
         }
-        if !entity.identity.naturalKey.isEmpty {
-            plan.keys.append(
-                Plan.Key(kind: "natural key (\(entity.identity.naturalKey.joined(separator: ", ")))", fields: entity.identity.naturalKey))
+        let identity = schema.identity(of: entity.name)
+        if !identity.naturalKey.isEmpty {
+            plan.keys.append(Plan.Key(kind: "natural key (\(identity.naturalKey.joined(separator: ", ")))", fields: identity.naturalKey))
         }
-        plan.isSingleton = entity.identity.singletonCloudID != nil
+        plan.isSingleton = identity.singletonCloudID != nil
         for relationship in lineage.flatMap(\.relationships) {
             plan.references[relationship.name] = root(of: relationship.destination, in: schemas)
             if relationship.isToMany { plan.toMany.insert(relationship.name) }

@@ -317,7 +317,7 @@ package struct MigrationVerifier {
                 var seen: Set<String> = []
                 for (key, values) in records.sorted(by: { $0.key < $1.key }) {
                     guard case .string(let id)? = values[Entity.cloudIDAttribute],
-                        id == entity.identity.singletonCloudID || DeterministicID.isWellFormed(id)
+                        id == target.identity(of: entity.name).singletonCloudID || DeterministicID.isWellFormed(id)
                     else {
                         problems.append(
                             "\(entity.name) _pk \(key): cloudID \(Self.text(values[Entity.cloudIDAttribute] ?? .null)) is not well-formed")
@@ -327,7 +327,7 @@ package struct MigrationVerifier {
                 }
             }
             let had = before[predecessors[entity.name] ?? entity.name]?.isEmpty == false
-            if entity.identity.singletonCloudID != nil, had, records.count != 1 {
+            if target.identity(of: entity.name).singletonCloudID != nil, had, records.count != 1 {
                 problems.append("\(entity.name): \(records.count) records of a singleton")
             }
             for relationship in entity.relationships where !relationship.isToMany {

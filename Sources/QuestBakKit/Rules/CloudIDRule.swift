@@ -40,7 +40,7 @@ struct CloudIDRule: RepairRule {
         let table = plan.table
         // Only this entity's rows: a sub-entity sharing the table has cloudIDs of its own.
         let entityRows = "Z_ENT = \(plan.number)"
-        if let sentinel = entity.identity.singletonCloudID {
+        if let sentinel = context.identity(of: entity.name).singletonCloudID {
             let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(entityRows) AND \(cloudColumn) IS NOT ? ORDER BY Z_PK"
             for row in try ExactSQL.fetchAll(db, sql: sql, [.text(Data(sentinel.utf8))]) {
                 guard case .integer(let primaryKey) = row[0] else { continue }
@@ -80,7 +80,7 @@ struct CloudIDRule: RepairRule {
         try ExactSQL.forEachRow(db, sql: firstOccurrences) { row in
             if let id = row[0].validText, usable(id) { try keep.execute(arguments: [id]) }
         }
-        let key = entity.identity.naturalKey
+        let key = context.identity(of: entity.name).naturalKey
         let keyColumns = key.compactMap { context.column($0, of: plan) }
         let selectedKey = keyColumns.isEmpty ? "" : ", " + keyColumns.map { "t.\($0)" }.joined(separator: ", ")
         let sql = """
@@ -124,7 +124,7 @@ struct CloudIDRule: RepairRule {
     private func identityName(_ entity: Entity, primaryKey: Int64, keyValues: [StoredValue], in context: RepairContext) throws -> String {
         guard !keyValues.isEmpty else { return "\(entity.name)|pk:\(primaryKey)" }
         var parts = [entity.name]
-        for (property, stored) in zip(entity.identity.naturalKey, keyValues) {
+        for (property, stored) in zip(context.identity(of: entity.name).naturalKey, keyValues) {
             if let relationship = entity.relationship(named: property), let parent = context.plan(named: relationship.destination) {
                 let parentCloud = try context.column(Entity.cloudIDAttribute, of: parent).flatMap { column in
                     try ExactSQL.fetchAll(context.db, sql: "SELECT \(column) FROM \(parent.table) WHERE Z_PK = ?", [stored])

@@ -20,19 +20,19 @@ struct DuplicateRule: RepairRule {
     }
 
     func fields(of entity: Entity, in schema: Schema) -> Set<String> {
-        var fields = Set(entity.toOneRelationships.filter { schema.entity(named: $0.destination).map(Self.appliesTo) ?? false }.map(\.name))
-        if Self.appliesTo(entity), entity.cloudID != nil { fields.insert(Entity.cloudIDAttribute) }
+        var fields = Set(entity.toOneRelationships.filter { Self.appliesTo(schema.identity(of: $0.destination)) }.map(\.name))
+        if Self.appliesTo(schema.identity(of: entity.name)), entity.cloudID != nil { fields.insert(Entity.cloudIDAttribute) }
         return fields
     }
 
     /// Entities with a natural key that are not singletons.
-    static func appliesTo(_ entity: Entity) -> Bool {
-        entity.identity.singletonCloudID == nil && !entity.identity.naturalKey.isEmpty
+    static func appliesTo(_ identity: Identity) -> Bool {
+        identity.singletonCloudID == nil && !identity.naturalKey.isEmpty
     }
 
     func apply(in context: RepairContext) throws -> [String] {
         for plan in context.entitiesParentsFirst {
-            guard let entity = context.profileEntity(plan), entity.identity.singletonCloudID == nil else { continue }
+            guard let entity = context.profileEntity(plan), context.identity(of: entity.name).singletonCloudID == nil else { continue }
             try removeDuplicates(of: entity, plan: plan, in: context)
             FaultPoint.reached("duplicates of \(entity.name) removed")
         }
@@ -40,7 +40,7 @@ struct DuplicateRule: RepairRule {
     }
 
     func removeDuplicates(of entity: Entity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
-        let key = entity.identity.naturalKey
+        let key = context.identity(of: entity.name).naturalKey
         guard !key.isEmpty else { return }
         let keyColumns = key.compactMap { context.column($0, of: plan) }
         guard keyColumns.count == key.count else { return }

@@ -14,7 +14,7 @@ struct RepairContext {
     let layout: ModelLayout
     let model: CompiledModel
     /// The app profile's schema of the store's version, when one applies: its natural keys,
-    /// singleton and merge rules (`Entity.identity`), its symbolic defaults, the kinds a model does
+    /// singleton and merge rules (`Schema.identities`), its symbolic defaults, the kinds a model does
     /// not say (`Routine.activeDays`), and the order entries are reported in. Nil for a store only
     /// its own model describes.
     let profile: Schema?
@@ -134,6 +134,9 @@ struct RepairContext {
 extension RepairContext {
     /// The profile's description of `plan`'s entity, when a profile applies to it.
     func profileEntity(_ plan: ModelLayout.EntityPlan) -> Entity? { profile?.entity(named: plan.name) }
+
+    /// The profile's identity of an entity (natural key, singleton, merge rules); none without a profile.
+    func identity(of entity: String) -> Identity { profile?.identity(of: entity) ?? Identity() }
 
     func plan(named name: String) -> ModelLayout.EntityPlan? { entities.first { $0.name == name } }
 

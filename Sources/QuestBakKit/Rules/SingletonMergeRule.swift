@@ -15,16 +15,16 @@ struct SingletonMergeRule: RepairRule {
 
     func fields(of entity: Entity, in schema: Schema) -> Set<String> {
         var fields = Set(
-            entity.toOneRelationships.filter { schema.entity(named: $0.destination)?.identity.singletonCloudID != nil }.map(\.name))
-        if entity.identity.singletonCloudID != nil {
-            fields.formUnion(entity.identity.merge.keys.filter { entity.attribute(named: $0) != nil })
+            entity.toOneRelationships.filter { schema.identity(of: $0.destination).singletonCloudID != nil }.map(\.name))
+        if schema.identity(of: entity.name).singletonCloudID != nil {
+            fields.formUnion(schema.identity(of: entity.name).merge.keys.filter { entity.attribute(named: $0) != nil })
         }
         return fields
     }
 
     func apply(in context: RepairContext) throws -> [String] {
         for plan in context.entities {
-            guard let entity = context.profileEntity(plan), entity.identity.singletonCloudID != nil else { continue }
+            guard let entity = context.profileEntity(plan), context.identity(of: entity.name).singletonCloudID != nil else { continue }
             try mergeSingleton(entity, plan: plan, in: context)
         }
         return []
@@ -35,7 +35,7 @@ struct SingletonMergeRule: RepairRule {
         let rows = context.rows(of: plan)
         let keys = try Int64.fetchAll(db, sql: "SELECT Z_PK \(rows) ORDER BY Z_PK")
         guard let keeper = keys.first, keys.count > 1 else { return }
-        for (property, rule) in entity.identity.merge.sorted(by: { $0.key < $1.key }) {
+        for (property, rule) in context.identity(of: entity.name).merge.sorted(by: { $0.key < $1.key }) {
             guard let column = context.column(property, of: plan), let attribute = entity.attribute(named: property) else { continue }
             let aggregate = rule == .maximum ? "max" : "min"
             let merged = try context.storedValue(

@@ -4,32 +4,34 @@ extension CompiledModel {
     /// The compiled model Core Data would archive for a questbak schema: what a store written by a
     /// schema (TimeQuest's, or a schema file) is laid out and read by when it carries no model
     /// cache (a migrated TimeQuest store), and what fixtures and tests write as a store's cache.
-    /// It carries what decides tables, columns, kinds and hashes (renames, counts, ordering,
-    /// modifiers, transformer names), and the schema's concrete defaults as a
-    /// model cache holds them (so a layout of it has `ModelLayout.Field.defaultValue` as one read
-    /// from a store's cache would). `Date.now` and a new UUID string stay symbolic in the schema:
-    /// a model archives the value its default expression had once, which a schema does not know,
-    /// so they are left out here, as are array defaults (archived by their transformer). Not
-    /// carried yet: delete rules (the fixtures' caches were written without them), superentities
-    /// and uniqueness constraints (a schema's store is written one table per entity, without
-    /// unique indexes), and what no model says (`Entity.identity`, an app profile's).
+    /// It carries everything a model says: tables, columns, kinds and hashes (renames, counts,
+    /// ordering, modifiers, transformer names, superentities, uniqueness constraints), delete
+    /// rules, and the schema's concrete defaults as a model cache holds them (so a layout of it
+    /// has `ModelLayout.Field.defaultValue` as one read from a store's cache would). Left out is
+    /// what no model says: array defaults (archived by their transformer), the element
+    /// types of typed arrays and `Schema.identities` (an app profile's). `Date.now` and a new UUID
+    /// string stay symbolic (`CompiledAttribute.symbolicDefault`): a model archives the value its
+    /// default expression had once, which a schema does not know.
+    /// `SchemaModelPinTests` pins that nothing else is lost, either way.
     package init(schema: Schema) {
         self.init(
             versionIdentifiers: [schema.versionIdentifier],
             entities: schema.entities.map { entity in
                 CompiledEntity(
-                    name: entity.name, isAbstract: entity.isAbstract,
+                    name: entity.name, superentity: entity.superentity, isAbstract: entity.isAbstract,
                     attributes: entity.attributes.map(CompiledAttribute.init(schema:)),
                     relationships: entity.relationships.map { relationship in
                         var compiled = CompiledRelationship(
                             name: relationship.name, destination: relationship.destination, inverse: relationship.inverse,
-                            minCount: relationship.minCount, maxCount: relationship.maxCount, isOptional: relationship.isOptional,
+                            minCount: relationship.minCount, maxCount: relationship.maxCount, deleteRule: relationship.deleteRule.code,
+                            isOptional: relationship.isOptional,
                             isOrdered: relationship.isOrdered, renamingIdentifier: relationship.originalName ?? relationship.name)
                         compiled.isReadOnly = relationship.isReadOnly
                         compiled.versionHashModifier = relationship.versionHashModifier
                         return compiled
                     },
-                    inheritedProperties: entity.inheritedProperties, renamingIdentifier: entity.originalName ?? entity.name,
+                    inheritedProperties: entity.inheritedProperties, uniqueTuples: entity.uniquenessConstraints,
+                    renamingIdentifier: entity.originalName ?? entity.name,
                     versionHashModifier: entity.versionHashModifier)
             })
     }
@@ -49,8 +51,11 @@ extension CompiledAttribute {
             flags: (attribute.allowsExternalStorage ? CompiledAttribute.Flags.externalStorage : 0)
                 | (attribute.preservesValueOnDeletion ? CompiledAttribute.Flags.preservesValueOnDeletion : 0))
         elements = attribute.elements.map(CompiledAttribute.init(schema:))
-        if case .value(let value)? = attribute.defaultValue {
-            defaultValue = CompiledDefaultValue(schema: value, kind: attribute.kind)
+        switch attribute.defaultValue {
+        case .value(let value)?: defaultValue = CompiledDefaultValue(schema: value, kind: attribute.kind)
+        case .now?: symbolicDefault = .now
+        case .newUUIDString?: symbolicDefault = .newUUIDString
+        case nil: break
         }
         isReadOnly = attribute.isReadOnly
         versionHashModifier = attribute.versionHashModifier

@@ -107,7 +107,14 @@ package struct CompiledAttribute: Sendable, Equatable {
     public var valueClassName: String?
     public var transformerName: String?
     public var isOptional: Bool
+    /// The default a model cache holds: a value SwiftData evaluated once and archived.
     public var defaultValue: CompiledDefaultValue?
+    /// A default the Swift source states as an expression (`Date.now`, `UUID().uuidString`), from
+    /// an app profile's model or a schema file. A field of its own rather than a case of
+    /// `CompiledDefaultValue`, so that no reader of archived defaults (a layout, the cache
+    /// encoder) can meet one: it is never written into a cache and never read from one, and the
+    /// operation that needs a concrete value (import, migration) resolves it from its own inputs.
+    public var symbolicDefault: SymbolicDefault?
     /// `NSRenamingIdentifier` as archived (the property name unless `originalName` was given).
     public var renamingIdentifier: String?
     /// `NSCompositeElements` of a composite (type 2100), in archived order.
@@ -149,6 +156,14 @@ package struct CompiledAttribute: Sendable, Equatable {
     public var isComposite: Bool { typeCode == TypeCode.composite }
     public var allowsExternalStorage: Bool { flags & Flags.externalStorage != 0 }
     public var preservesValueOnDeletion: Bool { flags & Flags.preservesValueOnDeletion != 0 }
+}
+
+/// A default a Swift source states symbolically (see `CompiledAttribute.symbolicDefault`).
+package enum SymbolicDefault: Sendable, Equatable {
+    /// `Date.now`.
+    case now
+    /// `UUID().uuidString`.
+    case newUUIDString
 }
 
 /// A concrete default value, as archived (SwiftData evaluates default expressions once).

@@ -26,7 +26,8 @@ extension Attribute {
         let kind = Self.kind(ofTypeCode: attribute.typeCode)
         self.init(
             attribute.name, kind, optional: attribute.isOptional,
-            default: attribute.defaultValue.flatMap { Self.defaultValue($0, kind: kind) },
+            default: attribute.symbolicDefault.map { $0 == .now ? .now : .newUUIDString }
+                ?? attribute.defaultValue.flatMap { Self.defaultValue($0, kind: kind) },
             originalName: attribute.renamingIdentifier.flatMap { $0 == attribute.name ? nil : $0 },
             elements: attribute.elements.map(Attribute.init(compiled:)), transformerName: attribute.transformerName,
             valueClassName: attribute.valueClassName)
@@ -39,11 +40,8 @@ extension Attribute {
     /// The kind of an `NSAttributeType` code; an unknown code is kept as opaque bytes.
     static func kind(ofTypeCode code: Int) -> AttributeKind { knownKind(ofTypeCode: code) ?? .transformable }
 
-    /// The kind of a known `NSAttributeType` code (TimeQuest's typed arrays are transformables to
-    /// a model: it names their transformer, not their element type).
-    package static func knownKind(ofTypeCode code: Int) -> AttributeKind? {
-        AttributeKind.allCases.first { Int($0.hashTypeCode) == code && ![.integerArray, .stringArray].contains($0) }
-    }
+    /// The kind of a known `NSAttributeType` code (`AttributeKind(typeCode:)`).
+    package static func knownKind(ofTypeCode code: Int) -> AttributeKind? { AttributeKind(typeCode: code) }
 
     /// A concrete default (SwiftData evaluates a default expression once and archives the value)
     /// as a value of the attribute's kind; nil for one that is no single value (an empty composite).
@@ -81,10 +79,9 @@ extension Attribute {
 
 extension Relationship {
     init(compiled relationship: CompiledRelationship) {
-        let rules: [Int: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
         self.init(
             relationship.name, to: relationship.destination, inverse: relationship.inverse, toMany: relationship.isToMany,
-            deleteRule: rules[relationship.deleteRule] ?? .nullify, optional: relationship.isOptional, minCount: relationship.minCount,
+            deleteRule: relationship.rule ?? .nullify, optional: relationship.isOptional, minCount: relationship.minCount,
             maxCount: relationship.maxCount, ordered: relationship.isOrdered)
         originalName = relationship.renamingIdentifier.flatMap { $0 == relationship.name ? nil : $0 }
         isReadOnly = relationship.isReadOnly

@@ -124,14 +124,15 @@ extension MergeLayout {
                 keys.append(
                     IdentityKey(kind: .cloudID, properties: [Entity.cloudIDAttribute], fields: fields.filter { $0.column == cloudID }))
             }
-            let natural = entity.identity.naturalKey.compactMap { name in fields.first { $0.name == name } }
-            if !natural.isEmpty, natural.count == entity.identity.naturalKey.count {
-                keys.append(IdentityKey(kind: .naturalKey, properties: entity.identity.naturalKey, fields: natural))
+            let identity = schema.identity(of: entity.name)
+            let natural = identity.naturalKey.compactMap { name in fields.first { $0.name == name } }
+            if !natural.isEmpty, natural.count == identity.naturalKey.count {
+                keys.append(IdentityKey(kind: .naturalKey, properties: identity.naturalKey, fields: natural))
             }
             plans.append(
                 EntityPlan(
                     name: entity.name, table: tableName, number: nil, isRoot: true, fields: fields, keys: keys,
-                    isSingleton: entity.identity.singletonCloudID != nil, rules: entity.identity.merge, cloudIDColumn: cloudID))
+                    isSingleton: identity.singletonCloudID != nil, rules: identity.merge, cloudIDColumn: cloudID))
         }
         self.init(entities: plans, joinTables: [])
         addContentKeys()

@@ -51,14 +51,14 @@ package struct AppProfile: Sendable, Equatable {
             versionIdentifier: schema.versionIdentifier,
             entities: schema.entities.map { entity in
                 var entity = entity
-                if let identity = identities[entity.name] { entity.identity = identity }
                 if let kinds = attributeKinds[entity.name] {
                     for index in entity.attributes.indices {
                         if let kind = kinds[entity.attributes[index].name] { entity.attributes[index].kind = kind }
                     }
                 }
                 return entity
-            })
+            },
+            identities: schema.identities.merging(identities.filter { schema.entity(named: $0.key) != nil }) { _, profile in profile })
     }
 
     /// This profile with `schema` as its newest version (a proposed next version from a schema
