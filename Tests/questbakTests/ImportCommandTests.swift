@@ -589,6 +589,45 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertEqual(try rows(store, "SELECT count(*) FROM ZTASKESTIMATION"), [["24"]])
     }
 
+    /// A format 2 archive whose lines another tool spelled otherwise (a space inside each line of
+    /// one member, as valid JSON as before) restores as the archive an export wrote does: the
+    /// read-back proves such a store by an encoding of what the transaction wrote, not by the
+    /// archive's digests, which its bytes do not have; the report is that of the export's archive.
+    func testAFormat2ArchiveSpelledOtherwiseRestoresAsTheExportsArchiveDoes() throws {
+        let directory = try TemporaryTestDirectory()
+        let exported = directory.path("exported.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v2-typical").path, "-o", exported.path, "-q"]).status, 0)
+        let respelled = directory.path("respelled.qbak")
+        try ArchiveRepack.repack(exported, to: respelled) { folder in
+            let member = folder.appendingPathComponent("entities/TaskEstimation.jsonl")
+            let lines = try String(contentsOf: member, encoding: .utf8).components(separatedBy: "\n")
+            try lines.map { $0.hasPrefix("{\"_pk\":") ? "{ " + $0.dropFirst() : $0 }.joined(separator: "\n").write(
+                to: member, atomically: true, encoding: .utf8)
+        }
+        var reports: [[String: Any]] = []
+        var stores: [URL] = []
+        for (name, archive) in [("exported", exported), ("respelled", respelled)] {
+            let store = directory.path("\(name)/default.store")
+            // Made first, so that no note names the folder.
+            try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let result = try Questbak.run(["import", archive.path, "--validate", "--into", store.path, "--json"])
+            XCTAssertEqual(result.status, 0, "\(name): \(result.standardError)")
+            var json = try report(result)
+            json["source"] = nil
+            json["target"] = nil
+            reports.append(json)
+            stores.append(store)
+        }
+        XCTAssertEqual(
+            try JSONSerialization.data(withJSONObject: reports[1], options: .sortedKeys),
+            try JSONSerialization.data(withJSONObject: reports[0], options: .sortedKeys))
+        for table in ["ZTASKESTIMATION", "ZGAMESESSION", "Z_PRIMARYKEY"] {
+            XCTAssertEqual(
+                try rows(stores[1], "SELECT * FROM \(table) ORDER BY 1"), try rows(stores[0], "SELECT * FROM \(table) ORDER BY 1"))
+        }
+        XCTAssertEqual(try rows(stores[1], "SELECT count(*) FROM ZTASKESTIMATION"), [["24"]])
+    }
+
     /// --template: the new store takes the template's metadata (hashes, framework version, any
     /// other keys) and keeps the archive's store UUID.
     func testATemplateSuppliesTheMetadata() throws {
