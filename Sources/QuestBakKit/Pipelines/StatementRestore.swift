@@ -188,6 +188,8 @@ struct StatementRestore {
             )
             try UniqueConstraintRule.prepare(db)
             var files: [String: Data] = [:]
+            // Each member's first record line, as the archive spells it (`firstLinesAreAsExported`).
+            var firstLines: [String: Data] = [:]
             var records = RecordInserter(restore: self, db: db, log: log)
             if let legacy { records.layout = try legacy.layout(db, archive: archive) }
             // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
@@ -221,7 +223,9 @@ struct StatementRestore {
                                 .decoded(try $0.decode(line: line, member: member, lineNumber: lineNumber, archive: archive))
                             }
                             ?? .line(line)
-                        batch.append(RecordLine(member: member, lineNumber: lineNumber, content: content))
+                        // Line 1 is the member's header: line 2 its first record.
+                        batch.append(
+                            RecordLine(member: member, lineNumber: lineNumber, content: content, firstLine: lineNumber == 2 ? line : nil))
                         if batch.count >= 512 { try flush() }
                     },
                     onTableLine: { table, lineNumber, line in
@@ -247,6 +251,7 @@ struct StatementRestore {
                 case .records(let lines):
                     for record in lines {
                         written.readCounts[record.member.name, default: 0] += 1
+                        if let line = record.firstLine { firstLines[record.member.name] = line }
                         try records.insert(record, files: files)
                         try progress?.count(record.member.name)
                     }
@@ -328,7 +333,12 @@ struct StatementRestore {
             // or logged (a migration's cloudIDs, a default, a raised Z_MAX, computed metadata);
             // even then, lines another tool wrote may spell the same records otherwise, which
             // the read-back finds (`NotAsExported`). Otherwise its records are encoded here.
-            let archiveDigestsProve = legacy == nil ? log.repairs == 0 : membersAreAsExported && log.total == 0 && !encodingDigests
+            var archiveDigestsProve = legacy == nil ? log.repairs == 0 : membersAreAsExported && log.total == 0 && !encodingDigests
+            if archiveDigestsProve, legacy != nil {
+                // An archive another tool (or an older export) spelled otherwise is found here, by
+                // its first lines, and proved by the encoding below, rather than restored twice.
+                archiveDigestsProve = try firstLinesAreAsExported(db, layout: records.layout, firstLines: firstLines)
+            }
             if !archiveDigestsProve {
                 written.digests = try digests(db, layout: records.layout, path: url.path)
             } else {
@@ -339,6 +349,33 @@ struct StatementRestore {
             }
         }
         return written
+    }
+
+    /// Whether each entity's first record, encoded from the store as an export writes it, is
+    /// byte for byte the archive's first line of that member: a cheap sign that the archive's
+    /// members are spelled as an export spells them (the read-back proves the rest).
+    private func firstLinesAreAsExported(_ db: Database, layout: ModelLayout?, firstLines: [String: Data]) throws -> Bool {
+        struct Enough: Error {}
+        for name in entityNames {
+            guard let plan = layout?.entity(named: name) else { return false }
+            var chunks: [[UInt8]] = []
+            do {
+                _ = try ModelMemberEncoding.encode(db, plan: plan, schemaVersion: schemaVersion, path: archive) { chunk in
+                    chunks.append(chunk)
+                    // The header, then the first record: enough.
+                    if chunks.count == 2 { throw Enough() }
+                }
+            } catch is Enough {}
+            guard chunks.count == 2 else {
+                // No record: nothing to compare, unless the archive has one.
+                if firstLines[name] != nil { return false }
+                continue
+            }
+            guard let line = firstLines[name], chunks[1].last == UInt8(ascii: "\n"), Data(chunks[1].dropLast()) == line else {
+                return false
+            }
+        }
+        return true
     }
 
     /// Writes the bytes `bytes` gives into a new file at `url`, a block at a time.
@@ -424,6 +461,8 @@ struct StatementRestore {
         var member: ArchiveManifest.EntityMember
         var lineNumber: Int
         var content: Content
+        /// The line itself, when it is its member's first record.
+        var firstLine: Data?
     }
 
     /// Inserts record lines: through the archive's model (its cache comes before the records; a
