@@ -589,6 +589,59 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertEqual(try rows(store, "SELECT count(*) FROM ZTASKESTIMATION"), [["24"]])
     }
 
+    /// A format 2 archive whose lines another tool spelled otherwise (a space inside lines of one
+    /// member, as valid JSON as before) restores as the archive an export wrote does: the
+    /// read-back proves such a store by an encoding of what the transaction wrote, not by the
+    /// archive's digests, which its bytes do not have; the report is that of the export's archive.
+    /// Every record line respelled is seen by the first; all but the first, only by the read-back,
+    /// after which the archive is restored again.
+    func testAFormat2ArchiveSpelledOtherwiseRestoresAsTheExportsArchiveDoes() throws {
+        let directory = try TemporaryTestDirectory()
+        let exported = directory.path("exported.qbak")
+        XCTAssertEqual(try Questbak.run(["export", try directory.copyFixture("v2-typical").path, "-o", exported.path, "-q"]).status, 0)
+        func respelled(_ name: String, from first: Int) throws -> URL {
+            let url = directory.path(name)
+            try ArchiveRepack.repack(exported, to: url) { folder in
+                let member = folder.appendingPathComponent("entities/TaskEstimation.jsonl")
+                let lines = try String(contentsOf: member, encoding: .utf8).components(separatedBy: "\n")
+                // Line 0 is the member's header, line 1 its first record.
+                let respelled = lines.enumerated().map { line in
+                    line.offset >= first && line.element.hasPrefix("{\"_pk\":") ? "{ " + line.element.dropFirst() : line.element
+                }
+                try respelled.joined(separator: "\n").write(to: member, atomically: true, encoding: .utf8)
+            }
+            return url
+        }
+        var reports: [[String: Any]] = []
+        var stores: [URL] = []
+        for (name, archive) in [
+            ("exported", exported), ("every", try respelled("every.qbak", from: 1)), ("later", try respelled("later.qbak", from: 2)),
+        ] {
+            let store = directory.path("\(name)/default.store")
+            // Made first, so that no note names the folder.
+            try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let result = try Questbak.run(["import", archive.path, "--validate", "--into", store.path, "--json"])
+            XCTAssertEqual(result.status, 0, "\(name): \(result.standardError)")
+            var json = try report(result)
+            json["source"] = nil
+            json["target"] = nil
+            reports.append(json)
+            stores.append(store)
+        }
+        for index in [1, 2] {
+            XCTAssertEqual(
+                try JSONSerialization.data(withJSONObject: reports[index], options: .sortedKeys),
+                try JSONSerialization.data(withJSONObject: reports[0], options: .sortedKeys))
+        }
+        for table in ["ZTASKESTIMATION", "ZGAMESESSION", "Z_PRIMARYKEY"] {
+            for index in [1, 2] {
+                XCTAssertEqual(
+                    try rows(stores[index], "SELECT * FROM \(table) ORDER BY 1"), try rows(stores[0], "SELECT * FROM \(table) ORDER BY 1"))
+            }
+        }
+        XCTAssertEqual(try rows(stores[2], "SELECT count(*) FROM ZTASKESTIMATION"), [["24"]])
+    }
+
     /// --template: the new store takes the template's metadata (hashes, framework version, any
     /// other keys) and keeps the archive's store UUID.
     func testATemplateSuppliesTheMetadata() throws {

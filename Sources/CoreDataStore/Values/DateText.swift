@@ -82,10 +82,12 @@ package enum DateText {
         var fraction = ""
         if bytes.count > 20 {
             guard bytes[19] == UInt8(ascii: "."), bytes.count > 21 else { return nil }
-            fraction = String(decoding: bytes[20..<(bytes.count - 1)], as: UTF8.self)
-            guard fraction.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
-            // `.000` is no fraction: before 2001 it has no complement to take.
-            fraction = String(fraction.reversed().drop { $0 == "0" }.reversed())
+            var digits = bytes[20..<(bytes.count - 1)]
+            guard digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
+            // `.000` is no fraction: before 2001 it has no complement to take. Trimmed as bytes:
+            // by Character, this took a fifth of an import's parsing.
+            while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+            fraction = String(decoding: digits, as: UTF8.self)
         } else if bytes.count != 20 {
             return nil
         }

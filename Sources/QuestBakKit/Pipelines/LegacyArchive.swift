@@ -28,6 +28,9 @@ struct LegacyArchive {
     var createdAt: Double
     /// The template store's metadata and model cache, read once.
     var template: (path: String, metadata: StoreMetadata, modelCache: Data?)?
+    /// Each source entity's stored property names, which every line must have: made once, not
+    /// sorted again for every line.
+    private var requiredKeys: [String: [String]] = [:]
 
     init(manifest: ArchiveManifest, archive: String, options: Importer.Options) throws {
         self.manifest = manifest
@@ -91,6 +94,7 @@ struct LegacyArchive {
                 path: archive, reason: "createdAt \"\(manifest.createdAt)\" is not an ISO 8601 UTC date")
         }
         createdAt = created
+        requiredKeys = Dictionary(source.entities.map { ($0.name, $0.storedPropertyNames) }, uniquingKeysWith: { first, _ in first })
         if let url = options.template {
             let snapshot = try StoreSnapshot(storeAt: url)
             template = try snapshot.read { db in
@@ -258,6 +262,7 @@ struct LegacyArchive {
             return decoded
         }
         var values: [String: Value] = [:]
+        values.reserveCapacity(members.count)
         let bookkeepingKeys = manifest.formatVersion >= 2 ? [RecordJSON.primaryKeyKey, RecordJSON.optKey] : [RecordJSON.primaryKeyKey]
         for (key, json) in members where !bookkeepingKeys.contains(key) {
             if let attribute = entity.attribute(named: key) {
@@ -291,8 +296,8 @@ struct LegacyArchive {
             }
         }
         // Every property is written, null when empty: a missing key is damage, not a null.
-        if !newerSource, let sourceEntity = source.entity(named: member.name) {
-            for name in sourceEntity.storedPropertyNames where !members.contains(where: { $0.key == name }) {
+        if !newerSource, let names = requiredKeys[member.name] {
+            for name in names where !members.contains(where: { $0.key == name }) {
                 throw invalid("\(name) is missing (every property of \(entity.name) is written, null when empty)")
             }
         }

@@ -105,9 +105,9 @@ struct StatementRestore {
         }
         if manifest.files.contains(where: { $0.path == ArchiveManifest.modelCachePath }) {
             // Where the cache goes: a store without the table has no cache to carry.
-            guard replayed.tables.contains("Z_MODELCACHE") else {
+            guard replayed.tables.contains(CoreDataSQL.modelCacheTable) else {
                 throw ArchiveError.notAQuestbakArchive(
-                    path: archive, reason: "it carries a model cache but its statements (sql) make no table Z_MODELCACHE")
+                    path: archive, reason: "it carries a model cache but its statements (sql) make no table \(CoreDataSQL.modelCacheTable)")
             }
         }
     }
@@ -131,6 +131,24 @@ struct StatementRestore {
         /// The digests the read-back must find of the metadata and model cache (and, for format
         /// 3, of the external-storage files, which the reader checked), by member path.
         var files: [String: String] = [:]
+        /// The entities' digests are the archive's own, for a format 1 or 2 archive whose
+        /// members, restored without a change, an export of the new store would write byte for
+        /// byte; a read-back that finds other digests is no proof of damage (another tool may
+        /// have written the lines otherwise), so it says `NotAsExported` and the restore is made
+        /// again, proved by an encoding of what the transaction wrote.
+        var digestsAreTheArchives = false
+    }
+
+    /// A format 1 or 2 archive's read-back did not find its members' digests: restore it again,
+    /// its digests encoded from the transaction (`write`'s `encodingDigests`).
+    struct NotAsExported: Error {}
+
+    /// Members an export of the restored store would write byte for byte, when restored without
+    /// a change: every line has `_opt` (format 2), the header names the schema written, and no
+    /// property is left out (a newer archive's).
+    private var membersAreAsExported: Bool {
+        guard let legacy else { return false }
+        return manifest.formatVersion >= 2 && !legacy.newerSource && legacy.source.versionIdentifier == legacy.target.versionIdentifier
     }
 
     /// Writes the store at `url`, and the archive's external-storage files into the folder
@@ -138,8 +156,12 @@ struct StatementRestore {
     /// however large they are. Repairs (a model archive only: duplicates by the model's
     /// uniqueness constraints, orphans, defaults, cloudIDs) go to `log`; without `validate` an
     /// archive that needs any is refused and nothing is written.
+    ///
+    /// `encodingDigests`: encode the records' digests inside the transaction even where the
+    /// archive's own would be proof enough (a second attempt after `NotAsExported`).
     func write(
-        from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil
+        from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil,
+        encodingDigests: Bool = false
     ) throws -> Written {
         var written = Written()
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
@@ -166,6 +188,8 @@ struct StatementRestore {
             )
             try UniqueConstraintRule.prepare(db)
             var files: [String: Data] = [:]
+            // Each member's first record line, as the archive spells it (`firstLinesAreAsExported`).
+            var firstLines: [String: Data] = [:]
             var records = RecordInserter(restore: self, db: db, log: log)
             if let legacy { records.layout = try legacy.layout(db, archive: archive) }
             // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
@@ -199,7 +223,9 @@ struct StatementRestore {
                                 .decoded(try $0.decode(line: line, member: member, lineNumber: lineNumber, archive: archive))
                             }
                             ?? .line(line)
-                        batch.append(RecordLine(member: member, lineNumber: lineNumber, content: content))
+                        // Line 1 is the member's header: line 2 its first record.
+                        batch.append(
+                            RecordLine(member: member, lineNumber: lineNumber, content: content, firstLine: lineNumber == 2 ? line : nil))
                         if batch.count >= 512 { try flush() }
                     },
                     onTableLine: { table, lineNumber, line in
@@ -225,6 +251,7 @@ struct StatementRestore {
                 case .records(let lines):
                     for record in lines {
                         written.readCounts[record.member.name, default: 0] += 1
+                        if let line = record.firstLine { firstLines[record.member.name] = line }
                         try records.insert(record, files: files)
                         try progress?.count(record.member.name)
                     }
@@ -289,10 +316,10 @@ struct StatementRestore {
                     throw ArchiveError.missingMember(path: archive, member: ArchiveManifest.metadataPath)
                 }
                 // Carried as rows, these tables came back with the other tables.
-                if !carriedTableNames.contains("Z_METADATA") {
+                if !carriedTableNames.contains(CoreDataSQL.metadataTable) {
                     try CoreDataSQL.insertMetadata(db, uuid: manifest.source.storeUUID, plist: plist)
                 }
-                if let cache = files[ArchiveManifest.modelCachePath], !carriedTableNames.contains("Z_MODELCACHE") {
+                if let cache = files[ArchiveManifest.modelCachePath], !carriedTableNames.contains(CoreDataSQL.modelCacheTable) {
                     try CoreDataSQL.insertModelCache(db, cache)
                 }
                 written.files = Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first })
@@ -300,18 +327,55 @@ struct StatementRestore {
             written.notes += try ExternalStorage.missingReferences(db, available: Set(written.external.map(\.name)))
             // What the read-back must find: the archive's members as the manifest lists them, or,
             // after repairs, the repaired records (encoded here; without repairs one pass, the
-            // read-back's, is enough). A format 1 or 2 archive's members are not in the format an
-            // export of the new store writes (no `_opt` in format 1, another version's header):
-            // its records are always encoded here.
-            if log.repairs > 0 || legacy != nil {
+            // read-back's, is enough). A format 1 or 2 archive's members are in the format an
+            // export of the new store writes only when `membersAreAsExported` (format 1 has no
+            // `_opt`, another version's header names another version) and nothing was changed
+            // or logged (a migration's cloudIDs, a default, a raised Z_MAX, computed metadata);
+            // even then, lines another tool wrote may spell the same records otherwise, which
+            // the read-back finds (`NotAsExported`). Otherwise its records are encoded here.
+            var archiveDigestsProve = legacy == nil ? log.repairs == 0 : membersAreAsExported && log.total == 0 && !encodingDigests
+            if archiveDigestsProve, legacy != nil {
+                // An archive another tool (or an older export) spelled otherwise is found here, by
+                // its first lines, and proved by the encoding below, rather than restored twice.
+                archiveDigestsProve = try firstLinesAreAsExported(db, layout: records.layout, firstLines: firstLines)
+            }
+            if !archiveDigestsProve {
                 written.digests = try digests(db, layout: records.layout, path: url.path)
             } else {
+                written.digestsAreTheArchives = legacy != nil
                 for member in manifest.entities {
                     written.digests[member.name] = .init(count: member.count, bytes: member.bytes, sha256: member.sha256)
                 }
             }
         }
         return written
+    }
+
+    /// Whether each entity's first record, encoded from the store as an export writes it, is
+    /// byte for byte the archive's first line of that member: a cheap sign that the archive's
+    /// members are spelled as an export spells them (the read-back proves the rest).
+    private func firstLinesAreAsExported(_ db: Database, layout: ModelLayout?, firstLines: [String: Data]) throws -> Bool {
+        struct Enough: Error {}
+        for name in entityNames {
+            guard let plan = layout?.entity(named: name) else { return false }
+            var chunks: [[UInt8]] = []
+            do {
+                _ = try ModelMemberEncoding.encode(db, plan: plan, schemaVersion: schemaVersion, path: archive) { chunk in
+                    chunks.append(chunk)
+                    // The header, then the first record: enough.
+                    if chunks.count == 2 { throw Enough() }
+                }
+            } catch is Enough {}
+            guard chunks.count == 2 else {
+                // No record: nothing to compare, unless the archive has one.
+                if firstLines[name] != nil { return false }
+                continue
+            }
+            guard let line = firstLines[name], chunks[1].last == UInt8(ascii: "\n"), Data(chunks[1].dropLast()) == line else {
+                return false
+            }
+        }
+        return true
     }
 
     /// Writes the bytes `bytes` gives into a new file at `url`, a block at a time.
@@ -359,6 +423,7 @@ struct StatementRestore {
         try db.execute(
             sql: "CREATE INDEX IF NOT EXISTS temp.questbak_links_target ON questbak_links (tableName, columnName, target, source)")
         let targets = try Row.fetchAll(db, sql: "SELECT DISTINCT tableName, columnName FROM temp.questbak_links ORDER BY 1, 2")
+        let key = CoreDataSQL.keyColumn
         for target in targets {
             let table: String = target[0]
             let column: String = target[1]
@@ -367,7 +432,7 @@ struct StatementRestore {
                 db,
                 sql: """
                     SELECT source, target, entity, relationship, rowid \(scope)
-                      AND (target NOT IN (SELECT Z_PK FROM \(table))
+                      AND (target NOT IN (SELECT \(CoreDataSQL.keyColumn) FROM \(table))
                            OR source > (SELECT min(l.source) FROM temp.questbak_links l
                                         WHERE l.tableName = ? AND l.columnName = ? AND l.target = questbak_links.target))
                     ORDER BY source, target
@@ -381,7 +446,7 @@ struct StatementRestore {
             }
             try db.execute(
                 sql:
-                    "UPDATE \(table) SET \(column) = (SELECT source \(scope) AND target = \(table).Z_PK) WHERE Z_PK IN (SELECT target \(scope))",
+                    "UPDATE \(table) SET \(column) = (SELECT source \(scope) AND target = \(table).\(key)) WHERE \(key) IN (SELECT target \(scope))",
                 arguments: [table, column, table, column])
         }
     }
@@ -396,6 +461,8 @@ struct StatementRestore {
         var member: ArchiveManifest.EntityMember
         var lineNumber: Int
         var content: Content
+        /// The line itself, when it is its member's first record.
+        var firstLine: Data?
     }
 
     /// Inserts record lines: through the archive's model (its cache comes before the records; a
@@ -520,13 +587,15 @@ struct StatementRestore {
             let insert =
                 try statements[plan.name]?.insert
                 ?? statement(
-                    plan.table, key: plan.name, columns: ["Z_PK", "Z_ENT", "Z_OPT"] + plan.fields.map(\.column) + plan.toOne.map(\.column))
+                    plan.table, key: plan.name, columns: CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column))
             do {
                 try ExactSQL.execute(insert, [.integer(primaryKey), .integer(plan.number), opt.map { .integer($0) } ?? .null] + values)
                 FaultPoint.reached("inserted \(plan.name) \(primaryKey)")
                 largestKeys[plan.name] = max(largestKeys[plan.name] ?? 0, primaryKey)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                if try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_PK = ?", arguments: [primaryKey]) != 0 {
+                if try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [primaryKey]) != 0
+                {
                     throw restore.invalid(member, lineNumber, "\(RecordJSON.primaryKeyKey) \(primaryKey) appears more than once")
                 }
                 // A record the model's uniqueness constraint refuses is a duplicate of one restored before.
@@ -553,8 +622,8 @@ struct StatementRestore {
             }
             if genericColumns[table] == nil {
                 let info = try db.columns(in: table)
-                let primaryKey = info.filter { $0.name.uppercased() == "Z_PK" }
-                let others = info.filter { $0.name.uppercased() != "Z_PK" }
+                let primaryKey = info.filter { $0.name.uppercased() == CoreDataSQL.keyColumn }
+                let others = info.filter { $0.name.uppercased() != CoreDataSQL.keyColumn }
                 genericColumns[table] = (others.map(\.name), (primaryKey + others).map { ColumnAffinity(declaredType: $0.type) })
             }
             guard let (columns, affinities) = genericColumns[table] else { return }
@@ -571,7 +640,7 @@ struct StatementRestore {
             }
             // Z_PK in its storage class, as every other column: another tool may have re-created
             // the table with an untyped Z_PK that holds TEXT.
-            let insert = try statement(table, key: table, columns: ["Z_PK"] + columns)
+            let insert = try statement(table, key: table, columns: [CoreDataSQL.keyColumn] + columns)
             try run(
                 insert, values, member: member.path, lineNumber: lineNumber,
                 primaryKey: {
@@ -669,6 +738,7 @@ struct StatementRestore {
             var counts: [String: Int] = [:]
             for name in entityNames {
                 guard let digest = found[name], let wanted = digests[name], digest == wanted else {
+                    if written.digestsAreTheArchives { throw NotAsExported() }
                     let expected = digests[name].map { "\($0.count) records \($0.sha256)" } ?? "a member"
                     throw fail(name, expected: expected, found: found[name].map { "\($0.count) records \($0.sha256)" } ?? "none")
                 }
@@ -677,18 +747,22 @@ struct StatementRestore {
             try CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false).verify(db, store: url.path)
             // Core Data's one metadata row and one cache row, exactly as archived (when carried
             // as rows, their members' digests above say so).
-            if !carriedTableNames.contains("Z_METADATA") {
-                let metadataRows = try ExactSQL.fetchAll(db, sql: "SELECT Z_VERSION, Z_UUID FROM Z_METADATA")
+            if !carriedTableNames.contains(CoreDataSQL.metadataTable) {
+                let metadataRows = try ExactSQL.fetchAll(db, sql: "SELECT Z_VERSION, Z_UUID FROM \(CoreDataSQL.metadataTable)")
                 let uuid: StoredValue = manifest.source.storeUUID.isEmpty ? .null : .text(Data(manifest.source.storeUUID.utf8))
                 guard metadataRows.count == 1, metadataRows.first?[1] == uuid else {
-                    throw fail("Z_METADATA", expected: "one row, Z_UUID \(manifest.source.storeUUID)", found: "\(metadataRows.count) rows")
+                    throw fail(
+                        CoreDataSQL.metadataTable, expected: "one row, Z_UUID \(manifest.source.storeUUID)",
+                        found: "\(metadataRows.count) rows")
                 }
             }
-            if !carriedTableNames.contains("Z_MODELCACHE") {
-                let cacheRows = try db.tableExists("Z_MODELCACHE") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_MODELCACHE") ?? 0 : 0
+            if !carriedTableNames.contains(CoreDataSQL.modelCacheTable) {
+                let cacheRows =
+                    try db.tableExists(CoreDataSQL.modelCacheTable)
+                    ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(CoreDataSQL.modelCacheTable)") ?? 0 : 0
                 let cacheExpected = expectedFiles[ArchiveManifest.modelCachePath] == nil ? 0 : 1
                 guard cacheRows == cacheExpected else {
-                    throw fail("Z_MODELCACHE", expected: "\(cacheExpected) row(s)", found: "\(cacheRows)")
+                    throw fail(CoreDataSQL.modelCacheTable, expected: "\(cacheExpected) row(s)", found: "\(cacheRows)")
                 }
             }
             let files = [
@@ -702,9 +776,8 @@ struct StatementRestore {
             // Every table is accounted for: an entity's, a carried one, a join table the records
             // fill, Core Data's bookkeeping, or its history and mirroring, which start empty.
             let entityTables = Set(layout?.entities.map(\.table) ?? entityNames.map { Entity.tableName($0) })
-            let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union(replayed.virtualTables).union([
-                "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE",
-            ])
+            let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union(replayed.virtualTables).union(
+                CoreDataSQL.bookkeepingTables)
             for table in try String.fetchAll(
                 db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
             where !accounted.contains(table) {

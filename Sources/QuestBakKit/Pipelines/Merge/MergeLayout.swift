@@ -60,7 +60,7 @@ struct MergeLayout {
 
         /// SQL restricting `alias`'s rows to this entity's own.
         func rows(_ alias: String) -> String {
-            number.map { "\(alias).Z_ENT = \($0)" } ?? "1"
+            number.map { "\(alias).\(CoreDataSQL.entityColumn) = \($0)" } ?? "1"
         }
 
         func field(named name: String) -> Field? { fields.first { $0.name == name } }

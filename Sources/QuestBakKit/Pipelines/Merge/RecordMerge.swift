@@ -19,6 +19,14 @@ import QuestBakArchive
 ///
 /// The work is set-based: the map and the keys being compared live in SQLite's temp store, so
 /// memory stays flat whatever the size of either side.
+/// Core Data's column and table names, spelled once (`CoreDataSQL`).
+private let keyColumn = CoreDataSQL.keyColumn
+private let entityColumn = CoreDataSQL.entityColumn
+private let optColumn = CoreDataSQL.optColumn
+private let maxColumn = CoreDataSQL.maxColumn
+private let nameColumn = CoreDataSQL.nameColumn
+private let primaryKeyTable = CoreDataSQL.primaryKeyTable
+
 struct RecordMerge {
     let db: Database
     let layout: MergeLayout
@@ -88,7 +96,7 @@ struct RecordMerge {
                         db,
                         sql: """
                             SELECT count(*) FROM main.\(entity.table) r
-                            WHERE r.\(field.column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM main.\(reference) d WHERE d.Z_PK = r.\(field.column))
+                            WHERE r.\(field.column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM main.\(reference) d WHERE d.\(keyColumn) = r.\(field.column))
                             """) ?? 0
             }
         }
@@ -131,16 +139,16 @@ struct RecordMerge {
         field.reference.map { translated("i", field.column, to: $0) } ?? "i.\(field.column)"
     }
 
-    private var unmatched: String { "NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = i.Z_PK)" }
+    private var unmatched: String { "NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = i.\(keyColumn))" }
 
     private mutating func match(_ entity: MergeLayout.EntityPlan) throws {
         if entity.isSingleton {
             // One record per store: every copy of it is the store's (the lowest key, as dedup keeps).
-            if let keeper = try Int64.fetchOne(db, sql: "SELECT min(Z_PK) FROM main.\(entity.table) s WHERE \(entity.rows("s"))") {
+            if let keeper = try Int64.fetchOne(db, sql: "SELECT min(\(keyColumn)) FROM main.\(entity.table) s WHERE \(entity.rows("s"))") {
                 try db.execute(
                     sql: """
                         INSERT INTO temp.questbak_map (tbl, incoming, store, how)
-                        SELECT ?, i.Z_PK, ?, 'singleton' FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)
+                        SELECT ?, i.\(keyColumn), ?, 'singleton' FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)
                         """, arguments: [entity.table, keeper, entity.table])
                 if db.changesCount > 0 { counts[entity.name]?.matchedBy["singleton", default: 0] += db.changesCount }
             }
@@ -183,7 +191,7 @@ struct RecordMerge {
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_key
-                SELECT s.Z_PK, \((key.fields.map { "s.\($0.column)" } + (withCloud ? [identity("s", "main")] : [])).joined(separator: ", "))
+                SELECT s.\(keyColumn), \((key.fields.map { "s.\($0.column)" } + (withCloud ? [identity("s", "main")] : [])).joined(separator: ", "))
                 FROM main.\(entity.table) s WHERE \(entity.rows("s")) AND \(storeFilter.joined(separator: " AND "))
                 """)
         try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (\((names + ["pk"]).joined(separator: ", ")))")
@@ -218,7 +226,7 @@ struct RecordMerge {
             sql: """
                 INSERT INTO temp.questbak_map (tbl, incoming, store, how)
                 SELECT ?, ipk, spk, ? FROM (
-                    SELECT i.Z_PK AS ipk,
+                    SELECT i.\(keyColumn) AS ipk,
                            \(found) AS spk
                     FROM incoming.\(entity.table) i
                     WHERE \(entity.rows("i")) AND \(unmatched) \(incomingFilter.map { " AND " + $0 }.joined())
@@ -253,7 +261,7 @@ struct RecordMerge {
         guard remaining > 0 else { return }
         let names = key.fields.indices.map { "k\($0)" }
         func dangling(_ side: String, _ alias: String, _ column: String, _ reference: String) -> String {
-            "CASE WHEN \(alias).\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(side).\(reference) d WHERE d.Z_PK = \(alias).\(column)) THEN 'dangling ' || \(alias).\(column) END"
+            "CASE WHEN \(alias).\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(side).\(reference) d WHERE d.\(keyColumn) = \(alias).\(column)) THEN 'dangling ' || \(alias).\(column) END"
         }
         let storeValues = key.fields.map { field in
             field.reference.map { "coalesce(\(dangling("main", "s", field.column, $0)), s.\(field.column))" } ?? "s.\(field.column)"
@@ -271,8 +279,8 @@ struct RecordMerge {
             sql: """
                 INSERT INTO temp.questbak_key
                 SELECT pk, row_number() OVER (\(partition) ORDER BY pk)\(names.map { ", " + $0 }.joined()) FROM (
-                    SELECT s.Z_PK AS pk\(names.isEmpty ? "" : ", " + selected(storeValues)) FROM main.\(entity.table) s
-                    WHERE \(entity.rows("s")) AND s.Z_PK NOT IN (SELECT store FROM temp.questbak_map WHERE tbl = ?))
+                    SELECT s.\(keyColumn) AS pk\(names.isEmpty ? "" : ", " + selected(storeValues)) FROM main.\(entity.table) s
+                    WHERE \(entity.rows("s")) AND s.\(keyColumn) NOT IN (SELECT store FROM temp.questbak_map WHERE tbl = ?))
                 """, arguments: [entity.table])
         try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (\((["n"] + names).joined(separator: ", ")))")
         try db.execute(
@@ -280,7 +288,7 @@ struct RecordMerge {
                 INSERT INTO temp.questbak_map (tbl, incoming, store, how)
                 SELECT ?, x.ipk, k.pk, ? FROM (
                     SELECT ipk, row_number() OVER (\(partition) ORDER BY ipk) AS n\(names.map { ", " + $0 }.joined()) FROM (
-                        SELECT i.Z_PK AS ipk\(names.isEmpty ? "" : ", " + selected(incomingValues)) FROM incoming.\(entity.table) i
+                        SELECT i.\(keyColumn) AS ipk\(names.isEmpty ? "" : ", " + selected(incomingValues)) FROM incoming.\(entity.table) i
                         WHERE \(candidates))
                 ) x JOIN temp.questbak_key k ON k.n = x.n\(names.map { " AND k.\($0) IS x.\($0)" }.joined())
                 """, arguments: [entity.table, key.kind.rawValue, entity.table])
@@ -297,9 +305,9 @@ struct RecordMerge {
             try Int64.fetchOne(
                 db,
                 sql: """
-                    SELECT max(coalesce((SELECT max(Z_PK) FROM main.\(entity.table)), 0),
+                    SELECT max(coalesce((SELECT max(\(keyColumn)) FROM main.\(entity.table)), 0),
                                coalesce((SELECT max(store) FROM temp.questbak_map WHERE tbl = ?), 0),
-                               coalesce((SELECT max(Z_MAX) FROM main.Z_PRIMARYKEY WHERE Z_NAME IN (\(placeholders))), 0))
+                               coalesce((SELECT max(\(maxColumn)) FROM main.\(primaryKeyTable) WHERE \(nameColumn) IN (\(placeholders))), 0))
                     """, arguments: StatementArguments([entity.table] + names)) ?? 0
         let needed =
             try Int64.fetchOne(
@@ -316,7 +324,7 @@ struct RecordMerge {
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_map (tbl, incoming, store, how)
-                SELECT ?, i.Z_PK, ? + row_number() OVER (ORDER BY i.Z_PK), 'new'
+                SELECT ?, i.\(keyColumn), ? + row_number() OVER (ORDER BY i.\(keyColumn)), 'new'
                 FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)
                 """, arguments: [entity.table, base, entity.table])
         counts[entity.name]?.inserted = db.changesCount
@@ -334,7 +342,7 @@ struct RecordMerge {
             try ExactSQL.forEachRow(
                 db,
                 sql: """
-                    SELECT m.store, i.\(field.column) FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.Z_PK = m.incoming
+                    SELECT m.store, i.\(field.column) FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
                     WHERE m.tbl = ? AND \(entity.rows("i")) AND i.\(field.column) IS NOT NULL
                       AND NOT EXISTS (SELECT 1 FROM temp.questbak_map d WHERE d.tbl = ? AND d.incoming = i.\(field.column))
                     ORDER BY m.store
@@ -350,20 +358,20 @@ struct RecordMerge {
 
     private func insertNew(_ entity: MergeLayout.EntityPlan) throws {
         let references = layout.references(in: entity.table)
-        let columns = try columns(entity.table, in: "main").filter { !["Z_PK", "Z_ENT", "Z_OPT"].contains($0.uppercased()) }
+        let columns = try columns(entity.table, in: "main").filter { !CoreDataSQL.rowColumns.contains($0.uppercased()) }
         let values = columns.map { column in references[column].map { translated("i", column, to: $0) } ?? "i.\(column)" }
         try db.execute(
             sql: """
-                INSERT INTO main.\(entity.table) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined()))
-                SELECT m.store, i.Z_ENT, i.Z_OPT\(values.map { ", " + $0 }.joined())
-                FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.Z_PK = m.incoming
+                INSERT INTO main.\(entity.table) (\(keyColumn), \(entityColumn), \(optColumn)\(columns.map { ", " + $0 }.joined()))
+                SELECT m.store, i.\(entityColumn), i.\(optColumn)\(values.map { ", " + $0 }.joined())
+                FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
                 WHERE m.tbl = ? AND m.how = 'new' AND \(entity.rows("i")) ORDER BY m.store
                 """, arguments: [entity.table])
         let cloud = entity.cloudIDColumn.map { "i.\($0)" } ?? "NULL"
         try ExactSQL.forEachRow(
             db,
             sql: """
-                SELECT m.store, m.incoming, \(cloud) FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.Z_PK = m.incoming
+                SELECT m.store, m.incoming, \(cloud) FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
                 WHERE m.tbl = ? AND m.how = 'new' AND \(entity.rows("i")) ORDER BY m.store
                 """, [.text(Data(entity.table.utf8))]
         ) { row in
@@ -393,8 +401,8 @@ struct RecordMerge {
             sql: """
                 INSERT INTO temp.questbak_differing
                 SELECT \(selected.joined(separator: ", "))
-                FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.Z_PK = m.incoming
-                JOIN main.\(entity.table) s ON s.Z_PK = m.store
+                FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
+                JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store
                 WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
                 ORDER BY m.store, m.incoming
                 """, arguments: [entity.table])
@@ -439,12 +447,12 @@ struct RecordMerge {
         // record as the previous one left it, not as it was before the merge.
         var previous: (key: Int64, changed: Bool)?
         let current =
-            "SELECT \(newer.map { "s.\($0)" } ?? "NULL")\(fields.map { ", s.\($0.column)" }.joined()) FROM main.\(entity.table) s WHERE s.Z_PK = ?"
+            "SELECT \(newer.map { "s.\($0)" } ?? "NULL")\(fields.map { ", s.\($0.column)" }.joined()) FROM main.\(entity.table) s WHERE s.\(keyColumn) = ?"
         try ExactSQL.forEachRow(db, sql: "SELECT * FROM temp.questbak_differing ORDER BY rowid") { row in
             guard case .integer(let storeKey) = row[0] else { return }
             var storeDate = row[2]
             var store = (0..<fields.count).map { row[4 + $0] }
-            if previous?.key == storeKey, let now = try ExactSQL.fetchAll(db, sql: current, [.integer(storeKey)]).first {
+            if previous?.key == storeKey, let now = try fetchFirst(current, [.integer(storeKey)]) {
                 storeDate = now[0]
                 store = Array(now.dropFirst())
             }
@@ -493,7 +501,7 @@ struct RecordMerge {
                 if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: shared.archive),
                     try !isUsed(theirs, entity)
                 {
-                    try ExactSQL.execute(db, sql: "INSERT OR IGNORE INTO temp.questbak_used (id) VALUES (?)", [theirs])
+                    try ExactSQL.execute(try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.questbak_used (id) VALUES (?)"), [theirs])
                     // A default (shared, or not a UUID) is no identity: the archive's copy's is.
                     try log.record(entry(.fill, old: mine, new: theirs))
                     changes.append((field.column, theirs))
@@ -519,25 +527,37 @@ struct RecordMerge {
         }
         guard !changes.isEmpty else { return false }
         // Core Data counts a record's versions in Z_OPT: a changed record is a new version.
+        // A record's changed columns are one of few sets: each set's statement is prepared once.
         try ExactSQL.execute(
-            db,
-            sql:
-                "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())Z_OPT = coalesce(Z_OPT, 0) + 1 WHERE Z_PK = ?",
+            try db.cachedStatement(
+                sql:
+                    "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())\(optColumn) = coalesce(\(optColumn), 0) + 1 WHERE \(keyColumn) = ?"
+            ),
             changes.map(\.value) + [.integer(storeKey)])
         return true
+    }
+
+    /// The first row of a query run once per record, its statement prepared once (a statement
+    /// made per record cost more than the query itself).
+    private func fetchFirst(_ sql: String, _ arguments: [StoredValue]) throws -> [StoredValue]? {
+        var first: [StoredValue]?
+        try ExactSQL.forEachRow(try db.cachedStatement(sql: sql), arguments) { row in
+            if first == nil { first = (0..<row.count).map { row[$0] } }
+        }
+        return first
     }
 
     /// Whether `value`, in the store's column `field`, names a record the store does not have.
     private func names(nothing value: StoredValue, _ field: MergeLayout.Field) throws -> Bool {
         guard let reference = field.reference, value != .null else { return false }
-        return try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM main.\(reference) WHERE Z_PK = ? LIMIT 1", [value]).isEmpty
+        return try fetchFirst("SELECT 1 FROM main.\(reference) WHERE \(keyColumn) = ? LIMIT 1", [value]) == nil
     }
 
     /// Whether a record of the store's table already holds the cloudID `value` (looked up in
     /// the temporary index of the table's cloudIDs `mergeMatched` made).
     private func isUsed(_ value: StoredValue, _ entity: MergeLayout.EntityPlan) throws -> Bool {
         guard usedCloudIDs == entity.table else { return true }
-        return !(try ExactSQL.fetchAll(db, sql: "SELECT 1 FROM temp.questbak_used WHERE id = ?", [value])).isEmpty
+        return try fetchFirst("SELECT 1 FROM temp.questbak_used WHERE id = ? LIMIT 1", [value]) != nil
     }
 
     private func reportable(_ stored: StoredValue, _ field: MergeLayout.Field) -> Value {
@@ -642,15 +662,18 @@ struct RecordMerge {
 
     /// Core Data hands out keys above `Z_MAX`: it must not fall below a key the merge used.
     private func raiseMaximumKey(_ entity: MergeLayout.EntityPlan) throws {
-        guard entity.isRoot, let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM main.\(entity.table)"),
-            let current = try Row.fetchOne(db, sql: "SELECT Z_ENT, Z_MAX FROM main.Z_PRIMARYKEY WHERE Z_NAME = ?", arguments: [entity.name])
+        guard entity.isRoot, let largest = try Int64.fetchOne(db, sql: "SELECT max(\(keyColumn)) FROM main.\(entity.table)"),
+            let current = try Row.fetchOne(
+                db, sql: "SELECT \(entityColumn), \(maxColumn) FROM main.\(primaryKeyTable) WHERE \(nameColumn) = ?",
+                arguments: [entity.name])
         else { return }
-        let floor: Int64 = current["Z_MAX"] ?? 0
+        let floor: Int64 = current[maxColumn] ?? 0
         guard largest > floor else { return }
         try log.record(
             RepairEntry(
-                rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil, field: "Z_MAX",
+                rule: .maximumPrimaryKey, kind: .bookkeeping, entity: entity.name, primaryKey: largest, cloudID: nil, field: maxColumn,
                 old: .value(.integer(floor)), new: .value(.integer(largest))))
-        try db.execute(sql: "UPDATE main.Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_NAME = ?", arguments: [largest, entity.name])
+        try db.execute(
+            sql: "UPDATE main.\(primaryKeyTable) SET \(maxColumn) = ? WHERE \(nameColumn) = ?", arguments: [largest, entity.name])
     }
 }
