@@ -150,23 +150,28 @@ struct CloudIDRule: RepairRule {
         guard let field = plan.fields.first(where: { $0.path == [Entity.cloudIDAttribute] && $0.kind == .string }) else { return }
         let column = field.column
         let rows = context.rows(of: plan)
-        let needy = try Row.fetchAll(
-            db,
+        let key = CoreDataSQL.keyColumn
+        // The records that need one are chosen before any is given one (a new ID changes the
+        // groups the choice reads), and kept in a temporary table rather than in memory: after a
+        // migration every record of the entity can need one, millions of them.
+        try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_needs_cloud_id")
+        try db.execute(
             sql: """
-                SELECT Z_PK, \(column) \(rows) AND (\(column) IS NULL OR NOT \(DeterministicID.wellFormedSQL(column))
-                   OR Z_PK NOT IN (SELECT min(Z_PK) \(rows) GROUP BY \(column)))
-                ORDER BY Z_PK
+                CREATE TEMP TABLE questbak_needs_cloud_id AS
+                SELECT \(key) AS pk \(rows) AND (\(column) IS NULL OR NOT \(DeterministicID.wellFormedSQL(column))
+                   OR \(key) NOT IN (SELECT min(\(key)) \(rows) GROUP BY \(column)))
                 """)
-        for row in needy {
-            let primaryKey: Int64 = row[0]
+        let needy = try Int64.fetchCursor(db, sql: "SELECT pk FROM temp.questbak_needs_cloud_id ORDER BY pk")
+        while let primaryKey = try needy.next() {
             let id = DeterministicID.uuid(name: "\(context.storeUUID)/\(plan.name)/\(primaryKey)").uuidString
-            let old = try ExactSQL.fetchAll(db, sql: "SELECT \(column) FROM \(plan.table) WHERE Z_PK = ?", [.integer(primaryKey)])
+            let old = try ExactSQL.fetchAll(db, sql: "SELECT \(column) FROM \(plan.table) WHERE \(key) = ?", [.integer(primaryKey)])
             try context.log.record(
                 RepairEntry(
                     rule: .cloudID, kind: context.cloudIDKind, entity: plan.name, primaryKey: primaryKey, cloudID: id,
                     field: Entity.cloudIDAttribute,
                     old: .value(old.first?.first?.reportable ?? .null), new: .value(.string(id))))
-            try db.execute(sql: "UPDATE \(plan.table) SET \(column) = ? WHERE Z_PK = ?", arguments: [id, primaryKey])
+            try db.execute(sql: "UPDATE \(plan.table) SET \(column) = ? WHERE \(key) = ?", arguments: [id, primaryKey])
         }
+        try db.execute(sql: "DROP TABLE temp.questbak_needs_cloud_id")
     }
 }

@@ -23,9 +23,11 @@ struct DefaultFillRule: RepairRule {
         for plan in context.entities {
             let described = context.profileEntity(plan)
             for field in plan.fields where !field.isOptional && field.path != [Entity.cloudIDAttribute] {
-                let condition = "Z_ENT = \(plan.number) AND \(field.column) IS NULL"
-                let missing = try Int64.fetchAll(context.db, sql: "SELECT Z_PK FROM \(plan.table) WHERE \(condition) ORDER BY Z_PK")
-                guard !missing.isEmpty else { continue }
+                let condition = "\(CoreDataSQL.entityColumn) = \(plan.number) AND \(field.column) IS NULL"
+                // Counted here and read one by one below, never held: after a migration every
+                // record can miss a value, millions of them.
+                let missing = try Int.fetchOne(context.db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(condition)") ?? 0
+                guard missing > 0 else { continue }
                 let name = field.path.joined(separator: ".")
                 let fill: (value: Value, stored: StoredValue)
                 switch profileDefault(for: field, of: plan, described: described, context: context) {
@@ -43,11 +45,13 @@ struct DefaultFillRule: RepairRule {
                         throw RepairError.noDefault(entity: plan.name, property: name)
                     } else {
                         notes.append(
-                            "\(plan.name).\(name) is empty in \(missing.count) record(s) and the model gives it no default: left empty")
+                            "\(plan.name).\(name) is empty in \(missing) record(s) and the model gives it no default: left empty")
                         continue
                     }
                 }
-                for primaryKey in missing {
+                let key = CoreDataSQL.keyColumn
+                let keys = try Int64.fetchCursor(context.db, sql: "SELECT \(key) FROM \(plan.table) WHERE \(condition) ORDER BY \(key)")
+                while let primaryKey = try keys.next() {
                     try context.log.record(
                         RepairEntry(
                             rule: .defaultFill, kind: .repair, entity: plan.name, primaryKey: primaryKey, cloudID: nil, field: name,

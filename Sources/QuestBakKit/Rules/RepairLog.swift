@@ -188,11 +188,20 @@ package final class RepairLog {
             // Made once, when first needed: kept up to date through millions of inserts (a
             // merge logs one entry per field it settles) it cost a tenth of a merge's time.
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS entry_record ON entry (entity, pk)")
-            let keys = try Int64.fetchAll(
-                db, sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> 'dedup'", arguments: [entity])
+            // The records' keys are read a batch at a time, never all at once: a migration logs a
+            // cloudID for every record, and at 5M records the array alone (and its copies while
+            // it grew) took a migration past 128 MB.
+            let batch = try db.makeStatement(
+                sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> 'dedup' AND pk > ? ORDER BY pk LIMIT 10000")
             let update = try db.makeStatement(sql: "UPDATE entry SET cloud = ? WHERE entity = ? AND pk = ? AND rule <> 'dedup'")
-            for key in keys {
-                if let cloudID = try lookup(key) { try update.execute(arguments: [cloudID, entity, key]) }
+            var last = Int64.min
+            while true {
+                let keys = try Int64.fetchAll(batch, arguments: [entity, last])
+                guard let largest = keys.last else { break }
+                for key in keys {
+                    if let cloudID = try lookup(key) { try update.execute(arguments: [cloudID, entity, key]) }
+                }
+                last = largest
             }
         }
     }
