@@ -54,6 +54,17 @@ final class RepairRuleCloudIDTests: XCTestCase {
             ])
     }
 
+    /// SQLite's GLOB and length() stop at a NUL character, so a well-formed ID followed by a NUL
+    /// and more passed the check in SQL; in Swift (diff's check) it never did. Now both agree.
+    func testACloudIDWithANulCharacterInItIsMalformed() throws {
+        var dataset = Dataset(schema: TimeQuestSchemas.v2)
+        dataset.append("Routine", 1, D.routine(["name": .string("a"), "cloudID": .string(D.cloudA + "\u{0}x")]))
+        dataset.append("Routine", 2, D.routine(["name": .string("b"), "cloudID": .string(D.cloudB)]))
+        let run = try RuleRun.apply([CloudIDRule()], to: dataset, in: try TemporaryTestDirectory(), cloudIDKind: .migration)
+        XCTAssertNil(run.failure)
+        XCTAssertEqual(try run.values("Routine", "cloudID"), [1: .string(routineID("a")), 2: .string(D.cloudB)])
+    }
+
     func testAStoreWhoseCloudIDsAreFineIsNotTouched() throws {
         var dataset = Dataset(schema: TimeQuestSchemas.v2)
         dataset.append("Routine", 1, D.routine(["cloudID": .string(D.cloudA)]))

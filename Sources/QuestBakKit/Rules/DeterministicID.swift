@@ -37,6 +37,8 @@ enum DeterministicID {
     static func wellFormedSQL(_ column: String) -> String {
         let hex = "[0-9A-Fa-f]"
         let pattern = [8, 4, 4, 4, 12].map { String(repeating: hex, count: $0) }.joined(separator: "-")
-        return "(\(column) GLOB '\(pattern)')"
+        // GLOB and length() read text only to its first NUL character; the bytes' length does
+        // not, so an ID followed by a NUL and more is malformed here as in `isWellFormed`.
+        return "(\(column) GLOB '\(pattern)' AND length(CAST(\(column) AS BLOB)) = 36)"
     }
 }
