@@ -104,7 +104,7 @@ package struct MigrationVerifier {
                 add(Check(fixture: label, name: "migrate", passed: false, detail: error.localizedDescription))
                 continue
             }
-            let own = ModelVersionHashes(schema: source.schema)
+            let own = ModelVersionHashes(model: source.compiled)
             let first = (chainModels.firstIndex { ModelVersionHashes(schema: $0) == own } ?? -1) + 1
             let migration = Migration(
                 store: store, label: label, source: source, laterModels: Array(chainModels[min(first, chainModels.count - 1)...]),
@@ -151,11 +151,11 @@ package struct MigrationVerifier {
     private func migrate(_ store: URL, from source: StoreDump.Model, to migrated: URL, work: URL) throws -> Migrator.Result? {
         let options = Migrator.Options(now: Self.verificationNow)
         if let modelStore {
-            if ModelVersionHashes(schema: source.schema) == ModelVersionHashes(schema: target) { return nil }
+            if ModelVersionHashes(model: source.compiled) == ModelVersionHashes(schema: target) { return nil }
             return try ModelMigrator.migrate(
                 storeAt: store, through: modelChain, toModelOf: modelStore, output: migrated, options: options, workDirectory: work)
         }
-        if source.schema.versionIdentifier == target.versionIdentifier { return nil }
+        if source.compiled.versionIdentifier == target.versionIdentifier { return nil }
         return try ModelMigrator.migrate(
             storeAt: store, toVersion: target, candidates: candidates, output: migrated, options: options, workDirectory: work)
     }

@@ -36,7 +36,7 @@ package enum ModelMigrator {
         where !VersionIdentifier.isNewer(later.versionIdentifier, than: earlier.versionIdentifier) {
             throw MigrationError.downgrade(path: modelStore.path, from: earlier.versionIdentifier, to: later.versionIdentifier)
         }
-        let own = ModelVersionHashes(schema: try Schema.model(ofStoreAt: source))
+        let own = ModelVersionHashes(model: try CompiledModel.model(ofStoreAt: source))
         guard let position = models.firstIndex(where: { ModelVersionHashes(schema: $0) == own }) else {
             let version = try StoreSnapshot(storeAt: source).read { try StoreReader.metadata($0, path: source.path) }.versionIdentifiers
                 .first
