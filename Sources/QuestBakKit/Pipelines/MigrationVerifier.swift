@@ -313,7 +313,7 @@ package struct MigrationVerifier {
         }
         for entity in target.entities {
             let records = after[entity.name] ?? [:]
-            if model.attribute(Entity.cloudIDAttribute, of: entity.name)?.kind == .string {
+            if model.kind(of: Entity.cloudIDAttribute, in: entity.name) == .string {
                 var seen: Set<String> = []
                 for (key, values) in records.sorted(by: { $0.key < $1.key }) {
                     guard case .string(let id)? = values[Entity.cloudIDAttribute],
