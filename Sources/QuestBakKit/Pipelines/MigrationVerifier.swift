@@ -62,7 +62,7 @@ package struct MigrationVerifier {
         var label: String
         /// The fixture's own model, and the models after it whose renames a record follows.
         var source: StoreDump.Model
-        var laterModels: [Schema]
+        var laterModels: [CompiledModel]
         var migrated: URL
         var logs: [RepairLog]
     }
@@ -75,7 +75,7 @@ package struct MigrationVerifier {
         }
         // The model the fixtures migrate to, and what the migrated store's metadata must then say.
         let targetModel = try modelStore.map { try StoreDump.Model.of(storeAt: $0) } ?? StoreDump.Model(schema: target)
-        let chainModels = try modelChain.map { try Schema.model(ofStoreAt: $0) } + [target]
+        let chainModels = try modelChain.map { try CompiledModel.model(ofStoreAt: $0) } + [targetModel.compiled]
         let targetVersions = try modelStore.map { store in
             try StoreSnapshot(storeAt: store).read { try StoreReader.metadata($0, path: store.path) }.versionIdentifiers
         }
@@ -105,7 +105,7 @@ package struct MigrationVerifier {
                 continue
             }
             let own = ModelVersionHashes(model: source.compiled)
-            let first = (chainModels.firstIndex { ModelVersionHashes(schema: $0) == own } ?? -1) + 1
+            let first = (chainModels.firstIndex { ModelVersionHashes(model: $0) == own } ?? -1) + 1
             let migration = Migration(
                 store: store, label: label, source: source, laterModels: Array(chainModels[min(first, chainModels.count - 1)...]),
                 migrated: migrated, logs: result.earlierLogs + [result.log])

@@ -140,7 +140,7 @@ package enum ModelMigrator {
             old = try Side(storeAt: source, describedExactly: true)
             new = try Side(storeAt: modelStore, describedExactly: false)
             targetPath = modelStore.path
-            if !stepOfChain, ModelVersionHashes(schema: old.schema) == ModelVersionHashes(schema: new.schema) {
+            if !stepOfChain, ModelVersionHashes(model: old.model) == ModelVersionHashes(model: new.model) {
                 throw MigrationError.alreadyAtVersion(path: source.path, version: old.version)
             }
         case .profileVersion(let schema, let candidates):
