@@ -79,10 +79,10 @@ package enum StoreDescription {
     }
 }
 
-extension Schema {
-    /// The model a store carries (`Z_MODELCACHE`) as a schema value, read through a snapshot so
-    /// the store is left untouched; refused, saying why, when the store has none it can read.
-    public static func model(ofStoreAt url: URL) throws -> Schema {
+extension CompiledModel {
+    /// The model a store carries (`Z_MODELCACHE`), read through a snapshot so the store is left
+    /// untouched; refused, saying why, when the store has none it can read.
+    package static func model(ofStoreAt url: URL) throws -> CompiledModel {
         let snapshot = try StoreSnapshot(storeAt: url)
         let path = snapshot.path
         return try snapshot.read { db in
@@ -93,11 +93,18 @@ extension Schema {
                     reason: "it has no model cache (\(CoreDataSQL.modelCacheTable)), as Core Data's stores from before about 2015")
             }
             do {
-                return Schema(model: try ModelCacheDecoder.decode(content))
+                return try ModelCacheDecoder.decode(content)
             } catch {
                 throw StoreError.noModel(
                     path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
             }
         }
+    }
+}
+
+extension Schema {
+    /// The model a store carries as a schema value (`CompiledModel.model(ofStoreAt:)`).
+    public static func model(ofStoreAt url: URL) throws -> Schema {
+        Schema(model: try CompiledModel.model(ofStoreAt: url))
     }
 }

@@ -22,42 +22,44 @@ enum LaunchValidity {
     static func problems(of store: URL, model: StoreDump.Model, limit: Int = 20) throws -> [String] {
         let snapshot = try StoreSnapshot(storeAt: store)
         return try snapshot.read { db in
-            try problems(db, model: model.schema, layout: try model.layout(db, path: snapshot.path), limit: limit)
+            try problems(
+                db, model: model.compiled, defaultsNoModelHolds: model.defaultsNoModelHolds,
+                layout: try model.layout(db, path: snapshot.path), limit: limit)
         }
     }
 
     /// The same for a store being written (a migration checks uniqueness before it makes the
     /// unique indexes, so that it can name the records instead of failing on the first).
-    /// `model` says what is required, has a default or is unique; `layout` where it is stored.
+    /// `model` says what is required, has a default or is unique, with `defaultsNoModelHolds` (by
+    /// entity, the attributes whose default the model cannot hold: an array's `[]` in a schema);
+    /// `layout` says where it is stored.
     static func problems(
-        _ db: Database, model: Schema, layout: ModelLayout, uniquenessOnly: Bool = false, limit: Int = 20
+        _ db: Database, model: CompiledModel, defaultsNoModelHolds: [String: Set<String>] = [:], layout: ModelLayout,
+        uniquenessOnly: Bool = false, limit: Int = 20
     ) throws -> [String] {
         var problems: [String] = []
         for plan in layout.entities {
-            problems += try check(plan, model: model, layout: layout, db: db, uniquenessOnly: uniquenessOnly)
+            problems += try check(
+                plan, model: model, defaultsNoModelHolds: defaultsNoModelHolds, layout: layout, db: db, uniquenessOnly: uniquenessOnly)
             if problems.count >= limit { break }
         }
         return Array(problems.prefix(limit))
     }
 
-    /// An entity's own and inherited attributes and relationships, by name.
-    private static func lineage(_ name: String, in model: Schema) -> [Entity] {
-        var chain: [Entity] = []
-        var next: String? = name
-        while let current = next, let entity = model.entity(named: current), !chain.contains(where: { $0.name == current }) {
-            chain.append(entity)
-            next = entity.superentity
-        }
-        return chain
-    }
-
     private static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     private static func check(
-        _ plan: ModelLayout.EntityPlan, model: Schema, layout: ModelLayout, db: Database, uniquenessOnly: Bool
+        _ plan: ModelLayout.EntityPlan, model: CompiledModel, defaultsNoModelHolds: [String: Set<String>], layout: ModelLayout,
+        db: Database, uniquenessOnly: Bool
     ) throws -> [String] {
-        let entities = lineage(plan.name, in: model)
-        let attributes = Dictionary(entities.flatMap(\.attributes).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // The entity's own and inherited attributes and relationships, by name, the nearest first.
+        let entities = model.lineage(of: plan.name)
+        let attributes = Dictionary(
+            entities.flatMap { entity in
+                entity.attributes.map {
+                    ($0.name, (attribute: $0, hasDefault: $0.hasDefault || defaultsNoModelHolds[entity.name]?.contains($0.name) == true))
+                }
+            }, uniquingKeysWith: { first, _ in first })
         let relationships = Dictionary(entities.flatMap(\.relationships).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let key = CoreDataSQL.keyColumn
         let records = "FROM \(quoted(plan.table)) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)"
@@ -72,8 +74,8 @@ enum LaunchValidity {
         }
         for field in plan.fields where field.path.count == 1 && !uniquenessOnly {
             let column = quoted(field.column)
-            guard let attribute = attributes[field.path[0]] else { continue }
-            if !attribute.isOptional && attribute.defaultValue == nil {
+            guard let (attribute, hasDefault) = attributes[field.path[0]] else { continue }
+            if !attribute.isOptional && !hasDefault {
                 say(try keys(where: "\(column) IS NULL"), field.path[0], "NULL in a required attribute without a default (Core Data 1570)")
             }
             let range: String? =
@@ -98,13 +100,13 @@ enum LaunchValidity {
                         "\(column) IS NULL OR NOT EXISTS (SELECT 1 FROM \(quoted(destination.table)) AS target WHERE target.\(key) = \(quoted(plan.table)).\(column))"
                 ), toOne.name, "a required to-one that is empty or names no \(toOne.destination) (Core Data 1580)")
         }
-        for constraint in entities.flatMap(\.uniquenessConstraints) {
+        for constraint in entities.flatMap(\.uniqueTuples) {
             let columns = constraint.compactMap { name in
                 plan.fields.first { $0.path == [name] }?.column ?? plan.toOne.first { $0.name == name }?.column
             }
             guard columns.count == constraint.count, !columns.isEmpty else { continue }
             let list = columns.map(quoted).joined(separator: ", ")
-            let tables = Set(lineage(plan.name, in: model).compactMap { layout.entity(named: $0.name)?.table })
+            let tables = Set(entities.compactMap { layout.entity(named: $0.name)?.table })
             guard tables.count == 1 else { continue }
             let duplicated = try Int64.fetchAll(
                 db,

@@ -62,7 +62,7 @@ package struct MigrationVerifier {
         var label: String
         /// The fixture's own model, and the models after it whose renames a record follows.
         var source: StoreDump.Model
-        var laterModels: [Schema]
+        var laterModels: [CompiledModel]
         var migrated: URL
         var logs: [RepairLog]
     }
@@ -75,7 +75,7 @@ package struct MigrationVerifier {
         }
         // The model the fixtures migrate to, and what the migrated store's metadata must then say.
         let targetModel = try modelStore.map { try StoreDump.Model.of(storeAt: $0) } ?? StoreDump.Model(schema: target)
-        let chainModels = try modelChain.map { try Schema.model(ofStoreAt: $0) } + [target]
+        let chainModels = try modelChain.map { try CompiledModel.model(ofStoreAt: $0) } + [targetModel.compiled]
         let targetVersions = try modelStore.map { store in
             try StoreSnapshot(storeAt: store).read { try StoreReader.metadata($0, path: store.path) }.versionIdentifiers
         }
@@ -104,8 +104,8 @@ package struct MigrationVerifier {
                 add(Check(fixture: label, name: "migrate", passed: false, detail: error.localizedDescription))
                 continue
             }
-            let own = ModelVersionHashes(schema: source.schema)
-            let first = (chainModels.firstIndex { ModelVersionHashes(schema: $0) == own } ?? -1) + 1
+            let own = ModelVersionHashes(model: source.compiled)
+            let first = (chainModels.firstIndex { ModelVersionHashes(model: $0) == own } ?? -1) + 1
             let migration = Migration(
                 store: store, label: label, source: source, laterModels: Array(chainModels[min(first, chainModels.count - 1)...]),
                 migrated: migrated, logs: result.earlierLogs + [result.log])
@@ -151,11 +151,11 @@ package struct MigrationVerifier {
     private func migrate(_ store: URL, from source: StoreDump.Model, to migrated: URL, work: URL) throws -> Migrator.Result? {
         let options = Migrator.Options(now: Self.verificationNow)
         if let modelStore {
-            if ModelVersionHashes(schema: source.schema) == ModelVersionHashes(schema: target) { return nil }
+            if ModelVersionHashes(model: source.compiled) == ModelVersionHashes(schema: target) { return nil }
             return try ModelMigrator.migrate(
                 storeAt: store, through: modelChain, toModelOf: modelStore, output: migrated, options: options, workDirectory: work)
         }
-        if source.schema.versionIdentifier == target.versionIdentifier { return nil }
+        if source.compiled.versionIdentifier == target.versionIdentifier { return nil }
         return try ModelMigrator.migrate(
             storeAt: store, toVersion: target, candidates: candidates, output: migrated, options: options, workDirectory: work)
     }
@@ -313,7 +313,7 @@ package struct MigrationVerifier {
         }
         for entity in target.entities {
             let records = after[entity.name] ?? [:]
-            if model.attribute(Entity.cloudIDAttribute, of: entity.name)?.kind == .string {
+            if model.kind(of: Entity.cloudIDAttribute, in: entity.name) == .string {
                 var seen: Set<String> = []
                 for (key, values) in records.sorted(by: { $0.key < $1.key }) {
                     guard case .string(let id)? = values[Entity.cloudIDAttribute],

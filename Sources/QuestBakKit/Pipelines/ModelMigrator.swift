@@ -36,7 +36,7 @@ package enum ModelMigrator {
         where !VersionIdentifier.isNewer(later.versionIdentifier, than: earlier.versionIdentifier) {
             throw MigrationError.downgrade(path: modelStore.path, from: earlier.versionIdentifier, to: later.versionIdentifier)
         }
-        let own = ModelVersionHashes(schema: try Schema.model(ofStoreAt: source))
+        let own = ModelVersionHashes(model: try CompiledModel.model(ofStoreAt: source))
         guard let position = models.firstIndex(where: { ModelVersionHashes(schema: $0) == own }) else {
             let version = try StoreSnapshot(storeAt: source).read { try StoreReader.metadata($0, path: source.path) }.versionIdentifiers
                 .first
@@ -140,7 +140,7 @@ package enum ModelMigrator {
             old = try Side(storeAt: source, describedExactly: true)
             new = try Side(storeAt: modelStore, describedExactly: false)
             targetPath = modelStore.path
-            if !stepOfChain, ModelVersionHashes(schema: old.schema) == ModelVersionHashes(schema: new.schema) {
+            if !stepOfChain, ModelVersionHashes(model: old.model) == ModelVersionHashes(model: new.model) {
                 throw MigrationError.alreadyAtVersion(path: source.path, version: old.version)
             }
         case .profileVersion(let schema, let candidates):
@@ -194,7 +194,7 @@ package enum ModelMigrator {
                 if new.isProfileVersion { try copyHistory(from: source, into: db) }
             }
             try options.cancellation?.check()
-            let violations = try LaunchValidity.problems(db, model: new.schema, layout: layout, uniquenessOnly: true)
+            let violations = try LaunchValidity.problems(db, model: new.model, layout: layout, uniquenessOnly: true)
             guard violations.isEmpty else {
                 throw MigrationError.invalidRecords(from: old.version, to: new.version, problems: violations)
             }

@@ -28,22 +28,41 @@ package enum StoreDump {
 
     /// What a dump reads a store by. The compiled model lays out the tables (the store's own
     /// `Z_MODELCACHE`, or the one a schema compiles to for a store that carries none, as a
-    /// migrated TimeQuest store); the schema says what a compiled model leaves to the app: the
-    /// element types of TimeQuest's typed arrays (a transformable to the model), the symbolic
-    /// defaults (`now`, a new UUID string), a singleton's sentinel.
+    /// migrated TimeQuest store); beside it, what a compiled model leaves to the app: the element
+    /// types of TimeQuest's typed arrays (a transformable to the model) and the defaults a model
+    /// cannot hold (an array's `[]`). The symbolic defaults (`now`, a new UUID string) are the
+    /// compiled model's own (`CompiledAttribute.symbolicDefault`).
     package struct Model: Sendable {
         package var compiled: CompiledModel
-        package var schema: Schema
+        /// The kinds a schema gives attributes where they differ from their type codes' (a typed
+        /// array's), by entity and attribute.
+        package var attributeKinds: [String: [String: AttributeKind]]
+        /// The attributes whose default the compiled model cannot hold, by entity.
+        package var defaultsNoModelHolds: [String: Set<String>]
 
         /// A store written by a schema (TimeQuest's, or a schema file).
         package init(schema: Schema) {
             compiled = CompiledModel(schema: schema)
-            self.schema = schema
+            attributeKinds = [:]
+            defaultsNoModelHolds = [:]
+            for entity in schema.entities {
+                guard let compiledEntity = compiled.entity(named: entity.name) else { continue }
+                for attribute in entity.attributes {
+                    guard let compiledAttribute = compiledEntity.attributes.first(where: { $0.name == attribute.name }) else { continue }
+                    if compiledAttribute.kind ?? .transformable != attribute.kind {
+                        attributeKinds[entity.name, default: [:]][attribute.name] = attribute.kind
+                    }
+                    if attribute.defaultValue != nil && !compiledAttribute.hasDefault {
+                        defaultsNoModelHolds[entity.name, default: []].insert(attribute.name)
+                    }
+                }
+            }
         }
 
         package init(compiled: CompiledModel) {
             self.compiled = compiled
-            schema = Schema(model: compiled)
+            attributeKinds = [:]
+            defaultsNoModelHolds = [:]
         }
 
         /// The model a store carries in its `Z_MODELCACHE`.
@@ -73,7 +92,7 @@ package enum StoreDump {
             if let problem = layout.problems.first { throw StoreError.noModel(path: path, reason: problem) }
             for (entityIndex, plan) in layout.entities.enumerated() {
                 for (fieldIndex, field) in plan.fields.enumerated() where field.path.count == 1 && field.kind == .transformable {
-                    if let kind = attribute(field.path[0], of: plan.name)?.kind, [.integerArray, .stringArray].contains(kind) {
+                    if let kind = kind(of: field.path[0], in: plan.name), [.integerArray, .stringArray].contains(kind) {
                         layout.entities[entityIndex].fields[fieldIndex].kind = kind
                     }
                 }
@@ -82,19 +101,15 @@ package enum StoreDump {
         }
 
         /// The entity's name and its parents', nearest first (a loop in a damaged model is cut).
-        func lineage(of entityName: String) -> [String] {
-            var chain: [String] = []
-            var next: String? = entityName
-            while let current = next, !chain.contains(current), let entity = schema.entity(named: current) {
-                chain.append(current)
-                next = entity.superentity
-            }
-            return chain
-        }
+        func lineage(of entityName: String) -> [String] { compiled.lineage(of: entityName).map(\.name) }
 
-        /// An attribute of the entity or of one of its parents.
-        func attribute(_ name: String, of entityName: String) -> Attribute? {
-            lineage(of: entityName).lazy.compactMap { schema.entity(named: $0)?.attribute(named: name) }.first
+        /// The kind of an attribute of the entity or of one of its parents: the schema's where it
+        /// says one its type code does not, otherwise its type code's.
+        func kind(of attribute: String, in entityName: String) -> AttributeKind? {
+            lineage(of: entityName).lazy.compactMap { entity in
+                attributeKinds[entity]?[attribute]
+                    ?? compiled.entity(named: entity)?.attributes.first { $0.name == attribute }.map { $0.kind ?? .transformable }
+            }.first
         }
     }
 

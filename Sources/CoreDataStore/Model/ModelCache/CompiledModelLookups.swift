@@ -85,6 +85,13 @@ extension CompiledAttribute {
 
     /// The name it had in the previous version (`@Attribute(originalName:)`), when renamed.
     package var originalName: String? { renamingIdentifier.flatMap { $0 == name ? nil : $0 } }
+
+    /// Whether a record that lacks a value gets one: a symbolic default, or a concrete one that is
+    /// a single value of the attribute's kind (an array's archived default is not: the bytes its
+    /// transformer stores are not known).
+    package var hasDefault: Bool {
+        symbolicDefault != nil || defaultValue.flatMap { Attribute.defaultValue($0, kind: Attribute.kind(ofTypeCode: typeCode)) } != nil
+    }
 }
 
 extension CompiledRelationship {

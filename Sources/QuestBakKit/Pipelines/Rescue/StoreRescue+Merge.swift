@@ -34,14 +34,14 @@ extension StoreRescue {
         restore.profiles = []
         restore.cancellation = options.cancellation
         _ = try Importer.run(archive: archive.path, into: archived, options: restore, workDirectory: try subfolder(work, "restore"))
-        let archiveModel = try Schema.model(ofStoreAt: archived)
-        let storeModel = try Schema.model(ofStoreAt: store)
+        let archiveModel = try CompiledModel.model(ofStoreAt: archived)
+        let storeModel = try CompiledModel.model(ofStoreAt: store)
 
         var result = MergeResult(
             outcome: .merged, archive: archive, store: store, archiveSchemaVersion: archiveModel.versionIdentifier,
             storeSchemaVersion: storeModel.versionIdentifier, entities: [], inserted: 0, unplaced: [], migrationCounts: [:],
             mergeCounts: [:], archiveRepairs: [:], report: nil, backupFiles: [], notes: [])
-        if ModelVersionHashes(schema: archiveModel) != ModelVersionHashes(schema: storeModel),
+        if ModelVersionHashes(model: archiveModel) != ModelVersionHashes(model: storeModel),
             VersionIdentifier.isNewer(archiveModel.versionIdentifier, than: storeModel.versionIdentifier)
         {
             result.outcome = .keptNewer
@@ -54,7 +54,7 @@ extension StoreRescue {
 
         var merging = archive
         var logs: [RepairLog] = []
-        if ModelVersionHashes(schema: archiveModel) != ModelVersionHashes(schema: storeModel) {
+        if ModelVersionHashes(model: archiveModel) != ModelVersionHashes(model: storeModel) {
             // Migrated as `questbak migrate --to` migrates a store: by the fresh store's model.
             let migrated = work.appendingPathComponent("migrated/default.store")
             try FileManager.default.createDirectory(at: migrated.deletingLastPathComponent(), withIntermediateDirectories: true)
