@@ -170,6 +170,39 @@ final class SchemaFileTests: XCTestCase {
         XCTAssertEqual(title, "Morning Routine", "renamed, not lost")
     }
 
+    /// A new version with a parent entity and its sub-entity: the migrated store lays them out as
+    /// Core Data does (one table, the parent's, with the sub-entity's columns; `Z_SUPER` the
+    /// parent's number), and backs up and restores exactly. Since a schema's superentity reached
+    /// the layout, the migration made the sub-entity a table of its own and refused its own result.
+    func testANewSubEntityShareItsParentsTableInTheMigratedStore() throws {
+        let directory = try TemporaryTestDirectory()
+        var schema = try printedSchema()
+        schema["versionIdentifier"] = "3.0.0"
+        var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
+        entities.append(["name": "Animal", "attributes": [["name": "name", "type": "string", "optional": true]]])
+        entities.append([
+            "name": "Zebra", "superentity": "Animal", "attributes": [["name": "stripes", "type": "integer", "optional": true]],
+        ])
+        schema["entities"] = entities
+        let v3 = try write(schema, to: directory, "v3.json")
+        let store = try directory.copyFixture("v2-typical")
+        let migrated = directory.path("v3.store")
+        let result = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--schema", v3.path, "-q"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        var configuration = Configuration()
+        configuration.readonly = true
+        try DatabaseQueue(path: migrated.path, configuration: configuration).read { db in
+            let keys = try Row.fetchAll(db, sql: "SELECT Z_NAME, Z_ENT, Z_SUPER FROM Z_PRIMARYKEY WHERE Z_NAME IN ('Animal', 'Zebra')")
+            XCTAssertEqual(
+                keys.map { [$0[0] as String, String($0[1] as Int64), String($0[2] as Int64)] },
+                [["Animal", "1", "0"], ["Zebra", "2", "1"]])
+            XCTAssertFalse(try db.tableExists("ZZEBRA"), "a sub-entity has no table of its own")
+            XCTAssertEqual(Set(try db.columns(in: "ZANIMAL").map(\.name)), ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME", "ZSTRIPES"])
+        }
+        let exported = try Questbak.run(["export", migrated.path, "-o", directory.path("v3.qbak").path, "--verify", "-q"])
+        XCTAssertEqual(exported.status, 0, exported.standardError)
+    }
+
     func testRenamedFromIsStillReadButNotWithOriginalName() throws {
         let directory = try TemporaryTestDirectory()
         let old = try write(try renamingSchema(key: "renamedFrom"), to: directory, "old.json")

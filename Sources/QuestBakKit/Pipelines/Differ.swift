@@ -514,7 +514,6 @@ package enum Differ {
         /// Each side's records (all, or only those not paired yet) as (`id`, key values `k0`…,
         /// `n`) in `diff_key_a` and `diff_key_b`, where `filter` holds; `n` is `numbering` over
         /// the key values (`$0`).
-        /// With `onlyA`, B's is not made (a twin's key of no relationship: it would be A's).
         /// B's is made first, and A's holds only records whose key values B has: every A record
         /// of such a value is in it, so `n` is as over all of A, and no other could be paired
         /// (a second device's cloudIDs, none of which the other side has, cost one side's sort).

@@ -298,24 +298,33 @@ package enum ModelMigrator {
     /// renamed columns renamed, `ALTER TABLE … ADD COLUMN` (no DEFAULT clause) for new
     /// properties, which therefore come last. The values come with the records.
     static func alterTables(_ db: Database, from old: Schema, to new: Schema) throws {
+        // Both versions laid out whole, as Core Data lays them out: a sub-entity's properties are
+        // columns of its root's table, so an entity alone would make a table of its own that no
+        // layout of the model reads.
+        let newTables = try ModelTables(schema: new)
+        let oldTables = try ModelTables(schema: old)
+        var created: Set<String> = []
         for entity in new.entities {
-            // Each entity's table as the one layout makes it (`ModelTables`), old and new.
-            let tables = try ModelTables(entity: entity)
-            guard let table = tables.table(for: entity.name) else { continue }
-            guard let previous = old.entity(named: entity.name) else {
+            guard let table = newTables.table(for: entity.name) else { continue }
+            if created.contains(table.name) { continue }
+            guard try db.tableExists(table.name) else {
+                // A new root's table holds its sub-entities' columns from the start.
                 try db.execute(sql: table.createStatement)
                 for sql in table.indexStatements { try db.execute(sql: sql) }
+                created.insert(table.name)
                 continue
             }
             let oldColumns = Dictionary(
-                try ModelTables(entity: previous).propertyColumns(of: previous.name).map { ($0.property, $0.column.name) },
+                (old.entity(named: entity.name).map { oldTables.propertyColumns(of: $0.name) } ?? []).map { ($0.property, $0.column.name) },
                 uniquingKeysWith: { first, _ in first })
-            for (property, column) in tables.propertyColumns(of: entity.name) {
+            // A new sub-entity of a table that exists lists its parent's columns too: those are there.
+            var existing = Set(try db.columns(in: table.name).map { $0.name.uppercased() })
+            for (property, column) in newTables.propertyColumns(of: entity.name) {
                 if let renamed = entity.attribute(named: property)?.originalName, let oldColumn = oldColumns[renamed] {
                     try db.execute(sql: "ALTER TABLE \(table.name) RENAME COLUMN \(oldColumn) TO \(column.name)")
                     continue
                 }
-                if oldColumns[property] != nil { continue }
+                if oldColumns[property] != nil || !existing.insert(column.name.uppercased()).inserted { continue }
                 try db.execute(sql: "ALTER TABLE \(table.name) ADD COLUMN \(column.name) \(column.declaredType)")
                 FaultPoint.reached("added \(table.name).\(column.name)")
             }
@@ -432,12 +441,14 @@ package enum ModelMigrator {
             cache = nil
             statements = old.statements
             settings = old.settings
-            // The version's entity numbers (alphabetical); Core Data's own entities (persistent
-            // history) keep theirs.
+            // The version's entity numbers (Core Data's order: alphabetical, a sub-entity after
+            // its parent) and parents; Core Data's own entities (persistent history) keep theirs.
             keys =
                 target.entities.compactMap { entity in
                     target.entityNumber(of: entity.name).map {
-                        Key(number: Int64($0), name: entity.name, superNumber: 0, maximumPrimaryKey: 0)
+                        Key(
+                            number: Int64($0), name: entity.name,
+                            superNumber: Int64(entity.superentity.flatMap { target.entityNumber(of: $0) } ?? 0), maximumPrimaryKey: 0)
                     }
                 } + old.keys.filter { $0.number >= 16000 }
             version = target.versionIdentifier
