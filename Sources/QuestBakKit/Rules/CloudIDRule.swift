@@ -39,9 +39,10 @@ struct CloudIDRule: RepairRule {
         guard let cloudColumn = context.column(Entity.cloudIDAttribute, of: plan) else { return }
         let table = plan.table
         // Only this entity's rows: a sub-entity sharing the table has cloudIDs of its own.
-        let entityRows = "Z_ENT = \(plan.number)"
+        let entityRows = "\(CoreDataSQL.entityColumn) = \(plan.number)"
         if let sentinel = context.identity(of: entity.name).singletonCloudID {
-            let sql = "SELECT Z_PK, \(cloudColumn) FROM \(table) WHERE \(entityRows) AND \(cloudColumn) IS NOT ? ORDER BY Z_PK"
+            let sql =
+                "SELECT \(CoreDataSQL.keyColumn), \(cloudColumn) FROM \(table) WHERE \(entityRows) AND \(cloudColumn) IS NOT ? ORDER BY \(CoreDataSQL.keyColumn)"
             for row in try ExactSQL.fetchAll(db, sql: sql, [.text(Data(sentinel.utf8))]) {
                 guard case .integer(let primaryKey) = row[0] else { continue }
                 try log.record(
@@ -84,11 +85,11 @@ struct CloudIDRule: RepairRule {
         let keyColumns = key.compactMap { context.column($0, of: plan) }
         let selectedKey = keyColumns.isEmpty ? "" : ", " + keyColumns.map { "t.\($0)" }.joined(separator: ", ")
         let sql = """
-            SELECT t.Z_PK, t.\(cloudColumn), m.first\(selectedKey) FROM \(table) t
-            LEFT JOIN (SELECT \(cloudColumn) AS id, min(Z_PK) AS first FROM \(table) WHERE \(entityRows) GROUP BY \(cloudColumn)) m
+            SELECT t.\(CoreDataSQL.keyColumn), t.\(cloudColumn), m.first\(selectedKey) FROM \(table) t
+            LEFT JOIN (SELECT \(cloudColumn) AS id, min(\(CoreDataSQL.keyColumn)) AS first FROM \(table) WHERE \(entityRows) GROUP BY \(cloudColumn)) m
               ON m.id = t.\(cloudColumn)
             WHERE t.\(entityRows)
-            ORDER BY t.Z_PK
+            ORDER BY t.\(CoreDataSQL.keyColumn)
             """
         let claim = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.questbak_ids (id) VALUES (?)")
         let assign = try db.makeStatement(sql: "INSERT INTO temp.questbak_new_ids (pk, id) VALUES (?, ?)")
@@ -114,8 +115,8 @@ struct CloudIDRule: RepairRule {
         }
         try db.execute(
             sql: """
-                UPDATE \(table) SET \(cloudColumn) = (SELECT id FROM temp.questbak_new_ids n WHERE n.pk = \(table).Z_PK)
-                WHERE Z_PK IN (SELECT pk FROM temp.questbak_new_ids)
+                UPDATE \(table) SET \(cloudColumn) = (SELECT id FROM temp.questbak_new_ids n WHERE n.pk = \(table).\(CoreDataSQL.keyColumn))
+                WHERE \(CoreDataSQL.keyColumn) IN (SELECT pk FROM temp.questbak_new_ids)
                 """)
     }
 
@@ -127,8 +128,10 @@ struct CloudIDRule: RepairRule {
         for (property, stored) in zip(context.identity(of: entity.name).naturalKey, keyValues) {
             if let relationship = entity.relationship(named: property), let parent = context.plan(named: relationship.destination) {
                 let parentCloud = try context.column(Entity.cloudIDAttribute, of: parent).flatMap { column in
-                    try ExactSQL.fetchAll(context.db, sql: "SELECT \(column) FROM \(parent.table) WHERE Z_PK = ?", [stored])
-                        .first?.first?.validText
+                    try ExactSQL.fetchAll(
+                        context.db, sql: "SELECT \(column) FROM \(parent.table) WHERE \(CoreDataSQL.keyColumn) = ?", [stored]
+                    )
+                    .first?.first?.validText
                 }
                 parts.append(parentCloud ?? "nil")
             } else {

@@ -49,8 +49,8 @@ struct DuplicateRule: RepairRule {
         // A key with a missing part proves nothing about identity: such records are never merged.
         let complete = keyColumns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
         let sql = """
-            SELECT Z_PK, \(cloudColumn ?? "NULL"), \(keyColumns.joined(separator: ", ")) \(context.rows(of: plan))
-            AND \(complete) ORDER BY \(keyColumns.joined(separator: ", ")), Z_PK
+            SELECT \(CoreDataSQL.keyColumn), \(cloudColumn ?? "NULL"), \(keyColumns.joined(separator: ", ")) \(context.rows(of: plan))
+            AND \(complete) ORDER BY \(keyColumns.joined(separator: ", ")), \(CoreDataSQL.keyColumn)
             """
         var group = DuplicateGroup(distinctIDsAreDistinct: context.keepDistinctIDs)
         let insert = try context.db.makeStatement(sql: "INSERT INTO temp.questbak_pairs (duplicate, keeper, carried) VALUES (?, ?, ?)")

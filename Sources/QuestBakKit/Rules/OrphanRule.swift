@@ -23,14 +23,17 @@ struct OrphanRule: RepairRule {
         for plan in context.entities {
             for relationship in plan.toOne {
                 guard let exists = context.existsSQL("o.\(relationship.column)", in: relationship.destination) else { continue }
-                let condition = "o.Z_ENT = \(plan.number) AND o.\(relationship.column) IS NOT NULL AND NOT \(exists)"
+                let condition = "o.\(CoreDataSQL.entityColumn) = \(plan.number) AND o.\(relationship.column) IS NOT NULL AND NOT \(exists)"
                 let orphans = try Row.fetchAll(
-                    db, sql: "SELECT o.Z_PK, o.\(relationship.column) FROM \(plan.table) o WHERE \(condition) ORDER BY o.Z_PK")
+                    db,
+                    sql:
+                        "SELECT o.\(CoreDataSQL.keyColumn), o.\(relationship.column) FROM \(plan.table) o WHERE \(condition) ORDER BY o.\(CoreDataSQL.keyColumn)"
+                )
                 try Self.report(orphans, of: plan.name, field: relationship.name, in: context)
                 if !orphans.isEmpty {
                     try db.execute(
                         sql:
-                            "UPDATE \(plan.table) SET \(relationship.column) = NULL WHERE Z_PK IN (SELECT o.Z_PK FROM \(plan.table) o WHERE \(condition))"
+                            "UPDATE \(plan.table) SET \(relationship.column) = NULL WHERE \(CoreDataSQL.keyColumn) IN (SELECT o.\(CoreDataSQL.keyColumn) FROM \(plan.table) o WHERE \(condition))"
                     )
                 }
             }

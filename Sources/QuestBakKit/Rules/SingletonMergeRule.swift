@@ -33,7 +33,7 @@ struct SingletonMergeRule: RepairRule {
     func mergeSingleton(_ entity: Entity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
         let db = context.db
         let rows = context.rows(of: plan)
-        let keys = try Int64.fetchAll(db, sql: "SELECT Z_PK \(rows) ORDER BY Z_PK")
+        let keys = try Int64.fetchAll(db, sql: "SELECT \(CoreDataSQL.keyColumn) \(rows) ORDER BY \(CoreDataSQL.keyColumn)")
         guard let keeper = keys.first, keys.count > 1 else { return }
         for (property, rule) in context.identity(of: entity.name).merge.sorted(by: { $0.key < $1.key }) {
             guard let column = context.column(property, of: plan), let attribute = entity.attribute(named: property) else { continue }
@@ -42,7 +42,8 @@ struct SingletonMergeRule: RepairRule {
                 "SELECT \(aggregate)(\(column)) \(rows)", [], entity: entity.name, primaryKey: keeper, property: property,
                 kind: attribute.kind)
             let current = try context.storedValue(
-                "SELECT \(column) FROM \(plan.table) WHERE Z_PK = ?", [.integer(keeper)], entity: entity.name, primaryKey: keeper,
+                "SELECT \(column) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", [.integer(keeper)], entity: entity.name,
+                primaryKey: keeper,
                 property: property,
                 kind: attribute.kind)
             if merged != current {
@@ -51,7 +52,8 @@ struct SingletonMergeRule: RepairRule {
                         rule: .merge, kind: .repair, entity: entity.name, primaryKey: keeper, cloudID: nil,
                         field: property, old: .value(current), new: .value(merged)))
                 try ExactSQL.execute(
-                    db, sql: "UPDATE \(plan.table) SET \(column) = ? WHERE Z_PK = ?", [ValueCoding.encode(merged), .integer(keeper)])
+                    db, sql: "UPDATE \(plan.table) SET \(column) = ? WHERE \(CoreDataSQL.keyColumn) = ?",
+                    [ValueCoding.encode(merged), .integer(keeper)])
             }
         }
         try context.resetPairs()

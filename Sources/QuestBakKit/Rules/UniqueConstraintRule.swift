@@ -59,7 +59,8 @@ struct UniqueConstraintRule: RepairRule {
                 }
             }
             guard conditions.count == tuple.count else { continue }
-            let sql = "SELECT Z_PK FROM \(plan.table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY Z_PK LIMIT 1"
+            let sql =
+                "SELECT \(CoreDataSQL.keyColumn) FROM \(plan.table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(CoreDataSQL.keyColumn) LIMIT 1"
             if let found = try ExactSQL.fetchAll(context.db, sql: sql, arguments).first?.first, case .integer(let keeper) = found {
                 return (keeper, tuple)
             }
@@ -87,7 +88,9 @@ struct UniqueConstraintRule: RepairRule {
             for plan in context.entities {
                 for relationship in plan.toOne where context.layout.entity(named: relationship.destination)?.table == table {
                     let children = try Int64.fetchAll(
-                        db, sql: "SELECT Z_PK FROM \(plan.table) WHERE Z_ENT = \(plan.number) AND \(relationship.column) = ? ORDER BY Z_PK",
+                        db,
+                        sql:
+                            "SELECT \(CoreDataSQL.keyColumn) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number) AND \(relationship.column) = ? ORDER BY \(CoreDataSQL.keyColumn)",
                         arguments: [duplicate])
                     for child in children {
                         try context.log.record(
@@ -97,7 +100,7 @@ struct UniqueConstraintRule: RepairRule {
                     }
                     try db.execute(
                         sql:
-                            "UPDATE \(plan.table) SET \(relationship.column) = ? WHERE Z_ENT = \(plan.number) AND \(relationship.column) = ?",
+                            "UPDATE \(plan.table) SET \(relationship.column) = ? WHERE \(CoreDataSQL.entityColumn) = \(plan.number) AND \(relationship.column) = ?",
                         arguments: [keeper, duplicate])
                 }
                 for link in plan.toMany {
