@@ -288,7 +288,8 @@ package enum ModelMigrator {
     static func recordCounts(_ db: Database, layout: ModelLayout) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for plan in layout.entities {
-            counts[plan.name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE Z_ENT = \(plan.number)") ?? 0
+            counts[plan.name] =
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)") ?? 0
         }
         return counts
     }
@@ -512,7 +513,8 @@ package enum ModelMigrator {
         for key in new.keys {
             let previous = new.model.entity(named: key.name).flatMap { old.counterpart(of: $0) }.flatMap { oldMaxima[$0.name] }
             try db.execute(
-                sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+                sql:
+                    "INSERT INTO \(CoreDataSQL.primaryKeyTable) (\(CoreDataSQL.entityColumn), \(CoreDataSQL.nameColumn), \(CoreDataSQL.superColumn), \(CoreDataSQL.maxColumn)) VALUES (?, ?, ?, ?)",
                 arguments: [key.number, key.name, key.superNumber, max(previous ?? 0, key.maximumPrimaryKey)])
         }
     }
@@ -521,7 +523,8 @@ package enum ModelMigrator {
     static func largestPrimaryKeys(_ source: Database, old: Side) throws -> [String: Int64] {
         var largest: [String: Int64] = [:]
         for plan in try ModelLayout(source, model: old.model).entities {
-            largest[plan.name] = try Int64.fetchOne(source, sql: "SELECT max(Z_PK) FROM \(plan.table) WHERE Z_ENT = \(plan.number)")
+            largest[plan.name] = try Int64.fetchOne(
+                source, sql: "SELECT max(\(CoreDataSQL.keyColumn)) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)")
         }
         return largest
     }
@@ -549,7 +552,8 @@ package enum ModelMigrator {
                 let oldPlan = oldLayout.entity(named: previous.name)
             else { continue }
             totals[plan.name] =
-                try Int.fetchOne(source, sql: "SELECT count(*) FROM \(oldPlan.table) WHERE Z_ENT = \(oldPlan.number)") ?? 0
+                try Int.fetchOne(source, sql: "SELECT count(*) FROM \(oldPlan.table) WHERE \(CoreDataSQL.entityColumn) = \(oldPlan.number)")
+                ?? 0
         }
         let progress = RecordProgressCounter(report: report, totals: totals, step: "migrate", cancellation: cancellation)
         for plan in layout.entities {
@@ -558,7 +562,7 @@ package enum ModelMigrator {
             else { continue }
             // Each new column's source: the old column of the same property (a renamed
             // attribute's by its original name), or its default.
-            var selected = ["Z_PK", "Z_OPT"]
+            var selected = [CoreDataSQL.keyColumn, CoreDataSQL.optColumn]
             var sources: [Int?] = []
             // Where a NULL of a now required property gets its default in the copy: a new build's
             // model fills every one; a profile's version (as Core Data's `UPDATE … WHERE … IS NULL`)
@@ -588,7 +592,7 @@ package enum ModelMigrator {
                     sources.append(nil)
                 }
             }
-            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + plan.fields.map(\.column) + plan.toOne.map(\.column)
+            let columns = CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column)
             let insert = try db.makeStatement(
                 sql:
                     "INSERT INTO \(plan.table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
@@ -598,7 +602,8 @@ package enum ModelMigrator {
             var written = 0
             try ExactSQL.forEachRow(
                 source,
-                sql: "SELECT \(selected.joined(separator: ", ")) FROM \(oldPlan.table) WHERE Z_ENT = \(oldPlan.number) ORDER BY Z_PK"
+                sql:
+                    "SELECT \(selected.joined(separator: ", ")) FROM \(oldPlan.table) WHERE \(CoreDataSQL.entityColumn) = \(oldPlan.number) ORDER BY \(CoreDataSQL.keyColumn)"
             ) { row in
                 var values: [StoredValue] = [row[0], .integer(plan.number), row[1]]
                 for (index, column) in sources.enumerated() {
@@ -650,9 +655,11 @@ package enum ModelMigrator {
             let dropped = oldPlan.fields.filter { !kept.contains($0.path) }
             let droppedToOne = oldPlan.toOne.filter { !keptRelationships.contains($0.name) }
             guard plan == nil || !dropped.isEmpty || !droppedToOne.isEmpty else { continue }
-            let columns = ["Z_PK"] + oldPlan.fields.map(\.column) + oldPlan.toOne.map(\.column)
+            let columns = [CoreDataSQL.keyColumn] + oldPlan.fields.map(\.column) + oldPlan.toOne.map(\.column)
             try ExactSQL.forEachRow(
-                source, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(oldPlan.table) WHERE Z_ENT = \(oldPlan.number) ORDER BY Z_PK"
+                source,
+                sql:
+                    "SELECT \(columns.joined(separator: ", ")) FROM \(oldPlan.table) WHERE \(CoreDataSQL.entityColumn) = \(oldPlan.number) ORDER BY \(CoreDataSQL.keyColumn)"
             ) { row in
                 guard case .integer(let primaryKey) = row[0] else { return }
                 var values: [String: Value] = [:]
@@ -696,9 +703,10 @@ package enum ModelMigrator {
     /// foreign key on the source or the destination, a hidden column, a join table.
     static func pairsSQL(_ storage: ModelTables.RelationshipStorage) -> String {
         switch storage {
-        case .foreignKey(let table, let column): return "SELECT Z_PK, \(column) FROM \(table) WHERE \(column) IS NOT NULL"
+        case .foreignKey(let table, let column):
+            return "SELECT \(CoreDataSQL.keyColumn), \(column) FROM \(table) WHERE \(column) IS NOT NULL"
         case .inverseForeignKey(let table, let column), .hiddenColumn(let table, let column):
-            return "SELECT \(column), Z_PK FROM \(table) WHERE \(column) IS NOT NULL"
+            return "SELECT \(column), \(CoreDataSQL.keyColumn) FROM \(table) WHERE \(column) IS NOT NULL"
         case .joinTable(let join, let sourceIsLower):
             let (mine, theirs) = sourceIsLower ? (join.lower.column, join.higher.column) : (join.higher.column, join.lower.column)
             return "SELECT \(mine), \(theirs) FROM \(join.name)"
@@ -753,10 +761,10 @@ package enum ModelMigrator {
                 var reversed = false
                 switch newStorage {
                 case .foreignKey(let table, let column):
-                    write = try db.makeStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?")
+                    write = try db.makeStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE \(CoreDataSQL.keyColumn) = ?")
                     reversed = true
                 case .inverseForeignKey(let table, let column), .hiddenColumn(let table, let column):
-                    write = try db.makeStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?")
+                    write = try db.makeStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE \(CoreDataSQL.keyColumn) = ?")
                 case .joinTable(let join, _):
                     write = try db.makeStatement(
                         sql: "INSERT OR IGNORE INTO \(join.name) (\(join.lower.column), \(join.higher.column)) VALUES (?, ?)")

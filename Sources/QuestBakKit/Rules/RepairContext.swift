@@ -146,7 +146,7 @@ extension RepairContext {
     }
 
     /// The rows of `plan`'s entity (sub-entities share their root's table), as a `FROM … WHERE …`.
-    func rows(of plan: ModelLayout.EntityPlan) -> String { "FROM \(plan.table) WHERE Z_ENT = \(plan.number)" }
+    func rows(of plan: ModelLayout.EntityPlan) -> String { "FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)" }
 
     /// Entities with parents before children, so keys that mention a parent see its final state.
     var entitiesParentsFirst: [ModelLayout.EntityPlan] {
@@ -189,7 +189,8 @@ extension RepairContext {
     func existsSQL(_ expression: String, in entity: String) -> String? {
         guard let table = layout.entity(named: entity)?.table else { return nil }
         let numbers = numbers(ofSubtree: entity).map(String.init).joined(separator: ", ")
-        return "EXISTS (SELECT 1 FROM \(table) t WHERE t.Z_PK = \(expression) AND t.Z_ENT IN (\(numbers)))"
+        return
+            "EXISTS (SELECT 1 FROM \(table) t WHERE t.\(CoreDataSQL.keyColumn) = \(expression) AND t.\(CoreDataSQL.entityColumn) IN (\(numbers)))"
     }
 
     /// An empty scratch table of (duplicate, keeper, carried cloudID) pairs, in SQLite's temp schema.
@@ -220,7 +221,8 @@ extension RepairContext {
             for child in children {
                 let column = child.relationship.column
                 let moved = try Int64.fetchAll(
-                    db, sql: "SELECT Z_PK \(rows(of: child.plan)) AND \(column) = ? ORDER BY Z_PK", arguments: [duplicate])
+                    db, sql: "SELECT \(CoreDataSQL.keyColumn) \(rows(of: child.plan)) AND \(column) = ? ORDER BY \(CoreDataSQL.keyColumn)",
+                    arguments: [duplicate])
                 for childKey in moved {
                     try log.record(
                         RepairEntry(
@@ -228,17 +230,20 @@ extension RepairContext {
                             field: child.relationship.name, old: .value(.integer(duplicate)), new: .value(.integer(keeper))))
                 }
                 try db.execute(
-                    sql: "UPDATE \(child.plan.table) SET \(column) = ? WHERE Z_ENT = \(child.plan.number) AND \(column) = ?",
+                    sql:
+                        "UPDATE \(child.plan.table) SET \(column) = ? WHERE \(CoreDataSQL.entityColumn) = \(child.plan.number) AND \(column) = ?",
                     arguments: [keeper, duplicate])
             }
-            try db.execute(sql: "DELETE FROM \(plan.table) WHERE Z_PK = ?", arguments: [duplicate])
+            try db.execute(sql: "DELETE FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [duplicate])
             if let carried = pair[2] as String?, let column = column(Entity.cloudIDAttribute, of: plan) {
-                let previous = try String.fetchOne(db, sql: "SELECT \(column) FROM \(plan.table) WHERE Z_PK = ?", arguments: [keeper])
+                let previous = try String.fetchOne(
+                    db, sql: "SELECT \(column) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [keeper])
                 try log.record(
                     RepairEntry(
                         rule: .merge, kind: .repair, entity: plan.name, primaryKey: keeper, cloudID: carried,
                         field: Entity.cloudIDAttribute, old: .value(previous.map { .string($0) } ?? .null), new: .value(.string(carried))))
-                try db.execute(sql: "UPDATE \(plan.table) SET \(column) = ? WHERE Z_PK = ?", arguments: [carried, keeper])
+                try db.execute(
+                    sql: "UPDATE \(plan.table) SET \(column) = ? WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [carried, keeper])
             }
         }
     }
@@ -247,7 +252,7 @@ extension RepairContext {
     /// dropped duplicate in full.
     func recordValues(_ entity: Entity, primaryKey: Int64) throws -> [String: Value] {
         var values: [String: Value] = [:]
-        let plan = try RecordColumns(db, entity: entity, entityNumber: nil, where: "Z_PK = ?")
+        let plan = try RecordColumns(db, entity: entity, entityNumber: nil, where: "\(CoreDataSQL.keyColumn) = ?")
         try plan.forEachRow(db, [.integer(primaryKey)]) { row in
             for property in plan.properties {
                 values[property.name] = try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path)
@@ -276,7 +281,7 @@ extension RepairContext {
     func finalizeLog() throws {
         for plan in entities where profileEntity(plan) != nil {
             guard let cloudColumn = column(Entity.cloudIDAttribute, of: plan) else { continue }
-            let lookup = try db.makeStatement(sql: "SELECT \(cloudColumn) FROM \(plan.table) WHERE Z_PK = ?")
+            let lookup = try db.makeStatement(sql: "SELECT \(cloudColumn) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?")
             try log.resolveCloudIDs(entity: plan.name) { try String.fetchOne(lookup, arguments: [$0]) }
         }
     }
