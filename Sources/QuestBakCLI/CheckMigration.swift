@@ -24,7 +24,7 @@ extension Questbak {
             try reportingFailures {
                 let proposed = try ModelArgument.schema(schemaFile)
                 let old = try from.map(ModelArgument.schema) ?? TimeQuestSchemas.newest
-                let problems = LightweightCheck.problems(from: old, to: proposed)
+                let problems = LightweightCheck.problems(from: ModelVersion(schema: old), to: ModelVersion(schema: proposed))
                 guard problems.isEmpty else {
                     throw MigrationError.notLightweight(from: old.versionIdentifier, to: proposed.versionIdentifier, problems: problems)
                 }

@@ -61,7 +61,7 @@ package struct MigrationVerifier {
         var store: URL
         var label: String
         /// The fixture's own model, and the models after it whose renames a record follows.
-        var source: StoreDump.Model
+        var source: ModelVersion
         var laterModels: [CompiledModel]
         var migrated: URL
         var logs: [RepairLog]
@@ -74,7 +74,7 @@ package struct MigrationVerifier {
             report(check)
         }
         // The model the fixtures migrate to, and what the migrated store's metadata must then say.
-        let targetModel = try modelStore.map { try StoreDump.Model.of(storeAt: $0) } ?? StoreDump.Model(schema: target)
+        let targetModel = try modelStore.map { try ModelVersion.of(storeAt: $0) } ?? ModelVersion(schema: target)
         let chainModels = try modelChain.map { try CompiledModel.model(ofStoreAt: $0) } + [targetModel.compiled]
         let targetVersions = try modelStore.map { store in
             try StoreSnapshot(storeAt: store).read { try StoreReader.metadata($0, path: store.path) }.versionIdentifiers
@@ -83,7 +83,7 @@ package struct MigrationVerifier {
             let label = store.path.hasPrefix(fixtures.path + "/") ? String(store.path.dropFirst(fixtures.path.count + 1)) : store.path
             let work = workDirectory.appendingPathComponent("fixture-\(index)")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            let source: StoreDump.Model
+            let source: ModelVersion
             do {
                 source = try sourceModel(of: store)
             } catch {
@@ -125,10 +125,10 @@ package struct MigrationVerifier {
 
     /// The fixture's own model: the TimeQuest schema it is (of `candidates`), or, for any app's
     /// fixtures, the model it carries.
-    private func sourceModel(of store: URL) throws -> StoreDump.Model {
-        if modelStore != nil { return try StoreDump.Model.of(storeAt: store) }
+    private func sourceModel(of store: URL) throws -> ModelVersion {
+        if modelStore != nil { return try ModelVersion.of(storeAt: store) }
         let schema = try StoreSnapshot(storeAt: store).read { try StoreReader.detectSchema($0, path: store.path, candidates: candidates) }
-        return StoreDump.Model(schema: schema)
+        return ModelVersion(schema: schema)
     }
 
     /// Why a fixture could not be read. Another app's store is not a damaged TimeQuest store:
@@ -148,7 +148,7 @@ package struct MigrationVerifier {
 
     /// The fixture migrated to the target (a new build's model, or the profile's version); nil
     /// for a fixture already at the target, which is not checked.
-    private func migrate(_ store: URL, from source: StoreDump.Model, to migrated: URL, work: URL) throws -> Migrator.Result? {
+    private func migrate(_ store: URL, from source: ModelVersion, to migrated: URL, work: URL) throws -> Migrator.Result? {
         let options = Migrator.Options(now: Self.verificationNow)
         if let modelStore {
             if ModelVersionHashes(model: source.compiled) == ModelVersionHashes(schema: target) { return nil }
@@ -199,7 +199,7 @@ package struct MigrationVerifier {
     /// changed or removed only where the report says; cloudIDs unique and well-formed; one
     /// record of a singleton; no to-one left pointing at a record the migration lost; the new
     /// model's version identifiers and hashes.
-    private func invariants(_ migration: Migration, target targetModel: StoreDump.Model, versions: [String]) -> Check {
+    private func invariants(_ migration: Migration, target targetModel: ModelVersion, versions: [String]) -> Check {
         var problems: [String] = []
         do {
             var changed: Set<RecordField> = []
@@ -300,7 +300,7 @@ package struct MigrationVerifier {
     /// one record of a singleton that had records, no to-one naming a record the migration lost.
     private func identityProblems(
         before: [String: [Int64: [String: JSONValue]]], after: [String: [Int64: [String: JSONValue]]], predecessors: [String: String],
-        model: StoreDump.Model
+        model: ModelVersion
     ) -> [String] {
         var problems: [String] = []
         // The records an entity's to-one may name: its own and its sub-entities'.
@@ -386,7 +386,7 @@ package struct MigrationVerifier {
     }
 
     /// Every migrated record is valid under the new model, so the new build opens the store.
-    private func launchValidity(_ migrated: URL, model: StoreDump.Model, label: String) -> Check {
+    private func launchValidity(_ migrated: URL, model: ModelVersion, label: String) -> Check {
         do {
             let problems = try LaunchValidity.problems(of: migrated, model: model)
             return Check(
@@ -401,7 +401,7 @@ package struct MigrationVerifier {
 
     /// Export → import → export: the migrated store is described as the new model, needs no
     /// repair on import, the members are identical and the restored store dumps alike.
-    private func roundTrip(_ migrated: URL, dump: String, model: StoreDump.Model, work: URL, label: String) -> Check {
+    private func roundTrip(_ migrated: URL, dump: String, model: ModelVersion, work: URL, label: String) -> Check {
         do {
             let first = work.appendingPathComponent("first.qbak")
             let second = work.appendingPathComponent("second.qbak")

@@ -49,7 +49,8 @@ package enum ModelMigrator {
         }
         // Every step is checked before any is made: a chain that breaks anywhere writes nothing.
         for step in (position + 1)..<stores.count {
-            let problems = LightweightCheck.problems(from: models[step - 1], to: models[step], dropping: true)
+            let problems = LightweightCheck.problems(
+                from: ModelVersion(schema: models[step - 1]), to: ModelVersion(schema: models[step]), dropping: true)
             guard problems.isEmpty else {
                 throw MigrationError.notLightweight(
                     from: models[step - 1].versionIdentifier, to: models[step].versionIdentifier, problems: problems)
@@ -156,7 +157,8 @@ package enum ModelMigrator {
         }
         // Removals are inferred as Core Data infers them for a new build's model, every value they
         // drop in the report; a profile's version keeps every property of the one before.
-        let problems = LightweightCheck.problems(from: old.schema, to: new.schema, dropping: !new.isProfileVersion)
+        let problems = LightweightCheck.problems(
+            from: ModelVersion(schema: old.schema), to: ModelVersion(schema: new.schema), dropping: !new.isProfileVersion)
         guard problems.isEmpty else { throw MigrationError.notLightweight(from: old.version, to: new.version, problems: problems) }
 
         let working = StorePlacement.temporaryStoreURL(besides: destination)
