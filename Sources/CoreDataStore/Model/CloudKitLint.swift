@@ -24,7 +24,7 @@ package enum CloudKitLint {
 
     public static func findings(_ model: ModelVersion) -> [Finding] {
         var findings: [Finding] = []
-        for entity in model.compiled.entities {
+        for entity in model.entitiesInNameOrder {
             func add(_ property: String, _ rule: Finding.Rule, _ message: String) {
                 findings.append(Finding(entity: entity.name, property: property, rule: rule, message: message))
             }

@@ -7,10 +7,10 @@ package enum LightweightCheck {
     /// problem, since a rename without `originalName` looks just like one.
     public static func problems(from old: ModelVersion, to new: ModelVersion, dropping: Bool = false) -> [String] {
         var problems: [String] = []
-        for oldEntity in old.compiled.entities {
+        for oldEntity in old.entitiesInNameOrder {
             guard
                 let newEntity = new.compiled.entity(named: oldEntity.name)
-                    ?? new.compiled.entities.first(where: { $0.originalName == oldEntity.name })
+                    ?? new.entitiesInNameOrder.first(where: { $0.originalName == oldEntity.name })
             else {
                 if !dropping {
                     problems.append("\(oldEntity.name): entity removed (a lightweight migration cannot delete an entity's data)")

@@ -56,6 +56,10 @@ package struct ModelVersion: Sendable {
 
     package var versionIdentifier: String { compiled.versionIdentifier }
 
+    /// The entities in name order, as a schema keeps them and reports list them (a store's own
+    /// model is in the order its cache archived them).
+    package var entitiesInNameOrder: [CompiledEntity] { compiled.entities.sorted { $0.name < $1.name } }
+
     /// How records of `entity` are identified: its natural key, singleton cloudID and merge
     /// rules, or none of them.
     package func identity(of entity: String) -> Identity { identities[entity] ?? Identity() }
