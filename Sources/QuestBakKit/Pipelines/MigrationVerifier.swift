@@ -94,7 +94,9 @@ package struct MigrationVerifier {
             let result: Migrator.Result
             do {
                 // A fixture already at the target is not checked.
-                guard let migrationResult = try migrate(store, from: source, to: migrated, work: work) else { continue }
+                guard let migrationResult = try migrate(store, from: source, to: migrated, target: targetModel, work: work) else {
+                    continue
+                }
                 result = migrationResult
                 add(
                     Check(
@@ -148,10 +150,12 @@ package struct MigrationVerifier {
 
     /// The fixture migrated to the target (a new build's model, or the profile's version); nil
     /// for a fixture already at the target, which is not checked.
-    private func migrate(_ store: URL, from source: ModelVersion, to migrated: URL, work: URL) throws -> Migrator.Result? {
+    private func migrate(
+        _ store: URL, from source: ModelVersion, to migrated: URL, target targetModel: ModelVersion, work: URL
+    ) throws -> Migrator.Result? {
         let options = Migrator.Options(now: Self.verificationNow)
         if let modelStore {
-            if ModelVersionHashes(model: source.compiled) == ModelVersionHashes(schema: target) { return nil }
+            if ModelVersionHashes(model: source.compiled) == ModelVersionHashes(model: targetModel.compiled) { return nil }
             return try ModelMigrator.migrate(
                 storeAt: store, through: modelChain, toModelOf: modelStore, output: migrated, options: options, workDirectory: work)
         }
@@ -227,8 +231,9 @@ package struct MigrationVerifier {
             var successors: [String: String] = [:]
             for (entity, old) in before.sorted(by: { $0.key < $1.key }) {
                 let successor =
-                    (target.entities.first { $0.name == entity } ?? target.entities.first { $0.originalName == entity })?.name ?? entity
-                guard target.entity(named: successor) != nil else {
+                    (targetModel.entitiesInNameOrder.first { $0.name == entity }
+                    ?? targetModel.entitiesInNameOrder.first { $0.originalName == entity })?.name ?? entity
+                guard targetModel.compiled.entity(named: successor) != nil else {
                     problems.append("\(entity) is not in the new model: its \(old.count) records are dropped by the migration")
                     continue
                 }
@@ -251,7 +256,7 @@ package struct MigrationVerifier {
                         // A relationship whose links now live on the other side (it gained an inverse) is not on
                         // this record any more; the migration counts its links on both sides.
                         if migratedValues[newName] == nil,
-                            target.entity(named: successor)?.relationships.contains(where: {
+                            targetModel.compiled.entity(named: successor)?.relationships.contains(where: {
                                 $0.name == newName || $0.originalName == property
                             })
                                 == true
@@ -279,7 +284,7 @@ package struct MigrationVerifier {
             if metadata.versionIdentifiers != versions {
                 problems.append("metadata version identifiers are \(metadata.versionIdentifiers), expected \(versions)")
             }
-            let differing = metadata.hashDifferences(from: ModelVersionHashes(schema: target))
+            let differing = metadata.hashDifferences(from: ModelVersionHashes(model: targetModel.compiled))
             if !differing.isEmpty {
                 problems.append(
                     "model hashes differ from the new model's for \(differing.joined(separator: ", ")): the new build would not open the store"
@@ -306,18 +311,18 @@ package struct MigrationVerifier {
         // The records an entity's to-one may name: its own and its sub-entities'.
         func keys(of destination: String, in records: [String: [Int64: [String: JSONValue]]], renamed: Bool) -> Set<Int64> {
             var found: Set<Int64> = []
-            for entity in target.entities where model.lineage(of: entity.name).contains(destination) {
+            for entity in model.entitiesInNameOrder where model.lineage(of: entity.name).contains(destination) {
                 found.formUnion((records[renamed ? predecessors[entity.name] ?? entity.name : entity.name] ?? [:]).keys)
             }
             return found
         }
-        for entity in target.entities {
+        for entity in model.entitiesInNameOrder {
             let records = after[entity.name] ?? [:]
             if model.kind(of: Entity.cloudIDAttribute, in: entity.name) == .string {
                 var seen: Set<String> = []
                 for (key, values) in records.sorted(by: { $0.key < $1.key }) {
                     guard case .string(let id)? = values[Entity.cloudIDAttribute],
-                        id == target.identity(of: entity.name).singletonCloudID || DeterministicID.isWellFormed(id)
+                        id == model.identity(of: entity.name).singletonCloudID || DeterministicID.isWellFormed(id)
                     else {
                         problems.append(
                             "\(entity.name) _pk \(key): cloudID \(Self.text(values[Entity.cloudIDAttribute] ?? .null)) is not well-formed")
@@ -327,7 +332,7 @@ package struct MigrationVerifier {
                 }
             }
             let had = before[predecessors[entity.name] ?? entity.name]?.isEmpty == false
-            if target.identity(of: entity.name).singletonCloudID != nil, had, records.count != 1 {
+            if model.identity(of: entity.name).singletonCloudID != nil, had, records.count != 1 {
                 problems.append("\(entity.name): \(records.count) records of a singleton")
             }
             for relationship in entity.relationships where !relationship.isToMany {
