@@ -442,7 +442,7 @@ package enum ModelMigrator {
             modelVersion = ModelVersion(schema: target)
             model = modelVersion.compiled
             metadata = StoreMetadata(
-                schema: target, uuid: old.metadata.uuid,
+                model: model, uuid: old.metadata.uuid,
                 frameworkVersion: old.metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion, carryingOver: old.metadata)
             cache = nil
             statements = old.statements
