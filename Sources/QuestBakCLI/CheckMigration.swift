@@ -22,8 +22,8 @@ extension Questbak {
 
         func run() throws {
             try reportingFailures {
-                let proposed = try ModelArgument.schema(schemaFile)
-                let old = try from.map(ModelArgument.schema) ?? TimeQuestSchemas.newest
+                let proposed = try ModelArgument.modelVersion(schemaFile)
+                let old = try from.map(ModelArgument.modelVersion) ?? ModelVersion(schema: TimeQuestSchemas.newest)
                 let problems = LightweightCheck.problems(from: old, to: proposed)
                 guard problems.isEmpty else {
                     throw MigrationError.notLightweight(from: old.versionIdentifier, to: proposed.versionIdentifier, problems: problems)

@@ -33,7 +33,7 @@ extension Questbak {
         func run() throws {
             var findings: [CloudKitLint.Finding] = []
             try reportingFailures(json: json) {
-                findings = CloudKitLint.findings(try ModelArgument.schema(model))
+                findings = CloudKitLint.findings(try ModelArgument.modelVersion(model))
                 if json {
                     print(try JSONOutput.render(Report(model: model, findings: findings)))
                 } else if findings.isEmpty {

@@ -8,6 +8,15 @@ import QuestBakKit
 enum ModelArgument {
     static let forms = "a store, a schema file (JSON, see `questbak schema`) or a built-in version"
 
+    /// The model as a version of it: a store's own compiled model as it is, a schema file's or a
+    /// built-in version's with what no model holds (typed arrays, `[]` defaults, identities).
+    static func modelVersion(_ argument: String) throws -> ModelVersion {
+        if FileKind.of(argument) == .sqliteStore {
+            return ModelVersion(compiled: try CompiledModel.model(ofStoreAt: URL(fileURLWithPath: argument)))
+        }
+        return ModelVersion(schema: try schema(argument))
+    }
+
     static func schema(_ argument: String) throws -> Schema {
         switch FileKind.of(argument) {
         case .sqliteStore:

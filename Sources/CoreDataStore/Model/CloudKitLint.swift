@@ -1,7 +1,7 @@
 import Foundation
 
 /// The rules CloudKit sets on a model that `NSPersistentCloudKitContainer` (and SwiftData's
-/// `cloudKitDatabase: .automatic`) mirrors, checked on a schema value: one finding per property
+/// `cloudKitDatabase: .automatic`) mirrors, checked on a model version: one finding per property
 /// that breaks one. A store that breaks none can sync; one that does is refused by the framework
 /// at launch or silently not synced (seed 001, "Anti-Patterns to Avoid").
 package enum CloudKitLint {
@@ -22,13 +22,13 @@ package enum CloudKitLint {
         public var message: String
     }
 
-    public static func findings(_ schema: Schema) -> [Finding] {
+    public static func findings(_ model: ModelVersion) -> [Finding] {
         var findings: [Finding] = []
-        for entity in schema.entities {
+        for entity in model.entitiesInNameOrder {
             func add(_ property: String, _ rule: Finding.Rule, _ message: String) {
                 findings.append(Finding(entity: entity.name, property: property, rule: rule, message: message))
             }
-            for attribute in entity.attributes where !attribute.isOptional && attribute.defaultValue == nil {
+            for attribute in entity.attributes where !attribute.isOptional && !model.hasDefault(attribute, in: entity.name) {
                 add(
                     attribute.name, .requiredWithoutDefault,
                     "a non-optional attribute needs a default value: CloudKit records may arrive without it")
@@ -37,7 +37,7 @@ package enum CloudKitLint {
                 if !relationship.isOptional {
                     add(relationship.name, .requiredRelationship, "CloudKit requires every relationship to be optional")
                 }
-                if relationship.deleteRule == .deny {
+                if relationship.rule == .deny {
                     add(relationship.name, .denyDeleteRule, "CloudKit does not support the deny delete rule")
                 }
                 if relationship.isOrdered {
@@ -47,7 +47,7 @@ package enum CloudKitLint {
                     add(relationship.name, .noInverse, "CloudKit requires every relationship to have an inverse")
                 }
             }
-            for constraint in entity.uniquenessConstraints {
+            for constraint in entity.uniqueTuples {
                 add(
                     constraint.joined(separator: ", "), .uniqueConstraint,
                     "CloudKit does not support unique constraints (#Unique, @Attribute(.unique))")

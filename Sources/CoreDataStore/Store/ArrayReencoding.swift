@@ -2,20 +2,21 @@ import Foundation
 import GRDB
 
 extension TransformableArray {
-    /// The `[Int]` and `[String]` attributes of a store typed by `schema` whose stored bytes are
+    /// The `[Int]` and `[String]` attributes of a store of `model` (a version whose kinds name the typed arrays) whose stored bytes are
     /// not the keyed archive a restore writes for the same array (a JSON array, or a keyed archive
     /// laid out otherwise), one sentence per attribute.
     ///
     /// A TimeQuest archive carries such an array as its elements (format 2 has no place for the
     /// bytes), so a restore gives back the same array in other bytes: export says so, since
     /// the restore cannot know.
-    package static func reencodedAttributes(_ db: Database, schema: Schema) throws -> [String] {
+    package static func reencodedAttributes(_ db: Database, model: ModelVersion) throws -> [String] {
         var sentences: [String] = []
-        let tables = try ModelTables(schema: schema)
-        for entity in schema.entities {
+        let tables = try ModelTables(model: model.compiled)
+        for entity in model.entitiesInNameOrder {
             guard let tableName = tables.table(for: entity.name)?.name, try db.tableExists(tableName) else { continue }
             let available = Set(try db.columns(in: tableName).map { $0.name.uppercased() })
-            for attribute in entity.attributes where [.integerArray, .stringArray].contains(attribute.kind) {
+            for attribute in entity.attributes
+            where [.integerArray, .stringArray].contains(model.declaredKind(of: attribute, in: entity.name)) {
                 guard let column = tables.column(for: [attribute.name], of: entity.name)?.name, available.contains(column.uppercased())
                 else { continue }
                 var count = 0

@@ -31,14 +31,23 @@ package struct StoreMetadata: Sendable, Equatable {
         schema: Schema, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion,
         carryingOver source: StoreMetadata? = nil
     ) {
-        let hashes = ModelVersionHashes(schema: schema)
+        self.init(model: CompiledModel(schema: schema), uuid: uuid, frameworkVersion: frameworkVersion, carryingOver: source)
+    }
+
+    /// The metadata of a store of `model`, as `init(schema:…)` describes (its first version
+    /// identifier is the one written, as SwiftData names one).
+    package init(
+        model: CompiledModel, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion,
+        carryingOver source: StoreMetadata? = nil
+    ) {
+        let hashes = ModelVersionHashes(model: model)
         self.uuid = uuid
         var kept: [String: PropertyListValue] = [:]
         if case .dictionary(let entries)? = source?.plist { kept = entries }
         let computed: [String: PropertyListValue] = [
             "NSStoreType": .string("SQLite"),
             "NSStoreUUID": .string(uuid),
-            "NSStoreModelVersionIdentifiers": .array([.string(schema.versionIdentifier)]),
+            "NSStoreModelVersionIdentifiers": .array([.string(model.versionIdentifier)]),
             "NSStoreModelVersionHashes": .dictionary(hashes.entityHashes.mapValues { .data($0) }),
             "NSStoreModelVersionChecksumKey": .string(hashes.checksum),
             "NSStoreModelVersionHashesDigest": .string(hashes.digest),

@@ -153,8 +153,9 @@ package enum Differ {
         var tables: [String: Table] = [:]
         /// Each entity member's SHA-256, as the manifest lists it and the read checked it.
         var digests: [String: String] = [:]
-        /// The TimeQuest schema, or the store's own model as a schema; nil for a generic archive.
-        var schema: Schema?
+        /// The TimeQuest schema's version (its natural keys and singletons), or the store's own
+        /// model; nil for a generic archive.
+        var model: ModelVersion?
     }
 
     /// One side's records of one entity: a row each, `pk` its `_pk` (or the smallest integer when
@@ -257,7 +258,8 @@ package enum Differ {
                                 report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
                                 step: "read \(label.uppercased())", cancellation: cancellation)
                             if side.kind == ArchiveManifest.Source.knownSchema {
-                                side.schema = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first
+                                side.model = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first.map(
+                                    ModelVersion.init(schema:))
                             }
                         },
                         onRecordLine: { member, _, line in
@@ -283,7 +285,7 @@ package enum Differ {
         if store != nil { try? FileManager.default.removeItem(at: archive) }
         if side.kind == ArchiveManifest.Source.modelSchema, let modelCache {
             // Without a readable model, records are still matched by cloudID and content.
-            side.schema = (try? ModelCacheDecoder.decode(modelCache)).map { Schema(model: $0) }
+            side.model = (try? ModelCacheDecoder.decode(modelCache)).map { ModelVersion(compiled: $0) }
         }
         return side
     }
@@ -794,44 +796,46 @@ package enum Differ {
         var byTables = false
     }
 
-    static func schemas(_ left: Side, _ right: Side) -> [Schema] { [right.schema, left.schema].compactMap { $0 } }
+    static func models(_ left: Side, _ right: Side) -> [ModelVersion] { [right.model, left.model].compactMap { $0 } }
 
-    static func root(of name: String, in schemas: [Schema]) -> String {
+    static func root(of name: String, in models: [ModelVersion]) -> String {
         var current = name
         var seen: Set<String> = [name]
-        while let parent = schemas.lazy.compactMap({ $0.entity(named: current)?.superentity }).first, seen.insert(parent).inserted {
+        while let parent = models.lazy.compactMap({ $0.compiled.entity(named: current)?.superentity }).first, seen.insert(parent).inserted {
             current = parent
         }
         return current
     }
 
     static func plan(for name: String, _ left: Side, _ right: Side, byTables generic: Bool) -> Plan {
-        let schemas = schemas(left, right)
-        var plan = Plan(root: root(of: name, in: schemas))
+        let models = models(left, right)
+        var plan = Plan(root: root(of: name, in: models))
         plan.byTables = generic
         // A generic archive has columns: ZCLOUDID is the cloudID attribute's.
         plan.keys.append(
             Plan.Key(
                 kind: "cloudID", fields: [generic ? "Z" + Entity.cloudIDAttribute.uppercased() : Entity.cloudIDAttribute], isCloudID: true))
-        guard !generic, let schema = schemas.first(where: { $0.entity(named: name) != nil }), let entity = schema.entity(named: name) else {
+        guard !generic, let model = models.first(where: { $0.compiled.entity(named: name) != nil }),
+            let entity = model.compiled.entity(named: name)
+        else {
             return plan
         }
         var lineage = [entity]
-        while let parent = lineage.last?.superentity.flatMap({ schema.entity(named: $0) }),
+        while let parent = lineage.last?.superentity.flatMap({ model.compiled.entity(named: $0) }),
             !lineage.contains(where: { $0.name == parent.name })
         {
             lineage.append(parent)
         }
-        for tuple in lineage.flatMap(\.uniquenessConstraints) where !tuple.isEmpty {
+        for tuple in lineage.flatMap(\.uniqueTuples) where !tuple.isEmpty {
             plan.keys.append(Plan.Key(kind: "uniqueness constraint (\(tuple.joined(separator: ", ")))", fields: tuple))
         }
-        let identity = schema.identity(of: entity.name)
+        let identity = model.identity(of: entity.name)
         if !identity.naturalKey.isEmpty {
             plan.keys.append(Plan.Key(kind: "natural key (\(identity.naturalKey.joined(separator: ", ")))", fields: identity.naturalKey))
         }
         plan.isSingleton = identity.singletonCloudID != nil
         for relationship in lineage.flatMap(\.relationships) {
-            plan.references[relationship.name] = root(of: relationship.destination, in: schemas)
+            plan.references[relationship.name] = root(of: relationship.destination, in: models)
             if relationship.isToMany { plan.toMany.insert(relationship.name) }
         }
         return plan

@@ -335,7 +335,7 @@ package enum Exporter {
         var carriedByRecords: Set<String> = []
         switch description {
         case .knownSchema(let schema):
-            staged.warnings += try TransformableArray.reencodedAttributes(db, schema: schema)
+            staged.warnings += try TransformableArray.reencodedAttributes(db, model: ModelVersion(schema: schema))
             for entity in schema.entities {
                 try stageEntity(entity.name) { write in
                     try EntityMemberEncoding.encode(

@@ -19,7 +19,7 @@ import QuestBakArchive
 enum LaunchValidity {
     /// The problems of the store at `store` under `model`: the new model a migration went to
     /// (the store's own cache, or for a store written by a schema, that schema's model).
-    static func problems(of store: URL, model: StoreDump.Model, limit: Int = 20) throws -> [String] {
+    static func problems(of store: URL, model: ModelVersion, limit: Int = 20) throws -> [String] {
         let snapshot = try StoreSnapshot(storeAt: store)
         return try snapshot.read { db in
             try problems(

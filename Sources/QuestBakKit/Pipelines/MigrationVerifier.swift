@@ -61,7 +61,7 @@ package struct MigrationVerifier {
         var store: URL
         var label: String
         /// The fixture's own model, and the models after it whose renames a record follows.
-        var source: StoreDump.Model
+        var source: ModelVersion
         var laterModels: [CompiledModel]
         var migrated: URL
         var logs: [RepairLog]
@@ -74,7 +74,7 @@ package struct MigrationVerifier {
             report(check)
         }
         // The model the fixtures migrate to, and what the migrated store's metadata must then say.
-        let targetModel = try modelStore.map { try StoreDump.Model.of(storeAt: $0) } ?? StoreDump.Model(schema: target)
+        let targetModel = try modelStore.map { try ModelVersion.of(storeAt: $0) } ?? ModelVersion(schema: target)
         let chainModels = try modelChain.map { try CompiledModel.model(ofStoreAt: $0) } + [targetModel.compiled]
         let targetVersions = try modelStore.map { store in
             try StoreSnapshot(storeAt: store).read { try StoreReader.metadata($0, path: store.path) }.versionIdentifiers
@@ -83,7 +83,7 @@ package struct MigrationVerifier {
             let label = store.path.hasPrefix(fixtures.path + "/") ? String(store.path.dropFirst(fixtures.path.count + 1)) : store.path
             let work = workDirectory.appendingPathComponent("fixture-\(index)")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            let source: StoreDump.Model
+            let source: ModelVersion
             do {
                 source = try sourceModel(of: store)
             } catch {
@@ -94,7 +94,9 @@ package struct MigrationVerifier {
             let result: Migrator.Result
             do {
                 // A fixture already at the target is not checked.
-                guard let migrationResult = try migrate(store, from: source, to: migrated, work: work) else { continue }
+                guard let migrationResult = try migrate(store, from: source, to: migrated, target: targetModel, work: work) else {
+                    continue
+                }
                 result = migrationResult
                 add(
                     Check(
@@ -125,10 +127,10 @@ package struct MigrationVerifier {
 
     /// The fixture's own model: the TimeQuest schema it is (of `candidates`), or, for any app's
     /// fixtures, the model it carries.
-    private func sourceModel(of store: URL) throws -> StoreDump.Model {
-        if modelStore != nil { return try StoreDump.Model.of(storeAt: store) }
+    private func sourceModel(of store: URL) throws -> ModelVersion {
+        if modelStore != nil { return try ModelVersion.of(storeAt: store) }
         let schema = try StoreSnapshot(storeAt: store).read { try StoreReader.detectSchema($0, path: store.path, candidates: candidates) }
-        return StoreDump.Model(schema: schema)
+        return ModelVersion(schema: schema)
     }
 
     /// Why a fixture could not be read. Another app's store is not a damaged TimeQuest store:
@@ -148,10 +150,12 @@ package struct MigrationVerifier {
 
     /// The fixture migrated to the target (a new build's model, or the profile's version); nil
     /// for a fixture already at the target, which is not checked.
-    private func migrate(_ store: URL, from source: StoreDump.Model, to migrated: URL, work: URL) throws -> Migrator.Result? {
+    private func migrate(
+        _ store: URL, from source: ModelVersion, to migrated: URL, target targetModel: ModelVersion, work: URL
+    ) throws -> Migrator.Result? {
         let options = Migrator.Options(now: Self.verificationNow)
         if let modelStore {
-            if ModelVersionHashes(model: source.compiled) == ModelVersionHashes(schema: target) { return nil }
+            if ModelVersionHashes(model: source.compiled) == ModelVersionHashes(model: targetModel.compiled) { return nil }
             return try ModelMigrator.migrate(
                 storeAt: store, through: modelChain, toModelOf: modelStore, output: migrated, options: options, workDirectory: work)
         }
@@ -199,7 +203,7 @@ package struct MigrationVerifier {
     /// changed or removed only where the report says; cloudIDs unique and well-formed; one
     /// record of a singleton; no to-one left pointing at a record the migration lost; the new
     /// model's version identifiers and hashes.
-    private func invariants(_ migration: Migration, target targetModel: StoreDump.Model, versions: [String]) -> Check {
+    private func invariants(_ migration: Migration, target targetModel: ModelVersion, versions: [String]) -> Check {
         var problems: [String] = []
         do {
             var changed: Set<RecordField> = []
@@ -227,8 +231,9 @@ package struct MigrationVerifier {
             var successors: [String: String] = [:]
             for (entity, old) in before.sorted(by: { $0.key < $1.key }) {
                 let successor =
-                    (target.entities.first { $0.name == entity } ?? target.entities.first { $0.originalName == entity })?.name ?? entity
-                guard target.entity(named: successor) != nil else {
+                    (targetModel.entitiesInNameOrder.first { $0.name == entity }
+                    ?? targetModel.entitiesInNameOrder.first { $0.originalName == entity })?.name ?? entity
+                guard targetModel.compiled.entity(named: successor) != nil else {
                     problems.append("\(entity) is not in the new model: its \(old.count) records are dropped by the migration")
                     continue
                 }
@@ -251,7 +256,7 @@ package struct MigrationVerifier {
                         // A relationship whose links now live on the other side (it gained an inverse) is not on
                         // this record any more; the migration counts its links on both sides.
                         if migratedValues[newName] == nil,
-                            target.entity(named: successor)?.relationships.contains(where: {
+                            targetModel.compiled.entity(named: successor)?.relationships.contains(where: {
                                 $0.name == newName || $0.originalName == property
                             })
                                 == true
@@ -279,7 +284,7 @@ package struct MigrationVerifier {
             if metadata.versionIdentifiers != versions {
                 problems.append("metadata version identifiers are \(metadata.versionIdentifiers), expected \(versions)")
             }
-            let differing = metadata.hashDifferences(from: ModelVersionHashes(schema: target))
+            let differing = metadata.hashDifferences(from: ModelVersionHashes(model: targetModel.compiled))
             if !differing.isEmpty {
                 problems.append(
                     "model hashes differ from the new model's for \(differing.joined(separator: ", ")): the new build would not open the store"
@@ -300,24 +305,24 @@ package struct MigrationVerifier {
     /// one record of a singleton that had records, no to-one naming a record the migration lost.
     private func identityProblems(
         before: [String: [Int64: [String: JSONValue]]], after: [String: [Int64: [String: JSONValue]]], predecessors: [String: String],
-        model: StoreDump.Model
+        model: ModelVersion
     ) -> [String] {
         var problems: [String] = []
         // The records an entity's to-one may name: its own and its sub-entities'.
         func keys(of destination: String, in records: [String: [Int64: [String: JSONValue]]], renamed: Bool) -> Set<Int64> {
             var found: Set<Int64> = []
-            for entity in target.entities where model.lineage(of: entity.name).contains(destination) {
+            for entity in model.entitiesInNameOrder where model.lineage(of: entity.name).contains(destination) {
                 found.formUnion((records[renamed ? predecessors[entity.name] ?? entity.name : entity.name] ?? [:]).keys)
             }
             return found
         }
-        for entity in target.entities {
+        for entity in model.entitiesInNameOrder {
             let records = after[entity.name] ?? [:]
             if model.kind(of: Entity.cloudIDAttribute, in: entity.name) == .string {
                 var seen: Set<String> = []
                 for (key, values) in records.sorted(by: { $0.key < $1.key }) {
                     guard case .string(let id)? = values[Entity.cloudIDAttribute],
-                        id == target.identity(of: entity.name).singletonCloudID || DeterministicID.isWellFormed(id)
+                        id == model.identity(of: entity.name).singletonCloudID || DeterministicID.isWellFormed(id)
                     else {
                         problems.append(
                             "\(entity.name) _pk \(key): cloudID \(Self.text(values[Entity.cloudIDAttribute] ?? .null)) is not well-formed")
@@ -327,7 +332,7 @@ package struct MigrationVerifier {
                 }
             }
             let had = before[predecessors[entity.name] ?? entity.name]?.isEmpty == false
-            if target.identity(of: entity.name).singletonCloudID != nil, had, records.count != 1 {
+            if model.identity(of: entity.name).singletonCloudID != nil, had, records.count != 1 {
                 problems.append("\(entity.name): \(records.count) records of a singleton")
             }
             for relationship in entity.relationships where !relationship.isToMany {
@@ -386,7 +391,7 @@ package struct MigrationVerifier {
     }
 
     /// Every migrated record is valid under the new model, so the new build opens the store.
-    private func launchValidity(_ migrated: URL, model: StoreDump.Model, label: String) -> Check {
+    private func launchValidity(_ migrated: URL, model: ModelVersion, label: String) -> Check {
         do {
             let problems = try LaunchValidity.problems(of: migrated, model: model)
             return Check(
@@ -401,7 +406,7 @@ package struct MigrationVerifier {
 
     /// Export → import → export: the migrated store is described as the new model, needs no
     /// repair on import, the members are identical and the restored store dumps alike.
-    private func roundTrip(_ migrated: URL, dump: String, model: StoreDump.Model, work: URL, label: String) -> Check {
+    private func roundTrip(_ migrated: URL, dump: String, model: ModelVersion, work: URL, label: String) -> Check {
         do {
             let first = work.appendingPathComponent("first.qbak")
             let second = work.appendingPathComponent("second.qbak")

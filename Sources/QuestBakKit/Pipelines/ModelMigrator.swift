@@ -30,14 +30,14 @@ package enum ModelMigrator {
             throw StoreError.io(path: source.path, reason: "a chain of models migrates into a new store, not in place")
         }
         let stores = chain + [modelStore]
-        let models = try stores.map { try Schema.model(ofStoreAt: $0) }
+        let models = try stores.map { ModelVersion(compiled: try CompiledModel.model(ofStoreAt: $0)) }
         // Oldest first: a chain out of order would drop what a later model has again.
         for (earlier, later) in zip(models, models.dropFirst())
         where !VersionIdentifier.isNewer(later.versionIdentifier, than: earlier.versionIdentifier) {
             throw MigrationError.downgrade(path: modelStore.path, from: earlier.versionIdentifier, to: later.versionIdentifier)
         }
         let own = ModelVersionHashes(model: try CompiledModel.model(ofStoreAt: source))
-        guard let position = models.firstIndex(where: { ModelVersionHashes(schema: $0) == own }) else {
+        guard let position = models.firstIndex(where: { ModelVersionHashes(model: $0.compiled) == own }) else {
             let version = try StoreSnapshot(storeAt: source).read { try StoreReader.metadata($0, path: source.path) }.versionIdentifiers
                 .first
             throw MigrationError.unknownModelVersion(
@@ -156,7 +156,7 @@ package enum ModelMigrator {
         }
         // Removals are inferred as Core Data infers them for a new build's model, every value they
         // drop in the report; a profile's version keeps every property of the one before.
-        let problems = LightweightCheck.problems(from: old.schema, to: new.schema, dropping: !new.isProfileVersion)
+        let problems = LightweightCheck.problems(from: old.modelVersion, to: new.modelVersion, dropping: !new.isProfileVersion)
         guard problems.isEmpty else { throw MigrationError.notLightweight(from: old.version, to: new.version, problems: problems) }
 
         let working = StorePlacement.temporaryStoreURL(besides: destination)
@@ -365,6 +365,9 @@ package enum ModelMigrator {
         /// The model as a schema: a profile's version as the profile gives it (symbolic defaults,
         /// uniqueness), else the model's own.
         let schema: Schema
+        /// The model with what no model holds: a store's own model as it is, a profile's version
+        /// with its typed arrays, array defaults and identities.
+        let modelVersion: ModelVersion
         let cache: Data?
         let statements: [String]
         let settings: StoreFileSettings
@@ -408,6 +411,7 @@ package enum ModelMigrator {
                 )
             }
             schema = Schema(model: model)
+            modelVersion = ModelVersion(compiled: model)
             version = metadata.versionIdentifiers.first ?? ""
         }
 
@@ -425,7 +429,8 @@ package enum ModelMigrator {
                     try StoreFileSettings.of(db), try Self.keys(db)
                 )
             }
-            model = CompiledModel(schema: schema)
+            modelVersion = ModelVersion(schema: schema)
+            model = modelVersion.compiled
             cache = nil
             version = schema.versionIdentifier
         }
@@ -435,9 +440,10 @@ package enum ModelMigrator {
         init(profileVersion target: Schema, from old: Side, options: Migrator.Options) {
             snapshot = old.snapshot
             schema = target
-            model = CompiledModel(schema: target)
+            modelVersion = ModelVersion(schema: target)
+            model = modelVersion.compiled
             metadata = StoreMetadata(
-                schema: target, uuid: old.metadata.uuid,
+                model: model, uuid: old.metadata.uuid,
                 frameworkVersion: old.metadata.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion, carryingOver: old.metadata)
             cache = nil
             statements = old.statements

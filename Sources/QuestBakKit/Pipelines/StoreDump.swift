@@ -26,93 +26,6 @@ package enum StoreDump {
     /// model gate's `# Entity` JSON lines) is in an earlier form and is recorded again.
     package static let header = "# questbak store dump 2"
 
-    /// What a dump reads a store by. The compiled model lays out the tables (the store's own
-    /// `Z_MODELCACHE`, or the one a schema compiles to for a store that carries none, as a
-    /// migrated TimeQuest store); beside it, what a compiled model leaves to the app: the element
-    /// types of TimeQuest's typed arrays (a transformable to the model) and the defaults a model
-    /// cannot hold (an array's `[]`). The symbolic defaults (`now`, a new UUID string) are the
-    /// compiled model's own (`CompiledAttribute.symbolicDefault`).
-    package struct Model: Sendable {
-        package var compiled: CompiledModel
-        /// The kinds a schema gives attributes where they differ from their type codes' (a typed
-        /// array's), by entity and attribute.
-        package var attributeKinds: [String: [String: AttributeKind]]
-        /// The attributes whose default the compiled model cannot hold, by entity.
-        package var defaultsNoModelHolds: [String: Set<String>]
-
-        /// A store written by a schema (TimeQuest's, or a schema file).
-        package init(schema: Schema) {
-            compiled = CompiledModel(schema: schema)
-            attributeKinds = [:]
-            defaultsNoModelHolds = [:]
-            for entity in schema.entities {
-                guard let compiledEntity = compiled.entity(named: entity.name) else { continue }
-                for attribute in entity.attributes {
-                    guard let compiledAttribute = compiledEntity.attributes.first(where: { $0.name == attribute.name }) else { continue }
-                    if compiledAttribute.kind ?? .transformable != attribute.kind {
-                        attributeKinds[entity.name, default: [:]][attribute.name] = attribute.kind
-                    }
-                    if attribute.defaultValue != nil && !compiledAttribute.hasDefault {
-                        defaultsNoModelHolds[entity.name, default: []].insert(attribute.name)
-                    }
-                }
-            }
-        }
-
-        package init(compiled: CompiledModel) {
-            self.compiled = compiled
-            attributeKinds = [:]
-            defaultsNoModelHolds = [:]
-        }
-
-        /// The model a store carries in its `Z_MODELCACHE`.
-        package static func of(_ db: Database, path: String) throws -> Model {
-            try StoreReader.requireCoreDataSQL(db, path: path)
-            guard let cache = try StoreReader.modelCache(db) else {
-                throw StoreError.noModel(
-                    path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
-            }
-            do {
-                return Model(compiled: try ModelCacheDecoder.decode(cache))
-            } catch {
-                throw StoreError.noModel(
-                    path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
-            }
-        }
-
-        package static func of(storeAt store: URL) throws -> Model {
-            let snapshot = try StoreSnapshot(storeAt: store)
-            return try snapshot.read { try of($0, path: snapshot.path) }
-        }
-
-        /// The store's tables as this model lays them out, checked against the store; a field the
-        /// model calls transformable is read as the typed array the schema says it is.
-        package func layout(_ db: Database, path: String) throws -> ModelLayout {
-            var layout = try ModelLayout(db, model: compiled)
-            if let problem = layout.problems.first { throw StoreError.noModel(path: path, reason: problem) }
-            for (entityIndex, plan) in layout.entities.enumerated() {
-                for (fieldIndex, field) in plan.fields.enumerated() where field.path.count == 1 && field.kind == .transformable {
-                    if let kind = kind(of: field.path[0], in: plan.name), [.integerArray, .stringArray].contains(kind) {
-                        layout.entities[entityIndex].fields[fieldIndex].kind = kind
-                    }
-                }
-            }
-            return layout
-        }
-
-        /// The entity's name and its parents', nearest first (a loop in a damaged model is cut).
-        func lineage(of entityName: String) -> [String] { compiled.lineage(of: entityName).map(\.name) }
-
-        /// The kind of an attribute of the entity or of one of its parents: the schema's where it
-        /// says one its type code does not, otherwise its type code's.
-        func kind(of attribute: String, in entityName: String) -> AttributeKind? {
-            lineage(of: entityName).lazy.compactMap { entity in
-                attributeKinds[entity]?[attribute]
-                    ?? compiled.entity(named: entity)?.attributes.first { $0.name == attribute }.map { $0.kind ?? .transformable }
-            }.first
-        }
-    }
-
     /// One entity of a dump: its records as archive lines (without the newline).
     package struct EntityRecords: Sendable {
         package var name: String
@@ -122,7 +35,7 @@ package enum StoreDump {
     }
 
     /// The dump of the store at `store`, read through a snapshot.
-    package static func dump(storeAt store: URL, model: Model) throws -> String {
+    package static func dump(storeAt store: URL, model: ModelVersion) throws -> String {
         let snapshot = try StoreSnapshot(storeAt: store)
         return try snapshot.read { db in
             let metadata = try StoreReader.metadata(db, path: snapshot.path)
@@ -140,12 +53,12 @@ package enum StoreDump {
     }
 
     /// Every entity's records, read by `model`; cloudIDs as stored unless `maskingCloudIDs`.
-    package static func entities(storeAt store: URL, model: Model, maskingCloudIDs: Bool) throws -> [EntityRecords] {
+    package static func entities(storeAt store: URL, model: ModelVersion, maskingCloudIDs: Bool) throws -> [EntityRecords] {
         let snapshot = try StoreSnapshot(storeAt: store)
         return try snapshot.read { try entities($0, model: model, path: snapshot.path, maskingCloudIDs: maskingCloudIDs) }
     }
 
-    static func entities(_ db: Database, model: Model, path: String, maskingCloudIDs: Bool) throws -> [EntityRecords] {
+    static func entities(_ db: Database, model: ModelVersion, path: String, maskingCloudIDs: Bool) throws -> [EntityRecords] {
         let layout = try model.layout(db, path: path)
         let maxima = Dictionary(try StoreReader.entityKeys(db).map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
         return try layout.entities.map { plan in

@@ -1,0 +1,126 @@
+import Foundation
+import GRDB
+
+/// One version of a model as questbak works with it (issue #24, one model type): the compiled
+/// model Core Data archives, which lays out the tables (a store's own `Z_MODELCACHE`, or the one
+/// a schema compiles to for a store that carries none, as a migrated TimeQuest store), and beside
+/// it what no model says: an app profile's identities (natural keys, singletons, merge rules), the
+/// element types of TimeQuest's typed arrays (a transformable to the model) and the defaults a
+/// model cannot hold (an array's `[]`). The symbolic defaults (`now`, a new UUID string) are the
+/// compiled model's own (`CompiledAttribute.symbolicDefault`). Declaration order needs no field:
+/// a model compiled from a schema keeps the schema's order of properties (entities in name order,
+/// as a schema keeps them), and a store's own model is in the order Core Data archived it.
+/// Dumps, the migration gate, the lightweight check and CloudKit's lint read it.
+///
+/// Formerly `ModelVersion`; what a compiled model leaves to the app: the element
+/// types of TimeQuest's typed arrays (a transformable to the model) and the defaults a model
+/// cannot hold (an array's `[]`). The symbolic defaults (`now`, a new UUID string) are the
+/// compiled model's own (`CompiledAttribute.symbolicDefault`).
+package struct ModelVersion: Sendable {
+    package var compiled: CompiledModel
+    /// The kinds a schema gives attributes where they differ from their type codes' (a typed
+    /// array's), by entity and attribute.
+    package var attributeKinds: [String: [String: AttributeKind]]
+    /// The attributes whose default the compiled model cannot hold, by entity.
+    package var defaultsNoModelHolds: [String: Set<String>]
+    /// What no model says, by entity name: how duplicate records are recognised and merged (an
+    /// app profile's `identities`, or a schema file's). Only entities with an identity are listed.
+    package var identities: [String: Identity]
+
+    /// A store written by a schema (TimeQuest's, or a schema file).
+    package init(schema: Schema) {
+        compiled = CompiledModel(schema: schema)
+        identities = schema.identities
+        attributeKinds = [:]
+        defaultsNoModelHolds = [:]
+        for entity in schema.entities {
+            guard let compiledEntity = compiled.entity(named: entity.name) else { continue }
+            for attribute in entity.attributes {
+                guard let compiledAttribute = compiledEntity.attributes.first(where: { $0.name == attribute.name }) else { continue }
+                if compiledAttribute.kind ?? .transformable != attribute.kind {
+                    attributeKinds[entity.name, default: [:]][attribute.name] = attribute.kind
+                }
+                if attribute.defaultValue != nil && !compiledAttribute.hasDefault {
+                    defaultsNoModelHolds[entity.name, default: []].insert(attribute.name)
+                }
+            }
+        }
+    }
+
+    package init(compiled: CompiledModel, identities: [String: Identity] = [:]) {
+        self.compiled = compiled
+        self.identities = identities.filter { $0.value != Identity() }
+        attributeKinds = [:]
+        defaultsNoModelHolds = [:]
+    }
+
+    package var versionIdentifier: String { compiled.versionIdentifier }
+
+    /// The entities in name order, as a schema keeps them and reports list them (a store's own
+    /// model is in the order its cache archived them).
+    package var entitiesInNameOrder: [CompiledEntity] { compiled.entities.sorted { $0.name < $1.name } }
+
+    /// How records of `entity` are identified: its natural key, singleton cloudID and merge
+    /// rules, or none of them.
+    package func identity(of entity: String) -> Identity { identities[entity] ?? Identity() }
+
+    /// The attribute's own kind, not its parents' (as `Schema`'s attribute has it): the one this
+    /// version gives it where its type code says less (a typed array), otherwise its type code's,
+    /// an unknown code read as opaque bytes.
+    package func declaredKind(of attribute: CompiledAttribute, in entityName: String) -> AttributeKind {
+        attributeKinds[entityName]?[attribute.name] ?? attribute.kind ?? .transformable
+    }
+
+    /// Whether a record that lacks the attribute gets a value: a default the compiled model holds,
+    /// or one only this version holds (an array's `[]`).
+    package func hasDefault(_ attribute: CompiledAttribute, in entityName: String) -> Bool {
+        attribute.hasDefault || defaultsNoModelHolds[entityName]?.contains(attribute.name) == true
+    }
+
+    /// The model a store carries in its `Z_MODELCACHE`.
+    package static func of(_ db: Database, path: String) throws -> ModelVersion {
+        try StoreReader.requireCoreDataSQL(db, path: path)
+        guard let cache = try StoreReader.modelCache(db) else {
+            throw StoreError.noModel(
+                path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
+        }
+        do {
+            return ModelVersion(compiled: try ModelCacheDecoder.decode(cache))
+        } catch {
+            throw StoreError.noModel(
+                path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
+        }
+    }
+
+    package static func of(storeAt store: URL) throws -> ModelVersion {
+        let snapshot = try StoreSnapshot(storeAt: store)
+        return try snapshot.read { try of($0, path: snapshot.path) }
+    }
+
+    /// The store's tables as this model lays them out, checked against the store; a field the
+    /// model calls transformable is read as the typed array the schema says it is.
+    package func layout(_ db: Database, path: String) throws -> ModelLayout {
+        var layout = try ModelLayout(db, model: compiled)
+        if let problem = layout.problems.first { throw StoreError.noModel(path: path, reason: problem) }
+        for (entityIndex, plan) in layout.entities.enumerated() {
+            for (fieldIndex, field) in plan.fields.enumerated() where field.path.count == 1 && field.kind == .transformable {
+                if let kind = kind(of: field.path[0], in: plan.name), [.integerArray, .stringArray].contains(kind) {
+                    layout.entities[entityIndex].fields[fieldIndex].kind = kind
+                }
+            }
+        }
+        return layout
+    }
+
+    /// The entity's name and its parents', nearest first (a loop in a damaged model is cut).
+    package func lineage(of entityName: String) -> [String] { compiled.lineage(of: entityName).map(\.name) }
+
+    /// The kind of an attribute of the entity or of one of its parents: the schema's where it
+    /// says one its type code does not, otherwise its type code's.
+    package func kind(of attribute: String, in entityName: String) -> AttributeKind? {
+        lineage(of: entityName).lazy.compactMap { entity in
+            attributeKinds[entity]?[attribute]
+                ?? compiled.entity(named: entity)?.attributes.first { $0.name == attribute }.map { $0.kind ?? .transformable }
+        }.first
+    }
+}
