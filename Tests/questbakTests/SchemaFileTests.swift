@@ -203,6 +203,32 @@ final class SchemaFileTests: XCTestCase {
         XCTAssertEqual(exported.status, 0, exported.standardError)
     }
 
+    /// A parent's renamed attribute is renamed once, by the parent, even when a new sub-entity
+    /// whose name sorts first lists it among its inherited columns (review: the sub-entity added
+    /// the new column, and the parent's rename then failed on a column that already existed).
+    func testAParentsRenameIsNotAddedAgainByASubEntityThatSortsFirst() throws {
+        let directory = try TemporaryTestDirectory()
+        var schema = try renamingSchema(key: "originalName")
+        var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
+        entities.append([
+            "name": "DailyRoutine", "superentity": "Routine", "attributes": [["name": "hour", "type": "integer", "optional": true]],
+        ])
+        schema["entities"] = entities
+        let v3 = try write(schema, to: directory, "v3.json")
+        let store = try directory.copyFixture("v2-typical")
+        let migrated = directory.path("v3.store")
+        let result = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--schema", v3.path, "-q"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        var configuration = Configuration()
+        configuration.readonly = true
+        try DatabaseQueue(path: migrated.path, configuration: configuration).read { db in
+            let columns = Set(try db.columns(in: "ZROUTINE").map(\.name))
+            XCTAssertTrue(columns.isSuperset(of: ["ZTITLE", "ZHOUR"]), "\(columns)")
+            XCTAssertFalse(columns.contains("ZDISPLAYNAME"), "renamed, not kept beside the new column")
+            XCTAssertEqual(try String.fetchOne(db, sql: "SELECT ZTITLE FROM ZROUTINE WHERE Z_PK = 1"), "Morning Routine")
+        }
+    }
+
     func testRenamedFromIsStillReadButNotWithOriginalName() throws {
         let directory = try TemporaryTestDirectory()
         let old = try write(try renamingSchema(key: "renamedFrom"), to: directory, "old.json")

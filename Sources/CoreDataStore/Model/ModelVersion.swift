@@ -10,12 +10,8 @@ import GRDB
 /// compiled model's own (`CompiledAttribute.symbolicDefault`). Declaration order needs no field:
 /// a model compiled from a schema keeps the schema's order of properties (entities in name order,
 /// as a schema keeps them), and a store's own model is in the order Core Data archived it.
-/// Dumps, the migration gate, the lightweight check and CloudKit's lint read it.
-///
-/// Formerly `ModelVersion`; what a compiled model leaves to the app: the element
-/// types of TimeQuest's typed arrays (a transformable to the model) and the defaults a model
-/// cannot hold (an array's `[]`). The symbolic defaults (`now`, a new UUID string) are the
-/// compiled model's own (`CompiledAttribute.symbolicDefault`).
+/// Dumps, the migration gate, the lightweight check and CloudKit's lint read it (it was
+/// `StoreDump.Model`).
 package struct ModelVersion: Sendable {
     package var compiled: CompiledModel
     /// The kinds a schema gives attributes where they differ from their type codes' (a typed

@@ -318,9 +318,12 @@ package enum ModelMigrator {
             let oldColumns = Dictionary(
                 (old.entity(named: entity.name).map { oldTables.propertyColumns(of: $0.name) } ?? []).map { ($0.property, $0.column.name) },
                 uniquingKeysWith: { first, _ in first })
-            // A new sub-entity of a table that exists lists its parent's columns too: those are there.
+            // A sub-entity's layout lists its parent's columns too: the parent adds or renames
+            // those itself (whichever of the two comes first by name), so only its own are done here.
+            let declared = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
             var existing = Set(try db.columns(in: table.name).map { $0.name.uppercased() })
-            for (property, column) in newTables.propertyColumns(of: entity.name) {
+            for (property, column) in newTables.propertyColumns(of: entity.name)
+            where declared.contains(String(property.prefix { $0 != "." })) {
                 if let renamed = entity.attribute(named: property)?.originalName, let oldColumn = oldColumns[renamed] {
                     try db.execute(sql: "ALTER TABLE \(table.name) RENAME COLUMN \(oldColumn) TO \(column.name)")
                     continue

@@ -158,9 +158,11 @@ struct CloudIDRule: RepairRule {
         // groups the choice reads), and kept in a temporary table rather than in memory: after a
         // migration every record of the entity can need one, millions of them.
         try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_needs_cloud_id")
+        // Keyed by the record's key, so reading them in order walks the table without a sort.
+        try db.execute(sql: "CREATE TEMP TABLE questbak_needs_cloud_id (pk INTEGER PRIMARY KEY)")
         try db.execute(
             sql: """
-                CREATE TEMP TABLE questbak_needs_cloud_id AS
+                INSERT INTO temp.questbak_needs_cloud_id (pk)
                 SELECT \(key) AS pk \(rows) AND (\(column) IS NULL OR NOT \(DeterministicID.wellFormedSQL(column))
                    OR \(key) NOT IN (SELECT min(\(key)) \(rows) GROUP BY \(column)))
                 """)
