@@ -170,6 +170,23 @@ final class SchemaFileTests: XCTestCase {
         XCTAssertEqual(title, "Morning Routine", "renamed, not lost")
     }
 
+    /// `schema` with `added` entities appended, written to a file, and v2-typical migrated to it:
+    /// the migrated store, opened read-only.
+    func migratedV2Typical(
+        to schema: [String: Any], adding added: [[String: Any]], in directory: TemporaryTestDirectory
+    ) throws -> (store: URL, queue: DatabaseQueue) {
+        var schema = schema
+        schema["entities"] = try XCTUnwrap(schema["entities"] as? [[String: Any]]) + added
+        let file = try write(schema, to: directory, "v3.json")
+        let store = try directory.copyFixture("v2-typical")
+        let migrated = directory.path("v3.store")
+        let result = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--schema", file.path, "-q"])
+        XCTAssertEqual(result.status, 0, result.standardError)
+        var configuration = Configuration()
+        configuration.readonly = true
+        return (migrated, try DatabaseQueue(path: migrated.path, configuration: configuration))
+    }
+
     /// A new version with a parent entity and its sub-entity: the migrated store lays them out as
     /// Core Data does (one table, the parent's, with the sub-entity's columns; `Z_SUPER` the
     /// parent's number), and backs up and restores exactly. Since a schema's superentity reached
@@ -178,20 +195,13 @@ final class SchemaFileTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         var schema = try printedSchema()
         schema["versionIdentifier"] = "3.0.0"
-        var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
-        entities.append(["name": "Animal", "attributes": [["name": "name", "type": "string", "optional": true]]])
-        entities.append([
-            "name": "Zebra", "superentity": "Animal", "attributes": [["name": "stripes", "type": "integer", "optional": true]],
-        ])
-        schema["entities"] = entities
-        let v3 = try write(schema, to: directory, "v3.json")
-        let store = try directory.copyFixture("v2-typical")
-        let migrated = directory.path("v3.store")
-        let result = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--schema", v3.path, "-q"])
-        XCTAssertEqual(result.status, 0, result.standardError)
-        var configuration = Configuration()
-        configuration.readonly = true
-        try DatabaseQueue(path: migrated.path, configuration: configuration).read { db in
+        let (migrated, queue) = try migratedV2Typical(
+            to: schema,
+            adding: [
+                ["name": "Animal", "attributes": [["name": "name", "type": "string", "optional": true]]],
+                ["name": "Zebra", "superentity": "Animal", "attributes": [["name": "stripes", "type": "integer", "optional": true]]],
+            ], in: directory)
+        try queue.read { db in
             let keys = try Row.fetchAll(db, sql: "SELECT Z_NAME, Z_ENT, Z_SUPER FROM Z_PRIMARYKEY WHERE Z_NAME IN ('Animal', 'Zebra')")
             XCTAssertEqual(
                 keys.map { [$0[0] as String, String($0[1] as Int64), String($0[2] as Int64)] },
@@ -208,20 +218,13 @@ final class SchemaFileTests: XCTestCase {
     /// the new column, and the parent's rename then failed on a column that already existed).
     func testAParentsRenameIsNotAddedAgainByASubEntityThatSortsFirst() throws {
         let directory = try TemporaryTestDirectory()
-        var schema = try renamingSchema(key: "originalName")
-        var entities = try XCTUnwrap(schema["entities"] as? [[String: Any]])
-        entities.append([
-            "name": "DailyRoutine", "superentity": "Routine", "attributes": [["name": "hour", "type": "integer", "optional": true]],
-        ])
-        schema["entities"] = entities
-        let v3 = try write(schema, to: directory, "v3.json")
-        let store = try directory.copyFixture("v2-typical")
-        let migrated = directory.path("v3.store")
-        let result = try Questbak.run(["migrate", store.path, "-o", migrated.path, "--schema", v3.path, "-q"])
-        XCTAssertEqual(result.status, 0, result.standardError)
-        var configuration = Configuration()
-        configuration.readonly = true
-        try DatabaseQueue(path: migrated.path, configuration: configuration).read { db in
+        let (_, queue) = try migratedV2Typical(
+            to: try renamingSchema(key: "originalName"),
+            adding: [
+                ["name": "DailyRoutine", "superentity": "Routine", "attributes": [["name": "hour", "type": "integer", "optional": true]]]
+            ],
+            in: directory)
+        try queue.read { db in
             let columns = Set(try db.columns(in: "ZROUTINE").map(\.name))
             XCTAssertTrue(columns.isSuperset(of: ["ZTITLE", "ZHOUR"]), "\(columns)")
             XCTAssertFalse(columns.contains("ZDISPLAYNAME"), "renamed, not kept beside the new column")
