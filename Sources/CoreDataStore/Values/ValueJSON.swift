@@ -64,7 +64,10 @@ package enum ValueJSON {
         }
     }
 
-    package static func appendString(_ text: String, to output: inout [UInt8]) {
+    /// `text` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or
+    /// `\u00XX`, everything else (slashes, non-ASCII) as it is. `shortBackspaceAndFormFeed` writes
+    /// those two as `\b` and `\f`, as `JSONEncoder` does (`diff`'s listing is in its spelling).
+    package static func appendString(_ text: String, to output: inout [UInt8], shortBackspaceAndFormFeed: Bool = false) {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
@@ -80,6 +83,8 @@ package enum ValueJSON {
                 case 0x0A: output.append(contentsOf: "\\n".utf8)
                 case 0x0D: output.append(contentsOf: "\\r".utf8)
                 case 0x09: output.append(contentsOf: "\\t".utf8)
+                case 0x08 where shortBackspaceAndFormFeed: output.append(contentsOf: "\\b".utf8)
+                case 0x0C where shortBackspaceAndFormFeed: output.append(contentsOf: "\\f".utf8)
                 default:
                     let hex = Array("0123456789abcdef".utf8)
                     output.append(contentsOf: "\\u00".utf8)

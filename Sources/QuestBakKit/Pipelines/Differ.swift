@@ -748,27 +748,11 @@ package enum Differ {
             }
         }
 
-        private static let hex = Array("0123456789abcdef".utf8)
-
-        /// A JSON string: `"` and `\` escaped, control characters as `\n`-style escapes or
-        /// `\u00XX`, everything else (slashes, non-ASCII) as it is.
+        /// A JSON string as `JSONEncoder` spells it (the one codec's writer, with `\b` and `\f`).
         static func quoted(_ string: String) -> String {
-            var bytes: [UInt8] = [UInt8(ascii: "\"")]
+            var bytes: [UInt8] = []
             bytes.reserveCapacity(string.utf8.count + 2)
-            for byte in string.utf8 {
-                switch byte {
-                case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-                case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-                case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-                case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-                case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-                case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-                case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-                case 0..<0x20: bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-                default: bytes.append(byte)
-                }
-            }
-            bytes.append(UInt8(ascii: "\""))
+            ValueJSON.appendString(string, to: &bytes, shortBackspaceAndFormFeed: true)
             return String(decoding: bytes, as: UTF8.self)
         }
     }
