@@ -125,8 +125,8 @@ enum ModelContainerStandIn {
     /// As `ModelContainer` refuses a store whose model it has no migration from: the store's
     /// model (its Z_MODELCACHE) must hash as the build's does.
     static func open(_ store: URL, model: CompiledModel) throws {
-        let storeModel = try Schema.model(ofStoreAt: store)
-        guard ModelVersionHashes(schema: storeModel) == ModelVersionHashes(model: model) else {
+        let storeModel = try CompiledModel.model(ofStoreAt: store)
+        guard ModelVersionHashes(model: storeModel) == ModelVersionHashes(model: model) else {
             throw Failure(
                 reason: "ModelContainer: the model used to open the store (\(model.versionIdentifiers.joined())) is incompatible "
                     + "with the one used to create it (\(storeModel.versionIdentifier))")

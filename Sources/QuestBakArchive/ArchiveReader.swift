@@ -418,7 +418,7 @@ package struct ArchiveReader: Sendable {
     ) throws {
         var names: Set<String> = []
         for member in members {
-            guard member.path == expectedPath(member.name), Schema.isPlainIdentifier(member.name) else {
+            guard member.path == expectedPath(member.name), CompiledModel.isPlainIdentifier(member.name) else {
                 throw ArchiveError.notAQuestbakArchive(
                     path: path,
                     reason:

@@ -6,31 +6,31 @@ import GRDB
 /// store. Export writes them; import computes their digest to prove what it wrote reads back,
 /// and the digests equal those a later export of the new store will list.
 package enum EntityMemberEncoding {
-    /// Streams the member through `write` in pieces; returns the number of records.
+    /// Streams the member of `entity` through `write` in pieces; returns the number of records.
     ///
-    /// A schema's entity (an app profile's known version, such as TimeQuest's) is written by the
-    /// one record codec, `ModelMemberEncoding`, laid out as `ModelTables` puts it on its table:
-    /// attributes by name, then to-one relationships by name, which is the archive's key order
-    /// for both kinds of store. A record whose line would pass the format's line limit is
-    /// refused there, so that no archive is written that a reader would refuse.
+    /// An entity of an app profile's version (such as TimeQuest's) is written by the one record
+    /// codec, `ModelMemberEncoding`, laid out as `ModelTables` puts it on its table: attributes
+    /// by name, then to-one relationships by name, which is the archive's key order for both
+    /// kinds of store. A record whose line would pass the format's line limit is refused there,
+    /// so that no archive is written that a reader would refuse.
     package static func encode(
-        _ db: Database, schema: Schema, entity: Entity, entityNumber: Int?, path: String,
+        _ db: Database, version: ModelVersion, entity: CompiledEntity, path: String,
         progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
     ) throws -> Int {
-        let plan = try Self.plan(db, entity: entity, number: entityNumber ?? schema.entityNumber(of: entity.name) ?? 0, path: path)
+        let plan = try Self.plan(db, version: version, entity: entity, path: path)
         return try ModelMemberEncoding.encode(
-            db, plan: plan, schemaVersion: schema.versionIdentifier, path: path, progress: progress, write: write)
+            db, plan: plan, schemaVersion: version.versionIdentifier, path: path, progress: progress, write: write)
     }
 
-    /// The model plan of a schema's entity on its table. Every column the layout names must be
-    /// there: a store whose tables differ from its schema's is described by its own model or its
+    /// The plan of a version's entity on its table. Every column the layout names must be
+    /// there: a store whose tables differ from its version's is described by its own model or its
     /// tables before it gets here, so a missing column is a mismatch, named, never read as null.
-    static func plan(_ db: Database, entity: Entity, number: Int, path: String) throws -> ModelLayout.EntityPlan {
-        // A schema's record has a place for attributes and to-one keys only: a composite's
+    static func plan(_ db: Database, version: ModelVersion, entity: CompiledEntity, path: String) throws -> ModelLayout.EntityPlan {
+        // A format 2 record has a place for attributes and to-one keys only: a composite's
         // elements and the links of a to-many without an inverse (kept on the destination's
         // table) would be left out without a word. Such a store is described by its own model.
         let unplaced =
-            entity.attributes.filter { $0.kind == .composite }.map { "\(entity.name).\($0.name) is a composite" }
+            entity.attributes.filter(\.isComposite).map { "\(entity.name).\($0.name) is a composite" }
             + entity.relationships.filter { $0.isToMany && $0.inverse == nil }.map {
                 "\(entity.name).\($0.name) is a to-many without an inverse"
             }
@@ -39,7 +39,7 @@ package enum EntityMemberEncoding {
                 path: path, versionIdentifier: nil,
                 differences: unplaced.map { "\($0), which a record written by a schema has no place for" })
         }
-        let tables = try ModelTables(entity: entity)
+        let tables = try ModelTables(model: version.compiled)
         let tableName = tables.table(for: entity.name)?.name ?? entity.tableName
         let columns = tables.propertyColumns(of: entity.name)
         let available = Set(try db.columns(in: tableName).map { $0.name.uppercased() })
@@ -51,9 +51,11 @@ package enum EntityMemberEncoding {
         let columnOf = Dictionary(columns.map { ($0.property, $0.column.name) }, uniquingKeysWith: { first, _ in first })
         let column = { (property: String) in columnOf[property] ?? "" }
         return ModelLayout.EntityPlan(
-            name: entity.name, number: Int64(number), table: tableName,
+            name: entity.name, number: Int64(tables.number(of: entity.name) ?? 0), table: tableName,
             fields: entity.attributes.sorted { $0.name < $1.name }.map {
-                ModelLayout.Field(path: [$0.name], column: column($0.name), kind: $0.kind, isOptional: $0.isOptional)
+                ModelLayout.Field(
+                    path: [$0.name], column: column($0.name), kind: version.declaredKind(of: $0, in: entity.name), isOptional: $0.isOptional
+                )
             },
             toOne: entity.toOneRelationships.sorted { $0.name < $1.name }.map {
                 ModelLayout.ToOne(name: $0.name, column: column($0.name), destination: $0.destination)
@@ -85,9 +87,7 @@ package enum EntityMemberEncoding {
         }
     }
 
-    package static func digest(_ db: Database, schema: Schema, entity: Entity, path: String) throws -> Digest {
-        try Digest.of {
-            try encode(db, schema: schema, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: path, write: $0)
-        }
+    package static func digest(_ db: Database, version: ModelVersion, entity: CompiledEntity, path: String) throws -> Digest {
+        try Digest.of { try encode(db, version: version, entity: entity, path: path, write: $0) }
     }
 }

@@ -23,7 +23,7 @@ extension Questbak {
         func run() throws {
             try reportingFailures {
                 let proposed = try ModelArgument.modelVersion(schemaFile)
-                let old = try from.map(ModelArgument.modelVersion) ?? ModelVersion(schema: TimeQuestSchemas.newest)
+                let old = try from.map(ModelArgument.modelVersion) ?? TimeQuestSchemas.newest
                 let problems = LightweightCheck.problems(from: old, to: proposed)
                 guard problems.isEmpty else {
                     throw MigrationError.notLightweight(from: old.versionIdentifier, to: proposed.versionIdentifier, problems: problems)

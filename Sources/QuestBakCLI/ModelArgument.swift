@@ -11,22 +11,15 @@ enum ModelArgument {
     /// The model as a version of it: a store's own compiled model as it is, a schema file's or a
     /// built-in version's with what no model holds (typed arrays, `[]` defaults, identities).
     static func modelVersion(_ argument: String) throws -> ModelVersion {
-        if FileKind.of(argument) == .sqliteStore {
-            return ModelVersion(compiled: try CompiledModel.model(ofStoreAt: URL(fileURLWithPath: argument)))
-        }
-        return ModelVersion(schema: try schema(argument))
-    }
-
-    static func schema(_ argument: String) throws -> Schema {
         switch FileKind.of(argument) {
         case .sqliteStore:
-            return try Schema.model(ofStoreAt: URL(fileURLWithPath: argument))
+            return ModelVersion(compiled: try CompiledModel.model(ofStoreAt: URL(fileURLWithPath: argument)))
         case .missing:
-            if let builtIn = TimeQuestSchemas.schema(forVersion: argument) { return builtIn }
+            if let builtIn = TimeQuestSchemas.version(argument) { return builtIn }
             throw CommandLineInputError(
                 status: .noInput,
                 message:
-                    "\(argument): no such file, and not a built-in version (\(TimeQuestSchemas.all.map(\.versionIdentifier).joined(separator: ", "))); give \(forms)"
+                    "\(argument): no such file, and not a built-in version (\(TimeQuestSchemas.versions.map(\.versionIdentifier).joined(separator: ", "))); give \(forms)"
             )
         case .folder:
             throw CommandLineInputError(status: .noInput, message: "\(argument): is a folder; give \(forms)")
@@ -35,7 +28,7 @@ enum ModelArgument {
         case .archive:
             throw CommandLineInputError(status: .invalidInput, message: "\(argument): is a questbak archive; give \(forms)")
         default:
-            return try Schema.load(from: URL(fileURLWithPath: argument))
+            return ModelVersion(schema: try Schema.load(from: URL(fileURLWithPath: argument)))
         }
     }
 }

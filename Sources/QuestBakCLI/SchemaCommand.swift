@@ -23,12 +23,12 @@ extension Questbak {
                 let wanted = version ?? TimeQuestSchemas.newest.versionIdentifier
                 let schema: Schema
                 if FileKind.of(wanted) == .sqliteStore {
-                    schema = try Schema.model(ofStoreAt: URL(fileURLWithPath: wanted))
-                } else if let builtIn = TimeQuestSchemas.schema(forVersion: wanted) {
+                    schema = Schema(model: try CompiledModel.model(ofStoreAt: URL(fileURLWithPath: wanted)))
+                } else if let builtIn = TimeQuestSchemas.declaration(wanted) {
                     schema = builtIn
                 } else {
                     throw ValidationError(
-                        "\(wanted) is neither a store nor a built-in schema (known: \(TimeQuestSchemas.all.map(\.versionIdentifier).joined(separator: ", ")))"
+                        "\(wanted) is neither a store nor a built-in schema (known: \(TimeQuestSchemas.versions.map(\.versionIdentifier).joined(separator: ", ")))"
                     )
                 }
                 FileHandle.standardOutput.write(try schema.jsonData())

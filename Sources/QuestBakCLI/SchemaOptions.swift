@@ -16,7 +16,7 @@ struct SchemaOptions: ParsableArguments {
         return AppProfile.timeQuest.addingVersion(try Schema.load(from: try InputPath.schemaFile(schemaFile)))
     }
 
-    func schemas() throws -> (target: Schema, candidates: [Schema]) {
+    func schemas() throws -> (target: ModelVersion, candidates: [ModelVersion]) {
         let profile = try profile()
         return (profile.versions[profile.versions.count - 1], profile.versions)
     }

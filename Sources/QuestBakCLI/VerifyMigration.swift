@@ -71,7 +71,7 @@ extension Questbak {
                     guard schemaOptions.schemaFile == nil else {
                         throw ValidationError("--to STORE names the new model; --schema names a TimeQuest schema: give one")
                     }
-                    target = try Schema.model(ofStoreAt: URL(fileURLWithPath: toModelStore))
+                    target = ModelVersion(compiled: try CompiledModel.model(ofStoreAt: URL(fileURLWithPath: toModelStore)))
                     candidates = [target]
                 }
                 var verifier = MigrationVerifier(fixtures: folder, target: target, candidates: candidates)

@@ -734,7 +734,7 @@ extension ArchiveFuzzer {
 
     /// The schema of the archive's records, to pick hostile values of the right kind.
     private static func schema(of parts: Unpacked) -> Schema? {
-        TimeQuestSchemas.schema(forVersion: parts.manifest["schemaVersion"] as? String ?? "1.0.0")
+        TimeQuestSchemas.declaration(parts.manifest["schemaVersion"] as? String ?? "1.0.0")
     }
 
     /// A random record line: (member index, line index), never the header.

@@ -84,7 +84,7 @@ package enum BulkStore {
                         ], &random
                     ).merging(hasCloudID ? [Entity.cloudIDAttribute: .string(TimeQuestSchemas.playerProfileCloudID)] : [:]) { $1 }),
                 into: "PlayerProfile")
-            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: uuid))
+            return StoreWriter.Bookkeeping(metadata: StoreMetadata(model: CompiledModel(schema: schema), uuid: uuid))
         }
     }
 }

@@ -27,7 +27,8 @@ package struct Dataset: Sendable, Equatable {
                 for record in records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
             }
             return StoreWriter.Bookkeeping(
-                metadata: StoreMetadata(schema: schema, uuid: uuid), modelCache: cache, maximumPrimaryKeyFloor: maximumPrimaryKeyFloor)
+                metadata: StoreMetadata(model: CompiledModel(schema: schema), uuid: uuid), modelCache: cache,
+                maximumPrimaryKeyFloor: maximumPrimaryKeyFloor)
         }
     }
 }

@@ -56,7 +56,7 @@ extension StoreWriter {
 
         private func prepared(for entityName: String) throws -> (statement: Statement, properties: [String], number: Int) {
             if let cached = statements[entityName] { return cached }
-            let tables = try self.tables ?? ModelTables(schema: schema)
+            let tables = try self.tables ?? ModelTables(model: CompiledModel(schema: schema))
             self.tables = tables
             guard schema.entity(named: entityName) != nil, let number = tables.number(of: entityName),
                 let table = tables.table(for: entityName)
@@ -97,7 +97,7 @@ extension StoreWriter {
     package static func write(to url: URL, schema: Schema, fill: (Sink) throws -> Bookkeeping) throws -> Summary {
         var summary = Summary(counts: [:], maximumPrimaryKeys: [:])
         try writeDatabase(to: url, settings: .coreData) { db in
-            let tables = try ModelTables(schema: schema)
+            let tables = try ModelTables(model: CompiledModel(schema: schema))
             try createTables(db, tables: tables)
             let sink = Sink(db: db, schema: schema)
             let bookkeeping = try fill(sink)

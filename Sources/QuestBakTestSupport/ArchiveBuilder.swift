@@ -44,7 +44,7 @@ public struct ArchiveBuilder {
     var metadataMember: Data? {
         guard carriesMetadata else { return nil }
         if let metadataBytes { return metadataBytes }
-        return schema.map { StoreMetadata(schema: $0, uuid: Self.storeUUID).encodedPlist }
+        return schema.map { StoreMetadata(model: CompiledModel(schema: $0), uuid: Self.storeUUID).encodedPlist }
     }
 
     static let storeUUID = "00000000-0000-4000-8000-000000000001"
@@ -59,7 +59,7 @@ public struct ArchiveBuilder {
 
     var schema: Schema? {
         guard schemaKind == ArchiveManifest.Source.knownSchema else { return nil }
-        return TimeQuestSchemas.all.first { $0.versionIdentifier == (schemaVersion ?? "1.0.0") }
+        return TimeQuestSchemas.declarations.first { $0.versionIdentifier == (schemaVersion ?? "1.0.0") }
     }
 
     func completed(_ line: String, entity: String) -> String {

@@ -76,7 +76,7 @@ final class AnyAppFixtureTests: XCTestCase {
                 XCTAssertEqual(metadata.plist["NSStoreModelVersionChecksumKey"], .string(hashes.checksum), fixture.name)
                 XCTAssertEqual(metadata.plist["NSStoreModelVersionHashesDigest"], .string(hashes.digest), fixture.name)
                 XCTAssertEqual(metadata.versionIdentifiers, model.versionIdentifiers, fixture.name)
-                XCTAssertNil(metadata.schemaMatchingHashes(in: TimeQuestSchemas.all), fixture.name)
+                XCTAssertNil(metadata.versionMatchingHashes(in: TimeQuestSchemas.versions), fixture.name)
                 XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA page_size"), 4096)
                 XCTAssertEqual(try Int.fetchOne(db, sql: "PRAGMA auto_vacuum"), 2)
                 XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA journal_mode"), "wal")
@@ -98,7 +98,7 @@ final class AnyAppFixtureTests: XCTestCase {
     func testBennieGameIsNotTakenForTimeQuest() throws {
         let directory = try TemporaryTestDirectory()
         let store = try copy("bennie-game", into: directory)
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.versions)
         XCTAssertEqual(inspection.versionIdentifiers, ["1.0.0"])
         XCTAssertNil(inspection.hashesMatchVersion)
         XCTAssertNil(inspection.schemaVersion)
@@ -106,8 +106,10 @@ final class AnyAppFixtureTests: XCTestCase {
     }
 
     func testVerifyMigrationLooksOnlyOneFolderDeep() throws {
-        let stores = try MigrationVerifier(fixtures: Repository.fixtures, target: TimeQuestSchemas.newest, candidates: TimeQuestSchemas.all)
-            .fixtureStores()
+        let stores = try MigrationVerifier(
+            fixtures: Repository.fixtures, target: TimeQuestSchemas.newest, candidates: TimeQuestSchemas.versions
+        )
+        .fixtureStores()
         XCTAssertFalse(stores.isEmpty)
         XCTAssertFalse(stores.contains { $0.path.contains("/\(AnyAppFixtures.folderName)/") }, "\(stores)")
     }
@@ -359,10 +361,10 @@ final class AnyAppFixtureTests: XCTestCase {
     /// by the schema writer before its layout became a view of `ModelTables`): each table's
     /// `CREATE TABLE` and its indexes, in the order the store made them.
     func testTheLayoutAgreesWithTheCommittedTimeQuestTables() throws {
-        for (fixture, schema) in [("v1-typical", TimeQuestSchemas.v1), ("v2-typical", TimeQuestSchemas.v2)] {
+        for (fixture, version) in [("v1-typical", TimeQuestSchemas.v1), ("v2-typical", TimeQuestSchemas.v2)] {
             let directory = try TemporaryTestDirectory()
             let store = try directory.copyFixture(fixture)
-            let layout = try ModelTables(schema: schema)
+            let layout = try ModelTables(model: CompiledModel(schema: version))
             let names = Set(layout.tables.map(\.name))
             let committed = try DatabaseQueue(path: store.path).read { db in
                 try Row.fetchAll(db, sql: "SELECT type, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")

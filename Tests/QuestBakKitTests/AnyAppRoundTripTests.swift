@@ -106,7 +106,7 @@ final class AnyAppRoundTripTests: XCTestCase {
     func testAnotherAppsOnePointOhStoreIsNotTimeQuest() throws {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("AnyApp/bennie-game")
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.versions)
         XCTAssertEqual(inspection.versionIdentifiers, ["1.0.0"])
         XCTAssertNil(inspection.schemaProblem, "no TimeQuest diagnosis for another app's store")
         XCTAssertEqual(inspection.backup, ArchiveManifest.Source.modelSchema)
@@ -200,7 +200,7 @@ extension AnyAppRoundTripTests {
             entries["NSStoreModelVersionChecksumKey"] = .string("AAAA")
             try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [BinaryPropertyList.encode(.dictionary(entries))])
         }
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.versions)
         XCTAssertEqual(inspection.model?.differingEntities, ["checksum"])
         let summary = try assertAnyAppRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)
         XCTAssertTrue(summary.warnings.contains { $0.contains("hashes differ for checksum") }, "\(summary.warnings)")
@@ -221,7 +221,7 @@ extension AnyAppRoundTripTests {
             entries["NSStoreModelVersionHashes"] = .dictionary(hashes)
             try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [BinaryPropertyList.encode(.dictionary(entries))])
         }
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.versions)
         XCTAssertNil(inspection.schemaVersion)
         XCTAssertEqual(inspection.backup, ArchiveManifest.Source.genericSchema)
         let summary = try assertAnyAppRoundTrip(store, expecting: ArchiveManifest.Source.genericSchema, in: directory)

@@ -70,12 +70,12 @@ final class AppProfileTests: XCTestCase {
             let (metadata, cache) = try StoreSnapshot(storeAt: store).read {
                 (try StoreReader.metadata($0, path: store.path), try StoreReader.modelCache($0))
             }
-            XCTAssertEqual(metadata.schemaMatchingHashes(in: AppProfile.timeQuest.versions)?.versionIdentifier, version)
+            XCTAssertEqual(metadata.versionMatchingHashes(in: AppProfile.timeQuest.versions)?.versionIdentifier, version)
             let ownModel = Schema(model: try ModelCacheDecoder.decode(try XCTUnwrap(cache, "\(fixture) has a model cache")))
             XCTAssertEqual(ownModel.entity(named: "Routine")?.attribute(named: "activeDays")?.kind, .transformable)
             XCTAssertEqual(ownModel.identity(of: "PlayerProfile").singletonCloudID, nil, "no model names a singleton")
 
-            let known = try XCTUnwrap(AppProfile.timeQuest.version(version))
+            let known = try XCTUnwrap(AppProfile.timeQuest.declaration(version))
             let applied = AppProfile.timeQuest.applied(to: ownModel)
             XCTAssertEqual(applied.entities.map(\.name), known.entities.map(\.name))
             for entity in known.entities {

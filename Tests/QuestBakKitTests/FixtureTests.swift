@@ -9,17 +9,15 @@ import XCTest
 /// data and against plain SQL run on a separate copy.
 final class FixtureTests: XCTestCase {
     /// Reads every record of every entity through the code under test.
-    func readAll(_ url: URL) throws -> (schema: Schema, records: [String: [EntityRecord]]) {
+    func readAll(_ url: URL) throws -> (version: ModelVersion, records: [String: [EntityRecord]]) {
         let snapshot = try StoreSnapshot(storeAt: url)
         return try snapshot.read { db in
-            let schema = try StoreReader.detectSchema(db, path: url.path, candidates: TimeQuestSchemas.all)
+            let version = try StoreReader.detectVersion(db, path: url.path, candidates: TimeQuestSchemas.versions)
             var records: [String: [EntityRecord]] = [:]
-            for entity in schema.entities {
-                try StoreReader.forEachRecord(db, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: url.path) {
-                    records[entity.name, default: []].append($0)
-                }
+            for entity in version.entities {
+                records[entity.name] = try StoreReader.records(db, version: version, entity: entity.name, path: url.path)
             }
-            return (schema, records)
+            return (version, records)
         }
     }
 
@@ -43,8 +41,8 @@ final class FixtureTests: XCTestCase {
         for fixture in FixtureGenerator.all {
             let directory = try TemporaryTestDirectory()
             let url = try directory.copyFixture(fixture.name)
-            let (schema, records) = try readAll(url)
-            XCTAssertEqual(schema, fixture.dataset.schema, fixture.name)
+            let (version, records) = try readAll(url)
+            XCTAssertEqual(version, ModelVersion(schema: fixture.dataset.schema), fixture.name)
             var expected = fixture.dataset.records
             for (entity, tail) in fixture.walTail?.records ?? [:] { expected[entity, default: []] += tail }
             if fixture.walTail != nil {
@@ -56,7 +54,7 @@ final class FixtureTests: XCTestCase {
                     return record
                 }
             }
-            for entity in schema.entities {
+            for entity in version.entities {
                 XCTAssertEqual(records[entity.name] ?? [], expected[entity.name] ?? [], "\(fixture.name) \(entity.name)")
             }
             let counts = try sqlCounts(url)
@@ -119,7 +117,7 @@ final class FixtureTests: XCTestCase {
             let folder = url.deletingLastPathComponent()
             let before = try DirectoryState(of: folder)
             _ = try readAll(url)
-            _ = try StoreInspection(snapshot: StoreSnapshot(storeAt: url), candidates: TimeQuestSchemas.all)
+            _ = try StoreInspection(snapshot: StoreSnapshot(storeAt: url), candidates: TimeQuestSchemas.versions)
             XCTAssertEqual(try DirectoryState(of: folder), before, name)
         }
     }

@@ -26,10 +26,10 @@ final class ModelCacheStoreTests: XCTestCase {
             let directory = try TemporaryTestDirectory()
             // The recomputation agrees with questbak's own hashes of the schema, entity by entity.
             XCTAssertEqual(
-                ModelVersionHashes(model: CompiledModel(schema: schema)).entityHashes, ModelVersionHashes(schema: schema).entityHashes,
+                ModelVersionHashes(model: CompiledModel(schema: schema)).entityHashes, ModelVersionHashes(declaration: schema).entityHashes,
                 fixture)
             let store = try store(fixture, withCache: CompiledModel(schema: schema), in: directory)
-            let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all)
+            let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.versions)
             let model = try XCTUnwrap(inspection.model, fixture)
             XCTAssertNil(model.problem, fixture)
             XCTAssertEqual(model.entities, 5, fixture)
@@ -47,7 +47,7 @@ final class ModelCacheStoreTests: XCTestCase {
         model.entities[routine].attributes[0].isOptional.toggle()
         let store = try store("v2-typical", withCache: model, in: directory)
         let summary = try XCTUnwrap(
-            try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.all).model)
+            try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.versions).model)
         XCTAssertFalse(summary.hashesMatch)
         XCTAssertEqual(summary.differingEntities, ["Routine", "checksum", "digest"], "the checksum and digest follow from the hashes")
         let text = try Questbak.run(["inspect", store.path]).standardOutput
@@ -66,14 +66,14 @@ final class ModelCacheStoreTests: XCTestCase {
         let plain = try directory.copyFixture("v1-typical")
         // As Core Data's stores from before about 2015 are: no compiled model in them.
         try DatabaseQueue(path: plain.path).write { try $0.execute(sql: "DELETE FROM Z_MODELCACHE") }
-        XCTAssertNil(try StoreInspection(snapshot: try StoreSnapshot(storeAt: plain), candidates: TimeQuestSchemas.all).model)
+        XCTAssertNil(try StoreInspection(snapshot: try StoreSnapshot(storeAt: plain), candidates: TimeQuestSchemas.versions).model)
         XCTAssertTrue(try Questbak.run(["inspect", plain.path]).standardOutput.contains("model:               none in the store"))
         let damaged = try directory.copyFixture("v2-typical")
         let queue = try DatabaseQueue(path: damaged.path)
         try queue.write { try $0.execute(sql: "UPDATE Z_MODELCACHE SET Z_CONTENT = x'0102030405'") }
         try queue.close()
         let summary = try XCTUnwrap(
-            try StoreInspection(snapshot: try StoreSnapshot(storeAt: damaged), candidates: TimeQuestSchemas.all).model)
+            try StoreInspection(snapshot: try StoreSnapshot(storeAt: damaged), candidates: TimeQuestSchemas.versions).model)
         XCTAssertNotNil(summary.problem)
         XCTAssertFalse(summary.hashesMatch)
     }
@@ -83,9 +83,9 @@ final class ModelCacheStoreTests: XCTestCase {
 /// and TimeQuest's schemas are one case of it.
 final class SchemaFromModelTests: XCTestCase {
     func testTimeQuestSchemasAreOneCaseOfADecodedModel() throws {
-        for schema in TimeQuestSchemas.all {
+        for schema in TimeQuestSchemas.declarations {
             let decoded = Schema(model: try ModelCacheDecoder.decode(try ModelCacheEncoder.encode(CompiledModel(schema: schema))))
-            XCTAssertEqual(ModelVersionHashes(schema: decoded), ModelVersionHashes(schema: schema), schema.versionIdentifier)
+            XCTAssertEqual(ModelVersionHashes(declaration: decoded), ModelVersionHashes(declaration: schema), schema.versionIdentifier)
             XCTAssertEqual(decoded.entities.map(\.name), schema.entities.map(\.name))
             for (mine, theirs) in zip(decoded.entities, schema.entities) {
                 XCTAssertEqual(mine.attributes.map(\.name).sorted(), theirs.attributes.map(\.name).sorted())
@@ -102,7 +102,7 @@ final class SchemaFromModelTests: XCTestCase {
                 (try StoreReader.modelCache(db), try StoreReader.metadata(db, path: store.path))
             }
             let schema = Schema(model: try ModelCacheDecoder.decode(try XCTUnwrap(cache)))
-            let hashes = ModelVersionHashes(schema: schema)
+            let hashes = ModelVersionHashes(declaration: schema)
             XCTAssertEqual(hashes.entityHashes, metadata.entityHashes, fixture)
             XCTAssertEqual(metadata.plist["NSStoreModelVersionChecksumKey"], .string(hashes.checksum), fixture)
             XCTAssertEqual(metadata.plist["NSStoreModelVersionHashesDigest"], .string(hashes.digest), fixture)
@@ -193,6 +193,6 @@ final class SchemaFromModelTests: XCTestCase {
             ])
         let model = CompiledModel(schema: schema)
         XCTAssertEqual(Schema(model: model), schema)
-        XCTAssertEqual(ModelVersionHashes(model: model), ModelVersionHashes(schema: schema))
+        XCTAssertEqual(ModelVersionHashes(model: model), ModelVersionHashes(declaration: schema))
     }
 }

@@ -546,7 +546,7 @@ extension ModelCacheTests {
         var input = Data(SHA256.hash(data: Data("friends".utf8) + Data([0, 0])))
         input += Data("Person".utf8) + Data([0, 0, 0, 0]) + Data([0, 0, 0, 0])
         let entity = Data(SHA256.hash(data: Data("Person".utf8) + Data([0]) + Data(SHA256.hash(data: input))))
-        XCTAssertEqual(ModelVersionHashes(schema: schema).entityHashes["Person"], entity)
+        XCTAssertEqual(ModelVersionHashes(declaration: schema).entityHashes["Person"], entity)
     }
 
     func testAnNSMutableArrayDefaultAndUnknownFlagBitsAreRead() throws {
@@ -581,7 +581,7 @@ extension ModelCacheTests {
             let file = directory.path("schema.json")
             try Schema(model: shape.store.model).jsonData().write(to: file)
             let schema = try Schema.load(from: file)
-            XCTAssertEqual(ModelVersionHashes(schema: schema), ModelVersionHashes(model: shape.store.model), shape.name)
+            XCTAssertEqual(ModelVersionHashes(declaration: schema), ModelVersionHashes(model: shape.store.model), shape.name)
         }
         let flags = try XCTUnwrap(ModelCacheShapes.all.first { $0.name == "binary attributes with storage flags" })
         let text = String(decoding: try Schema(model: flags.store.model).jsonData(), as: UTF8.self)

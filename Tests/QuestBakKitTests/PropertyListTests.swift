@@ -25,14 +25,14 @@ final class PropertyListTests: XCTestCase {
 
     /// Foundation's own reader, a second implementation, must accept what we write.
     func testFoundationReadsWhatWeWrite() throws {
-        let metadata = StoreMetadata(schema: TimeQuestSchemas.v2, uuid: "ABC")
+        let metadata = StoreMetadata(declaration: TimeQuestSchemas.v2, uuid: "ABC")
         let parsed =
             try PropertyListSerialization.propertyList(from: BinaryPropertyList.encode(metadata.plist), format: nil) as? [String: Any]
         XCTAssertEqual(parsed?["NSStoreType"] as? String, "SQLite")
         XCTAssertEqual(parsed?["NSStoreModelVersionIdentifiers"] as? [String], ["2.0.0"])
         XCTAssertEqual(
             (parsed?["NSStoreModelVersionHashes"] as? [String: Data])?["Routine"],
-            ModelVersionHashes(schema: TimeQuestSchemas.v2).entityHashes["Routine"])
+            ModelVersionHashes(declaration: TimeQuestSchemas.v2).entityHashes["Routine"])
         XCTAssertEqual((parsed?["NSStoreModelVersionHashesVersion"] as? NSNumber)?.intValue, 3)
         XCTAssertEqual(parsed?["_NSAutoVacuumLevel"] as? String, "2")
     }

@@ -100,7 +100,12 @@ final class RepairRuleCloudIDTests: XCTestCase {
     func testItDeclaresTheCloudIDAttribute() {
         let rule = CloudIDRule()
         XCTAssertEqual(rule.effects, [RepairRuleEffect(.cloudID, .assignsCloudID)])
-        XCTAssertEqual(rule.fields(of: TimeQuestSchemas.v2.entity(named: "Routine")!, in: TimeQuestSchemas.v2), ["cloudID"])
-        XCTAssertEqual(rule.fields(of: TimeQuestSchemas.v1.entity(named: "Routine")!, in: TimeQuestSchemas.v1), [])
+        XCTAssertEqual(
+            rule.fields(
+                of: ModelVersion(schema: TimeQuestSchemas.v2).entity(named: "Routine")!, in: ModelVersion(schema: TimeQuestSchemas.v2)),
+            ["cloudID"])
+        XCTAssertEqual(
+            rule.fields(
+                of: ModelVersion(schema: TimeQuestSchemas.v1).entity(named: "Routine")!, in: ModelVersion(schema: TimeQuestSchemas.v1)), [])
     }
 }

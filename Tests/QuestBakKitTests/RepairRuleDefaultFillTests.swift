@@ -51,13 +51,17 @@ final class RepairRuleDefaultFillTests: XCTestCase {
         XCTAssertEqual(try run.values("Routine", "cloudID"), [1: .null])
         XCTAssertEqual(try run.entries(), [])
         XCTAssertFalse(
-            DefaultFillRule().fields(of: TimeQuestSchemas.v2.entity(named: "Routine")!, in: TimeQuestSchemas.v2).contains("cloudID"))
+            DefaultFillRule().fields(
+                of: ModelVersion(schema: TimeQuestSchemas.v2).entity(named: "Routine")!, in: ModelVersion(schema: TimeQuestSchemas.v2)
+            ).contains("cloudID"))
     }
 
     func testItDeclaresTheRequiredAttributes() {
         let rule = DefaultFillRule()
         XCTAssertEqual(rule.effects, [RepairRuleEffect(.defaultFill, .changesField)])
         let v1 = TimeQuestSchemas.v1
-        XCTAssertEqual(rule.fields(of: v1.entity(named: "GameSession")!, in: v1), ["startedAt", "isCalibration", "xpEarned"])
+        XCTAssertEqual(
+            rule.fields(of: ModelVersion(schema: v1).entity(named: "GameSession")!, in: ModelVersion(schema: v1)),
+            ["startedAt", "isCalibration", "xpEarned"])
     }
 }

@@ -92,8 +92,11 @@ final class RepairRuleDuplicateTests: XCTestCase {
                 RepairRuleEffect(.merge, .changesField),
             ])
         let v2 = TimeQuestSchemas.v2
-        XCTAssertEqual(rule.fields(of: v2.entity(named: "RoutineTask")!, in: v2), ["routine", "cloudID"])
-        XCTAssertEqual(rule.fields(of: v2.entity(named: "PlayerProfile")!, in: v2), [])
-        XCTAssertEqual(rule.fields(of: TimeQuestSchemas.v1.entity(named: "Routine")!, in: TimeQuestSchemas.v1), [])
+        XCTAssertEqual(
+            rule.fields(of: ModelVersion(schema: v2).entity(named: "RoutineTask")!, in: ModelVersion(schema: v2)), ["routine", "cloudID"])
+        XCTAssertEqual(rule.fields(of: ModelVersion(schema: v2).entity(named: "PlayerProfile")!, in: ModelVersion(schema: v2)), [])
+        XCTAssertEqual(
+            rule.fields(
+                of: ModelVersion(schema: TimeQuestSchemas.v1).entity(named: "Routine")!, in: ModelVersion(schema: TimeQuestSchemas.v1)), [])
     }
 }

@@ -67,8 +67,10 @@ final class RepairRuleOrphanTests: XCTestCase {
         let rule = OrphanRule()
         XCTAssertEqual(rule.effects, [RepairRuleEffect(.orphan, .changesField)])
         let schema = TimeQuestSchemas.v2
-        XCTAssertEqual(rule.fields(of: schema.entity(named: "RoutineTask")!, in: schema), ["routine"])
-        XCTAssertEqual(rule.fields(of: schema.entity(named: "GameSession")!, in: schema), ["routine"])
-        XCTAssertEqual(rule.fields(of: schema.entity(named: "Routine")!, in: schema), [])
+        XCTAssertEqual(
+            rule.fields(of: ModelVersion(schema: schema).entity(named: "RoutineTask")!, in: ModelVersion(schema: schema)), ["routine"])
+        XCTAssertEqual(
+            rule.fields(of: ModelVersion(schema: schema).entity(named: "GameSession")!, in: ModelVersion(schema: schema)), ["routine"])
+        XCTAssertEqual(rule.fields(of: ModelVersion(schema: schema).entity(named: "Routine")!, in: ModelVersion(schema: schema)), [])
     }
 }

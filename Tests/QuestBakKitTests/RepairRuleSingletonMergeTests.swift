@@ -70,7 +70,8 @@ final class RepairRuleSingletonMergeTests: XCTestCase {
         XCTAssertEqual(Set(rule.effects.map(\.logged)), [.merge, .dedup, .repoint])
         let v2 = TimeQuestSchemas.v2
         XCTAssertEqual(
-            rule.fields(of: v2.entity(named: "PlayerProfile")!, in: v2), ["totalXP", "currentStreak", "lastPlayedDate", "createdAt"])
-        XCTAssertEqual(rule.fields(of: v2.entity(named: "Routine")!, in: v2), [])
+            rule.fields(of: ModelVersion(schema: v2).entity(named: "PlayerProfile")!, in: ModelVersion(schema: v2)),
+            ["totalXP", "currentStreak", "lastPlayedDate", "createdAt"])
+        XCTAssertEqual(rule.fields(of: ModelVersion(schema: v2).entity(named: "Routine")!, in: ModelVersion(schema: v2)), [])
     }
 }

@@ -36,11 +36,11 @@ struct RuleRun {
                 for record in dataset.records[entity.name] ?? [] { try sink.insert(record, into: entity.name) }
             }
             let context = try RepairContext(
-                db: sink.database, schema: dataset.schema, entityNumbers: sink.entityNumbers,
-                defaultsSchema: defaultsSchema ?? dataset.schema, now: now, randomIDs: randomIDs,
+                db: sink.database, version: ModelVersion(schema: dataset.schema), entityNumbers: sink.entityNumbers,
+                defaults: ModelVersion(schema: defaultsSchema ?? dataset.schema), now: now, randomIDs: randomIDs,
                 cloudIDKind: cloudIDKind, log: log, path: store.path)
             do { try body(context) } catch { failure = error }
-            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: dataset.schema, uuid: storeUUID))
+            return StoreWriter.Bookkeeping(metadata: StoreMetadata(model: CompiledModel(schema: dataset.schema), uuid: storeUUID))
         }
         return RuleRun(store: store, schema: dataset.schema, log: log, failure: failure, directory: directory)
     }
@@ -64,13 +64,7 @@ struct RuleRun {
         let queue = try DatabaseQueue(path: store.path)
         defer { try? queue.close() }
         return try queue.read { db in
-            var records: [EntityRecord] = []
-            if let described = schema.entity(named: entity) {
-                try StoreReader.forEachRecord(db, entity: described, entityNumber: schema.entityNumber(of: entity), path: store.path) {
-                    records.append($0)
-                }
-            }
-            return records
+            try StoreReader.records(db, version: ModelVersion(schema: schema), entity: entity, path: store.path)
         }
     }
 
@@ -156,12 +150,13 @@ final class RepairRuleTests: XCTestCase {
             try sink.database.execute(sql: "ALTER TABLE ZROUTINE DROP COLUMN ZNAME")
             do {
                 _ = try RepairContext(
-                    db: sink.database, schema: TimeQuestSchemas.v1, entityNumbers: sink.entityNumbers, defaultsSchema: TimeQuestSchemas.v1,
+                    db: sink.database, version: ModelVersion(schema: TimeQuestSchemas.v1), entityNumbers: sink.entityNumbers,
+                    defaults: ModelVersion(schema: TimeQuestSchemas.v1),
                     now: 0, randomIDs: false, cloudIDKind: .repair, log: log, path: store.path)
             } catch {
                 refusal = error
             }
-            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: TimeQuestSchemas.v1, uuid: RuleRun.storeUUID))
+            return StoreWriter.Bookkeeping(metadata: StoreMetadata(declaration: TimeQuestSchemas.v1, uuid: RuleRun.storeUUID))
         }
         let message = try XCTUnwrap(refusal as? StoreError).errorDescription ?? ""
         XCTAssertTrue(message.contains("Routine.name has no column"), message)
@@ -240,11 +235,11 @@ final class RepairRuleTests: XCTestCase {
     /// A rule added to the list is known to the verifier with no other change.
     struct ClearsCloudIDs: RepairRule {
         var effects: [RepairRuleEffect] { [RepairRuleEffect(.cloudID, .changesField), RepairRuleEffect(.unknownProperty, .removesRecord)] }
-        func fields(of entity: Entity, in schema: Schema) -> Set<String> { [Entity.cloudIDAttribute] }
+        func fields(of entity: CompiledEntity, in version: ModelVersion) -> Set<String> { [CompiledEntity.cloudIDAttribute] }
         func apply(in context: RepairContext) throws -> [String] {
             try context.log.record(
                 RepairEntry(
-                    rule: .cloudID, kind: .repair, entity: "Routine", primaryKey: 1, cloudID: nil, field: Entity.cloudIDAttribute,
+                    rule: .cloudID, kind: .repair, entity: "Routine", primaryKey: 1, cloudID: nil, field: CompiledEntity.cloudIDAttribute,
                     old: .value(.null), new: .value(.null)))
             return []
         }
@@ -284,16 +279,17 @@ final class RepairRuleTests: XCTestCase {
         let entries = try run.entryObjects()
         XCTAssertEqual(
             Set(entries.compactMap { $0["rule"] as? String }), Set(["orphan", "dedup", "repoint", "merge", "default", "cloudID"]))
+        let v2 = ModelVersion(schema: TimeQuestSchemas.v2)
         for entry in entries {
             let logged = try XCTUnwrap(RepairEntry.Rule(rawValue: try XCTUnwrap(entry["rule"] as? String)))
-            let entity = try XCTUnwrap(TimeQuestSchemas.v2.entity(named: try XCTUnwrap(entry["entity"] as? String)))
+            let entity = try XCTUnwrap(v2.entity(named: try XCTUnwrap(entry["entity"] as? String)))
             let declaring = RepairPipeline.rules.filter { $0.effects.contains { $0.logged == logged } }
             let effect = try XCTUnwrap(declaring.first?.effects.first { $0.logged == logged }?.effect, "\(entry)")
             let field = entry["field"] as? String
             if effect == .removesRecord {
                 XCTAssertNil(field, "\(entry)")
             } else {
-                let allowed = declaring.reduce(into: Set<String>()) { $0.formUnion($1.fields(of: entity, in: TimeQuestSchemas.v2)) }
+                let allowed = declaring.reduce(into: Set<String>()) { $0.formUnion($1.fields(of: entity, in: v2)) }
                 XCTAssertTrue(
                     field.map(allowed.contains) ?? false,
                     "\(entry) names a field none of \(declaring.map { type(of: $0) }) declares: \(allowed)")
@@ -325,7 +321,7 @@ final class RepairRuleTests: XCTestCase {
         try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: Repository.fixtures.appendingPathComponent("v1-edge-cases"), to: fixtures.appendingPathComponent("v1-edge-cases"))
-        let verifier = MigrationVerifier(fixtures: fixtures, target: TimeQuestSchemas.newest, candidates: TimeQuestSchemas.all)
+        let verifier = MigrationVerifier(fixtures: fixtures, target: TimeQuestSchemas.newest, candidates: TimeQuestSchemas.versions)
         let store = fixtures.appendingPathComponent("v1-edge-cases/default.store")
         try FileManager.default.removeItem(at: verifier.expectationURL(for: store))
         let work = directory.path("work")

@@ -42,7 +42,7 @@ final class SchemaModelPinTests: XCTestCase {
         let url = directory.path("schema.json")
         try Data(file.utf8).write(to: url)
         let fromFile = try Schema.load(from: url)
-        return TimeQuestSchemas.all.map { ("TimeQuest \($0.versionIdentifier)", $0) } + [("schema file", fromFile)]
+        return TimeQuestSchemas.declarations.map { ("TimeQuest \($0.versionIdentifier)", $0) } + [("schema file", fromFile)]
     }
 
     /// Every model a store carries among the fixtures and the test shapes.
@@ -155,8 +155,8 @@ final class SchemaModelPinTests: XCTestCase {
             let decoded = try ModelCacheDecoder.decode(try ModelCacheEncoder.encode(model))
             XCTAssertEqual(
                 Schema(model: decoded), inNameOrder(modelPart(of: schema, symbolicDefaultsKept: false)), "\(name), through a cache's bytes")
-            XCTAssertEqual(ModelVersionHashes(model: model), ModelVersionHashes(schema: schema), name)
-            XCTAssertEqual(try ModelTables(schema: schema), try ModelTables(model: model), name)
+            XCTAssertEqual(ModelVersionHashes(model: model), ModelVersionHashes(declaration: schema), name)
+            XCTAssertEqual(try ModelTables(model: CompiledModel(schema: schema)), try ModelTables(model: model), name)
             for entity in schema.entities {
                 XCTAssertEqual(model.entityNumber(of: entity.name), try ModelTables(model: model).number(of: entity.name), name)
                 XCTAssertEqual(model.entityNumber(of: entity.name), schema.entityNumber(of: entity.name), name)
@@ -249,7 +249,7 @@ final class SchemaModelPinTests: XCTestCase {
     /// The profile puts back what no model says, but for array defaults (which the profile does
     /// not hold yet).
     func testTheProfileCompletesTimeQuestsModels() throws {
-        for version in TimeQuestSchemas.all {
+        for version in TimeQuestSchemas.declarations {
             var expected = version
             for entity in expected.entities.indices {
                 for attribute in expected.entities[entity].attributes.indices {
@@ -301,7 +301,7 @@ final class SchemaModelPinTests: XCTestCase {
     func testTheTimeQuestFixtureCachesAreTheirVersionsAsArchived() throws {
         var checked = 0
         for (fixture, cache) in try fixtureCaches() where !fixture.contains("/") {
-            let version = try XCTUnwrap(TimeQuestSchemas.schema(forVersion: cache.versionIdentifier), fixture)
+            let version = try XCTUnwrap(TimeQuestSchemas.declaration(cache.versionIdentifier), fixture)
             XCTAssertEqual(cache, inNameOrder(CompiledModel(schema: version).asTheFixturesWereArchived), fixture)
             XCTAssertTrue(cache.entities.flatMap(\.relationships).allSatisfy { $0.rule == .nullify }, fixture)
             XCTAssertTrue(CompiledModel(schema: version).entities.flatMap(\.relationships).contains { $0.rule == .cascade }, fixture)

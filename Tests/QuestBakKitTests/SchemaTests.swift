@@ -39,16 +39,16 @@ final class SchemaTests: XCTestCase {
     }
 
     func testTheLayoutFollowsCoreDataColumnOrder() throws {
-        let routine = try ModelTables(schema: TimeQuestSchemas.v2).table(for: "Routine")
+        let routine = try ModelTables(model: CompiledModel(schema: TimeQuestSchemas.v2)).table(for: "Routine")
         XCTAssertEqual(
             routine?.createStatement,
             "CREATE TABLE ZROUTINE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZISACTIVE INTEGER, ZCREATEDAT TIMESTAMP, ZUPDATEDAT TIMESTAMP, ZCLOUDID VARCHAR, ZDISPLAYNAME VARCHAR, ZNAME VARCHAR, ZACTIVEDAYS BLOB )"
         )
-        let task = try ModelTables(entity: XCTUnwrap(TimeQuestSchemas.v1.entity(named: "RoutineTask"))).table(for: "RoutineTask")
+        let task = try ModelTables(model: CompiledModel(schema: TimeQuestSchemas.v1)).table(for: "RoutineTask")
         XCTAssertEqual(task?.columns.map(\.name), ["ZORDERINDEX", "ZREFERENCEDURATIONSECONDS", "ZROUTINE", "ZDISPLAYNAME", "ZNAME"])
         XCTAssertEqual(task?.indexStatements, ["CREATE INDEX ZROUTINETASK_ZROUTINE_INDEX ON ZROUTINETASK (ZROUTINE)"])
         // Each column says which property it stores, in that order.
-        let tables = try ModelTables(entity: XCTUnwrap(TimeQuestSchemas.v1.entity(named: "RoutineTask")))
+        let tables = try ModelTables(model: CompiledModel(schema: TimeQuestSchemas.v1))
         XCTAssertEqual(
             tables.propertyColumns(of: "RoutineTask").map(\.property),
             ["orderIndex", "referenceDurationSeconds", "routine", "displayName", "name"])
@@ -56,7 +56,8 @@ final class SchemaTests: XCTestCase {
 
     func testClashingColumnNamesGetANumericSuffix() throws {
         let entity = Entity(name: "Item", attributes: [Attribute("id", .string), Attribute("ID", .string)])
-        XCTAssertEqual(try ModelTables(entity: entity).tables.first?.columns.map(\.name), ["ZID", "ZID1"])
+        let model = CompiledModel(schema: Schema(versionIdentifier: "1", entities: [entity]))
+        XCTAssertEqual(try ModelTables(model: model).tables.first?.columns.map(\.name), ["ZID", "ZID1"])
     }
 }
 
@@ -64,7 +65,7 @@ final class ModelVersionHashesTests: XCTestCase {
     /// Values printed by `Scripts/model-hashes.py`, a second, independent implementation of the
     /// scheme in the spec. A change here means the app would no longer recognise our stores.
     func testHashesArePinnedToTheIndependentImplementation() {
-        let v1 = ModelVersionHashes(schema: TimeQuestSchemas.v1)
+        let v1 = ModelVersionHashes(declaration: TimeQuestSchemas.v1)
         XCTAssertEqual(
             v1.entityHashes.mapValues { $0.base64EncodedString() },
             [
@@ -77,7 +78,7 @@ final class ModelVersionHashesTests: XCTestCase {
         XCTAssertEqual(v1.checksum, "5QlFFcEg+NhXs5k1pbSAoFSMiSKkrzhPVmesoQveuIo=")
         XCTAssertEqual(v1.digest, "1j3L0ZdkR+cVJyFgAUAHnm7UQwr8v8w48O/wzNKEiHRZs38dd/LXV9iWgYJeIt/6pZP5HhMmKs4b49yiOz/k1A==")
 
-        let v2 = ModelVersionHashes(schema: TimeQuestSchemas.v2)
+        let v2 = ModelVersionHashes(declaration: TimeQuestSchemas.v2)
         XCTAssertEqual(
             v2.entityHashes.mapValues { $0.base64EncodedString() },
             [
@@ -95,22 +96,28 @@ final class ModelVersionHashesTests: XCTestCase {
         var schema = TimeQuestSchemas.v1
         schema.entities[2].attributes[0].defaultValue = .value(.string("changed"))
         schema.entities[2].relationships[0].deleteRule = .nullify
-        XCTAssertEqual(ModelVersionHashes(schema: schema), ModelVersionHashes(schema: TimeQuestSchemas.v1))
+        XCTAssertEqual(ModelVersionHashes(declaration: schema), ModelVersionHashes(declaration: TimeQuestSchemas.v1))
     }
 
     func testOptionalityAndTypeDoEnterTheHash() {
         var optional = TimeQuestSchemas.v1
         optional.entities[2].attributes[0].isOptional = true
         XCTAssertNotEqual(
-            ModelVersionHashes(schema: optional).entityHashes["Routine"],
-            ModelVersionHashes(schema: TimeQuestSchemas.v1).entityHashes["Routine"])
+            ModelVersionHashes(declaration: optional).entityHashes["Routine"],
+            ModelVersionHashes(declaration: TimeQuestSchemas.v1).entityHashes["Routine"])
         var retyped = TimeQuestSchemas.v1
         retyped.entities[2].attributes[0].kind = .binary
-        XCTAssertNotEqual(ModelVersionHashes(schema: retyped).checksum, ModelVersionHashes(schema: TimeQuestSchemas.v1).checksum)
+        XCTAssertNotEqual(ModelVersionHashes(declaration: retyped).checksum, ModelVersionHashes(declaration: TimeQuestSchemas.v1).checksum)
     }
 
     func testHashesIdentifyTheirSchema() {
-        XCTAssertEqual(ModelVersionHashes(schema: TimeQuestSchemas.v2).matchingSchema(in: TimeQuestSchemas.all)?.versionIdentifier, "2.0.0")
-        XCTAssertEqual(ModelVersionHashes(schema: TimeQuestSchemas.v1).matchingSchema(in: TimeQuestSchemas.all)?.versionIdentifier, "1.0.0")
+        XCTAssertEqual(
+            ModelVersion.matching(
+                entityHashes: ModelVersion(schema: TimeQuestSchemas.v2).hashes.entityHashes, in: TimeQuestSchemas.versions)?
+                .versionIdentifier, "2.0.0")
+        XCTAssertEqual(
+            ModelVersion.matching(
+                entityHashes: ModelVersion(schema: TimeQuestSchemas.v1).hashes.entityHashes, in: TimeQuestSchemas.versions)?
+                .versionIdentifier, "1.0.0")
     }
 }

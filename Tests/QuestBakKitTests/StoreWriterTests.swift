@@ -49,7 +49,7 @@ final class StoreWriterTests: XCTestCase {
             let metadata = try StoreReader.metadata(db, path: url.path)
             XCTAssertEqual(metadata.uuid, "UUID-1")
             XCTAssertEqual(metadata.versionIdentifiers, ["2.0.0"])
-            XCTAssertEqual(metadata.entityHashes, ModelVersionHashes(schema: TimeQuestSchemas.v2).entityHashes)
+            XCTAssertEqual(metadata.entityHashes, ModelVersionHashes(declaration: TimeQuestSchemas.v2).entityHashes)
             XCTAssertEqual(metadata.frameworkVersion, StoreMetadata.defaultFrameworkVersion)
         }
     }
@@ -61,9 +61,9 @@ final class StoreWriterTests: XCTestCase {
         try fixture.dataset.write(to: url, uuid: fixture.uuid)
         let snapshot = try StoreSnapshot(storeAt: url)
         try snapshot.read { db in
+            let version = ModelVersion(schema: fixture.dataset.schema)
             for entity in fixture.dataset.schema.entities {
-                var read: [EntityRecord] = []
-                try StoreReader.forEachRecord(db, entity: entity, entityNumber: nil, path: url.path) { read.append($0) }
+                let read = try StoreReader.records(db, version: version, entity: entity.name, path: url.path)
                 XCTAssertEqual(read, fixture.dataset.records[entity.name] ?? [], entity.name)
             }
         }
@@ -88,7 +88,7 @@ final class StoreWriterTests: XCTestCase {
         try StoreWriter.write(to: url, schema: schema) { sink in
             try sink.insert(order, into: "Order")
             try sink.insert(EntityRecord(primaryKey: 1, values: ["quantity": .integer(3)]), into: "Line")
-            return StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: "UUID-2"))
+            return StoreWriter.Bookkeeping(metadata: StoreMetadata(declaration: schema, uuid: "UUID-2"))
         }
         try StoreSnapshot(storeAt: url).read { db in
             XCTAssertEqual(
@@ -97,10 +97,9 @@ final class StoreWriterTests: XCTestCase {
                     "CREATE TABLE ZLINE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZQUANTITY INTEGER, Z2LINES INTEGER )",
                     "CREATE TABLE ZORDER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLACEDAT TIMESTAMP, ZTOTAL DECIMAL, ZNOTE VARCHAR )",
                 ])
-            XCTAssertEqual(try StoreReader.differences(db, from: schema), [])
-            var read: [EntityRecord] = []
-            try StoreReader.forEachRecord(db, entity: schema.entity(named: "Order")!, entityNumber: 2, path: url.path) { read.append($0) }
-            XCTAssertEqual(read, [order])
+            let version = ModelVersion(schema: schema)
+            XCTAssertEqual(try StoreReader.differences(db, from: version), [])
+            XCTAssertEqual(try StoreReader.records(db, version: version, entity: "Order", path: url.path), [order])
         }
     }
 
@@ -119,24 +118,19 @@ final class StoreWriterTests: XCTestCase {
         let directory = try TemporaryTestDirectory()
         let url = directory.path("default.store")
         try StoreWriter.write(to: url, schema: schema) { _ in
-            StoreWriter.Bookkeeping(metadata: StoreMetadata(schema: schema, uuid: "UUID-3"))
+            StoreWriter.Bookkeeping(metadata: StoreMetadata(declaration: schema, uuid: "UUID-3"))
         }
+        let version = ModelVersion(schema: schema)
         try StoreSnapshot(storeAt: url).read { db in
             XCTAssertThrowsError(
-                try EntityMemberEncoding.encode(db, schema: schema, entity: schema.entity(named: "Order")!, entityNumber: 2, path: url.path)
-                {
-                    _ in
-                }
+                try EntityMemberEncoding.encode(db, version: version, entity: version.entity(named: "Order")!, path: url.path) { _ in }
             ) { error in
                 let message = (error as? StoreError)?.errorDescription ?? "\(error)"
                 XCTAssertTrue(message.contains("Order.lines is a to-many without an inverse"), message)
             }
             // The other entity's member has nothing it cannot place.
             XCTAssertEqual(
-                try EntityMemberEncoding.encode(db, schema: schema, entity: schema.entity(named: "Line")!, entityNumber: 1, path: url.path)
-                {
-                    _ in
-                }, 0)
+                try EntityMemberEncoding.encode(db, version: version, entity: version.entity(named: "Line")!, path: url.path) { _ in }, 0)
         }
     }
 
@@ -187,8 +181,8 @@ final class StoreWriterTests: XCTestCase {
 }
 
 final class SchemaDetectionTests: XCTestCase {
-    func detect(_ url: URL) throws -> Schema {
-        try StoreSnapshot(storeAt: url).read { try StoreReader.detectSchema($0, path: url.path, candidates: TimeQuestSchemas.all) }
+    func detect(_ url: URL) throws -> ModelVersion {
+        try StoreSnapshot(storeAt: url).read { try StoreReader.detectVersion($0, path: url.path, candidates: TimeQuestSchemas.versions) }
     }
 
     func testDetectsBothVersions() throws {

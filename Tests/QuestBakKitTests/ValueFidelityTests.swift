@@ -428,7 +428,9 @@ final class ValueFidelityTests: XCTestCase {
         }
         try queue.close()
         let snapshot = try StoreSnapshot(storeAt: store)
-        XCTAssertThrowsError(try snapshot.read { try StoreReader.detectSchema($0, path: store.path, candidates: TimeQuestSchemas.all) }) {
+        XCTAssertThrowsError(
+            try snapshot.read { try StoreReader.detectVersion($0, path: store.path, candidates: TimeQuestSchemas.versions) }
+        ) {
             error in
             guard case StoreError.unknownVersion = error else { return XCTFail("\(error)") }
         }

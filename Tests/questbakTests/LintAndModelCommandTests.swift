@@ -67,7 +67,7 @@ final class LintAndModelCommandTests: XCTestCase {
             try printed.outputData.write(to: file)
             let reloaded = try Schema.load(from: file)
             let metadata = try StoreSnapshot(storeAt: store).read { try StoreReader.metadata($0, path: store.path) }
-            XCTAssertEqual(ModelVersionHashes(schema: reloaded).entityHashes, metadata.entityHashes, fixture)
+            XCTAssertEqual(ModelVersion(schema: reloaded).hashes.entityHashes, metadata.entityHashes, fixture)
             let check = try Questbak.run(["check-migration", file.path, "--from", store.path])
             XCTAssertEqual(check.status, 0, "\(fixture): \(check.standardError)")
         }
@@ -76,7 +76,7 @@ final class LintAndModelCommandTests: XCTestCase {
     func testCheckMigrationBetweenAStoreAndAProposedModelNamesWhatIsNotLightweight() throws {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("AnyApp/bennie-game")
-        var schema = try Schema.model(ofStoreAt: store)
+        var schema = Schema(model: try CompiledModel.model(ofStoreAt: store))
         let player = try XCTUnwrap(schema.entities.firstIndex { $0.name == "PlayerData" })
         schema.entities[player].attributes.append(Attribute("nickname", .string))
         schema.versionIdentifier = "2.0.0"

@@ -71,7 +71,7 @@ final class ModelMigrationCommandTests: XCTestCase {
             "each of the 4 recipes its own cloudID; the first keeps the shared one")
 
         // The new build opens it without migrating: its hashes are the new model's, its cache the new build's.
-        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: output), candidates: TimeQuestSchemas.all)
+        let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: output), candidates: TimeQuestSchemas.versions)
         XCTAssertEqual(inspection.model?.hashesMatch, true)
         XCTAssertEqual(inspection.backup, ArchiveManifest.Source.modelSchema)
         XCTAssertEqual(inspection.versionIdentifiers, ["3.0.0"])
@@ -201,7 +201,7 @@ extension ModelMigrationCommandTests {
             try pairs(source.appendingPathComponent("default.store"), "SELECT Z_PK, ifnull(length(ZMEMO), -1) FROM ZRECIPE ORDER BY Z_PK"),
             "renamed twice, kept")
         XCTAssertEqual(
-            try StoreInspection(snapshot: try StoreSnapshot(storeAt: output), candidates: TimeQuestSchemas.all).versionIdentifiers,
+            try StoreInspection(snapshot: try StoreSnapshot(storeAt: output), candidates: TimeQuestSchemas.versions).versionIdentifiers,
             ["4.0.0"])
 
         // The chain's report holds every step's entries, not only the last step's (it held only

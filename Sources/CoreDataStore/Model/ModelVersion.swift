@@ -12,18 +12,20 @@ import GRDB
 /// as a schema keeps them), and a store's own model is in the order Core Data archived it.
 /// Dumps, the migration gate, the lightweight check and CloudKit's lint read it (it was
 /// `StoreDump.Model`).
-package struct ModelVersion: Sendable {
+package struct ModelVersion: Sendable, Equatable {
     package var compiled: CompiledModel
     /// The kinds a schema gives attributes where they differ from their type codes' (a typed
     /// array's), by entity and attribute.
     package var attributeKinds: [String: [String: AttributeKind]]
-    /// The attributes whose default the compiled model cannot hold, by entity.
-    package var defaultsNoModelHolds: [String: Set<String>]
+    /// The defaults the compiled model cannot hold as declared (an array's `[]`, archived by its
+    /// transformer), by entity and attribute.
+    package var defaultsNoModelHolds: [String: [String: Value]]
     /// What no model says, by entity name: how duplicate records are recognised and merged (an
     /// app profile's `identities`, or a schema file's). Only entities with an identity are listed.
     package var identities: [String: Identity]
 
-    /// A store written by a schema (TimeQuest's, or a schema file).
+    /// The model a schema declares, compiled: the one way from a declaration (an app profile's
+    /// version, a schema file) to the model every store of it is read, written and repaired by.
     package init(schema: Schema) {
         compiled = CompiledModel(schema: schema)
         identities = schema.identities
@@ -36,8 +38,11 @@ package struct ModelVersion: Sendable {
                 if compiledAttribute.kind ?? .transformable != attribute.kind {
                     attributeKinds[entity.name, default: [:]][attribute.name] = attribute.kind
                 }
-                if attribute.defaultValue != nil && !compiledAttribute.hasDefault {
-                    defaultsNoModelHolds[entity.name, default: []].insert(attribute.name)
+                // A value the model cannot give back as declared is kept as declared.
+                if case .value(let value)? = attribute.defaultValue,
+                    compiledAttribute.defaultValue.flatMap({ $0.declared(as: attribute.kind) }) != .value(value)
+                {
+                    defaultsNoModelHolds[entity.name, default: [:]][attribute.name] = value
                 }
             }
         }
@@ -70,7 +75,32 @@ package struct ModelVersion: Sendable {
     /// Whether a record that lacks the attribute gets a value: a default the compiled model holds,
     /// or one only this version holds (an array's `[]`).
     package func hasDefault(_ attribute: CompiledAttribute, in entityName: String) -> Bool {
-        attribute.hasDefault || defaultsNoModelHolds[entityName]?.contains(attribute.name) == true
+        attribute.hasDefault || defaultsNoModelHolds[entityName]?[attribute.name] != nil
+    }
+
+    /// The attribute's default as its declaration states it: symbolic (`now`, a new UUID
+    /// string), a concrete value the model archives, or one only this version holds (an array's
+    /// `[]`); nil for none.
+    package func defaultValue(of attribute: CompiledAttribute, in entityName: String) -> DefaultValue? {
+        if let symbolic = attribute.symbolicDefault { return symbolic == .now ? .now : .newUUIDString }
+        if let value = defaultsNoModelHolds[entityName]?[attribute.name] { return .value(value) }
+        return attribute.defaultValue.flatMap { $0.declared(as: declaredKind(of: attribute, in: entityName)) }
+    }
+
+    /// The entities, in the order the model lists them (a declaration's: by name).
+    package var entities: [CompiledEntity] { compiled.entities }
+
+    package func entity(named name: String) -> CompiledEntity? { compiled.entity(named: name) }
+
+    /// The `Z_ENT` number of an entity in a new store of this version (`ModelTables`' numbering).
+    package func entityNumber(of name: String) -> Int? { compiled.entityNumber(of: name) }
+
+    /// The entity hashes the store metadata of this version holds.
+    package var hashes: ModelVersionHashes { ModelVersionHashes(model: compiled) }
+
+    /// The version among `versions` whose entity hashes are `entityHashes`, if any.
+    package static func matching(entityHashes: [String: Data], in versions: [ModelVersion]) -> ModelVersion? {
+        versions.first { $0.hashes.entityHashes == entityHashes }
     }
 
     /// The model a store carries in its `Z_MODELCACHE`.
@@ -95,8 +125,8 @@ package struct ModelVersion: Sendable {
 
     /// The store's tables as this model lays them out, checked against the store; a field the
     /// model calls transformable is read as the typed array the schema says it is.
-    package func layout(_ db: Database, path: String) throws -> ModelLayout {
-        var layout = try ModelLayout(db, model: compiled)
+    package func layout(_ db: Database, path: String, checkRows: Bool = true) throws -> ModelLayout {
+        var layout = try ModelLayout(db, model: compiled, checkRows: checkRows)
         if let problem = layout.problems.first { throw StoreError.noModel(path: path, reason: problem) }
         for (entityIndex, plan) in layout.entities.enumerated() {
             for (fieldIndex, field) in plan.fields.enumerated() where field.path.count == 1 && field.kind == .transformable {

@@ -49,11 +49,6 @@ package struct ModelVersionHashes: Sendable, Equatable {
         self.init(entityHashes: hashes)
     }
 
-    /// The hashes of the model a schema compiles to.
-    public init(schema: Schema) {
-        self.init(model: CompiledModel(schema: schema))
-    }
-
     /// `ancestors`: the parent, its parent and so on, where an inherited property is declared.
     static func hash(of entity: CompiledEntity, parentHash: Data?, ancestors: [CompiledEntity] = []) -> Data {
         var properties: [(name: String, hash: Data)] = entity.attributes.map { ($0.name, hash(of: $0)) }
@@ -119,10 +114,6 @@ package struct ModelVersionHashes: Sendable, Equatable {
         return Data(SHA256.hash(data: input))
     }
 
-    /// Which of the given schemas these hashes belong to, if any.
-    public func matchingSchema(in schemas: [Schema]) -> Schema? {
-        schemas.first { ModelVersionHashes(schema: $0).entityHashes == entityHashes }
-    }
 }
 
 extension Data {

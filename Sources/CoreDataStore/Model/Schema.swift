@@ -1,8 +1,11 @@
 import Foundation
 
-/// A Core Data / SwiftData model as plain data: the one description that reading, writing,
-/// exporting, repairing and migrating are all driven by. A new schema version is a new value,
-/// not new code.
+/// A model as it is declared, SwiftData's `VersionedSchema` written down as data: what an app
+/// profile states its versions in (TimeQuest's) and what a schema file holds (`SchemaJSON`). It
+/// is only a way in: `ModelVersion(schema:)` compiles it, once, to the model every store of it is
+/// read, written, repaired and migrated by (the engine has one model type, the compiled one, and
+/// never turns one back into a declaration; `Schema(model:)` writes one out for a schema file).
+/// A new version is a new value, not new code.
 package struct Schema: Sendable, Equatable {
     /// `VersionedSchema.versionIdentifier`, as SwiftData writes it into the store metadata.
     public var versionIdentifier: String

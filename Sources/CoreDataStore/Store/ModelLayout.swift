@@ -172,7 +172,7 @@ package struct ModelLayout: Sendable {
             // Every name becomes a table or column name in SQL: only plain identifiers are used, so
             // no name from a store or an archive can change what a statement means.
             func checkName(_ name: String, _ what: String) {
-                if !Schema.isPlainIdentifier(name) {
+                if !CompiledModel.isPlainIdentifier(name) {
                     problems.append("\(what) name \"\(name.prefix(80))\" is not a plain identifier ([A-Za-z_][A-Za-z0-9_]*)")
                 }
             }
@@ -316,7 +316,7 @@ package struct ModelLayout: Sendable {
         /// model was built) as the column stores it; nil for a form that has no column value.
         static func stored(_ value: CompiledDefaultValue, as kind: AttributeKind) -> StoredValue? {
             // The one conversion of an archived default (the schema value's), as the column stores it.
-            guard case .value(let value)? = Attribute.defaultValue(value, kind: kind) else { return nil }
+            guard case .value(let value)? = value.declared(as: kind) else { return nil }
             return ValueCoding.encode(value)
         }
 

@@ -3,7 +3,7 @@ import Foundation
 /// The tables Core Data makes for a compiled model, derived from the model alone (spec:
 /// model-cache.md "From model to tables", store-format.md "Entity tables"): the one home of those
 /// rules. Fixtures and a schema's stores (`StoreWriter`) are written from it, a schema's stores
-/// are read and checked by it (`StoreReader`, `RecordColumns`), and `ModelLayout` checks a store
+/// are read and checked by it (`StoreReader`, `ModelLayout`), and `ModelLayout` checks a store
 /// its own model describes against it.
 ///
 /// Where the spec says nothing, the choice made here is marked "inferred" and listed in
@@ -113,23 +113,6 @@ package struct ModelTables: Sendable, Equatable {
             tables.append(try table(root: root))
         }
         joinTables = try planJoinTables()
-    }
-
-    /// The tables of a store written by a schema (an app profile's known version, or a schema
-    /// file): the same rules, over the model the schema compiles to.
-    package init(schema: Schema) throws {
-        try self.init(model: CompiledModel(schema: schema))
-    }
-
-    /// The table of one schema entity on its own, for a reader that has the entity but not its
-    /// schema: its attributes and to-ones name nothing outside it (its to-manys keep their links
-    /// on other tables). A composite without elements has no column, and is left out.
-    package init(entity: Entity) throws {
-        var alone = entity
-        alone.superentity = nil
-        alone.relationships = entity.toOneRelationships
-        alone.attributes.removeAll { $0.kind == .composite && $0.elements.isEmpty }
-        try self.init(schema: Schema(versionIdentifier: "", entities: [alone]))
     }
 
     // MARK: Lookups
@@ -273,7 +256,7 @@ package struct ModelTables: Sendable, Equatable {
 
     private func table(root: CompiledEntity) throws -> Table {
         let members = descendants(of: root.name)
-        let tableName = Entity.tableName(root.name)
+        let tableName = CompiledEntity.tableName(root.name)
         var planned: [Planned] = []
         func plan(_ base: String, _ type: String, _ group: Int, _ key: String, _ source: ColumnSource) {
             planned.append(Planned(base: base, type: type, group: group, sortKey: key, sequence: planned.count, source: source))

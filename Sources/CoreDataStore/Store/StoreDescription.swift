@@ -15,8 +15,8 @@ package enum StoreDescription {
         case generic
     }
 
-    /// A store of one of the candidate schemas.
-    case knownSchema(Schema)
+    /// A store of one of the candidate versions.
+    case knownVersion(ModelVersion)
     case model(ModelLayout)
     /// One sentence: why no model describes the store (its records are then written by their
     /// tables, every value in its SQLite storage class, no type inferred).
@@ -27,14 +27,14 @@ package enum StoreDescription {
     /// metadata that names a model of other hashes is another model, whatever its entities are
     /// called. A store with a candidate's entities and hashes whose tables match no candidate is an
     /// error, not another app's: an archive that cannot be restored as that app's is no backup of it.
-    package static func resolve(_ db: Database, path: String, candidates: [Schema]) throws -> (StoreDescription, warnings: [String]) {
+    package static func resolve(_ db: Database, path: String, candidates: [ModelVersion]) throws -> (StoreDescription, warnings: [String]) {
         let metadata = try StoreReader.metadata(db, path: path)
         let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
         let hasCandidatesEntities = candidates.contains { names == Set($0.entities.map(\.name)) }
         var warnings: [String] = []
-        if metadata.entityHashes.isEmpty || metadata.schemaMatchingHashes(in: candidates) != nil {
+        if metadata.entityHashes.isEmpty || metadata.versionMatchingHashes(in: candidates) != nil {
             do {
-                return (.knownSchema(try StoreReader.detectSchema(db, path: path, candidates: candidates)), [])
+                return (.knownVersion(try StoreReader.detectVersion(db, path: path, candidates: candidates)), [])
             } catch let error as StoreError {
                 switch error {
                 case .schemaMismatch, .unsupportedVersion, .unknownVersion: if hasCandidatesEntities { throw error }
@@ -99,12 +99,5 @@ extension CompiledModel {
                     path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
             }
         }
-    }
-}
-
-extension Schema {
-    /// The model a store carries as a schema value (`CompiledModel.model(ofStoreAt:)`).
-    public static func model(ofStoreAt url: URL) throws -> Schema {
-        Schema(model: try CompiledModel.model(ofStoreAt: url))
     }
 }

@@ -112,7 +112,7 @@ public struct StoreInspection: Sendable, Equatable, Encodable {
 
 // In an extension, so the struct keeps its synthesized memberwise initializer.
 extension StoreInspection {
-    package init(snapshot: StoreSnapshot, candidates: [Schema]) throws {
+    package init(snapshot: StoreSnapshot, candidates: [ModelVersion]) throws {
         let path = snapshot.path
         self = try snapshot.read { db in
             var model = try ModelSummary(db)
@@ -135,8 +135,8 @@ extension StoreInspection {
                 let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates)
                 warnings += odd
                 switch description {
-                case .knownSchema(let schema):
-                    schemaVersion = schema.versionIdentifier
+                case .knownVersion(let version):
+                    schemaVersion = version.versionIdentifier
                 case .model(let layout):
                     backup = StoreDescription.Kind.model.rawValue
                     model?.layoutNotes = layout.notes
@@ -154,7 +154,7 @@ extension StoreInspection {
                 path: path, uuid: metadata.uuid, versionIdentifiers: metadata.versionIdentifiers,
                 frameworkVersion: metadata.frameworkVersion, entities: entities,
                 bookkeepingRows: try StoreReader.bookkeepingRowCounts(db), walFrames: snapshot.walFrameCount,
-                hashesMatchVersion: metadata.schemaMatchingHashes(in: candidates)?.versionIdentifier,
+                hashesMatchVersion: metadata.versionMatchingHashes(in: candidates)?.versionIdentifier,
                 schemaVersion: schemaVersion, schemaProblem: problem,
                 otherTables: Dictionary(
                     uniqueKeysWithValues: try StoreReader.otherTables(db).map { ($0.name, try StoreReader.rowCount(db, table: $0.name)) }),

@@ -24,18 +24,10 @@ package struct StoreMetadata: Sendable, Equatable {
 
     public var encodedPlist: Data { originalBytes ?? BinaryPropertyList.encode(plist) }
 
-    /// Metadata for a store of `schema`, with hashes computed from the schema value. Keys of
-    /// `carryingOver` (a source store's metadata) that describe something else than the model,
-    /// such as `NSPersistenceMaximumFrameworkVersion` or an app's own keys, are kept.
-    public init(
-        schema: Schema, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion,
-        carryingOver source: StoreMetadata? = nil
-    ) {
-        self.init(model: CompiledModel(schema: schema), uuid: uuid, frameworkVersion: frameworkVersion, carryingOver: source)
-    }
-
-    /// The metadata of a store of `model`, as `init(schema:…)` describes (its first version
-    /// identifier is the one written, as SwiftData names one).
+    /// The metadata of a store of `model`, with hashes computed from it (its first version
+    /// identifier is the one written, as SwiftData names one). Keys of `carryingOver` (a source
+    /// store's metadata) that describe something else than the model, such as
+    /// `NSPersistenceMaximumFrameworkVersion` or an app's own keys, are kept.
     package init(
         model: CompiledModel, uuid: String, frameworkVersion: Int64 = StoreMetadata.defaultFrameworkVersion,
         carryingOver source: StoreMetadata? = nil
@@ -80,10 +72,10 @@ package struct StoreMetadata: Sendable, Equatable {
         String((Data(base64Encoded: ModelVersionHashes(entityHashes: entityHashes).checksum) ?? Data()).hexString.prefix(12))
     }
 
-    /// Which schema the stored model hashes belong to; `nil` when none (the app would migrate,
-    /// or fail to open the store).
-    public func schemaMatchingHashes(in schemas: [Schema]) -> Schema? {
-        ModelVersionHashes(entityHashes: entityHashes).matchingSchema(in: schemas)
+    /// Which of `versions` the stored model hashes belong to; `nil` when none (the app would
+    /// migrate, or fail to open the store).
+    package func versionMatchingHashes(in versions: [ModelVersion]) -> ModelVersion? {
+        ModelVersion.matching(entityHashes: entityHashes, in: versions)
     }
 
     /// Where hashes recomputed from a model differ from the stored ones: each entity whose hash

@@ -87,18 +87,18 @@ package enum StoreReader {
         for key in keys where CoreDataSQL.isModelEntity(number: key.number) {
             var root = key
             while root.superNumber != 0, let parent = byNumber[root.superNumber], parent.number != root.number { root = parent }
-            let table = Entity.tableName(root.name)
+            let table = CompiledEntity.tableName(root.name)
             if seen.insert(table).inserted, try db.tableExists(table) { tables.append((root, table)) }
         }
         return tables
     }
 
-    /// Everything in which the store's tables differ from `schema`; empty when they match.
-    public static func differences(_ db: Database, from schema: Schema) throws -> [String] {
+    /// Everything in which the store's tables differ from `version`'s; empty when they match.
+    package static func differences(_ db: Database, from version: ModelVersion) throws -> [String] {
         var differences: [String] = []
         let keys = Dictionary(try entityKeys(db).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let tables = try ModelTables(schema: schema)
-        for entity in schema.entities {
+        let tables = try ModelTables(model: version.compiled)
+        for entity in version.entities {
             guard let table = tables.table(for: entity.name) else { continue }
             if keys[entity.name] == nil { differences.append("\(CoreDataSQL.primaryKeyTable) has no entity \(entity.name)") }
             guard try db.tableExists(table.name) else {
@@ -131,7 +131,7 @@ package enum StoreReader {
                 differences.append("\(table.name): unexpected column \(extra)")
             }
         }
-        let schemaNames = Set(schema.entities.map(\.name))
+        let schemaNames = Set(version.entities.map(\.name))
         for (key, _) in try modelTables(db) where !schemaNames.contains(key.name) {
             differences.append("unexpected entity \(key.name)")
         }
@@ -140,7 +140,7 @@ package enum StoreReader {
 
     /// Which of `candidates` the store is: the version its metadata names, confirmed against the
     /// tables; without a version in the metadata, the one candidate the tables match exactly.
-    public static func detectSchema(_ db: Database, path: String, candidates: [Schema]) throws -> Schema {
+    package static func detectVersion(_ db: Database, path: String, candidates: [ModelVersion]) throws -> ModelVersion {
         let identifiers = try metadata(db, path: path).versionIdentifiers
         if let named = identifiers.lazy.compactMap({ id in candidates.first { $0.versionIdentifier == id } }).first {
             let differences = try differences(db, from: named)
@@ -156,7 +156,7 @@ package enum StoreReader {
             }
             throw StoreError.unsupportedVersion(path: path, versionIdentifiers: identifiers, supported: known)
         }
-        var closest: (schema: Schema, differences: [String])?
+        var closest: (version: ModelVersion, differences: [String])?
         for candidate in candidates {
             let differences = try differences(db, from: candidate)
             if differences.isEmpty { return candidate }
@@ -164,7 +164,7 @@ package enum StoreReader {
         }
         throw StoreError.schemaMismatch(
             path: path, versionIdentifier: nil,
-            differences: ["closest is schema \(closest?.schema.versionIdentifier ?? "?")"] + (closest?.differences ?? []))
+            differences: ["closest is schema \(closest?.version.versionIdentifier ?? "?")"] + (closest?.differences ?? []))
     }
 
     /// The tables that belong to no entity: every table but the entity tables, Core Data's own
@@ -199,90 +199,48 @@ package enum StoreReader {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0
     }
 
-    /// Streams an entity's records in ascending `Z_PK`, decoding each column by the schema.
-    public static func forEachRecord(
-        _ db: Database, entity: Entity, entityNumber: Int?, path: String, _ body: (EntityRecord) throws -> Void
+    /// Streams the records of `plan`'s entity in ascending `Z_PK` (only those `condition` admits,
+    /// with `arguments`), each value decoded as the layout says: the one row reader beside the
+    /// archive's member encoding, for callers that want values, not lines (a repair reporting a
+    /// record it drops, tests). A composite's element is named by its path (`size.width`).
+    package static func forEachRecord(
+        _ db: Database, plan: ModelLayout.EntityPlan, path: String, where condition: String? = nil, _ arguments: [StoredValue] = [],
+        _ body: (EntityRecord) throws -> Void
     ) throws {
-        let plan = try RecordColumns(db, entity: entity, entityNumber: entityNumber)
-        try plan.forEachRow(db) { row in
-            let primaryKey = try plan.primaryKey(row, entity: entity, path: path)
+        let columns = [CoreDataSQL.keyColumn, CoreDataSQL.optColumn] + plan.fields.map(\.column) + plan.toOne.map(\.column)
+        let filter = ["\(CoreDataSQL.entityColumn) = \(plan.number)", condition].compactMap { $0 }.joined(separator: " AND ")
+        let sql =
+            "SELECT \(columns.joined(separator: ", ")) FROM \(plan.table) WHERE \(filter) ORDER BY \(CoreDataSQL.keyColumn)"
+        func undecodable(_ primaryKey: Int64, _ property: String, _ reason: String) -> StoreError {
+            StoreError.undecodableValue(path: path, entity: plan.name, primaryKey: primaryKey, property: property, reason: reason)
+        }
+        try ExactSQL.forEachRow(db, sql: sql, arguments) { row in
+            guard let primaryKey = row.integer(0) else {
+                throw undecodable(0, CoreDataSQL.keyColumn, "\(row[0].summary) is not an integer key")
+            }
+            let opt: Int64?
+            switch row[1] {
+            case .null: opt = nil
+            case .integer(let number): opt = number
+            case let other: throw undecodable(primaryKey, CoreDataSQL.optColumn, "\(other.summary) is not an integer")
+            }
             var values: [String: Value] = [:]
-            for property in plan.properties {
-                values[property.name] = try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path)
+            for (index, field) in plan.fields.enumerated() {
+                let name = field.path.joined(separator: ".")
+                do {
+                    values[name] = try ValueCoding.decode(row[2 + index], as: field.kind)
+                } catch let failure as ValueCoding.Failure {
+                    throw undecodable(primaryKey, name, failure.reason)
+                }
             }
-            try body(
-                EntityRecord(
-                    primaryKey: primaryKey, opt: try plan.opt(row, entity: entity, primaryKey: primaryKey, path: path), values: values))
-        }
-    }
-}
-
-/// Which columns of an entity's table hold which properties, and the one way they are read: every
-/// reader of entity rows (export, dumps, repairs, read-back digests) goes through it.
-package struct RecordColumns {
-    package struct Property {
-        package var name: String
-        var kind: AttributeKind
-        /// The result column, or nil when the table lacks the column (the value is then null).
-        var column: Int?
-    }
-
-    /// The stored properties in the archive's key order (`Entity.storedPropertyNames`).
-    package var properties: [Property]
-    var sql: String
-
-    package init(_ db: Database, entity: Entity, entityNumber: Int?, where extraCondition: String? = nil) throws {
-        let tables = try ModelTables(entity: entity)
-        let tableName = tables.table(for: entity.name)?.name ?? entity.tableName
-        let columnOf = Dictionary(
-            tables.propertyColumns(of: entity.name).map { ($0.property, $0.column.name) }, uniquingKeysWith: { first, _ in first })
-        let available = Set(try db.columns(in: tableName).map { $0.name.uppercased() })
-        var selected = [CoreDataSQL.keyColumn, available.contains(CoreDataSQL.optColumn) ? CoreDataSQL.optColumn : "NULL"]
-        properties = entity.storedPropertyNames.map { name in
-            let kind = entity.attribute(named: name)?.kind ?? .integer
-            guard let column = columnOf[name], available.contains(column) else {
-                return Property(name: name, kind: kind, column: nil)
+            for (index, relationship) in plan.toOne.enumerated() {
+                switch row[2 + plan.fields.count + index] {
+                case .null: values[relationship.name] = .null
+                case .integer(let target): values[relationship.name] = .integer(target)
+                case let other: throw undecodable(primaryKey, relationship.name, "\(other.summary) is not a key")
+                }
             }
-            selected.append(column)
-            return Property(name: name, kind: kind, column: selected.count - 1)
-        }
-        // Sub-entity rows (another Z_ENT) are not this entity's; TimeQuest has none.
-        let conditions = [entityNumber.map { "\(CoreDataSQL.entityColumn) = \($0)" }, extraCondition].compactMap { $0 }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        sql = "SELECT \(selected.joined(separator: ", ")) FROM \(tableName)\(filter) ORDER BY \(CoreDataSQL.keyColumn)"
-    }
-
-    package func forEachRow(_ db: Database, _ arguments: [StoredValue] = [], _ body: (ExactRow) throws -> Void) throws {
-        try ExactSQL.forEachRow(db, sql: sql, arguments, body)
-    }
-
-    package func primaryKey(_ row: ExactRow, entity: Entity, path: String) throws -> Int64 {
-        guard let key = row.integer(0) else {
-            throw StoreError.undecodableValue(
-                path: path, entity: entity.name, primaryKey: 0, property: CoreDataSQL.keyColumn,
-                reason: "\(row[0].summary) is not an integer key")
-        }
-        return key
-    }
-
-    package func opt(_ row: ExactRow, entity: Entity, primaryKey: Int64, path: String) throws -> Int64? {
-        switch row[1] {
-        case .null: return nil
-        case .integer(let number): return number
-        case let other:
-            throw StoreError.undecodableValue(
-                path: path, entity: entity.name, primaryKey: primaryKey, property: CoreDataSQL.optColumn,
-                reason: "\(other.summary) is not an integer")
-        }
-    }
-
-    package func value(_ row: ExactRow, _ property: Property, entity: Entity, primaryKey: Int64, path: String) throws -> Value {
-        guard let column = property.column else { return .null }
-        do {
-            return try ValueCoding.decode(row[column], as: property.kind)
-        } catch let failure as ValueCoding.Failure {
-            throw StoreError.undecodableValue(
-                path: path, entity: entity.name, primaryKey: primaryKey, property: property.name, reason: failure.reason)
+            try body(EntityRecord(primaryKey: primaryKey, opt: opt, values: values))
         }
     }
 }

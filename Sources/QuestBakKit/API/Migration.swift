@@ -146,7 +146,7 @@ extension QuestBak {
         report: (@Sendable (GateCheck) -> Void)? = nil
     ) async throws(QuestBakError) -> GateResult {
         try await perform { workDirectory, _ in
-            let target = try Schema.model(ofStoreAt: newStore)
+            let target = ModelVersion(compiled: try CompiledModel.model(ofStoreAt: newStore))
             var verifier = MigrationVerifier(fixtures: fixtures, target: target, candidates: [target])
             verifier.modelStore = newStore
             verifier.modelChain = try options.through ?? FixtureSet(folder: fixtures).chain()

@@ -106,7 +106,7 @@ public struct KnownSchemas: Sendable {
     }
 
     /// Every schema of the profiles, oldest first within each.
-    package var schemas: [Schema] { profiles.flatMap(\.versions) }
+    package var schemas: [ModelVersion] { profiles.flatMap(\.versions) }
 
     /// No schema: every store is read by its own model, or by its tables.
     public static let none = KnownSchemas([])

@@ -170,7 +170,7 @@ package enum Differ {
 
         /// The properties whose form is flagged: the cloudID attribute, and the column a generic
         /// archive names it by (`Plan`'s cloudID key is one of them).
-        static let flagged = [Entity.cloudIDAttribute, "Z" + Entity.cloudIDAttribute.uppercased()]
+        static let flagged = [CompiledEntity.cloudIDAttribute, "Z" + CompiledEntity.cloudIDAttribute.uppercased()]
         /// The columns before the properties': `pk`, then one flag per `flagged` property.
         static let leadingColumns = ["pk"] + flagged.indices.map { "w\($0)" }
 
@@ -258,8 +258,7 @@ package enum Differ {
                                 report: progress, totals: Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +),
                                 step: "read \(label.uppercased())", cancellation: cancellation)
                             if side.kind == ArchiveManifest.Source.knownSchema {
-                                side.model = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first.map(
-                                    ModelVersion.init(schema:))
+                                side.model = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first
                             }
                         },
                         onRecordLine: { member, _, line in
@@ -798,7 +797,8 @@ package enum Differ {
         // A generic archive has columns: ZCLOUDID is the cloudID attribute's.
         plan.keys.append(
             Plan.Key(
-                kind: "cloudID", fields: [generic ? "Z" + Entity.cloudIDAttribute.uppercased() : Entity.cloudIDAttribute], isCloudID: true))
+                kind: "cloudID", fields: [generic ? "Z" + CompiledEntity.cloudIDAttribute.uppercased() : CompiledEntity.cloudIDAttribute],
+                isCloudID: true))
         guard !generic, let model = models.first(where: { $0.compiled.entity(named: name) != nil }),
             let entity = model.compiled.entity(named: name)
         else {

@@ -236,10 +236,10 @@ package enum Exporter {
         var sqlite: StoreFileSettings?
     }
 
-    /// How the store's records are written: by a TimeQuest schema, by the store's own model, or
-    /// by its tables.
+    /// How the store's records are written: by an app profile's version (format 2), by the
+    /// store's own model, or by its tables.
     private enum Description {
-        case knownSchema(Schema)
+        case knownVersion(ModelVersion)
         case model(ModelLayout)
         case generic
     }
@@ -281,8 +281,8 @@ package enum Exporter {
         let schemaVersion: String
         let kind: String
         switch description {
-        case .knownSchema(let schema):
-            schemaVersion = schema.versionIdentifier
+        case .knownVersion(let version):
+            schemaVersion = version.versionIdentifier
             kind = ArchiveManifest.Source.knownSchema
         case .model:
             // No identifier in the store means none in the archive: "" claims no version.
@@ -334,13 +334,12 @@ package enum Exporter {
         }
         var carriedByRecords: Set<String> = []
         switch description {
-        case .knownSchema(let schema):
-            staged.warnings += try TransformableArray.reencodedAttributes(db, model: ModelVersion(schema: schema))
-            for entity in schema.entities {
+        case .knownVersion(let version):
+            staged.warnings += try TransformableArray.reencodedAttributes(db, model: version)
+            for entity in version.entities {
                 try stageEntity(entity.name) { write in
                     try EntityMemberEncoding.encode(
-                        db, schema: schema, entity: entity, entityNumber: schema.entityNumber(of: entity.name), path: path,
-                        progress: progress(entity.name), write: write)
+                        db, version: version, entity: entity, path: path, progress: progress(entity.name), write: write)
                 }
             }
         case .model(let layout):
@@ -353,7 +352,7 @@ package enum Exporter {
             carriedByRecords = layout.joinTables
         case .generic:
             for (key, table) in try StoreReader.modelTables(db) {
-                guard Schema.isPlainIdentifier(key.name) else {
+                guard CompiledModel.isPlainIdentifier(key.name) else {
                     throw StoreError.schemaMismatch(
                         path: path, versionIdentifier: nil,
                         differences: [
@@ -469,7 +468,7 @@ package enum Exporter {
         }
         for (name, sql, indexes) in tables {
             // The name becomes a file name in the archive and SQL in a restore.
-            guard Schema.isPlainIdentifier(name) else {
+            guard CompiledModel.isPlainIdentifier(name) else {
                 throw StoreError.schemaMismatch(
                     path: path, versionIdentifier: nil,
                     differences: [
@@ -492,16 +491,16 @@ package enum Exporter {
         return staged
     }
 
-    /// A known TimeQuest schema when the store is one; else the store's own model when it
+    /// An app profile's known version when the store is one; else the store's own model when it
     /// describes the store exactly; else its tables, with the reason among the warnings.
     private static func describe(
-        _ db: Database, metadata: StoreMetadata, path: String, candidates: [Schema], warnings: inout [String]
+        _ db: Database, metadata: StoreMetadata, path: String, candidates: [ModelVersion], warnings: inout [String]
     ) throws -> Description {
         let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates)
         warnings += odd
         switch description {
-        case .knownSchema(let schema):
-            return .knownSchema(schema)
+        case .knownVersion(let version):
+            return .knownVersion(version)
         case .model(let layout):
             warnings += layout.warnings
             return .model(layout)

@@ -36,7 +36,7 @@ package enum Importer {
         /// its profile. None by default: the library applies no app's profile of its own accord.
         public var profiles: [AppProfile] = []
         /// The profiles' versions, oldest first; the last is the newest.
-        var schemas: [Schema] { AppProfile.versions(of: profiles) }
+        var schemas: [ModelVersion] { AppProfile.versions(of: profiles) }
         /// What an age-encrypted archive is opened with (each pass decrypts it again).
         public var keys = ArchiveKeys()
         /// Told how far the restore is through each entity's records (the manifest's counts).

@@ -34,7 +34,7 @@ enum LaunchValidity {
     /// entity, the attributes whose default the model cannot hold: an array's `[]` in a schema);
     /// `layout` says where it is stored.
     static func problems(
-        _ db: Database, model: CompiledModel, defaultsNoModelHolds: [String: Set<String>] = [:], layout: ModelLayout,
+        _ db: Database, model: CompiledModel, defaultsNoModelHolds: [String: [String: Value]] = [:], layout: ModelLayout,
         uniquenessOnly: Bool = false, limit: Int = 20
     ) throws -> [String] {
         var problems: [String] = []
@@ -49,7 +49,7 @@ enum LaunchValidity {
     private static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     private static func check(
-        _ plan: ModelLayout.EntityPlan, model: CompiledModel, defaultsNoModelHolds: [String: Set<String>], layout: ModelLayout,
+        _ plan: ModelLayout.EntityPlan, model: CompiledModel, defaultsNoModelHolds: [String: [String: Value]], layout: ModelLayout,
         db: Database, uniquenessOnly: Bool
     ) throws -> [String] {
         // The entity's own and inherited attributes and relationships, by name, the nearest first.
@@ -57,7 +57,7 @@ enum LaunchValidity {
         let attributes = Dictionary(
             entities.flatMap { entity in
                 entity.attributes.map {
-                    ($0.name, (attribute: $0, hasDefault: $0.hasDefault || defaultsNoModelHolds[entity.name]?.contains($0.name) == true))
+                    ($0.name, (attribute: $0, hasDefault: $0.hasDefault || defaultsNoModelHolds[entity.name]?[$0.name] != nil))
                 }
             }, uniquingKeysWith: { first, _ in first })
         let relationships = Dictionary(entities.flatMap(\.relationships).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

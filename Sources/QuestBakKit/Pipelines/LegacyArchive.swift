@@ -5,8 +5,8 @@ import GRDB
 import QuestBakArchive
 
 /// An archive of format 1 or 2 (TimeQuest's: `source.schema` "timequest", written by an app
-/// profile's schema), read for the one restore (`StatementRestore`). All that sets these archives
-/// apart lives here, behind one seam: which schemas the lines are read with and written as, the
+/// profile's version), read for the one restore (`StatementRestore`). All that sets these archives
+/// apart lives here, behind one seam: which versions the lines are read with and written as, the
 /// statements that make the target's tables (the archive carries none), the model its records are
 /// laid out by, how a line becomes a record (format 1 has no `_opt`; every property is written; a
 /// to-many is refused; `--allow-newer` keeps what the target cannot store for the report), and what
@@ -20,8 +20,8 @@ import QuestBakArchive
 /// the records are those `migrate` gives (DiffCommandTests.testMigrateAndImportToV2GiveTheSameRecords).
 struct LegacyArchive {
     var manifest: ArchiveManifest
-    var source: Schema
-    var target: Schema
+    var source: ModelVersion
+    var target: ModelVersion
     /// Archive schema newer than any known one, read because `allowNewer` was given.
     var newerSource: Bool
     var options: Importer.Options
@@ -31,6 +31,16 @@ struct LegacyArchive {
     /// Each source entity's stored property names, which every line must have: made once, not
     /// sorted again for every line.
     private var requiredKeys: [String: [String]] = [:]
+    /// What each key of a line is, by target entity and property name: looked up once per value,
+    /// so made once.
+    private var targetProperties: [String: [String: LineProperty]] = [:]
+
+    /// A key of a record line, as the target's model has it.
+    private enum LineProperty {
+        case attribute(AttributeKind)
+        case toOne(destination: String)
+        case toMany(destination: String, inverse: String?)
+    }
 
     init(manifest: ArchiveManifest, archive: String, options: Importer.Options) throws {
         self.manifest = manifest
@@ -95,6 +105,19 @@ struct LegacyArchive {
         }
         createdAt = created
         requiredKeys = Dictionary(source.entities.map { ($0.name, $0.storedPropertyNames) }, uniquingKeysWith: { first, _ in first })
+        for entity in target.entities {
+            var properties: [String: LineProperty] = [:]
+            for relationship in entity.relationships {
+                properties[relationship.name] =
+                    relationship.isToMany
+                    ? .toMany(destination: relationship.destination, inverse: relationship.inverse)
+                    : .toOne(destination: relationship.destination)
+            }
+            for attribute in entity.attributes {
+                properties[attribute.name] = .attribute(target.declaredKind(of: attribute, in: entity.name))
+            }
+            targetProperties[entity.name] = properties
+        }
         if let url = options.template {
             let snapshot = try StoreSnapshot(storeAt: url)
             template = try snapshot.read { db in
@@ -117,12 +140,12 @@ struct LegacyArchive {
     var schemaVersion: String { target.versionIdentifier }
 
     /// Every statement of the new store, in order: the target's entity tables and their indexes,
-    /// as Core Data makes them for the model the schema compiles to, then Core Data's bookkeeping
-    /// and history tables (what fixtures of the schema are written with, too).
+    /// as Core Data makes them for the target's model, then Core Data's bookkeeping and history
+    /// tables (what fixtures of the version are written with, too).
     func statements(archive: String) throws -> [String] {
         let tables: ModelTables
         do {
-            tables = try ModelTables(model: CompiledModel(schema: target))
+            tables = try ModelTables(model: target.compiled)
         } catch {
             throw ImportError.notImportable(
                 archive: archive,
@@ -132,7 +155,7 @@ struct LegacyArchive {
         return tables.createStatements + CoreDataSQL.bookkeeping + CoreDataSQL.history
     }
 
-    /// The target's entities in `Z_ENT` order, which is the schema's.
+    /// The target's entities in `Z_ENT` order, which is the declaration's (by name).
     var entityNames: [String] { target.entities.map(\.name) }
 
     /// Numbers the target's entities in `Z_PRIMARYKEY` (`Z_MAX` 0 until the records are in), so
@@ -143,24 +166,15 @@ struct LegacyArchive {
         }
     }
 
-    /// The store's tables laid out by the model the target's schema compiles to (what a store
-    /// written by a schema carries, or is read by when it carries none); a field the model calls
-    /// transformable is the typed array the schema says it is, as an export of the store reads it.
+    /// The store's tables laid out by the target's model (what a store of the version carries, or
+    /// is read by when it carries none); a field the model calls transformable is the typed array
+    /// the version says it is, as an export of the store reads it.
     func layout(_ db: Database, archive: String) throws -> ModelLayout {
-        var layout = try ModelLayout(db, model: CompiledModel(schema: target), checkRows: false)
-        if let problem = layout.problems.first {
+        do {
+            return try target.layout(db, path: archive, checkRows: false)
+        } catch StoreError.noModel(_, let problem) {
             throw ImportError.notImportable(archive: archive, reason: "schema \(target.versionIdentifier) does not lay out: \(problem)")
         }
-        for (entityIndex, plan) in layout.entities.enumerated() {
-            for (fieldIndex, field) in plan.fields.enumerated() where field.path.count == 1 && field.kind == .transformable {
-                if let kind = target.entity(named: plan.name)?.attribute(named: field.path[0])?.kind,
-                    [.integerArray, .stringArray].contains(kind)
-                {
-                    layout.entities[entityIndex].fields[fieldIndex].kind = kind
-                }
-            }
-        }
-        return layout
     }
 
     /// A decoded record's column values, in the order of `plan.fields` then `plan.toOne`; a
@@ -253,7 +267,7 @@ struct LegacyArchive {
             case let other?: throw invalid("\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
             }
         }
-        guard let entity = target.entity(named: member.name) else {
+        guard let properties = targetProperties[member.name] else {
             // Only with allowNewer: an entity the target does not have is kept in the report.
             decoded.unstorable.append(
                 RepairEntry(
@@ -264,44 +278,45 @@ struct LegacyArchive {
         var values: [String: Value] = [:]
         values.reserveCapacity(members.count)
         let bookkeepingKeys = manifest.formatVersion >= 2 ? [RecordJSON.primaryKeyKey, RecordJSON.optKey] : [RecordJSON.primaryKeyKey]
+        let entity = member.name
         for (key, json) in members where !bookkeepingKeys.contains(key) {
-            if let attribute = entity.attribute(named: key) {
+            switch properties[key] {
+            case .attribute(let kind)?:
                 do {
-                    values[key] = try ValueJSON.value(json, as: attribute.kind)
+                    values[key] = try ValueJSON.value(json, as: kind)
                 } catch let mismatch as ValueJSON.TypeMismatch {
                     throw invalid("\(key) must be \(mismatch.expected), found \(mismatch.found)")
                 }
-            } else if let relationship = entity.relationship(named: key) {
+            case .toMany(let destination, let inverse)?:
                 // A to-many follows from its inverse's keys, so the format has no place for it:
                 // a value given here would be dropped without a word.
-                guard !relationship.isToMany else {
-                    throw invalid(
-                        "\(key) is a to-many relationship, which a record does not carry (it follows from \(relationship.destination).\(relationship.inverse ?? "its inverse")); found \(json.typeName)"
-                    )
-                }
+                throw invalid(
+                    "\(key) is a to-many relationship, which a record does not carry (it follows from \(destination).\(inverse ?? "its inverse")); found \(json.typeName)"
+                )
+            case .toOne(let destination)?:
                 // Any integer: a key that points at no record is an orphan, whatever its value.
                 switch json {
                 case .null: values[key] = .null
                 case .integer(let target): values[key] = .integer(target)
-                default: throw invalid("\(key) must be the _pk of a \(relationship.destination) or null, found \(json.typeName)")
+                default: throw invalid("\(key) must be the _pk of a \(destination) or null, found \(json.typeName)")
                 }
-            } else if newerSource {
+            case nil where newerSource:
                 decoded.unstorable.append(
                     RepairEntry(
-                        rule: .unknownProperty, kind: .unstorable, entity: entity.name, primaryKey: primaryKey, cloudID: nil,
+                        rule: .unknownProperty, kind: .unstorable, entity: entity, primaryKey: primaryKey, cloudID: nil,
                         field: key,
                         old: .value(Self.reportable(json)), new: nil))
-            } else {
-                throw invalid("unknown property \(key) for \(entity.name) in schema \(source.versionIdentifier)")
+            case nil:
+                throw invalid("unknown property \(key) for \(entity) in schema \(source.versionIdentifier)")
             }
         }
         // Every property is written, null when empty: a missing key is damage, not a null.
         if !newerSource, let names = requiredKeys[member.name] {
             for name in names where !members.contains(where: { $0.key == name }) {
-                throw invalid("\(name) is missing (every property of \(entity.name) is written, null when empty)")
+                throw invalid("\(name) is missing (every property of \(entity) is written, null when empty)")
             }
         }
-        decoded.entity = entity.name
+        decoded.entity = entity
         decoded.record = EntityRecord(primaryKey: primaryKey, opt: opt, values: values)
         return decoded
     }
@@ -343,7 +358,7 @@ struct LegacyArchive {
         }
         if let template {
             let metadata = template.metadata
-            guard metadata.schemaMatchingHashes(in: [target]) != nil else {
+            guard metadata.versionMatchingHashes(in: [target]) != nil else {
                 throw ImportError.template(
                     path: template.path, reason: "its model hashes are not those of schema \(target.versionIdentifier)")
             }
@@ -351,7 +366,7 @@ struct LegacyArchive {
         }
         let namesTarget = carried?.versionIdentifiers == [target.versionIdentifier]
         if source.versionIdentifier == target.versionIdentifier, !newerSource, let carried,
-            carried.schemaMatchingHashes(in: [target]) != nil,
+            carried.versionMatchingHashes(in: [target]) != nil,
             namesTarget
         {
             // Kept as the archive has them, even when they disagree; but said.
@@ -375,7 +390,7 @@ struct LegacyArchive {
             why = "the archive's metadata has model hashes other than schema \(target.versionIdentifier)'s"
         }
         let computed = StoreMetadata(
-            schema: target, uuid: uuid, frameworkVersion: manifest.source.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
+            model: target.compiled, uuid: uuid, frameworkVersion: manifest.source.frameworkVersion ?? StoreMetadata.defaultFrameworkVersion,
             carryingOver: carried)
         return (computed, "metadata computed for schema \(target.versionIdentifier): \(why)", true)
     }

@@ -16,17 +16,17 @@ package struct MigrationVerifier {
     package static let verificationNow: Double = 788_918_400  // 2026-01-01T00:00:00Z
 
     package var fixtures: URL
-    package var target: Schema
-    package var candidates: [Schema]
+    package var target: ModelVersion
+    package var candidates: [ModelVersion]
     /// Rewrite golden dumps instead of comparing with them.
     package var record = false
     /// For any app: a store made by the new build, whose model the fixtures migrate to
-    /// (`target` is then that model as a schema value).
+    /// (`target` is then that model).
     package var modelStore: URL?
     /// Stores of the app's earlier models, oldest first, for a chain (`--through`).
     package var modelChain: [URL] = []
 
-    package init(fixtures: URL, target: Schema, candidates: [Schema]) {
+    package init(fixtures: URL, target: ModelVersion, candidates: [ModelVersion]) {
         self.fixtures = fixtures
         self.target = target
         self.candidates = candidates.contains { $0.versionIdentifier == target.versionIdentifier } ? candidates : candidates + [target]
@@ -74,7 +74,7 @@ package struct MigrationVerifier {
             report(check)
         }
         // The model the fixtures migrate to, and what the migrated store's metadata must then say.
-        let targetModel = try modelStore.map { try ModelVersion.of(storeAt: $0) } ?? ModelVersion(schema: target)
+        let targetModel = try modelStore.map { try ModelVersion.of(storeAt: $0) } ?? target
         let chainModels = try modelChain.map { try CompiledModel.model(ofStoreAt: $0) } + [targetModel.compiled]
         let targetVersions = try modelStore.map { store in
             try StoreSnapshot(storeAt: store).read { try StoreReader.metadata($0, path: store.path) }.versionIdentifiers
@@ -129,8 +129,7 @@ package struct MigrationVerifier {
     /// fixtures, the model it carries.
     private func sourceModel(of store: URL) throws -> ModelVersion {
         if modelStore != nil { return try ModelVersion.of(storeAt: store) }
-        let schema = try StoreSnapshot(storeAt: store).read { try StoreReader.detectSchema($0, path: store.path, candidates: candidates) }
-        return ModelVersion(schema: schema)
+        return try StoreSnapshot(storeAt: store).read { try StoreReader.detectVersion($0, path: store.path, candidates: candidates) }
     }
 
     /// Why a fixture could not be read. Another app's store is not a damaged TimeQuest store:
@@ -318,14 +317,15 @@ package struct MigrationVerifier {
         }
         for entity in model.entitiesInNameOrder {
             let records = after[entity.name] ?? [:]
-            if model.kind(of: Entity.cloudIDAttribute, in: entity.name) == .string {
+            if model.kind(of: CompiledEntity.cloudIDAttribute, in: entity.name) == .string {
                 var seen: Set<String> = []
                 for (key, values) in records.sorted(by: { $0.key < $1.key }) {
-                    guard case .string(let id)? = values[Entity.cloudIDAttribute],
+                    guard case .string(let id)? = values[CompiledEntity.cloudIDAttribute],
                         id == model.identity(of: entity.name).singletonCloudID || DeterministicID.isWellFormed(id)
                     else {
                         problems.append(
-                            "\(entity.name) _pk \(key): cloudID \(Self.text(values[Entity.cloudIDAttribute] ?? .null)) is not well-formed")
+                            "\(entity.name) _pk \(key): cloudID \(Self.text(values[CompiledEntity.cloudIDAttribute] ?? .null)) is not well-formed"
+                        )
                         continue
                     }
                     if !seen.insert(id).inserted { problems.append("\(entity.name) _pk \(key): shares its cloudID with another record") }
@@ -415,7 +415,7 @@ package struct MigrationVerifier {
             var importOptions = Importer.Options()
             // TimeQuest's stores are described by its schemas, as a profile (they carry their own
             // natural keys); any app's by the model it carries.
-            let profiles = modelStore == nil ? [AppProfile(name: "the schemas checked", models: candidates)] : []
+            let profiles = modelStore == nil ? [AppProfile(name: "the schemas checked", versions: candidates)] : []
             options.profiles = profiles
             importOptions.profiles = profiles
             let one = try Exporter.export(storeAt: migrated, to: .file(first, overwrite: true), options: options)

@@ -85,9 +85,9 @@ package enum ModelMigrator {
     /// Migrates the store at `source`, which is one of `candidates` (an app profile's versions),
     /// to the profile's version `target`: `questbak migrate --to-version`, and the gate over an
     /// app's own fixtures. The same migration as to a new build's store, with the target's model
-    /// given as a schema (see `Target.profileVersion`).
+    /// given as the profile's version (see `Target.profileVersion`).
     package static func migrate(
-        storeAt source: URL, toVersion target: Schema, candidates: [Schema], output: URL?, options: Migrator.Options,
+        storeAt source: URL, toVersion target: ModelVersion, candidates: [ModelVersion], output: URL?, options: Migrator.Options,
         workDirectory: URL
     ) throws -> Migrator.Result {
         try migrate(
@@ -100,15 +100,15 @@ package enum ModelMigrator {
         /// The model of a store the app's new build made: its statements, metadata and model cache
         /// are the migrated store's.
         case modelOf(store: URL)
-        /// A version of an app profile, a schema (the store is one of `candidates`): the store's
+        /// A version of an app profile (the store is one of `candidates`): the store's
         /// own tables made over as Core Data's lightweight migration alters them in place (columns
         /// renamed, new ones added last, new entities' tables created), its persistent history
-        /// kept, new properties given the schema's defaults (`Date.now` is `Options.now`; a
+        /// kept, new properties given the version's defaults (`Date.now` is `Options.now`; a
         /// `UUID().uuidString` is one value for every record, as Core Data evaluates it once), the
         /// version's metadata, no model cache (questbak synthesizes none for a user's store, so it
         /// is left without one, as every store Core Data wrote before about 2015 is), and the
         /// profile's repairs (every record its own cloudID, one record per singleton, …).
-        case profileVersion(Schema, candidates: [Schema])
+        case profileVersion(ModelVersion, candidates: [ModelVersion])
     }
 
     /// Migrates the store at `source` to the model of the store `modelStore` made by the app's new
@@ -143,9 +143,9 @@ package enum ModelMigrator {
             if !stepOfChain, ModelVersionHashes(model: old.model) == ModelVersionHashes(model: new.model) {
                 throw MigrationError.alreadyAtVersion(path: source.path, version: old.version)
             }
-        case .profileVersion(let schema, let candidates):
+        case .profileVersion(let version, let candidates):
             old = try Side(storeAt: source, among: candidates)
-            new = Side(profileVersion: schema, from: old, options: options)
+            new = Side(profileVersion: version, from: old, options: options)
             targetPath = source.path
             // A profile names its versions: the store is the version its metadata names.
             if old.version == new.version { throw MigrationError.alreadyAtVersion(path: source.path, version: new.version) }
@@ -176,7 +176,7 @@ package enum ModelMigrator {
                     throw StoreError.noModel(path: targetPath, reason: "its statement cannot be made again: \(reason)")
                 }
             }
-            if new.isProfileVersion { try alterTables(db, from: old.schema, to: new.schema) }
+            if new.isProfileVersion { try alterTables(db, from: old.modelVersion, to: new.modelVersion) }
             let largestKeys = try old.snapshot.read { source in try largestPrimaryKeys(source, old: old) }
             try copyEntityKeys(db, old: old, new: new, largestKeys: largestKeys)
             let layout = try ModelLayout(db, model: new.model, checkRows: false)
@@ -271,8 +271,8 @@ package enum ModelMigrator {
             // this version gives it.
             _ = try RepairPipeline.run(
                 in: RepairContext(
-                    db: db, schema: new.schema, defaultsSchema: new.schema, now: options.now, randomIDs: options.randomIDs,
-                    cloudIDKind: old.schema.entities.contains { $0.cloudID != nil } ? .repair : .migration, log: log,
+                    db: db, version: new.modelVersion, defaults: new.modelVersion, now: options.now, randomIDs: options.randomIDs,
+                    cloudIDKind: old.modelVersion.entities.contains { $0.cloudID != nil } ? .repair : .migration, log: log,
                     path: old.snapshot.path, sharedCloudIDs: new.sharedCloudIDs))
         } else {
             // A new build's model: only the one cloudID a lightweight migration gave every record.
@@ -298,12 +298,12 @@ package enum ModelMigrator {
     /// source's own tables (already created from its statements): new tables for new entities,
     /// renamed columns renamed, `ALTER TABLE … ADD COLUMN` (no DEFAULT clause) for new
     /// properties, which therefore come last. The values come with the records.
-    static func alterTables(_ db: Database, from old: Schema, to new: Schema) throws {
+    static func alterTables(_ db: Database, from old: ModelVersion, to new: ModelVersion) throws {
         // Both versions laid out whole, as Core Data lays them out: a sub-entity's properties are
         // columns of its root's table, so an entity alone would make a table of its own that no
         // layout of the model reads.
-        let newTables = try ModelTables(schema: new)
-        let oldTables = try ModelTables(schema: old)
+        let newTables = try ModelTables(model: new.compiled)
+        let oldTables = try ModelTables(model: old.compiled)
         var created: Set<String> = []
         for entity in new.entities {
             guard let table = newTables.table(for: entity.name) else { continue }
@@ -365,9 +365,6 @@ package enum ModelMigrator {
         let snapshot: StoreSnapshot
         let metadata: StoreMetadata
         let model: CompiledModel
-        /// The model as a schema: a profile's version as the profile gives it (symbolic defaults,
-        /// uniqueness), else the model's own.
-        let schema: Schema
         /// The model with what no model holds: a store's own model as it is, a profile's version
         /// with its typed arrays, array defaults and identities.
         let modelVersion: ModelVersion
@@ -413,37 +410,34 @@ package enum ModelMigrator {
                     try Self.keys(db)
                 )
             }
-            schema = Schema(model: model)
             modelVersion = ModelVersion(compiled: model)
             version = metadata.versionIdentifiers.first ?? ""
         }
 
         /// A store of one of an app profile's versions (`candidates`), read by that version.
-        init(storeAt url: URL, among candidates: [Schema]) throws {
+        init(storeAt url: URL, among candidates: [ModelVersion]) throws {
             snapshot = try StoreSnapshot(storeAt: url)
             let path = snapshot.path
-            (schema, metadata, statements, settings, keys) = try snapshot.read { db in
+            (modelVersion, metadata, statements, settings, keys) = try snapshot.read { db in
                 // The version's tables exactly, every row of one of its entities (records are
                 // copied by entity: no row is left behind without a word).
-                let schema = try StoreReader.detectSchema(db, path: path, candidates: candidates)
                 return (
-                    schema, try StoreReader.metadata(db, path: path), try CoreDataSQL.schemaStatements(db),
+                    try StoreReader.detectVersion(db, path: path, candidates: candidates), try StoreReader.metadata(db, path: path),
+                    try CoreDataSQL.schemaStatements(db),
                     // Migrated in place: the store's own file settings, its journal mode too.
                     try StoreFileSettings.of(db), try Self.keys(db)
                 )
             }
-            modelVersion = ModelVersion(schema: schema)
             model = modelVersion.compiled
             cache = nil
-            version = schema.versionIdentifier
+            version = modelVersion.versionIdentifier
         }
 
         /// The profile's version `target` that the store of `old` migrates to: its tables are the
         /// old ones, altered (`alterTables`); see `Target.profileVersion` for the rest.
-        init(profileVersion target: Schema, from old: Side, options: Migrator.Options) {
+        init(profileVersion target: ModelVersion, from old: Side, options: Migrator.Options) {
             snapshot = old.snapshot
-            schema = target
-            modelVersion = ModelVersion(schema: target)
+            modelVersion = target
             model = modelVersion.compiled
             metadata = StoreMetadata(
                 model: model, uuid: old.metadata.uuid,
@@ -467,12 +461,14 @@ package enum ModelMigrator {
             for entity in target.entities {
                 for attribute in entity.attributes {
                     guard
-                        let value = Self.lightweightDefault(attribute, entity: entity.name, storeUUID: old.metadata.uuid, options: options)
+                        let value = Self.lightweightDefault(
+                            target.defaultValue(of: attribute, in: entity.name), of: attribute.name, entity: entity.name,
+                            storeUUID: old.metadata.uuid, options: options)
                     else { continue }
                     defaults[entity.name, default: [:]][attribute.name] = ValueCoding.encode(value)
                     // Only a cloudID property the store did not have is given the one shared value.
-                    if attribute.name == Entity.cloudIDAttribute, case .string(let id) = value,
-                        old.schema.entity(named: entity.originalName ?? entity.name)?.cloudID == nil
+                    if attribute.name == CompiledEntity.cloudIDAttribute, case .string(let id) = value,
+                        old.modelVersion.entity(named: entity.originalName ?? entity.name)?.cloudID == nil
                     {
                         sharedCloudIDs.insert(id)
                     }
@@ -483,15 +479,17 @@ package enum ModelMigrator {
 
         /// The single value Core Data binds for a new property. `UUID().uuidString` is evaluated
         /// once, as in SwiftData; here it is derived from the store so that runs are reproducible.
-        static func lightweightDefault(_ attribute: Attribute, entity: String, storeUUID: String, options: Migrator.Options) -> Value? {
-            switch attribute.defaultValue {
+        static func lightweightDefault(
+            _ defaultValue: DefaultValue?, of attribute: String, entity: String, storeUUID: String, options: Migrator.Options
+        ) -> Value? {
+            switch defaultValue {
             case .value(let value)?: return value
             case .now?: return .date(options.now)
             case .newUUIDString?:
                 return .string(
                     options.randomIDs
                         ? UUID().uuidString
-                        : DeterministicID.uuid(name: "\(storeUUID)|\(entity).\(attribute.name)|lightweight default").uuidString)
+                        : DeterministicID.uuid(name: "\(storeUUID)|\(entity).\(attribute)|lightweight default").uuidString)
             case nil: return nil
             }
         }

@@ -287,11 +287,11 @@ struct StatementRestore {
                 try applyDestinationLinks(db, log: log)
             }
             if let legacy, !legacy.options.asArchived {
-                // A store an app profile describes: the same rules, driven by the profile's schema
+                // A store an app profile describes: the same rules, driven by the profile's version
                 // as well as the layout (the singleton, natural keys, symbolic defaults, cloudIDs
                 // derived from natural keys). Z_PRIMARYKEY is in place already (`createEntityKeys`).
                 let context = try RepairContext(
-                    db: db, schema: legacy.target, defaultsSchema: legacy.options.schemas.last ?? legacy.target,
+                    db: db, version: legacy.target, defaults: legacy.options.schemas.last ?? legacy.target,
                     now: legacy.options.now ?? legacy.createdAt, randomIDs: legacy.options.randomIDs,
                     cloudIDKind: legacy.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
                     log: log, path: archive, keepDistinctIDs: legacy.options.keepDistinctIDs)
@@ -402,7 +402,7 @@ struct StatementRestore {
                 digests[name] = try ModelMemberEncoding.digest(db, plan: plan, schemaVersion: schemaVersion, path: path)
             } else {
                 digests[name] = try GenericMemberEncoding.digest(
-                    db, entity: name, table: Entity.tableName(name), schemaVersion: schemaVersion, path: path)
+                    db, entity: name, table: CompiledEntity.tableName(name), schemaVersion: schemaVersion, path: path)
             }
         }
         return digests
@@ -610,7 +610,7 @@ struct StatementRestore {
         }
 
         mutating func insertGeneric(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int) throws {
-            let table = Entity.tableName(member.name)
+            let table = CompiledEntity.tableName(member.name)
             guard try db.tableExists(table) else {
                 throw restore.invalid(member.path, lineNumber, "the archive's statements make no table \(table) for entity \(member.name)")
             }
@@ -775,7 +775,7 @@ struct StatementRestore {
             }
             // Every table is accounted for: an entity's, a carried one, a join table the records
             // fill, Core Data's bookkeeping, or its history and mirroring, which start empty.
-            let entityTables = Set(layout?.entities.map(\.table) ?? entityNames.map { Entity.tableName($0) })
+            let entityTables = Set(layout?.entities.map(\.table) ?? entityNames.map { CompiledEntity.tableName($0) })
             let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union(replayed.virtualTables).union(
                 CoreDataSQL.bookkeepingTables)
             for table in try String.fetchAll(

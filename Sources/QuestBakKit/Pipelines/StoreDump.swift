@@ -79,7 +79,7 @@ package enum StoreDump {
 
     /// The lines with each well-formed cloudID replaced by `<cloudID>` or `<repeated cloudID>`.
     private static func masked(_ lines: [String], plan: ModelLayout.EntityPlan, db: Database) throws -> [String] {
-        guard let column = plan.fields.first(where: { $0.path == [Entity.cloudIDAttribute] && $0.kind == .string })?.column else {
+        guard let column = plan.fields.first(where: { $0.path == [CompiledEntity.cloudIDAttribute] && $0.kind == .string })?.column else {
             return lines
         }
         let quoted = "\"" + column + "\""
@@ -92,14 +92,14 @@ package enum StoreDump {
                     """))
         return try lines.map { line in
             let members = try JSONLine.parseObject(Data(line.utf8))
-            guard case .string(let id)? = members.first(where: { $0.key == Entity.cloudIDAttribute })?.value,
+            guard case .string(let id)? = members.first(where: { $0.key == CompiledEntity.cloudIDAttribute })?.value,
                 DeterministicID.isWellFormed(id)
             else { return line }
             // A well-formed ID is hex digits and dashes: its JSON text is the ID itself, quoted.
-            let stored = "\"\(Entity.cloudIDAttribute)\":\"\(id)\""
+            let stored = "\"\(CompiledEntity.cloudIDAttribute)\":\"\(id)\""
             guard let range = line.range(of: stored) else { return line }
             let mask = repeated.contains(id) ? "<repeated cloudID>" : "<cloudID>"
-            return line.replacingCharacters(in: range, with: "\"\(Entity.cloudIDAttribute)\":\"\(mask)\"")
+            return line.replacingCharacters(in: range, with: "\"\(CompiledEntity.cloudIDAttribute)\":\"\(mask)\"")
         }
     }
 

@@ -18,8 +18,8 @@ import QuestBakArchive
 struct CloudIDRule: RepairRule {
     var effects: [RepairRuleEffect] { [RepairRuleEffect(.cloudID, .assignsCloudID)] }
 
-    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
-        entity.cloudID == nil ? [] : [Entity.cloudIDAttribute]
+    func fields(of entity: CompiledEntity, in version: ModelVersion) -> Set<String> {
+        entity.cloudID == nil ? [] : [CompiledEntity.cloudIDAttribute]
     }
 
     func apply(in context: RepairContext) throws -> [String] {
@@ -34,9 +34,9 @@ struct CloudIDRule: RepairRule {
         return []
     }
 
-    func assignCloudIDs(_ entity: Entity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
+    func assignCloudIDs(_ entity: CompiledEntity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
         let (db, log) = (context.db, context.log)
-        guard let cloudColumn = context.column(Entity.cloudIDAttribute, of: plan) else { return }
+        guard let cloudColumn = context.column(CompiledEntity.cloudIDAttribute, of: plan) else { return }
         let table = plan.table
         // Only this entity's rows: a sub-entity sharing the table has cloudIDs of its own.
         let entityRows = "\(CoreDataSQL.entityColumn) = \(plan.number)"
@@ -48,7 +48,8 @@ struct CloudIDRule: RepairRule {
                 try log.record(
                     RepairEntry(
                         rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey,
-                        cloudID: sentinel, field: Entity.cloudIDAttribute, old: .value(row[1].reportable), new: .value(.string(sentinel))))
+                        cloudID: sentinel, field: CompiledEntity.cloudIDAttribute, old: .value(row[1].reportable),
+                        new: .value(.string(sentinel))))
             }
             try db.execute(sql: "UPDATE \(table) SET \(cloudColumn) = ? WHERE \(entityRows)", arguments: [sentinel])
             return
@@ -110,7 +111,7 @@ struct CloudIDRule: RepairRule {
             try log.record(
                 RepairEntry(
                     rule: .cloudID, kind: context.cloudIDKind, entity: entity.name, primaryKey: primaryKey, cloudID: candidate,
-                    field: Entity.cloudIDAttribute,
+                    field: CompiledEntity.cloudIDAttribute,
                     old: .value(current.reportable), new: .value(.string(candidate))))
         }
         try db.execute(
@@ -122,12 +123,14 @@ struct CloudIDRule: RepairRule {
 
     /// The text a deterministic cloudID is derived from: the entity and its natural key, with a
     /// parent named by its (already final) cloudID rather than its device-local `Z_PK`.
-    private func identityName(_ entity: Entity, primaryKey: Int64, keyValues: [StoredValue], in context: RepairContext) throws -> String {
+    private func identityName(
+        _ entity: CompiledEntity, primaryKey: Int64, keyValues: [StoredValue], in context: RepairContext
+    ) throws -> String {
         guard !keyValues.isEmpty else { return "\(entity.name)|pk:\(primaryKey)" }
         var parts = [entity.name]
         for (property, stored) in zip(context.identity(of: entity.name).naturalKey, keyValues) {
             if let relationship = entity.relationship(named: property), let parent = context.plan(named: relationship.destination) {
-                let parentCloud = try context.column(Entity.cloudIDAttribute, of: parent).flatMap { column in
+                let parentCloud = try context.column(CompiledEntity.cloudIDAttribute, of: parent).flatMap { column in
                     try ExactSQL.fetchAll(
                         context.db, sql: "SELECT \(column) FROM \(parent.table) WHERE \(CoreDataSQL.keyColumn) = ?", [stored]
                     )
@@ -150,7 +153,7 @@ struct CloudIDRule: RepairRule {
     /// The cloudIDs of an entity no profile describes: named by the store, the entity and the record.
     func assignStoreCloudIDs(_ plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
         let db = context.db
-        guard let field = plan.fields.first(where: { $0.path == [Entity.cloudIDAttribute] && $0.kind == .string }) else { return }
+        guard let field = plan.fields.first(where: { $0.path == [CompiledEntity.cloudIDAttribute] && $0.kind == .string }) else { return }
         let column = field.column
         let rows = context.rows(of: plan)
         let key = CoreDataSQL.keyColumn
@@ -173,7 +176,7 @@ struct CloudIDRule: RepairRule {
             try context.log.record(
                 RepairEntry(
                     rule: .cloudID, kind: context.cloudIDKind, entity: plan.name, primaryKey: primaryKey, cloudID: id,
-                    field: Entity.cloudIDAttribute,
+                    field: CompiledEntity.cloudIDAttribute,
                     old: .value(old.first?.first?.reportable ?? .null), new: .value(.string(id))))
             try db.execute(sql: "UPDATE \(plan.table) SET \(column) = ? WHERE \(key) = ?", arguments: [id, primaryKey])
         }

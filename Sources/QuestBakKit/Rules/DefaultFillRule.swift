@@ -14,15 +14,15 @@ import QuestBakArchive
 struct DefaultFillRule: RepairRule {
     var effects: [RepairRuleEffect] { [RepairRuleEffect(.defaultFill, .changesField)] }
 
-    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
-        Set(entity.attributes.filter { !$0.isOptional && $0.name != Entity.cloudIDAttribute }.map(\.name))
+    func fields(of entity: CompiledEntity, in version: ModelVersion) -> Set<String> {
+        Set(entity.attributes.filter { !$0.isOptional && $0.name != CompiledEntity.cloudIDAttribute }.map(\.name))
     }
 
     func apply(in context: RepairContext) throws -> [String] {
         var notes: [String] = []
         for plan in context.entities {
             let described = context.profileEntity(plan)
-            for field in plan.fields where !field.isOptional && field.path != [Entity.cloudIDAttribute] {
+            for field in plan.fields where !field.isOptional && field.path != [CompiledEntity.cloudIDAttribute] {
                 let condition = "\(CoreDataSQL.entityColumn) = \(plan.number) AND \(field.column) IS NULL"
                 // Counted here and read one by one below, never held: after a migration every
                 // record can miss a value, millions of them.
@@ -64,12 +64,15 @@ struct DefaultFillRule: RepairRule {
         return notes
     }
 
-    /// The profile's default of the field's attribute: its schema's, else the defaults schema's.
+    /// The profile's default of the field's attribute: its version's, else the defaults version's.
     func profileDefault(
-        for field: ModelLayout.Field, of plan: ModelLayout.EntityPlan, described: Entity?, context: RepairContext
+        for field: ModelLayout.Field, of plan: ModelLayout.EntityPlan, described: CompiledEntity?, context: RepairContext
     ) -> DefaultValue? {
         guard let described, field.path.count == 1, let attribute = described.attribute(named: field.path[0]) else { return nil }
-        return attribute.defaultValue
-            ?? context.defaultsSchema?.entity(named: plan.name)?.attribute(named: attribute.name)?.defaultValue
+        if let declared = context.profile?.defaultValue(of: attribute, in: plan.name) { return declared }
+        guard let defaults = context.defaults, let fallback = defaults.entity(named: plan.name)?.attribute(named: attribute.name) else {
+            return nil
+        }
+        return defaults.defaultValue(of: fallback, in: plan.name)
     }
 }

@@ -19,9 +19,9 @@ struct DuplicateRule: RepairRule {
         ]
     }
 
-    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
-        var fields = Set(entity.toOneRelationships.filter { Self.appliesTo(schema.identity(of: $0.destination)) }.map(\.name))
-        if Self.appliesTo(schema.identity(of: entity.name)), entity.cloudID != nil { fields.insert(Entity.cloudIDAttribute) }
+    func fields(of entity: CompiledEntity, in version: ModelVersion) -> Set<String> {
+        var fields = Set(entity.toOneRelationships.filter { Self.appliesTo(version.identity(of: $0.destination)) }.map(\.name))
+        if Self.appliesTo(version.identity(of: entity.name)), entity.cloudID != nil { fields.insert(CompiledEntity.cloudIDAttribute) }
         return fields
     }
 
@@ -39,12 +39,12 @@ struct DuplicateRule: RepairRule {
         return []
     }
 
-    func removeDuplicates(of entity: Entity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
+    func removeDuplicates(of entity: CompiledEntity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
         let key = context.identity(of: entity.name).naturalKey
         guard !key.isEmpty else { return }
         let keyColumns = key.compactMap { context.column($0, of: plan) }
         guard keyColumns.count == key.count else { return }
-        let cloudColumn = context.column(Entity.cloudIDAttribute, of: plan)
+        let cloudColumn = context.column(CompiledEntity.cloudIDAttribute, of: plan)
         try context.resetPairs()
         // A key with a missing part proves nothing about identity: such records are never merged.
         let complete = keyColumns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
@@ -67,6 +67,6 @@ struct DuplicateRule: RepairRule {
                 try insert.execute(arguments: [primaryKey, match.keeper, match.carried])
             }
         }
-        try context.applyDuplicatePairs(of: plan, entity: entity)
+        try context.applyDuplicatePairs(of: plan)
     }
 }

@@ -9,11 +9,11 @@ import QuestBakArchive
 struct OrphanRule: RepairRule {
     var effects: [RepairRuleEffect] { [RepairRuleEffect(.orphan, .changesField)] }
 
-    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
+    func fields(of entity: CompiledEntity, in version: ModelVersion) -> Set<String> {
         // To-ones, and the many-to-manys (both sides to-many) whose links a join table keeps.
         Set(
             entity.relationships.filter { relationship in
-                guard let destination = schema.entity(named: relationship.destination) else { return false }
+                guard let destination = version.entity(named: relationship.destination) else { return false }
                 return !relationship.isToMany || (relationship.inverse.flatMap(destination.relationship(named:))?.isToMany ?? false)
             }.map(\.name))
     }

@@ -13,13 +13,13 @@ struct RepairContext {
     /// Where every entity's rows, columns and links are.
     let layout: ModelLayout
     let model: CompiledModel
-    /// The app profile's schema of the store's version, when one applies: its natural keys,
-    /// singleton and merge rules (`Schema.identities`), its symbolic defaults, the kinds a model does
-    /// not say (`Routine.activeDays`), and the order entries are reported in. Nil for a store only
-    /// its own model describes.
-    let profile: Schema?
-    /// Where defaults the profile's schema lacks come from (the newest schema knows them all).
-    let defaultsSchema: Schema?
+    /// The app profile's version of the store, when one applies: its natural keys, singleton and
+    /// merge rules (`ModelVersion.identities`), its symbolic defaults, the kinds a model does not
+    /// say (`Routine.activeDays`), and the order entries are reported in. Nil for a store only its
+    /// own model describes.
+    let profile: ModelVersion?
+    /// Where defaults the profile's version lacks come from (the newest version knows them all).
+    let defaults: ModelVersion?
     /// What `Date.now` defaults resolve to, in seconds since 2001: the archive's creation time
     /// or `--now`, never the clock, so an import is reproducible.
     let now: Double
@@ -45,7 +45,8 @@ struct RepairContext {
     let entities: [ModelLayout.EntityPlan]
 
     init(
-        db: Database, layout: ModelLayout, model: CompiledModel, profile: Schema? = nil, defaultsSchema: Schema? = nil, now: Double = 0,
+        db: Database, layout: ModelLayout, model: CompiledModel, profile: ModelVersion? = nil, defaults: ModelVersion? = nil,
+        now: Double = 0,
         randomIDs: Bool = false, cloudIDKind: RepairEntry.Kind = .repair, log: RepairLog, path: String, storeUUID: String = "",
         keepDistinctIDs: Bool = false, sharedCloudIDs: Set<String> = []
     ) {
@@ -53,7 +54,7 @@ struct RepairContext {
         self.layout = layout
         self.model = model
         self.profile = profile
-        self.defaultsSchema = defaultsSchema
+        self.defaults = defaults
         self.now = now
         self.randomIDs = randomIDs
         self.cloudIDKind = cloudIDKind
@@ -65,25 +66,26 @@ struct RepairContext {
         entities = Self.reportOrder(layout.entities, profile: profile)
     }
 
-    /// The context of a store of an app profile's schema (a restored format 1 or 2 archive, or a
-    /// migrated copy): its layout is the schema's model read against the store. `entityNumbers`
-    /// number the entities of a store whose `Z_PRIMARYKEY` is not written yet (a fixture writer's,
-    /// `StoreWriter.Sink.entityNumbers`); nil reads them from the store.
+    /// The context of a store of an app profile's version (a restored format 1 or 2 archive, or
+    /// a migrated copy): its layout is the version's model read against the store.
+    /// `entityNumbers` number the entities of a store whose `Z_PRIMARYKEY` is not written yet (a
+    /// fixture writer's, `StoreWriter.Sink.entityNumbers`); nil reads them from the store.
     init(
-        db: Database, schema: Schema, entityNumbers: [String: Int64]? = nil, defaultsSchema: Schema, now: Double, randomIDs: Bool,
-        cloudIDKind: RepairEntry.Kind, log: RepairLog, path: String, keepDistinctIDs: Bool = false, sharedCloudIDs: Set<String> = []
+        db: Database, version: ModelVersion, entityNumbers: [String: Int64]? = nil, defaults: ModelVersion, now: Double,
+        randomIDs: Bool, cloudIDKind: RepairEntry.Kind, log: RepairLog, path: String, keepDistinctIDs: Bool = false,
+        sharedCloudIDs: Set<String> = []
     ) throws {
-        let model = CompiledModel(schema: schema)
+        let model = version.compiled
         let layout = try ModelLayout(db, model: model, checkRows: false, entityNumbers: entityNumbers)
-        // The rules need every entity's plan; a column the schema does not explain (another tool's)
-        // is no reason to refuse the repair, as it was not before the rules read the layout.
-        if let missing = schema.entities.first(where: { layout.entity(named: $0.name) == nil }) {
+        // The rules need every entity's plan; a column the version does not explain (another
+        // tool's) is no reason to refuse the repair, as it was not before the rules read the layout.
+        if let missing = version.entities.first(where: { layout.entity(named: $0.name) == nil }) {
             let reason = layout.problems.first ?? "entity \(missing.name) has no table"
-            throw StoreError.noModel(path: path, reason: "its schema \(schema.versionIdentifier) does not explain the store: \(reason)")
+            throw StoreError.noModel(path: path, reason: "its schema \(version.versionIdentifier) does not explain the store: \(reason)")
         }
-        // Nor may a property of the schema lack its column: a rule that cannot find a natural key,
-        // a cloudID or a required value's column would skip it without a word.
-        for entity in schema.entities {
+        // Nor may a property of the version lack its column: a rule that cannot find a natural
+        // key, a cloudID or a required value's column would skip it without a word.
+        for entity in version.entities {
             guard let plan = layout.entity(named: entity.name) else { continue }
             // Placed: laid out, and the column is in the store (the layout of a schema names
             // its columns whether or not the store has them).
@@ -92,24 +94,24 @@ struct RepairContext {
                 plan.fields.filter { present.contains($0.column.uppercased()) }.compactMap(\.path.first)
                     + plan.toOne.filter { present.contains($0.column.uppercased()) }.map(\.name))
             let stored =
-                entity.attributes.filter { $0.kind != .composite || !$0.elements.isEmpty }.map(\.name)
+                entity.attributes.filter { !$0.isComposite || !$0.elements.isEmpty }.map(\.name)
                 + entity.toOneRelationships.map(\.name)
             if let lost = stored.first(where: { !placed.contains($0) }) {
                 let reason = layout.problems.first.map { " (\($0))" } ?? ""
                 throw StoreError.noModel(
                     path: path,
                     reason:
-                        "its schema \(schema.versionIdentifier) does not explain the store: \(entity.name).\(lost) has no column\(reason)")
+                        "its schema \(version.versionIdentifier) does not explain the store: \(entity.name).\(lost) has no column\(reason)")
             }
         }
         self.init(
-            db: db, layout: layout, model: model, profile: schema, defaultsSchema: defaultsSchema, now: now, randomIDs: randomIDs,
+            db: db, layout: layout, model: model, profile: version, defaults: defaults, now: now, randomIDs: randomIDs,
             cloudIDKind: cloudIDKind, log: log, path: path, keepDistinctIDs: keepDistinctIDs, sharedCloudIDs: sharedCloudIDs)
     }
 
     /// The plans in the profile's entity order, each plan's fields and to-ones in the profile's
     /// property order (the order its repairs were always reported in); others keep the layout's.
-    private static func reportOrder(_ plans: [ModelLayout.EntityPlan], profile: Schema?) -> [ModelLayout.EntityPlan] {
+    private static func reportOrder(_ plans: [ModelLayout.EntityPlan], profile: ModelVersion?) -> [ModelLayout.EntityPlan] {
         guard let profile else { return plans }
         return inOrder(plans, of: profile.entities.map(\.name), by: \.name).map { plan in
             guard let entity = profile.entity(named: plan.name) else { return plan }
@@ -133,7 +135,7 @@ struct RepairContext {
 
 extension RepairContext {
     /// The profile's description of `plan`'s entity, when a profile applies to it.
-    func profileEntity(_ plan: ModelLayout.EntityPlan) -> Entity? { profile?.entity(named: plan.name) }
+    func profileEntity(_ plan: ModelLayout.EntityPlan) -> CompiledEntity? { profile?.entity(named: plan.name) }
 
     /// The profile's identity of an entity (natural key, singleton, merge rules); none without a profile.
     func identity(of entity: String) -> Identity { profile?.identity(of: entity) ?? Identity() }
@@ -202,7 +204,7 @@ extension RepairContext {
     /// Removes every duplicate in `temp.questbak_pairs` (reported in full, `dedup`), after
     /// pointing its children at its keeper (`repoint`) and giving the keeper the cloudID the
     /// duplicate carried over, if any (`merge`).
-    func applyDuplicatePairs(of plan: ModelLayout.EntityPlan, entity: Entity) throws {
+    func applyDuplicatePairs(of plan: ModelLayout.EntityPlan) throws {
         let pairs = try Row.fetchAll(db, sql: "SELECT duplicate, keeper, carried FROM temp.questbak_pairs ORDER BY duplicate")
         guard !pairs.isEmpty else { return }
         let children = entities.flatMap { child in
@@ -211,9 +213,9 @@ extension RepairContext {
         for pair in pairs {
             let duplicate: Int64 = pair[0]
             let keeper: Int64 = pair[1]
-            let dropped = try recordValues(entity, primaryKey: duplicate)
+            let dropped = try recordValues(plan, primaryKey: duplicate)
             var cloudID: String?
-            if case .string(let text)? = dropped[Entity.cloudIDAttribute] { cloudID = text }
+            if case .string(let text)? = dropped[CompiledEntity.cloudIDAttribute] { cloudID = text }
             try log.record(
                 RepairEntry(
                     rule: .dedup, kind: .repair, entity: plan.name, primaryKey: duplicate, cloudID: cloudID,
@@ -235,28 +237,31 @@ extension RepairContext {
                     arguments: [keeper, duplicate])
             }
             try db.execute(sql: "DELETE FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [duplicate])
-            if let carried = pair[2] as String?, let column = column(Entity.cloudIDAttribute, of: plan) {
+            if let carried = pair[2] as String?, let column = column(CompiledEntity.cloudIDAttribute, of: plan) {
                 let previous = try String.fetchOne(
                     db, sql: "SELECT \(column) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [keeper])
                 try log.record(
                     RepairEntry(
                         rule: .merge, kind: .repair, entity: plan.name, primaryKey: keeper, cloudID: carried,
-                        field: Entity.cloudIDAttribute, old: .value(previous.map { .string($0) } ?? .null), new: .value(.string(carried))))
+                        field: CompiledEntity.cloudIDAttribute, old: .value(previous.map { .string($0) } ?? .null),
+                        new: .value(.string(carried))))
                 try db.execute(
                     sql: "UPDATE \(plan.table) SET \(column) = ? WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [carried, keeper])
             }
         }
     }
 
-    /// The record's stored values by property, decoded by the profile's kinds, for reporting a
-    /// dropped duplicate in full.
-    func recordValues(_ entity: Entity, primaryKey: Int64) throws -> [String: Value] {
+    /// The record's stored values by property, decoded by the profile's kinds (a typed array as
+    /// its elements, which the layout of the model reads as bytes), for reporting a dropped
+    /// duplicate in full.
+    func recordValues(_ plan: ModelLayout.EntityPlan, primaryKey: Int64) throws -> [String: Value] {
+        var typed = plan
+        for index in typed.fields.indices where typed.fields[index].path.count == 1 {
+            if let kind = profile?.attributeKinds[plan.name]?[typed.fields[index].path[0]] { typed.fields[index].kind = kind }
+        }
         var values: [String: Value] = [:]
-        let plan = try RecordColumns(db, entity: entity, entityNumber: nil, where: "\(CoreDataSQL.keyColumn) = ?")
-        try plan.forEachRow(db, [.integer(primaryKey)]) { row in
-            for property in plan.properties {
-                values[property.name] = try plan.value(row, property, entity: entity, primaryKey: primaryKey, path: path)
-            }
+        try StoreReader.forEachRecord(db, plan: typed, path: path, where: "\(CoreDataSQL.keyColumn) = ?", [.integer(primaryKey)]) {
+            values = $0.values
         }
         values[RecordJSON.primaryKeyKey] = .integer(primaryKey)
         return values
@@ -280,7 +285,7 @@ extension RepairContext {
     /// always was: its entries name the cloudID only where the cloudID rule gave one.)
     func finalizeLog() throws {
         for plan in entities where profileEntity(plan) != nil {
-            guard let cloudColumn = column(Entity.cloudIDAttribute, of: plan) else { continue }
+            guard let cloudColumn = column(CompiledEntity.cloudIDAttribute, of: plan) else { continue }
             let lookup = try db.makeStatement(sql: "SELECT \(cloudColumn) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?")
             try log.resolveCloudIDs(entity: plan.name) { try String.fetchOne(lookup, arguments: [$0]) }
         }

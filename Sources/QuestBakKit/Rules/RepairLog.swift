@@ -225,7 +225,7 @@ package final class RepairLog {
             while let row = try cursor.next() {
                 var object = JSONObjectWriter()
                 object.add("_pk", .integer(row[3]))
-                object.add(Entity.cloudIDAttribute, string: row[4])
+                object.add(CompiledEntity.cloudIDAttribute, string: row[4])
                 object.add("entity", string: row[2])
                 object.add("field", string: row[5])
                 object.add("kind", string: row[1])

@@ -53,7 +53,7 @@ protocol RepairRule: Sendable {
     /// When it runs; `.repairing` unless the rule says otherwise.
     var phase: RepairPhase { get }
     /// The fields of `entity`'s records the rule may change: what its entries' `field` may be.
-    func fields(of entity: Entity, in schema: Schema) -> Set<String>
+    func fields(of entity: CompiledEntity, in version: ModelVersion) -> Set<String>
     /// Applies the rule to the whole store, logging every change; returns notes on what it left
     /// alone (a value the model gives no default).
     @discardableResult

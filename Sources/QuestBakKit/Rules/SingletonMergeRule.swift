@@ -13,11 +13,11 @@ struct SingletonMergeRule: RepairRule {
         ]
     }
 
-    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
+    func fields(of entity: CompiledEntity, in version: ModelVersion) -> Set<String> {
         var fields = Set(
-            entity.toOneRelationships.filter { schema.identity(of: $0.destination).singletonCloudID != nil }.map(\.name))
-        if schema.identity(of: entity.name).singletonCloudID != nil {
-            fields.formUnion(schema.identity(of: entity.name).merge.keys.filter { entity.attribute(named: $0) != nil })
+            entity.toOneRelationships.filter { version.identity(of: $0.destination).singletonCloudID != nil }.map(\.name))
+        if version.identity(of: entity.name).singletonCloudID != nil {
+            fields.formUnion(version.identity(of: entity.name).merge.keys.filter { entity.attribute(named: $0) != nil })
         }
         return fields
     }
@@ -30,22 +30,24 @@ struct SingletonMergeRule: RepairRule {
         return []
     }
 
-    func mergeSingleton(_ entity: Entity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
+    func mergeSingleton(_ entity: CompiledEntity, plan: ModelLayout.EntityPlan, in context: RepairContext) throws {
         let db = context.db
         let rows = context.rows(of: plan)
         let keys = try Int64.fetchAll(db, sql: "SELECT \(CoreDataSQL.keyColumn) \(rows) ORDER BY \(CoreDataSQL.keyColumn)")
         guard let keeper = keys.first, keys.count > 1 else { return }
         for (property, rule) in context.identity(of: entity.name).merge.sorted(by: { $0.key < $1.key }) {
-            guard let column = context.column(property, of: plan), let attribute = entity.attribute(named: property) else { continue }
+            guard let column = context.column(property, of: plan), let attribute = entity.attribute(named: property),
+                let kind = context.profile?.declaredKind(of: attribute, in: entity.name)
+            else { continue }
             let aggregate = rule == .maximum ? "max" : "min"
             let merged = try context.storedValue(
                 "SELECT \(aggregate)(\(column)) \(rows)", [], entity: entity.name, primaryKey: keeper, property: property,
-                kind: attribute.kind)
+                kind: kind)
             let current = try context.storedValue(
                 "SELECT \(column) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", [.integer(keeper)], entity: entity.name,
                 primaryKey: keeper,
                 property: property,
-                kind: attribute.kind)
+                kind: kind)
             if merged != current {
                 try context.log.record(
                     RepairEntry(
@@ -60,6 +62,6 @@ struct SingletonMergeRule: RepairRule {
         for duplicate in keys.dropFirst() {
             try db.execute(sql: "INSERT INTO temp.questbak_pairs (duplicate, keeper) VALUES (?, ?)", arguments: [duplicate, keeper])
         }
-        try context.applyDuplicatePairs(of: plan, entity: entity)
+        try context.applyDuplicatePairs(of: plan)
     }
 }

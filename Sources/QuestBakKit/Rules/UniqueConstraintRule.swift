@@ -14,9 +14,9 @@ struct UniqueConstraintRule: RepairRule {
     var effects: [RepairRuleEffect] { [RepairRuleEffect(.dedup, .removesRecord), RepairRuleEffect(.repoint, .repointsRelationship)] }
     var phase: RepairPhase { .restoring }
 
-    func fields(of entity: Entity, in schema: Schema) -> Set<String> {
+    func fields(of entity: CompiledEntity, in version: ModelVersion) -> Set<String> {
         Set(
-            entity.relationships.filter { schema.entity(named: $0.destination)?.uniquenessConstraints.isEmpty == false }.map(\.name))
+            entity.relationships.filter { version.entity(named: $0.destination)?.uniqueTuples.isEmpty == false }.map(\.name))
     }
 
     /// Once every record is in: `repoint`.

@@ -64,7 +64,7 @@ extension CompiledAttribute {
 
 extension CompiledDefaultValue {
     /// A schema's concrete default as a model archives it: the inverse of
-    /// `Attribute.defaultValue(_:kind:)`, so that Schema → CompiledModel → Schema keeps it. Nil for
+    /// `CompiledDefaultValue.declared(as:)`, so that Schema → CompiledModel → Schema keeps it. Nil for
     /// a value no archived default gives back (an array, text that is not UTF-8, an integer date).
     init?(schema value: Value, kind: AttributeKind) {
         switch value {

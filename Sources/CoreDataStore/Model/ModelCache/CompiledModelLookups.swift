@@ -90,7 +90,44 @@ extension CompiledAttribute {
     /// a single value of the attribute's kind (an array's archived default is not: the bytes its
     /// transformer stores are not known).
     package var hasDefault: Bool {
-        symbolicDefault != nil || defaultValue.flatMap { Attribute.defaultValue($0, kind: Attribute.kind(ofTypeCode: typeCode)) } != nil
+        symbolicDefault != nil || defaultValue.flatMap { $0.declared(as: kind ?? .transformable) } != nil
+    }
+}
+
+extension CompiledDefaultValue {
+    /// An archived default (SwiftData evaluates a default expression once and archives the value)
+    /// as a value of the attribute's kind, as a declaration states it: the one conversion, for the
+    /// column a default is stored as, a default the repairs and migrations fill in, and a schema
+    /// file. Nil for one that is no single value (an array's, archived by its transformer).
+    package func declared(as kind: AttributeKind) -> DefaultValue? {
+        switch (self, kind) {
+        case (.integer(let number), .double), (.integer(let number), .float): return .value(.double(Double(number)))
+        case (.integer(let number), .date): return .value(.date(Double(number)))
+        case (.integer(let number), .decimal): return .value(.decimal(String(number)))
+        case (.integer(let number), _): return .value(.integer(number))
+        case (.real(let number), .decimal):
+            // The canonical text of what a DECIMAL column stores (a whole number is an INTEGER).
+            let text = Int64(exactly: number).map(String.init) ?? "\(number)"
+            return Value.decimalNumber(text) == nil ? nil : .value(.decimal(text))
+        case (.real(let number), .integer), (.real(let number), .integer16), (.real(let number), .integer32):
+            return Int64(exactly: number).map { .value(.integer($0)) }
+        case (.real(let number), _): return .value(.double(number))
+        case (.boolean(let flag), _): return .value(.boolean(flag))
+        case (.string(let text), _): return .value(.string(text))
+        case (.date(let seconds), _): return .value(.date(seconds))
+        case (.uuid(let bytes), _):
+            let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+            return .value(kind == .uuid ? .uuid(uuid) : .string(uuid.uuidString))
+        case (.decimal(let mantissa, let exponent, let negative), _):
+            return DecimalDefault.text(mantissa: mantissa, exponent: exponent, isNegative: negative).map { .value(.decimal($0)) }
+        case (.data(let bytes), _): return .value(.binary(bytes))
+        // An empty composite (the `{}` SwiftData archives for a struct whose elements are all
+        // optional) is a default: a record gets no element values, which every element allows.
+        case (.dictionary(let entries), .composite) where entries.isEmpty: return .value(.null)
+        // An array default (a transformable's) is archived by its transformer: the bytes Core Data
+        // would store are not known, so it is no column value here (inferred).
+        case (.dictionary, _), (.array, _), (.other, _): return nil
+        }
     }
 }
 

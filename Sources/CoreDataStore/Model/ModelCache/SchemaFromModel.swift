@@ -1,10 +1,11 @@
 import Foundation
 
 extension Schema {
-    /// A store's own compiled model as questbak's schema value: the same description a TimeQuest
-    /// schema is, with what the cache adds (parents, uniqueness, composites, concrete defaults,
-    /// counts and ordering of relationships). What no model says (natural keys, a singleton,
-    /// merge rules) is an app profile's to add (`AppProfile.applied(to:)`).
+    /// A compiled model written out as a declaration, the schema file's form: what `questbak
+    /// schema STORE` prints (parents, uniqueness, composites, concrete defaults, counts and
+    /// ordering of relationships). Only the way out to a file: the engine reads, writes, repairs
+    /// and migrates every store by the compiled model (`ModelVersion`), never by a schema made
+    /// from one. What no model says (natural keys, a singleton, merge rules) is an app profile's.
     package init(model: CompiledModel) {
         self.init(
             versionIdentifier: model.versionIdentifiers.first ?? "",
@@ -23,11 +24,11 @@ extension Schema {
 
 extension Attribute {
     init(compiled attribute: CompiledAttribute) {
-        let kind = Self.kind(ofTypeCode: attribute.typeCode)
+        let kind = attribute.kind ?? .transformable
         self.init(
             attribute.name, kind, optional: attribute.isOptional,
             default: attribute.symbolicDefault.map { $0 == .now ? .now : .newUUIDString }
-                ?? attribute.defaultValue.flatMap { Self.defaultValue($0, kind: kind) },
+                ?? attribute.defaultValue.flatMap { $0.declared(as: kind) },
             originalName: attribute.renamingIdentifier.flatMap { $0 == attribute.name ? nil : $0 },
             elements: attribute.elements.map(Attribute.init(compiled:)), transformerName: attribute.transformerName,
             valueClassName: attribute.valueClassName)
@@ -37,44 +38,6 @@ extension Attribute {
         versionHashModifier = attribute.versionHashModifier
     }
 
-    /// The kind of an `NSAttributeType` code; an unknown code is kept as opaque bytes.
-    static func kind(ofTypeCode code: Int) -> AttributeKind { knownKind(ofTypeCode: code) ?? .transformable }
-
-    /// The kind of a known `NSAttributeType` code (`AttributeKind(typeCode:)`).
-    package static func knownKind(ofTypeCode code: Int) -> AttributeKind? { AttributeKind(typeCode: code) }
-
-    /// A concrete default (SwiftData evaluates a default expression once and archives the value)
-    /// as a value of the attribute's kind; nil for one that is no single value (an empty composite).
-    static func defaultValue(_ value: CompiledDefaultValue, kind: AttributeKind) -> DefaultValue? {
-        switch (value, kind) {
-        case (.integer(let number), .double), (.integer(let number), .float): return .value(.double(Double(number)))
-        case (.integer(let number), .date): return .value(.date(Double(number)))
-        case (.integer(let number), .decimal): return .value(.decimal(String(number)))
-        case (.integer(let number), _): return .value(.integer(number))
-        case (.real(let number), .decimal):
-            // The canonical text of what a DECIMAL column stores (a whole number is an INTEGER).
-            let text = Int64(exactly: number).map(String.init) ?? "\(number)"
-            return Value.decimalNumber(text) == nil ? nil : .value(.decimal(text))
-        case (.real(let number), .integer), (.real(let number), .integer16), (.real(let number), .integer32):
-            return Int64(exactly: number).map { .value(.integer($0)) }
-        case (.real(let number), _): return .value(.double(number))
-        case (.boolean(let flag), _): return .value(.boolean(flag))
-        case (.string(let text), _): return .value(.string(text))
-        case (.date(let seconds), _): return .value(.date(seconds))
-        case (.uuid(let bytes), _):
-            let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
-            return .value(kind == .uuid ? .uuid(uuid) : .string(uuid.uuidString))
-        case (.decimal(let mantissa, let exponent, let negative), _):
-            return DecimalDefault.text(mantissa: mantissa, exponent: exponent, isNegative: negative).map { .value(.decimal($0)) }
-        case (.data(let bytes), _): return .value(.binary(bytes))
-        // An empty composite (the `{}` SwiftData archives for a struct whose elements are all
-        // optional) is a default: a record gets no element values, which every element allows.
-        case (.dictionary(let entries), .composite) where entries.isEmpty: return .value(.null)
-        // An array default (a transformable's) is archived by its transformer: the bytes Core Data
-        // would store are not known, so it is no column value here (inferred).
-        case (.dictionary, _), (.array, _), (.other, _): return nil
-        }
-    }
 }
 
 extension Relationship {

@@ -100,31 +100,34 @@ struct MergeLayout {
 // MARK: Built from a store's description
 
 extension MergeLayout {
-    /// The layout of a store of an app profile's schema (TimeQuest's): one table per entity,
-    /// identity from what the profile gave the schema (natural keys, a singleton and its merge
-    /// rules: `AppProfile.applied(to:)`).
-    init(schema: Schema) throws {
-        let tables = try ModelTables(schema: schema)
+    /// The layout of a store of an app profile's version (TimeQuest's): one table per entity,
+    /// identity from what the profile gave the version (natural keys, a singleton and its merge
+    /// rules: `AppProfile.identities`).
+    init(version: ModelVersion) throws {
+        let tables = try ModelTables(model: version.compiled)
         var plans: [EntityPlan] = []
-        for entity in schema.entities {
+        for entity in version.entities {
             guard let tableName = tables.table(for: entity.name)?.name else { continue }
             var fields: [Field] = []
             for (property, column) in tables.propertyColumns(of: entity.name) {
                 if let attribute = entity.attribute(named: property) {
-                    fields.append(Field(name: property, column: column.name, kind: attribute.kind))
+                    fields.append(Field(name: property, column: column.name, kind: version.declaredKind(of: attribute, in: entity.name)))
                 } else if let relationship = entity.relationship(named: property),
                     let destination = tables.table(for: relationship.destination)
                 {
                     fields.append(Field(name: property, column: column.name, reference: destination.name))
                 }
             }
-            let cloudID = entity.cloudID.flatMap { $0.kind == .string ? tables.column(for: [$0.name], of: entity.name)?.name : nil }
+            let cloudID = entity.cloudID.flatMap {
+                version.declaredKind(of: $0, in: entity.name) == .string ? tables.column(for: [$0.name], of: entity.name)?.name : nil
+            }
             var keys: [IdentityKey] = []
             if let cloudID {
                 keys.append(
-                    IdentityKey(kind: .cloudID, properties: [Entity.cloudIDAttribute], fields: fields.filter { $0.column == cloudID }))
+                    IdentityKey(
+                        kind: .cloudID, properties: [CompiledEntity.cloudIDAttribute], fields: fields.filter { $0.column == cloudID }))
             }
-            let identity = schema.identity(of: entity.name)
+            let identity = version.identity(of: entity.name)
             let natural = identity.naturalKey.compactMap { name in fields.first { $0.name == name } }
             if !natural.isEmpty, natural.count == identity.naturalKey.count {
                 keys.append(IdentityKey(kind: .naturalKey, properties: identity.naturalKey, fields: natural))
@@ -170,11 +173,12 @@ extension MergeLayout {
                             destinationColumn: destinationColumn, destinationTable: destinationTable))
                 }
             }
-            let cloudID = plan.fields.first { $0.path == [Entity.cloudIDAttribute] && $0.kind == .string }?.column
+            let cloudID = plan.fields.first { $0.path == [CompiledEntity.cloudIDAttribute] && $0.kind == .string }?.column
             var keys: [IdentityKey] = []
             if let cloudID {
                 keys.append(
-                    IdentityKey(kind: .cloudID, properties: [Entity.cloudIDAttribute], fields: fields.filter { $0.column == cloudID }))
+                    IdentityKey(
+                        kind: .cloudID, properties: [CompiledEntity.cloudIDAttribute], fields: fields.filter { $0.column == cloudID }))
             }
             for tuple in model.lineage(of: plan.name).flatMap(\.uniqueTuples) {
                 let parts = tuple.compactMap { name in fields.first { $0.name == name } }

@@ -60,13 +60,13 @@ package enum Merger {
             throw ImportError.notImportable(
                 archive: path,
                 reason: "no model describes the store \(target.path) (\(reason)), so its records cannot be matched to the archive's")
-        case .knownSchema(let schema):
+        case .knownVersion(let version):
             guard kind == ArchiveManifest.Source.knownSchema else {
                 throw ImportError.notImportable(
                     archive: path,
                     reason: "it is an archive of another app's store (\(UntrustedText.display(kind))); \(target.path) is TimeQuest's")
             }
-            targetVersion = schema.versionIdentifier
+            targetVersion = version.versionIdentifier
         case .model(let storeLayout):
             guard kind != ArchiveManifest.Source.knownSchema else {
                 throw ImportError.notImportable(archive: path, reason: "it is a TimeQuest archive; \(target.path) is another app's store")
@@ -108,7 +108,7 @@ package enum Merger {
 
         let layout: MergeLayout
         switch description {
-        case .knownSchema(let schema): layout = try MergeLayout(schema: schema)
+        case .knownVersion(let version): layout = try MergeLayout(version: version)
         case .model(let storeLayout):
             layout = try sameModel(store: snapshot, storeLayout: storeLayout, scratch: scratch, archive: path)
         case .tables: preconditionFailure("refused above")

@@ -7,16 +7,21 @@ import QuestBakArchive
 /// model names only by their transformer, and the app's known model versions.
 ///
 /// A store or archive is handled by a profile when its model is one of the profile's versions
-/// (its entity hashes match one, see `StoreMetadata.schemaMatchingHashes`). The library applies
+/// (its entity hashes match one, see `StoreMetadata.versionMatchingHashes`). The library applies
 /// no profile of its own accord: a caller passes the ones it wants (`Exporter.Options.profiles`,
 /// `Importer.Options.profiles`); the command line passes `AppProfile.timeQuest`. Any other store
 /// goes through the model it carries.
 package struct AppProfile: Sendable, Equatable {
     /// Names the app in messages.
     package var name: String
-    /// The known versions with the profile applied, oldest first: what the engine reads and
-    /// writes a store of this app by.
-    package var versions: [Schema]
+    /// The known versions with the profile applied, oldest first: the models the engine reads,
+    /// writes and repairs a store of this app by.
+    package private(set) var versions: [ModelVersion]
+    /// The same versions as declared (a schema file's form, with the profile's identities and
+    /// kinds), for what starts from a declaration: `questbak schema` prints one, and fixture
+    /// tooling writes stores of one. Each compiles to the version at its index; a profile made of
+    /// compiled versions has none.
+    package private(set) var declarations: [Schema]
     /// Per entity: its natural key, singleton cloudID and merge rules.
     package var identities: [String: Identity]
     /// Per entity, per attribute: the kind a transformable really holds (`[Int]`, `[String]`),
@@ -24,23 +29,40 @@ package struct AppProfile: Sendable, Equatable {
     package var attributeKinds: [String: [String: AttributeKind]]
 
     /// A profile of `models` (oldest first) as the models themselves describe them; its versions
-    /// are those models with `identities` and `attributeKinds` applied.
+    /// are those models with `identities` and `attributeKinds` applied, compiled.
     package init(
         name: String, models: [Schema], identities: [String: Identity] = [:], attributeKinds: [String: [String: AttributeKind]] = [:]
     ) {
         self.name = name
         self.identities = identities
         self.attributeKinds = attributeKinds
+        self.declarations = []
         self.versions = []
-        self.versions = models.map(applied(to:))
+        self.declarations = models.map(applied(to:))
+        self.versions = declarations.map(ModelVersion.init(schema:))
+    }
+
+    /// A profile of versions already compiled, with what they say of identities and kinds (a
+    /// gate's candidates); it has no declarations.
+    package init(name: String, versions: [ModelVersion]) {
+        self.name = name
+        self.versions = versions
+        declarations = []
+        identities = [:]
+        attributeKinds = [:]
     }
 
     /// The newest known version.
-    package var newest: Schema? { versions.last }
+    package var newest: ModelVersion? { versions.last }
 
     /// The known version of this `versionIdentifier`, if any.
-    package func version(_ identifier: String) -> Schema? {
+    package func version(_ identifier: String) -> ModelVersion? {
         versions.first { $0.versionIdentifier == identifier }
+    }
+
+    /// The declaration of the known version of this `versionIdentifier`, if any.
+    package func declaration(_ identifier: String) -> Schema? {
+        declarations.first { $0.versionIdentifier == identifier }
     }
 
     /// `schema` with what the profile knows and its model cannot say: natural keys, singletons,
@@ -65,12 +87,14 @@ package struct AppProfile: Sendable, Equatable {
     /// file, which states its own natural keys), replacing a known version of the same identifier.
     package func addingVersion(_ schema: Schema) -> AppProfile {
         var profile = self
-        profile.versions = versions.filter { $0.versionIdentifier != schema.versionIdentifier } + [schema]
+        let kept = declarations.indices.filter { declarations[$0].versionIdentifier != schema.versionIdentifier }
+        profile.declarations = kept.map { declarations[$0] } + [schema]
+        profile.versions = kept.map { versions[$0] } + [ModelVersion(schema: schema)]
         return profile
     }
 
-    /// Every known version of `profiles`, in order: the schemas a store of one of these apps may be.
-    package static func versions(of profiles: [AppProfile]) -> [Schema] {
+    /// Every known version of `profiles`, in order: the versions a store of one of these apps may be.
+    package static func versions(of profiles: [AppProfile]) -> [ModelVersion] {
         profiles.flatMap(\.versions)
     }
 }

@@ -23,19 +23,27 @@ extension AppProfile {
         attributeKinds: ["Routine": ["activeDays": .integerArray]])
 }
 
-/// TimeQuest's versions by name, as its profile gives them (natural keys and kinds applied).
+/// TimeQuest's versions, as its profile gives them (natural keys and kinds applied): compiled,
+/// for the engine, and as declared, for fixture tooling and `questbak schema`.
 package enum TimeQuestSchemas {
     public static let playerProfileCloudID = "singleton-player-profile"
 
-    public static let v1 = AppProfile.timeQuest.versions[0]
-    public static let v2 = AppProfile.timeQuest.versions[1]
+    /// Every TimeQuest version, oldest first, compiled (`AppProfile.versions`).
+    public static var versions: [ModelVersion] { AppProfile.timeQuest.versions }
+    public static var newest: ModelVersion { versions[versions.count - 1] }
 
-    /// Every TimeQuest schema, oldest first.
-    public static var all: [Schema] { AppProfile.timeQuest.versions }
-    public static var newest: Schema { all[all.count - 1] }
-
-    public static func schema(forVersion identifier: String) -> Schema? {
+    public static func version(_ identifier: String) -> ModelVersion? {
         AppProfile.timeQuest.version(identifier)
+    }
+
+    /// The versions as declared (`AppProfile.declarations`), oldest first: what fixtures are
+    /// written from and `questbak schema` prints.
+    public static var declarations: [Schema] { AppProfile.timeQuest.declarations }
+    public static let v1 = AppProfile.timeQuest.declarations[0]
+    public static let v2 = AppProfile.timeQuest.declarations[1]
+
+    public static func declaration(_ identifier: String) -> Schema? {
+        AppProfile.timeQuest.declaration(identifier)
     }
 }
 
@@ -143,7 +151,7 @@ private enum TimeQuestModels {
                     }
                     return attribute
                 }
-                entity.attributes.insert(Attribute(Entity.cloudIDAttribute, .string, default: .newUUIDString), at: 0)
+                entity.attributes.insert(Attribute(CompiledEntity.cloudIDAttribute, .string, default: .newUUIDString), at: 0)
                 return entity
             })
     }()

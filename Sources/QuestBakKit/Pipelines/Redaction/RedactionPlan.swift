@@ -71,7 +71,7 @@ struct RedactionPlan {
             }
         case .tables(let reason):
             describedBy = "its tables, every value by its SQLite storage class: \(reason)"
-        case .knownSchema:
+        case .knownVersion:
             describedBy = "its tables"
         }
         let kept = try keptColumns(keep, db: db, fields: fields, properties: properties, entityTables: entityTables)

@@ -1,0 +1,14 @@
+import CoreDataStore
+import GRDB
+
+extension StoreReader {
+    /// Every record of `entity` in the store, in `Z_PK` order, read by the one row reader as
+    /// `version` lays the store out (a typed array as its elements); none for an entity the
+    /// version does not have. Rows are not checked: a test reads what a repair left, orphans too.
+    package static func records(_ db: Database, version: ModelVersion, entity: String, path: String) throws -> [EntityRecord] {
+        guard let plan = try version.layout(db, path: path, checkRows: false).entity(named: entity) else { return [] }
+        var records: [EntityRecord] = []
+        try forEachRecord(db, plan: plan, path: path) { records.append($0) }
+        return records
+    }
+}
