@@ -103,24 +103,9 @@ package struct ModelVersion: Sendable, Equatable {
         versions.first { $0.hashes.entityHashes == entityHashes }
     }
 
-    /// The model a store carries in its `Z_MODELCACHE`.
-    package static func of(_ db: Database, path: String) throws -> ModelVersion {
-        try StoreReader.requireCoreDataSQL(db, path: path)
-        guard let cache = try StoreReader.modelCache(db) else {
-            throw StoreError.noModel(
-                path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
-        }
-        do {
-            return ModelVersion(compiled: try ModelCacheDecoder.decode(cache))
-        } catch {
-            throw StoreError.noModel(
-                path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
-        }
-    }
-
+    /// The model a store carries in its `Z_MODELCACHE` (`CompiledModel.model(of:path:)`).
     package static func of(storeAt store: URL) throws -> ModelVersion {
-        let snapshot = try StoreSnapshot(storeAt: store)
-        return try snapshot.read { try of($0, path: snapshot.path) }
+        ModelVersion(compiled: try CompiledModel.model(ofStoreAt: store))
     }
 
     /// The store's tables as this model lays them out, checked against the store; a field the

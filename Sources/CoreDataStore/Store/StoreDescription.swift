@@ -84,20 +84,21 @@ extension CompiledModel {
     /// untouched; refused, saying why, when the store has none it can read.
     package static func model(ofStoreAt url: URL) throws -> CompiledModel {
         let snapshot = try StoreSnapshot(storeAt: url)
-        let path = snapshot.path
-        return try snapshot.read { db in
-            try StoreReader.requireCoreDataSQL(db, path: path)
-            guard let content = try StoreReader.modelCache(db) else {
-                throw StoreError.noModel(
-                    path: path,
-                    reason: "it has no model cache (\(CoreDataSQL.modelCacheTable)), as Core Data's stores from before about 2015")
-            }
-            do {
-                return try ModelCacheDecoder.decode(content)
-            } catch {
-                throw StoreError.noModel(
-                    path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
-            }
+        return try snapshot.read { try model(of: $0, path: snapshot.path) }
+    }
+
+    /// The model the store open in `db` carries: the one reader of a store's model cache.
+    package static func model(of db: Database, path: String) throws -> CompiledModel {
+        try StoreReader.requireCoreDataSQL(db, path: path)
+        guard let content = try StoreReader.modelCache(db) else {
+            throw StoreError.noModel(
+                path: path, reason: "it has no model cache (\(CoreDataSQL.modelCacheTable)), as Core Data's stores from before about 2015")
+        }
+        do {
+            return try ModelCacheDecoder.decode(content)
+        } catch {
+            throw StoreError.noModel(
+                path: path, reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
         }
     }
 }

@@ -387,19 +387,8 @@ package enum ModelMigrator {
             snapshot = try StoreSnapshot(storeAt: url)
             let path = snapshot.path
             (metadata, model, cache, statements, settings, keys) = try snapshot.read { db in
-                try StoreReader.requireCoreDataSQL(db, path: path)
-                guard let cache = try StoreReader.modelCache(db) else {
-                    throw StoreError.noModel(
-                        path: path, reason: "it has no model cache (Z_MODELCACHE), as Core Data's stores from before about 2015")
-                }
-                let model: CompiledModel
-                do {
-                    model = try ModelCacheDecoder.decode(cache)
-                } catch {
-                    throw StoreError.noModel(
-                        path: path,
-                        reason: "its model cache cannot be decoded: \((error as? LocalizedError)?.errorDescription ?? "\(error)")")
-                }
+                let model = try CompiledModel.model(of: db, path: path)
+                let cache = try StoreReader.modelCache(db)
                 if describedExactly, case .tables(let reason) = try StoreDescription.ownDescription(db, path: path) {
                     throw StoreError.noModel(path: path, reason: "its model does not describe it exactly (\(reason))")
                 }
