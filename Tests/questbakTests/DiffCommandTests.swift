@@ -6,7 +6,9 @@ import XCTest
 /// `questbak diff A B`: records matched by identity, migrations' added properties named as such.
 final class DiffCommandTests: XCTestCase {
     func testAStoreAndItsOwnArchiveAreTheSame() throws {
-        for fixture in ["v2-typical", "AnyApp/kitchen-sink"] {
+        // bennie-game: AppSettings and ParentSettings name each other (a one-to-one keeps a key on
+        // both sides), which once left both, and the videos naming them, unmatched.
+        for fixture in ["v2-typical", "AnyApp/kitchen-sink", "AnyApp/bennie-game"] {
             let directory = try TemporaryTestDirectory()
             let store = try directory.copyFixture(fixture)
             let archive = directory.path("a.qbak")
@@ -15,6 +17,34 @@ final class DiffCommandTests: XCTestCase {
             XCTAssertEqual(result.status, 0, "\(fixture): \(result.standardOutput)\(result.standardError)")
             XCTAssertEqual(result.standardOutput, "0 added, 0 removed, 0 changed\n")
         }
+    }
+
+    /// Two entities that name each other are matched by their other values, under other keys
+    /// too; the relationship between them is then compared, and a change to it is a change.
+    func testEntitiesThatNameEachOtherAreMatchedAndTheirLinkCompared() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("AnyApp/bennie-game")
+        let other = directory.path("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let b = other.appendingPathComponent("default.store")
+        try FileManager.default.copyItem(at: a, to: b)
+        try DatabaseQueue(path: b.path).write { db in
+            try db.execute(sql: "UPDATE ZPARENTSETTINGS SET Z_PK = Z_PK + 100, ZAPPSETTINGS = ZAPPSETTINGS + 100")
+            try db.execute(sql: "UPDATE ZAPPSETTINGS SET Z_PK = Z_PK + 100, ZPARENTSETTINGS = ZPARENTSETTINGS + 100")
+            try db.execute(sql: "UPDATE ZAPPROVEDVIDEO SET ZPARENTSETTINGS = ZPARENTSETTINGS + 100")
+        }
+        let same = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(same.status, 0, same.standardOutput + same.standardError)
+        XCTAssertEqual(same.standardOutput, "0 added, 0 removed, 0 changed\n")
+
+        try DatabaseQueue(path: b.path).write { db in
+            try db.execute(sql: "UPDATE ZAPPSETTINGS SET ZPARENTSETTINGS = NULL")
+        }
+        let changed = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(changed.status, 1, changed.standardError)
+        XCTAssertTrue(
+            changed.standardOutput.contains("AppSettings: 0 added, 0 removed, 1 changed (matched by content)"), changed.standardOutput)
+        XCTAssertTrue(changed.standardOutput.hasSuffix("0 added, 0 removed, 1 changed\n"), changed.standardOutput)
     }
 
     func testAV1FixtureAndItsMigratedV2DifferOnlyByTheAddedCloudIDs() throws {

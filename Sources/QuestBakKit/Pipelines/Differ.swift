@@ -130,6 +130,7 @@ package enum Differ {
         for (number, name) in names.enumerated() {
             var comparison = Comparison(
                 db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root),
+                pendingRoots: Set(plans[number...].map(\.root)),
                 a: try left.tables[name] ?? Table.empty(in: db, name: "a_none_\(number)"),
                 b: try right.tables[name] ?? Table.empty(in: db, name: "b_none_\(number)"))
             try comparison.match()
@@ -448,6 +449,11 @@ package enum Differ {
         let plan: Plan
         /// Some relationship names this entity's records: its pairs go to `diff_map`.
         let isNamed: Bool
+        /// The entities (by root) whose records are not all matched yet when this one is: this one
+        /// and those after it. A relationship to one (two entities that name each other, a record
+        /// that names another of its own entity) cannot be looked up while matching, so it is no
+        /// part of the content key; it is compared with the other fields once all are matched.
+        let pendingRoots: Set<String>
         let a: Table
         let b: Table
         var used: [String] = []
@@ -587,7 +593,9 @@ package enum Differ {
             }
             // Then every value and to-one equal; equal records on one side pair with equal ones on
             // the other in `_pk` order.
-            let content = self.shared.filter { !plan.toMany.contains($0) }
+            let content = self.shared.filter { field in
+                !plan.toMany.contains(field) && !(plan.references[field].map(pendingRoots.contains) ?? false)
+            }
             let names = (0..<max(content.count, 1)).map { "k\($0)" }
             if !isDone {
                 try keyTables(
