@@ -72,6 +72,9 @@ extension Questbak {
         /// `migrate` has no --replace: an existing -o is another file to choose, or --in-place.
         static func hint(_ error: Error) -> String? {
             if case OutputError.exists? = error as? OutputError { return "choose another -o, or use --in-place to migrate STORE itself" }
+            if case MigrationError.anotherAppsStore? = error as? MigrationError {
+                return "to migrate another app's store, give --to with a store the app's new build made"
+            }
             return nil
         }
 

@@ -315,6 +315,23 @@ final class MigrationCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
     }
 
+    /// Another app's store is no TimeQuest version, whatever version its metadata names: its
+    /// "1.0.0" is not TimeQuest's, its "2.1.0" no newer TimeQuest. Once, the first was refused as a
+    /// damaged TimeQuest 1.0.0 store and the second as needing a newer questbak.
+    func testAnotherAppsStoreIsRefusedAsAnotherAppsNotAsATimeQuestVersion() throws {
+        for fixture in ["AnyApp/bennie-game", "AnyApp/kitchen-sink"] {
+            let directory = try TemporaryTestDirectory()
+            let store = try directory.copyFixture(fixture)
+            let output = directory.path("v2.store")
+            let result = try Questbak.run(["migrate", store.path, "-o", output.path])
+            XCTAssertEqual(result.status, 65, "\(fixture): \(result.standardError)")
+            XCTAssertTrue(result.standardError.contains("the store is another app's: it has none of the entities"), result.standardError)
+            XCTAssertTrue(result.standardError.contains("give --to with a store the app's new build made"), result.standardError)
+            XCTAssertFalse(result.standardError.contains("upgrade questbak"), result.standardError)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), fixture)
+        }
+    }
+
     func testMigrateWritesAV2StoreAndLeavesTheSourceAlone() throws {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("v1-wal")

@@ -14,6 +14,9 @@ package enum MigrationError: Error, Equatable, LocalizedError {
     /// The store's model is none of the models of the chain it was given (Core Data's staged
     /// migration fails the same way: "Cannot use staged migration with an unknown model version").
     case unknownModelVersion(path: String, version: String, known: [String])
+    /// A store of another app: it has none of the entities of the versions it was to be one of,
+    /// so whatever its metadata names (another app's "1.0.0", a "2.1.0"), it is no version of them.
+    case anotherAppsStore(path: String, entities: [String], versions: [String])
     /// Records the new model does not accept, which Core Data's migration would refuse at
     /// launch (134110): one sentence each, naming the entity, `_pk`s and property.
     case invalidRecords(from: String, to: String, problems: [String])
@@ -31,6 +34,9 @@ package enum MigrationError: Error, Equatable, LocalizedError {
             return
                 "schema \(from) → \(to): the new model refuses records of the store, so the new build could not open it (Core Data 134110):\n"
                 + problems.map { "  - \($0)" }.joined(separator: "\n")
+        case .anotherAppsStore(let path, let entities, let versions):
+            return
+                "\(path): the store is another app's: it has none of the entities of the versions it can be migrated from (\(versions.joined(separator: ", "))); its own: \(SameApp.list(entities))"
         case .unknownModelVersion(let path, let version, let known):
             return
                 "\(path): unknown model version: its model (\(version.isEmpty ? "no version identifier" : version)) is none of the given models (\(known.joined(separator: ", "))), so Core Data's staged migration could not start from it either"

@@ -408,6 +408,11 @@ package enum ModelMigrator {
             snapshot = try StoreSnapshot(storeAt: url)
             let path = snapshot.path
             (modelVersion, metadata, statements, settings, keys) = try snapshot.read { db in
+                // Another app's store is no version of these, whatever version its metadata names.
+                let entities = try StoreReader.modelTables(db).map(\.entity.name)
+                guard candidates.contains(where: { SameApp.check($0.entities.map(\.name), entities) }) else {
+                    throw MigrationError.anotherAppsStore(path: path, entities: entities, versions: candidates.map(\.versionIdentifier))
+                }
                 // The version's tables exactly, every row of one of its entities (records are
                 // copied by entity: no row is left behind without a word).
                 return (

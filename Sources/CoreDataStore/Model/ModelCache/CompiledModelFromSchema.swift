@@ -9,7 +9,8 @@ extension CompiledModel {
     /// rules, and the schema's concrete defaults as a model cache holds them (so a layout of it
     /// has `ModelLayout.Field.defaultValue` as one read from a store's cache would). Left out is
     /// what no model says: array defaults (archived by their transformer), the element
-    /// types of typed arrays and `Schema.identities` (an app profile's). `Date.now` and a new UUID
+    /// types of typed arrays and `Schema.identities` (an app profile's), which `ModelVersion`
+    /// keeps beside the model it compiles with this. `Date.now` and a new UUID
     /// string stay symbolic (`CompiledAttribute.symbolicDefault`): a model archives the value its
     /// default expression had once, which a schema does not know.
     /// `SchemaModelPinTests` pins that nothing else is lost, either way.

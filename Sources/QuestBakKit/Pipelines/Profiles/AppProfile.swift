@@ -22,11 +22,11 @@ package struct AppProfile: Sendable, Equatable {
     /// tooling writes stores of one. Each compiles to the version at its index; a profile made of
     /// compiled versions has none.
     package private(set) var declarations: [Schema]
-    /// Per entity: its natural key, singleton cloudID and merge rules.
-    package var identities: [String: Identity]
+    /// Per entity: its natural key, singleton cloudID and merge rules (given to each version).
+    package let identities: [String: Identity]
     /// Per entity, per attribute: the kind a transformable really holds (`[Int]`, `[String]`),
     /// which a model cannot say (it names the transformer, not the element type).
-    package var attributeKinds: [String: [String: AttributeKind]]
+    package let attributeKinds: [String: [String: AttributeKind]]
 
     /// A profile of `models` (oldest first) as the models themselves describe them; its versions
     /// are those models with `identities` and `attributeKinds` applied, compiled.
@@ -42,8 +42,8 @@ package struct AppProfile: Sendable, Equatable {
         self.versions = declarations.map(ModelVersion.init(schema:))
     }
 
-    /// A profile of versions already compiled, with what they say of identities and kinds (a
-    /// gate's candidates); it has no declarations.
+    /// A profile of versions already compiled, each with its own identities and kinds (a gate's
+    /// candidates); it has no declarations, and nothing of its own to apply to one.
     package init(name: String, versions: [ModelVersion]) {
         self.name = name
         self.versions = versions
