@@ -26,11 +26,13 @@ package enum EntityMemberEncoding {
     /// there: a store whose tables differ from its version's is described by its own model or its
     /// tables before it gets here, so a missing column is a mismatch, named, never read as null.
     static func plan(_ db: Database, version: ModelVersion, entity: CompiledEntity, path: String) throws -> ModelLayout.EntityPlan {
-        // A format 2 record has a place for attributes and to-one keys only: a composite's
-        // elements and the links of a to-many without an inverse (kept on the destination's
-        // table) would be left out without a word. Such a store is described by its own model.
+        // A format 2 record has a place for its entity's own attributes and to-one keys only: a
+        // composite's elements, the links of a to-many without an inverse (kept on the
+        // destination's table) and a sub-entity's inherited properties would be left out without
+        // a word. Such a store is described by its own model.
         let unplaced =
-            entity.attributes.filter(\.isComposite).map { "\(entity.name).\($0.name) is a composite" }
+            (entity.superentity.map { ["\(entity.name) is a sub-entity of \($0)"] } ?? [])
+            + entity.attributes.filter(\.isComposite).map { "\(entity.name).\($0.name) is a composite" }
             + entity.relationships.filter { $0.isToMany && $0.inverse == nil }.map {
                 "\(entity.name).\($0.name) is a to-many without an inverse"
             }

@@ -24,10 +24,6 @@ final class ModelCacheStoreTests: XCTestCase {
     func testTheDecodedModelsHashesAreTheStoresOwnForEveryVersion() throws {
         for (fixture, schema) in [("v1-typical", TimeQuestSchemas.v1), ("v2-typical", TimeQuestSchemas.v2)] {
             let directory = try TemporaryTestDirectory()
-            // The recomputation agrees with questbak's own hashes of the schema, entity by entity.
-            XCTAssertEqual(
-                ModelVersionHashes(model: CompiledModel(schema: schema)).entityHashes, ModelVersionHashes(declaration: schema).entityHashes,
-                fixture)
             let store = try store(fixture, withCache: CompiledModel(schema: schema), in: directory)
             let inspection = try StoreInspection(snapshot: try StoreSnapshot(storeAt: store), candidates: TimeQuestSchemas.versions)
             let model = try XCTUnwrap(inspection.model, fixture)

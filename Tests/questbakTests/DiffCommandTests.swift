@@ -47,6 +47,38 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertTrue(changed.standardOutput.hasSuffix("0 added, 0 removed, 1 changed\n"), changed.standardOutput)
     }
 
+    /// Two AppSettings alike in every value, told apart only by the ParentSettings each names
+    /// (which name them back and differ in a value): with one side's AppSettings keys swapped,
+    /// each record is still paired with its counterpart, by its link once the records it names are
+    /// paired, not crosswise in `_pk` order.
+    func testRecordsAlikeButForWhomTheyNameArePairedByWhomTheyName() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("AnyApp/bennie-game")
+        try DatabaseQueue(path: a.path).write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO ZPARENTSETTINGS SELECT 2, Z_ENT, Z_OPT, ZDAILYTIMELIMITMINUTES + 30, 2, ZLOCKEDACTIVITIES FROM ZPARENTSETTINGS WHERE Z_PK = 1;
+                    INSERT INTO ZAPPSETTINGS SELECT 2, Z_ENT, Z_OPT, ZAUDIOENABLED, 2, ZEFFECTSVOLUME, ZLASTDAILYRESET, ZMUSICVOLUME, ZVOICEVOLUME, ZAPPVERSION \
+                    FROM ZAPPSETTINGS WHERE Z_PK = 1;
+                    UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_NAME IN ('ParentSettings', 'AppSettings');
+                    """)
+        }
+        let other = directory.path("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let b = other.appendingPathComponent("default.store")
+        try FileManager.default.copyItem(at: a, to: b)
+        try DatabaseQueue(path: b.path).write { db in
+            // AppSettings 1 and 2 trade keys (matched first, in `_pk` order they would cross), and
+            // the links to them follow.
+            try db.execute(sql: "UPDATE ZAPPSETTINGS SET Z_PK = -Z_PK")
+            try db.execute(sql: "UPDATE ZAPPSETTINGS SET Z_PK = 3 + Z_PK")
+            try db.execute(sql: "UPDATE ZPARENTSETTINGS SET ZAPPSETTINGS = 3 - ZAPPSETTINGS WHERE ZAPPSETTINGS IN (1, 2)")
+        }
+        let result = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(result.status, 0, result.standardOutput + result.standardError)
+        XCTAssertEqual(result.standardOutput, "0 added, 0 removed, 0 changed\n")
+    }
+
     func testAV1FixtureAndItsMigratedV2DifferOnlyByTheAddedCloudIDs() throws {
         let directory = try TemporaryTestDirectory()
         let store = try directory.copyFixture("v1-typical")

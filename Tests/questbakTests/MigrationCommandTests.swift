@@ -330,6 +330,13 @@ final class MigrationCommandTests: XCTestCase {
             XCTAssertFalse(result.standardError.contains("upgrade questbak"), result.standardError)
             XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), fixture)
         }
+        // A SQLite file that is no Core Data store is still refused as that, first (review).
+        let directory = try TemporaryTestDirectory()
+        let plain = directory.path("plain.store")
+        try DatabaseQueue(path: plain.path).write { try $0.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)") }
+        let result = try Questbak.run(["migrate", plain.path, "-o", directory.path("v2.store").path])
+        XCTAssertEqual(result.status, 65, result.standardError)
+        XCTAssertTrue(result.standardError.contains("not a Core Data / SwiftData store"), result.standardError)
     }
 
     func testMigrateWritesAV2StoreAndLeavesTheSourceAlone() throws {

@@ -10,8 +10,8 @@ import GRDB
 /// compiled model's own (`CompiledAttribute.symbolicDefault`). Declaration order needs no field:
 /// a model compiled from a schema keeps the schema's order of properties (entities in name order,
 /// as a schema keeps them), and a store's own model is in the order Core Data archived it.
-/// Dumps, the migration gate, the lightweight check and CloudKit's lint read it (it was
-/// `StoreDump.Model`).
+/// The engine's one model type: every store, an app profile's included, is described, exported,
+/// restored, repaired, merged, migrated, dumped and gated by one (it was `StoreDump.Model`).
 package struct ModelVersion: Sendable, Equatable {
     package var compiled: CompiledModel
     /// The kinds a schema gives attributes where they differ from their type codes' (a typed
@@ -113,14 +113,20 @@ package struct ModelVersion: Sendable, Equatable {
     package func layout(_ db: Database, path: String, checkRows: Bool = true) throws -> ModelLayout {
         var layout = try ModelLayout(db, model: compiled, checkRows: checkRows)
         if let problem = layout.problems.first { throw StoreError.noModel(path: path, reason: problem) }
-        for (entityIndex, plan) in layout.entities.enumerated() {
-            for (fieldIndex, field) in plan.fields.enumerated() where field.path.count == 1 && field.kind == .transformable {
-                if let kind = kind(of: field.path[0], in: plan.name), [.integerArray, .stringArray].contains(kind) {
-                    layout.entities[entityIndex].fields[fieldIndex].kind = kind
-                }
+        layout.entities = layout.entities.map(typed)
+        return layout
+    }
+
+    /// `plan` with each field the model calls transformable read as the typed array this version
+    /// says it is (its own entity's or a parent's attribute).
+    package func typed(_ plan: ModelLayout.EntityPlan) -> ModelLayout.EntityPlan {
+        var plan = plan
+        for index in plan.fields.indices where plan.fields[index].path.count == 1 && plan.fields[index].kind == .transformable {
+            if let kind = kind(of: plan.fields[index].path[0], in: plan.name), [.integerArray, .stringArray].contains(kind) {
+                plan.fields[index].kind = kind
             }
         }
-        return layout
+        return plan
     }
 
     /// The entity's name and its parents', nearest first (a loop in a damaged model is cut).

@@ -36,9 +36,6 @@ package struct Schema: Sendable, Equatable {
     /// identifier (`[A-Za-z_][A-Za-z0-9_]*`) and unique where it has to be; one sentence per problem.
     public var nameProblems: [String] { CompiledModel(schema: self).nameProblems }
 
-    /// `CompiledModel.isPlainIdentifier`, the one check.
-    public static func isPlainIdentifier(_ name: String) -> Bool { CompiledModel.isPlainIdentifier(name) }
-
     /// The `Z_ENT` number of an entity: its position, starting at 1, in Core Data's order
     /// (alphabetical, sub-entities after their parent, depth first), as `ModelTables` numbers it.
     public func entityNumber(of name: String) -> Int? {

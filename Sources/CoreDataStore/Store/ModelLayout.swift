@@ -315,7 +315,7 @@ package struct ModelLayout: Sendable {
         /// A concrete default (SwiftData archives the value its default expression had when the
         /// model was built) as the column stores it; nil for a form that has no column value.
         static func stored(_ value: CompiledDefaultValue, as kind: AttributeKind) -> StoredValue? {
-            // The one conversion of an archived default (the schema value's), as the column stores it.
+            // The one conversion of an archived default (`CompiledDefaultValue.declared(as:)`), as the column stores it.
             guard case .value(let value)? = value.declared(as: kind) else { return nil }
             return ValueCoding.encode(value)
         }

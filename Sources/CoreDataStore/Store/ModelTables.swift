@@ -2,9 +2,8 @@ import Foundation
 
 /// The tables Core Data makes for a compiled model, derived from the model alone (spec:
 /// model-cache.md "From model to tables", store-format.md "Entity tables"): the one home of those
-/// rules. Fixtures and a schema's stores (`StoreWriter`) are written from it, a schema's stores
-/// are read and checked by it (`StoreReader`, `ModelLayout`), and `ModelLayout` checks a store
-/// its own model describes against it.
+/// rules. Fixtures and restored stores are written from it, and `ModelLayout` checks every store
+/// against it, by the store's own model or by an app profile's version of it.
 ///
 /// Where the spec says nothing, the choice made here is marked "inferred" and listed in
 /// `Fixtures/AnyApp/README.md`.

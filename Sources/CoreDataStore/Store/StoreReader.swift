@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 
-/// One row of an entity: its `Z_PK`, its `Z_OPT` and its stored properties by schema name. A
-/// to-one relationship's value is the target's `Z_PK` as `.integer`, or `.null`.
+/// One row of an entity: its `Z_PK`, its `Z_OPT` and its stored properties by name (a
+/// composite's element by its path, `size.width`). A to-one relationship's value is the target's
+/// `Z_PK` as `.integer`, or `.null`.
 package struct EntityRecord: Sendable, Equatable {
     public var primaryKey: Int64
     /// `Z_OPT`, the number of times Core Data saved the row (1 when first inserted); nil when the
@@ -202,7 +203,8 @@ package enum StoreReader {
     /// Streams the records of `plan`'s entity in ascending `Z_PK` (only those `condition` admits,
     /// with `arguments`), each value decoded as the layout says: the one row reader beside the
     /// archive's member encoding, for callers that want values, not lines (a repair reporting a
-    /// record it drops, tests). A composite's element is named by its path (`size.width`).
+    /// record it drops, tests). A composite's element is named by its path (`size.width`). The
+    /// plan is a layout's of this store, whose every column the layout found there.
     package static func forEachRecord(
         _ db: Database, plan: ModelLayout.EntityPlan, path: String, where condition: String? = nil, _ arguments: [StoredValue] = [],
         _ body: (EntityRecord) throws -> Void

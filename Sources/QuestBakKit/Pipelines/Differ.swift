@@ -127,14 +127,43 @@ package enum Differ {
         let plans = names.map { plan(for: $0, left, right, byTables: byTables || left.kind == generic) }
         // Only the records of an entity some relationship names are looked up in `diff_map`.
         let named = Set(plans.flatMap(\.references.values))
+        let models = models(left, right)
         for (number, name) in names.enumerated() {
+            // A to-one to records not all matched yet (the entity itself or one after it, or a
+            // sub-entity of it: two entities that name each other, a record that names another of
+            // its own entity) cannot be looked up while this entity is matched. (A to-many is no
+            // part of a content key.)
+            let unmatched = names[number...].map { lineage(of: $0, in: models) }
             var comparison = Comparison(
                 db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root),
-                pendingRoots: Set(plans[number...].map(\.root)),
+                deferred: Set(
+                    plans[number].destinations.filter { field, destination in
+                        !plans[number].toMany.contains(field) && unmatched.contains { $0.contains(destination) }
+                    }.keys),
                 a: try left.tables[name] ?? Table.empty(in: db, name: "a_none_\(number)"),
                 b: try right.tables[name] ?? Table.empty(in: db, name: "b_none_\(number)"))
             try comparison.match()
             comparisons[name] = comparison
+        }
+        // Where a relationship was deferred, what the first pass left is paired now, each round
+        // with the first of these that pairs anything: by every value and to-one, as each pairing
+        // lets more relationships be looked up; by the values alone where they are unique on both
+        // sides; last, by the values without the deferred relationships, equal ones in `_pk`
+        // order (records alike in all of that are told apart by nothing this compares). Each
+        // round pairs a record or ends, so it ends.
+        if comparisons.values.contains(where: { !$0.deferred.isEmpty }) {
+            let referring = names.filter { comparisons[$0]?.plan.references.isEmpty == false }
+            let deferring = names.filter { comparisons[$0]?.deferred.isEmpty == false }
+            rounds: while true {
+                for (entities, fields, uniqueOnly) in [
+                    (referring, Comparison.ContentFields.all, false), (referring, .valuesOnly, true), (deferring, .withoutDeferred, false),
+                ] {
+                    var paired = 0
+                    for name in entities { paired += try comparisons[name]?.pairByContent(fields, uniqueOnly: uniqueOnly) ?? 0 }
+                    if paired > 0 { continue rounds }
+                }
+                break
+            }
         }
         try db.execute(sql: "CREATE INDEX diff_changed_entity ON diff_changed (entity)")
         let entities = try comparisons.values.map { try $0.summary() }.sorted { $0.name < $1.name }
@@ -449,11 +478,10 @@ package enum Differ {
         let plan: Plan
         /// Some relationship names this entity's records: its pairs go to `diff_map`.
         let isNamed: Bool
-        /// The entities (by root) whose records are not all matched yet when this one is: this one
-        /// and those after it. A relationship to one (two entities that name each other, a record
-        /// that names another of its own entity) cannot be looked up while matching, so it is no
-        /// part of the content key; it is compared with the other fields once all are matched.
-        let pendingRoots: Set<String>
+        /// The relationships to records not all matched yet when this entity is (see `diff`):
+        /// first no part of the content key, which then pairs only records alike in nothing else;
+        /// once every entity is matched, `matchDeferred` pairs the rest with them.
+        let deferred: Set<String>
         let a: Table
         let b: Table
         var used: [String] = []
@@ -511,11 +539,11 @@ package enum Differ {
         }
 
         private mutating func pair(_ kind: String, _ sql: String) throws {
-            tried.append(kind)
+            if !tried.contains(kind) { tried.append(kind) }
             guard !isDone else { return }
             try db.execute(sql: sql)
             paired += db.changesCount
-            if db.changesCount > 0 { used.append(kind) }
+            if db.changesCount > 0, !used.contains(kind) { used.append(kind) }
         }
 
         /// Each side's records (all, or only those not paired yet) as (`id`, key values `k0`…,
@@ -592,21 +620,13 @@ package enum Differ {
                 }
             }
             // Then every value and to-one equal; equal records on one side pair with equal ones on
-            // the other in `_pk` order.
-            let content = self.shared.filter { field in
-                !plan.toMany.contains(field) && !(plan.references[field].map(pendingRoots.contains) ?? false)
+            // the other in `_pk` order. Without the deferred relationships, only records alike in
+            // nothing else pair now (`matchDeferred` pairs the rest).
+            if deferred.isEmpty {
+                try pairByContent(.all, uniqueOnly: false)
+            } else {
+                try pairByContent(.withoutDeferred, uniqueOnly: true)
             }
-            let names = (0..<max(content.count, 1)).map { "k\($0)" }
-            if !isDone {
-                try keyTables(
-                    content, unmatchedOnly: true, filter: "1", numbering: { "row_number() OVER (PARTITION BY \($0) ORDER BY pk, id)" })
-            }
-            try pair(
-                "content",
-                """
-                INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
-                \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) AND r.n = l.n ORDER BY l.id
-                """)
             if plan.byTables {
                 try pair(
                     "_pk",
@@ -615,6 +635,48 @@ package enum Differ {
                     WHERE \(unmatched("a", "l.rowid")) AND \(unmatched("b", "r.rowid"))
                     """)
             }
+            try recordMatches()
+        }
+
+        /// Which fields a content key compares: every value and to-one, all but the deferred
+        /// relationships, or the values alone.
+        enum ContentFields {
+            case all, withoutDeferred, valuesOnly
+        }
+
+        /// Pairs the records not paired yet whose `fields` are all equal: only those no other record
+        /// of either side equals (`uniqueOnly`), or equal ones in `_pk` order. Returns how many it
+        /// paired, whose matches then go to `diff_map`.
+        @discardableResult
+        mutating func pairByContent(_ fields: ContentFields, uniqueOnly: Bool) throws -> Int {
+            guard !isDone else {
+                if !tried.contains("content") { tried.append("content") }
+                return 0
+            }
+            let content = shared.filter { field in
+                switch fields {
+                case .all: !plan.toMany.contains(field)
+                case .withoutDeferred: !plan.toMany.contains(field) && !deferred.contains(field)
+                case .valuesOnly: plan.references[field] == nil
+                }
+            }
+            let names = (0..<max(content.count, 1)).map { "k\($0)" }
+            try keyTables(
+                content, unmatchedOnly: true, filter: "1",
+                numbering: { uniqueOnly ? "count(*) OVER (PARTITION BY \($0))" : "row_number() OVER (PARTITION BY \($0) ORDER BY pk, id)" })
+            let before = paired
+            try pair(
+                "content",
+                """
+                INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
+                \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) AND \(uniqueOnly ? "l.n = 1 AND r.n = 1" : "r.n = l.n") ORDER BY l.id
+                """)
+            if paired > before { try recordMatches() }
+            return paired - before
+        }
+
+        /// The pairs go to `diff_map`, where a relationship to this entity looks them up.
+        private func recordMatches() throws {
             guard isNamed else { return }
             try db.execute(
                 sql: """
@@ -780,6 +842,8 @@ package enum Differ {
         var isSingleton = false
         /// Properties holding other records' `_pk`s, with the root entity of the records they name.
         var references: [String: String] = [:]
+        /// The same properties with the entity they name (its records, or its sub-entities').
+        var destinations: [String: String] = [:]
         /// The references that are to-many (an array of `_pk`s): not part of a record's content key.
         var toMany: Set<String> = []
         /// A table's rows (a generic archive's): no model says what identifies them, so rows left
@@ -789,13 +853,17 @@ package enum Differ {
 
     static func models(_ left: Side, _ right: Side) -> [ModelVersion] { [right.model, left.model].compactMap { $0 } }
 
-    static func root(of name: String, in models: [ModelVersion]) -> String {
-        var current = name
-        var seen: Set<String> = [name]
-        while let parent = models.lazy.compactMap({ $0.compiled.entity(named: current)?.superentity }).first, seen.insert(parent).inserted {
-            current = parent
+    static func root(of name: String, in models: [ModelVersion]) -> String { lineage(of: name, in: models).last ?? name }
+
+    /// The entity and its parents, nearest first (a loop in a damaged model is cut).
+    static func lineage(of name: String, in models: [ModelVersion]) -> [String] {
+        var lineage = [name]
+        while let parent = models.lazy.compactMap({ $0.compiled.entity(named: lineage[lineage.count - 1])?.superentity }).first,
+            !lineage.contains(parent)
+        {
+            lineage.append(parent)
         }
-        return current
+        return lineage
     }
 
     static func plan(for name: String, _ left: Side, _ right: Side, byTables generic: Bool) -> Plan {
@@ -828,6 +896,7 @@ package enum Differ {
         plan.isSingleton = identity.singletonCloudID != nil
         for relationship in lineage.flatMap(\.relationships) {
             plan.references[relationship.name] = root(of: relationship.destination, in: models)
+            plan.destinations[relationship.name] = relationship.destination
             if relationship.isToMany { plan.toMany.insert(relationship.name) }
         }
         return plan

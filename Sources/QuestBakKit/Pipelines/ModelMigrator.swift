@@ -408,9 +408,12 @@ package enum ModelMigrator {
             snapshot = try StoreSnapshot(storeAt: url)
             let path = snapshot.path
             (modelVersion, metadata, statements, settings, keys) = try snapshot.read { db in
-                // Another app's store is no version of these, whatever version its metadata names.
+                // Another app's store is no version of these, whatever version its metadata names
+                // (a store with no entity at all is left to the version check, which names what
+                // it lacks).
+                try StoreReader.requireCoreDataSQL(db, path: path)
                 let entities = try StoreReader.modelTables(db).map(\.entity.name)
-                guard candidates.contains(where: { SameApp.check($0.entities.map(\.name), entities) }) else {
+                guard entities.isEmpty || candidates.contains(where: { SameApp.check($0.entities.map(\.name), entities) }) else {
                     throw MigrationError.anotherAppsStore(path: path, entities: entities, versions: candidates.map(\.versionIdentifier))
                 }
                 // The version's tables exactly, every row of one of its entities (records are

@@ -7,7 +7,7 @@ import QuestBakArchive
 /// ones (all but the lowest `Z_PK` keep theirs) are replaced by a name-based UUIDv5, so restoring
 /// one backup on two devices gives the same IDs.
 ///
-/// - An entity of an app profile's schema (one with a `cloudID` attribute) gets IDs made from
+/// - An entity of an app profile's version (one with a `cloudID` attribute) gets IDs made from
 ///   the entity and the record's natural key (its `Z_PK` where the profile gives none), and a
 ///   singleton its pinned sentinel; the one cloudID a migration gave every record is replaced
 ///   too. Entities are visited parents first, so a child's ID can name its parent's final one.

@@ -3,7 +3,7 @@ import GRDB
 import QuestBakArchive
 
 /// A missing non-optional value gets its property's default: first the app profile's symbolic
-/// one (the profile's schema, else the defaults schema; `Date.now` is the context's `now`), then
+/// one (the profile's version, else the defaults version; `Date.now` is the context's `now`), then
 /// the model's concrete one (the value SwiftData archived when the model was built). cloudIDs are
 /// left to `CloudIDRule`.
 ///

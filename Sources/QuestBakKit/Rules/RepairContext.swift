@@ -87,8 +87,8 @@ struct RepairContext {
         // key, a cloudID or a required value's column would skip it without a word.
         for entity in version.entities {
             guard let plan = layout.entity(named: entity.name) else { continue }
-            // Placed: laid out, and the column is in the store (the layout of a schema names
-            // its columns whether or not the store has them).
+            // Placed: laid out, and the column is in the store (a layout unchecked against rows
+            // names its columns whether or not the store has them).
             let present = Set(try db.columns(in: plan.table).map { $0.name.uppercased() })
             let placed = Set(
                 plan.fields.filter { present.contains($0.column.uppercased()) }.compactMap(\.path.first)
@@ -255,10 +255,7 @@ extension RepairContext {
     /// its elements, which the layout of the model reads as bytes), for reporting a dropped
     /// duplicate in full.
     func recordValues(_ plan: ModelLayout.EntityPlan, primaryKey: Int64) throws -> [String: Value] {
-        var typed = plan
-        for index in typed.fields.indices where typed.fields[index].path.count == 1 {
-            if let kind = profile?.attributeKinds[plan.name]?[typed.fields[index].path[0]] { typed.fields[index].kind = kind }
-        }
+        let typed = profile?.typed(plan) ?? plan
         var values: [String: Value] = [:]
         try StoreReader.forEachRecord(db, plan: typed, path: path, where: "\(CoreDataSQL.keyColumn) = ?", [.integer(primaryKey)]) {
             values = $0.values

@@ -2,7 +2,7 @@ import CoreDataStore
 import GRDB
 import QuestBakArchive
 
-/// A singleton's extra records are merged into the lowest `Z_PK` by the schema's merge rules
+/// A singleton's extra records are merged into the lowest `Z_PK` by the profile's merge rules
 /// (max XP and streak, latest play date, earliest creation), then removed, their children (if
 /// any) re-pointed to the keeper. Singletons and merge rules are the app profile's.
 struct SingletonMergeRule: RepairRule {

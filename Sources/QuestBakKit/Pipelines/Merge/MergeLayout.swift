@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import QuestBakArchive
 
-/// A store's records as a merge sees them, for an app profile's schemas (TimeQuest's) and for any store its own
+/// A store's records as a merge sees them, for an app profile's versions (TimeQuest's) and for any store its own
 /// model describes alike: where each entity's rows are, which columns hold values and which hold
 /// another record's `Z_PK` (those are translated from the archive's keys to the store's), which
 /// links live in join tables, and how a record is recognised in another copy of the store.

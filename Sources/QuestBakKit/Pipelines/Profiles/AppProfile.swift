@@ -87,9 +87,8 @@ package struct AppProfile: Sendable, Equatable {
     /// file, which states its own natural keys), replacing a known version of the same identifier.
     package func addingVersion(_ schema: Schema) -> AppProfile {
         var profile = self
-        let kept = declarations.indices.filter { declarations[$0].versionIdentifier != schema.versionIdentifier }
-        profile.declarations = kept.map { declarations[$0] } + [schema]
-        profile.versions = kept.map { versions[$0] } + [ModelVersion(schema: schema)]
+        profile.declarations = declarations.filter { $0.versionIdentifier != schema.versionIdentifier } + [schema]
+        profile.versions = versions.filter { $0.versionIdentifier != schema.versionIdentifier } + [ModelVersion(schema: schema)]
         return profile
     }
 
