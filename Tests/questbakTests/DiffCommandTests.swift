@@ -7,8 +7,9 @@ import XCTest
 final class DiffCommandTests: XCTestCase {
     func testAStoreAndItsOwnArchiveAreTheSame() throws {
         // bennie-game: AppSettings and ParentSettings name each other (a one-to-one keeps a key on
-        // both sides), which once left both, and the videos naming them, unmatched.
-        for fixture in ["v2-typical", "AnyApp/kitchen-sink", "AnyApp/bennie-game"] {
+        // both sides), which once left both, and the videos naming them, unmatched. v1-anomalies:
+        // a task names a routine that does not exist (an orphan), which once left it unmatched.
+        for fixture in ["v2-typical", "AnyApp/kitchen-sink", "AnyApp/bennie-game", "v1-anomalies"] {
             let directory = try TemporaryTestDirectory()
             let store = try directory.copyFixture(fixture)
             let archive = directory.path("a.qbak")
@@ -45,6 +46,27 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertTrue(
             changed.standardOutput.contains("AppSettings: 0 added, 0 removed, 1 changed (matched by content)"), changed.standardOutput)
         XCTAssertTrue(changed.standardOutput.hasSuffix("0 added, 0 removed, 1 changed\n"), changed.standardOutput)
+    }
+
+    /// A to-one naming no record is the same reference as one naming no record by the same key on
+    /// the other side, and another reference than one naming no record by another key.
+    func testAnOrphanIsTheSameOnlyWhereItNamesTheSameMissingKey() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v1-anomalies")
+        let other = directory.path("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let b = other.appendingPathComponent("default.store")
+        try FileManager.default.copyItem(at: a, to: b)
+        let orphan = "SELECT count(*) FROM ZROUTINETASK WHERE ZROUTINE NOT IN (SELECT Z_PK FROM ZROUTINE)"
+        XCTAssertEqual(try DatabaseQueue(path: a.path).read { try Int.fetchOne($0, sql: orphan) }, 1, "the fixture has one orphan")
+        try DatabaseQueue(path: b.path).write { db in
+            try db.execute(sql: "UPDATE ZROUTINETASK SET ZROUTINE = ZROUTINE + 1000 WHERE ZROUTINE NOT IN (SELECT Z_PK FROM ZROUTINE)")
+        }
+        let result = try Questbak.run(["diff", a.path, b.path])
+        XCTAssertEqual(result.status, 1, result.standardError)
+        // Its natural key holds the routine it names, so it is another task (as a merge sees it).
+        XCTAssertTrue(result.standardOutput.hasPrefix("RoutineTask: 1 added, 1 removed, 0 changed"), result.standardOutput)
+        XCTAssertTrue(result.standardOutput.hasSuffix("\n1 added, 1 removed, 0 changed\n"), result.standardOutput)
     }
 
     /// Two AppSettings alike in every value, told apart only by the ParentSettings each names

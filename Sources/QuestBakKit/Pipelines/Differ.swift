@@ -127,6 +127,7 @@ package enum Differ {
         let plans = names.map { plan(for: $0, left, right, byTables: byTables || left.kind == generic) }
         // Only the records of an entity some relationship names are looked up in `diff_map`.
         let named = Set(plans.flatMap(\.references.values))
+        try mapDanglingKeys(of: named, names: names, plans: plans, left, right, db: db)
         let models = models(left, right)
         for (number, name) in names.enumerated() {
             // A to-one to records not all matched yet (the entity itself or one after it, or a
@@ -173,6 +174,35 @@ package enum Differ {
                 added: entities.map(\.added).reduce(0, +), removed: entities.map(\.removed).reduce(0, +),
                 changed: entities.map(\.changed).reduce(0, +)),
             comparisons: comparisons)
+    }
+
+    /// A to-one that names no record of its own side (an orphan, which `import --validate` would
+    /// report) names the same nothing as a to-one on the other side naming no record by the same
+    /// key: each such key is mapped to itself, so that a store and its own backup agree on it.
+    /// A key naming no record on one side only stays unmatched, and so differs.
+    static func mapDanglingKeys(
+        of roots: Set<String>, names: [String], plans: [Plan], _ left: Side, _ right: Side, db: Database
+    ) throws {
+        func dangling(_ side: Side, root: String) -> String? {
+            var referenced: [String] = []
+            var existing: [String] = []
+            for (index, name) in names.enumerated() {
+                guard let table = side.tables[name] else { continue }
+                if plans[index].root == root { existing.append("SELECT pk FROM \(table.name)") }
+                for (field, target) in plans[index].references where target == root && !plans[index].toMany.contains(field) {
+                    guard let column = table.columns[field] else { continue }
+                    referenced.append("SELECT \(column) AS k FROM \(table.name) WHERE typeof(\(column)) = 'integer'")
+                }
+            }
+            guard !referenced.isEmpty else { return nil }
+            return referenced.joined(separator: " UNION ") + (existing.isEmpty ? "" : " EXCEPT " + existing.joined(separator: " EXCEPT "))
+        }
+        for root in roots.sorted() {
+            guard let a = dangling(left, root: root), let b = dangling(right, root: root) else { continue }
+            try db.execute(
+                sql: "INSERT INTO diff_map (root, b, a) SELECT ?, k, k FROM (SELECT k FROM (\(a)) INTERSECT SELECT k FROM (\(b)))",
+                arguments: [root])
+        }
     }
 
     /// One input as an archive holds it: its records by entity, and what says how to recognise them.
