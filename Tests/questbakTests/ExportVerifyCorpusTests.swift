@@ -24,6 +24,9 @@ final class ExportVerifyCorpusTests: XCTestCase {
             let verify = try Questbak.run(["verify", archive.path])
             XCTAssertEqual(
                 verify.status, shape.needsRepairs ? 2 : 0, "\(shape.name): verify: \(verify.standardOutput)\(verify.standardError)")
+            // And `diff` finds the backup the store it came from, record for record.
+            let diff = try Questbak.run(["diff", store.path, archive.path])
+            XCTAssertEqual(diff.status, 0, "\(shape.name): diff: \(diff.standardOutput)\(diff.standardError)")
         }
     }
 
