@@ -22,25 +22,20 @@ enum LaunchValidity {
     static func problems(of store: URL, model: ModelVersion, limit: Int = 20) throws -> [String] {
         let snapshot = try StoreSnapshot(storeAt: store)
         return try snapshot.read { db in
-            try problems(
-                db, model: model.compiled, defaultsNoModelHolds: model.defaultsNoModelHolds,
-                layout: try model.layout(db, path: snapshot.path), limit: limit)
+            try problems(db, model: model, layout: try model.layout(db, path: snapshot.path), limit: limit)
         }
     }
 
     /// The same for a store being written (a migration checks uniqueness before it makes the
     /// unique indexes, so that it can name the records instead of failing on the first).
-    /// `model` says what is required, has a default or is unique, with `defaultsNoModelHolds` (by
-    /// entity, the attributes whose default the model cannot hold: an array's `[]` in a schema);
-    /// `layout` says where it is stored.
+    /// `model` says what is required, has a default (`ModelVersion.hasDefault`: an array's `[]`
+    /// too, which no model holds) or is unique; `layout` says where it is stored.
     static func problems(
-        _ db: Database, model: CompiledModel, defaultsNoModelHolds: [String: [String: Value]] = [:], layout: ModelLayout,
-        uniquenessOnly: Bool = false, limit: Int = 20
+        _ db: Database, model: ModelVersion, layout: ModelLayout, uniquenessOnly: Bool = false, limit: Int = 20
     ) throws -> [String] {
         var problems: [String] = []
         for plan in layout.entities {
-            problems += try check(
-                plan, model: model, defaultsNoModelHolds: defaultsNoModelHolds, layout: layout, db: db, uniquenessOnly: uniquenessOnly)
+            problems += try check(plan, model: model, layout: layout, db: db, uniquenessOnly: uniquenessOnly)
             if problems.count >= limit { break }
         }
         return Array(problems.prefix(limit))
@@ -49,15 +44,15 @@ enum LaunchValidity {
     private static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     private static func check(
-        _ plan: ModelLayout.EntityPlan, model: CompiledModel, defaultsNoModelHolds: [String: [String: Value]], layout: ModelLayout,
+        _ plan: ModelLayout.EntityPlan, model: ModelVersion, layout: ModelLayout,
         db: Database, uniquenessOnly: Bool
     ) throws -> [String] {
         // The entity's own and inherited attributes and relationships, by name, the nearest first.
-        let entities = model.lineage(of: plan.name)
+        let entities = model.compiled.lineage(of: plan.name)
         let attributes = Dictionary(
             entities.flatMap { entity in
                 entity.attributes.map {
-                    ($0.name, (attribute: $0, hasDefault: $0.hasDefault || defaultsNoModelHolds[entity.name]?[$0.name] != nil))
+                    ($0.name, (attribute: $0, hasDefault: model.hasDefault($0, in: entity.name)))
                 }
             }, uniquingKeysWith: { first, _ in first })
         let relationships = Dictionary(entities.flatMap(\.relationships).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

@@ -194,7 +194,7 @@ package enum ModelMigrator {
                 if new.isProfileVersion { try copyHistory(from: source, into: db) }
             }
             try options.cancellation?.check()
-            let violations = try LaunchValidity.problems(db, model: new.model, layout: layout, uniquenessOnly: true)
+            let violations = try LaunchValidity.problems(db, model: new.modelVersion, layout: layout, uniquenessOnly: true)
             guard violations.isEmpty else {
                 throw MigrationError.invalidRecords(from: old.version, to: new.version, problems: violations)
             }
