@@ -511,6 +511,20 @@ final class MigrationCommandTests: XCTestCase {
             result.standardError)
         XCTAssertEqual(try Questbak.run(["migrate", "x.store", "-o", "y.store", "--to-version", "9.9.9"]).status, 64)
         XCTAssertEqual(try Questbak.run(["schema", "9.9.9"]).status, 64)
+        // A relationship whose toMany and maxCount disagree is no model Core Data has: a model
+        // knows a to-one by its maxCount of 1 alone.
+        let printedTasks = "\"name\" : \"tasks\""
+        let source = String(decoding: printed.outputData, as: UTF8.self)
+        XCTAssertTrue(source.contains(printedTasks), source)
+        for (name, said) in [(printedTasks, "toMany is true but maxCount is 1"), ("\"name\" : \"routine\"", "toMany is false but maxCount is 0")] {
+            let contradictory = directory.path("contradictory.json")
+            let maxCount = said.hasPrefix("toMany is true") ? 1 : 0
+            let text = source.replacingOccurrences(of: name, with: "\"maxCount\" : \(maxCount), \(name)")
+            try text.write(to: contradictory, atomically: true, encoding: .utf8)
+            let refused = try Questbak.run(["check-migration", contradictory.path])
+            XCTAssertEqual(refused.status, 65, refused.standardError)
+            XCTAssertTrue(refused.standardError.contains(said), refused.standardError)
+        }
     }
 
     func testSchemaJSONRoundTrips() throws {

@@ -341,6 +341,18 @@ extension Relationship: Codable {
                 ordered: try container.decodeIfPresent(Bool.self, forKey: .ordered) ?? false)
             relationship.isReadOnly = try container.decodeIfPresent(Bool.self, forKey: .readOnly) ?? false
             relationship.versionHashModifier = try container.decodeIfPresent(String.self, forKey: .versionHashModifier)
+            // A model knows a to-one by its maxCount of 1 (`CompiledRelationship.isToMany`): a
+            // to-many limited to one record would be laid out and hashed as a to-one, not as the
+            // file says, so the file is refused rather than read as another model.
+            if relationship.isToMany, relationship.maxCount == 1 {
+                throw SchemaJSONProblem(
+                    location: [], message: "toMany is true but maxCount is 1, which Core Data's model makes a to-one; give toMany false")
+            }
+            if !relationship.isToMany, relationship.maxCount != 1 {
+                throw SchemaJSONProblem(
+                    location: [],
+                    message: "toMany is false but maxCount is \(relationship.maxCount), which Core Data's model makes a to-many; give toMany true")
+            }
             return relationship
         }
     }
