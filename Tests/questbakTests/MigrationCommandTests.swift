@@ -516,7 +516,9 @@ final class MigrationCommandTests: XCTestCase {
         let printedTasks = "\"name\" : \"tasks\""
         let source = String(decoding: printed.outputData, as: UTF8.self)
         XCTAssertTrue(source.contains(printedTasks), source)
-        for (name, said) in [(printedTasks, "toMany is true but maxCount is 1"), ("\"name\" : \"routine\"", "toMany is false but maxCount is 0")] {
+        for (name, said) in [
+            (printedTasks, "toMany is true but maxCount is 1"), ("\"name\" : \"routine\"", "toMany is false but maxCount is 0"),
+        ] {
             let contradictory = directory.path("contradictory.json")
             let maxCount = said.hasPrefix("toMany is true") ? 1 : 0
             let text = source.replacingOccurrences(of: name, with: "\"maxCount\" : \(maxCount), \(name)")

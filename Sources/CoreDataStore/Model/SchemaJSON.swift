@@ -351,7 +351,9 @@ extension Relationship: Codable {
             if !relationship.isToMany, relationship.maxCount != 1 {
                 throw SchemaJSONProblem(
                     location: [],
-                    message: "toMany is false but maxCount is \(relationship.maxCount), which Core Data's model makes a to-many; give toMany true")
+                    message:
+                        "toMany is false but maxCount is \(relationship.maxCount), which Core Data's model makes a to-many; give toMany true"
+                )
             }
             return relationship
         }
