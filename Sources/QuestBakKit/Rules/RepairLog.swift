@@ -143,24 +143,52 @@ package final class RepairLog {
         try queue.write { db in
             // Bound through `ExactSQL`, as the store writer binds: GRDB's arguments box every
             // value, which cost a merge into a second device (500,000 entries) a sixth of its time.
-            let insert = try db.cachedStatement(
-                sql: "INSERT INTO entry (rule, kind, entity, pk, cloud, field, old, new) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-            var arguments: [StoredValue] = []
-            arguments.reserveCapacity(8)
+            // `rowsPerInsert` entries go in one statement: each statement run has a cost of its
+            // own (reset, start, end) that a merge's half a million entries paid one by one.
+            let columns = 8
+            func insert(rows: Int) throws -> Statement {
+                try db.cachedStatement(
+                    sql: "INSERT INTO entry (rule, kind, entity, pk, cloud, field, old, new) VALUES "
+                        + repeatElement("(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", "))
+            }
+            let full = try insert(rows: Self.rowsPerInsert)
+            // A text the entry before had (its record's entity, cloudID and field, its rule and
+            // kind) is bound from the value already made: a merge logs several entries per
+            // record, and making every text again took half of the log's own time.
+            var arguments = [StoredValue](repeating: .null, count: columns * Self.rowsPerInsert)
+            var json: [UInt8] = []
+            var previous: RepairEntry?
+            var row = 0
             for entry in entries {
-                arguments.removeAll(keepingCapacity: true)
-                arguments.append(Self.text(entry.rule.rawValue))
-                arguments.append(Self.text(entry.kind.rawValue))
-                arguments.append(Self.text(entry.entity))
-                arguments.append(.integer(entry.primaryKey))
-                arguments.append(Self.text(entry.cloudID))
-                arguments.append(Self.text(entry.field))
-                arguments.append(Self.text(entry.old?.json))
-                arguments.append(Self.text(entry.new?.json))
-                try ExactSQL.execute(insert, arguments)
+                let at = row * columns
+                let before = row == 0 ? (Self.rowsPerInsert - 1) * columns : at - columns
+                func text(_ column: Int, _ string: String?, same: Bool) {
+                    arguments[at + column] = previous != nil && same ? arguments[before + column] : Self.text(string)
+                }
+                text(0, entry.rule.rawValue, same: entry.rule == previous?.rule)
+                text(1, entry.kind.rawValue, same: entry.kind == previous?.kind)
+                text(2, entry.entity, same: entry.entity == previous?.entity)
+                arguments[at + 3] = .integer(entry.primaryKey)
+                text(4, entry.cloudID, same: entry.cloudID == previous?.cloudID)
+                text(5, entry.field, same: entry.field == previous?.field)
+                arguments[at + 6] = Self.text(entry.old, buffer: &json)
+                arguments[at + 7] = Self.text(entry.new, buffer: &json)
+                previous = entry
+                row += 1
+                if row == Self.rowsPerInsert {
+                    try ExactSQL.execute(full, arguments)
+                    row = 0
+                }
+            }
+            // The last entries, fewer than a statement's rows, one by one.
+            for first in stride(from: 0, to: row * columns, by: columns) {
+                try ExactSQL.execute(try insert(rows: 1), Array(arguments[first..<first + columns]))
             }
         }
     }
+
+    /// Entries per `INSERT` of the log (8 values each, far below SQLite's limit of 32,766).
+    private static let rowsPerInsert = 64
 
     /// Text as GRDB bound it before: up to its first NUL (the log's readers read text as C
     /// strings, and look entries up by entity with GRDB's binding), so every report is as it was.
@@ -168,6 +196,20 @@ package final class RepairLog {
         guard var string else { return .null }
         // Through the contiguous bytes: searched and copied by the view, this took a third of the log's time.
         return string.withUTF8 { bytes in
+            .text(Data(buffer: UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0) ?? bytes.endIndex)])))
+        }
+    }
+
+    /// A report value's JSON text (`ReportValue.json`), cut as `text(_:)` cuts it: one value is
+    /// written by the codec straight into `buffer` and copied once, not made a `String` first.
+    private static func text(_ value: ReportValue?, buffer: inout [UInt8]) -> StoredValue {
+        guard let value else { return .null }
+        guard case .value(let one) = value else { return text(value.json) }
+        buffer.removeAll(keepingCapacity: true)
+        ValueJSON.append(one, to: &buffer)
+        // The codec escapes every control character, so no NUL is written: the cut is kept
+        // only so that this says exactly what `text(_:)` of the same JSON says.
+        return buffer.withUnsafeBufferPointer { bytes in
             .text(Data(buffer: UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0) ?? bytes.endIndex)])))
         }
     }
