@@ -481,7 +481,7 @@ struct RecordMerge {
         var changes: [(column: String, value: StoredValue)] = []
         for (index, field) in entity.fields.enumerated() {
             let (mine, theirs) = (store[index], archive[index])
-            if StoredValue.sameKey([mine], [theirs]) || theirs == .null { continue }
+            if Self.same(mine, theirs) || theirs == .null { continue }
             func entry(_ rule: RepairEntry.Rule, old: StoredValue, new: StoredValue) -> RepairEntry {
                 RepairEntry(
                     rule: rule, kind: .merge, entity: entity.name, primaryKey: storeKey, cloudID: storeCloudID, field: field.name,
@@ -535,6 +535,16 @@ struct RecordMerge {
             ),
             changes.map(\.value) + [.integer(storeKey)])
         return true
+    }
+
+    /// `StoredValue.sameKey` of one value each, as the duplicate rule compares a key's parts (an
+    /// integer equals the real of the same number): without the two one-element arrays that
+    /// call makes, once per field of every record in both.
+    static func same(_ lhs: StoredValue, _ rhs: StoredValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.integer(let a), .real(let b)), (.real(let b), .integer(let a)): return Double(exactly: a) == b
+        default: return lhs == rhs
+        }
     }
 
     /// The first row of a query run once per record, its statement prepared once (a statement
