@@ -113,6 +113,14 @@ package final class RepairLog {
     public private(set) var repairs = 0
     private let queue: DatabaseQueue
     private var pending: [RepairEntry] = []
+    /// Full batches are written on a queue of their own while the caller goes on making the next
+    /// (a merge into a second device logs half a million entries, and writing them took a sixth
+    /// of its time on the one core): at most one batch is being written at a time.
+    private let writer = DispatchQueue(label: "questbak.repair-log")
+    private let writing = DispatchGroup()
+    /// What the last batch written in the background failed with, for the caller's next call.
+    private let failure = WriteFailure()
+    private static let batchSize = 10_000
 
     init(directory: URL) throws {
         queue = try DatabaseQueue(path: directory.appendingPathComponent("repairs.sqlite").path)
@@ -133,13 +141,42 @@ package final class RepairLog {
         total += 1
         if entry.kind == .repair { repairs += 1 }
         pending.append(entry)
-        if pending.count >= 10_000 { try flush() }
+        if pending.count >= Self.batchSize { try handOff() }
     }
 
-    private func flush() throws {
+    /// Starts writing the pending entries in the background, once the batch before is written.
+    private func handOff() throws {
+        try finishWrites()
         guard !pending.isEmpty else { return }
         let entries = pending
-        pending.removeAll(keepingCapacity: true)
+        pending = []
+        pending.reserveCapacity(Self.batchSize)
+        let (queue, writing, failure) = (self.queue, self.writing, self.failure)
+        writing.enter()
+        writer.async {
+            defer { writing.leave() }
+            do { try Self.write(entries, to: queue) } catch { failure.error = error }
+        }
+    }
+
+    /// Waits for the batch being written in the background, and throws what its write threw:
+    /// a merge calls it before it commits, so a log that could not be written fails the merge
+    /// as it did when every batch was written before the next entry was made.
+    func finishWrites() throws {
+        writing.wait()
+        if let error = failure.error {
+            failure.error = nil
+            throw error
+        }
+    }
+
+    /// Every entry written: before the log is read.
+    private func flush() throws {
+        try handOff()
+        try finishWrites()
+    }
+
+    private static func write(_ entries: [RepairEntry], to queue: DatabaseQueue) throws {
         try queue.write { db in
             // Bound through `ExactSQL`, as the store writer binds: GRDB's arguments box every
             // value, which cost a merge into a second device (500,000 entries) a sixth of its time.
@@ -217,6 +254,8 @@ package final class RepairLog {
     /// Forgets every entry, for a restore made again from the start.
     func reset() throws {
         pending.removeAll()
+        // A batch still being written would land after the DELETE below.
+        try finishWrites()
         counts = [:]
         total = 0
         repairs = 0
@@ -311,6 +350,17 @@ package final class RepairLog {
                 )
             }
         }
+    }
+}
+
+/// An error of a write on the log's own queue, handed to the thread that made the entries.
+private final class WriteFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Error?
+
+    var error: Error? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }
 
