@@ -156,17 +156,21 @@ struct RecordMerge {
         for key in entity.keys {
             // A key matches only records no key before it matched: once none is left, the
             // others (each a scan, a sort and an index of the store's table) would find nothing.
-            guard try hasUnmatched(entity) else { break }
+            guard unmatchedCount(entity) > 0 else { break }
             try match(entity, by: key)
         }
         try assignNewKeys(entity)
     }
 
-    /// Whether an archive record of `entity` is not matched yet.
-    private func hasUnmatched(_ entity: MergeLayout.EntityPlan) throws -> Bool {
-        try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched))",
-            arguments: [entity.table]) ?? false
+    /// How many archive records of `entity` no key has matched yet: the rows of `unmatched`,
+    /// counted without a pass over the archive's table (two a table, a sixtieth of a merge). The
+    /// map gets a row for a record of the entity only from the matching above, which counts each
+    /// row it adds in `matchedBy`, for records of the entity's own rows, one row each (the map's
+    /// key is the table and the record's key): so the records without one are those counted
+    /// in the archive less those.
+    private func unmatchedCount(_ entity: MergeLayout.EntityPlan) -> Int {
+        guard let entityCounts = counts[entity.name] else { return 0 }
+        return entityCounts.inArchive - entityCounts.matchedBy.values.reduce(0, +)
     }
 
     private mutating func match(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
@@ -204,6 +208,9 @@ struct RecordMerge {
             conditions.append(
                 "NOT (k.cloud IS NOT NULL AND \(identity("i", "incoming")) IS NOT NULL AND k.cloud <> \(identity("i", "incoming")))")
         }
+        // Before `unmatched`, which SQLite then asks only of the records that pass it (both hold
+        // subqueries, and SQLite codes those in the order written): a second device's records
+        // fail the cloudID's at once, and asking the map first cost each of them a lookup.
         var incomingFilter: [String] = []
         // A cloudID another record of its side shares is a default, not an identity. The store's
         // key table holds every store record's cloudID, so one shared there is found by counting
@@ -229,7 +236,7 @@ struct RecordMerge {
                     SELECT i.\(keyColumn) AS ipk,
                            \(found) AS spk
                     FROM incoming.\(entity.table) i
-                    WHERE \(entity.rows("i")) AND \(unmatched) \(incomingFilter.map { " AND " + $0 }.joined())
+                    WHERE \(entity.rows("i")) \(incomingFilter.map { "AND " + $0 + " " }.joined())AND \(unmatched)
                 ) WHERE spk IS NOT NULL
                 """, arguments: [entity.table, key.kind.rawValue, entity.table])
         if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
@@ -299,6 +306,8 @@ struct RecordMerge {
     /// Records only in the archive get keys above every key the store's table has used (its
     /// rows, its `Z_MAX`, and keys already given in this merge), in the archive's order.
     private mutating func assignNewKeys(_ entity: MergeLayout.EntityPlan) throws {
+        let needed = Int64(unmatchedCount(entity))
+        guard needed > 0 else { return }
         let names = layout.entities.filter { $0.table == entity.table }.map(\.name)
         let placeholders = names.map { _ in "?" }.joined(separator: ", ")
         let base =
@@ -309,11 +318,6 @@ struct RecordMerge {
                                coalesce((SELECT max(store) FROM temp.questbak_map WHERE tbl = ?), 0),
                                coalesce((SELECT max(\(maxColumn)) FROM main.\(primaryKeyTable) WHERE \(nameColumn) IN (\(placeholders))), 0))
                     """, arguments: StatementArguments([entity.table] + names)) ?? 0
-        let needed =
-            try Int64.fetchOne(
-                db, sql: "SELECT count(*) FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)",
-                arguments: [entity.table]) ?? 0
-        guard needed > 0 else { return }
         guard base <= Int64.max - needed else {
             throw ImportError.notMergeable(
                 store: storePath,
@@ -327,6 +331,11 @@ struct RecordMerge {
                 SELECT ?, i.\(keyColumn), ? + row_number() OVER (ORDER BY i.\(keyColumn)), 'new'
                 FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)
                 """, arguments: [entity.table, base, entity.table])
+        // The count kept in Swift is what this adds, or a record would be left out unsaid.
+        guard db.changesCount == needed else {
+            throw ImportError.verificationFailed(
+                store: storePath, entity: entity.name, expected: "\(needed) records new to the store", found: "\(db.changesCount)")
+        }
         counts[entity.name]?.inserted = db.changesCount
     }
 
