@@ -106,7 +106,15 @@ package struct RecordField: Hashable, Sendable {
 /// entries in memory, and each entry's cloudID can be set to its final value at the end.
 package final class RepairLog {
     /// Entries by `kind.rule`.
-    public private(set) var counts: [String: Int] = [:]
+    public var counts: [String: Int] {
+        Dictionary(uniqueKeysWithValues: tally.map { ("\($0.key.kind.rawValue).\($0.key.rule.rawValue)", $0.value) })
+    }
+    /// The counts as kept: by the two enums, not by a text made for every entry.
+    private var tally: [Tally: Int] = [:]
+    private struct Tally: Hashable {
+        var kind: RepairEntry.Kind
+        var rule: RepairEntry.Rule
+    }
     /// Entries recorded.
     public private(set) var total = 0
     /// Entries that repaired a record (kind `repair`).
@@ -137,7 +145,7 @@ package final class RepairLog {
     }
 
     func record(_ entry: RepairEntry) throws {
-        counts["\(entry.kind.rawValue).\(entry.rule.rawValue)", default: 0] += 1
+        tally[Tally(kind: entry.kind, rule: entry.rule), default: 0] += 1
         total += 1
         if entry.kind == .repair { repairs += 1 }
         pending.append(entry)
@@ -256,7 +264,7 @@ package final class RepairLog {
         pending.removeAll()
         // A batch still being written would land after the DELETE below.
         try finishWrites()
-        counts = [:]
+        tally = [:]
         total = 0
         repairs = 0
         try queue.write { db in try db.execute(sql: "DELETE FROM entry") }
