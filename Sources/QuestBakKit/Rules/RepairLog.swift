@@ -7,7 +7,7 @@ import QuestBakArchive
 /// to find the record and see what it was.
 package struct RepairEntry: Sendable, Equatable, Encodable {
     /// What an entry did to a record.
-    public enum Kind: String, Sendable, Encodable {
+    public enum Kind: String, Sendable, Encodable, CaseIterable {
         /// A fix of damaged or inconsistent data; needs `--validate`.
         case repair
         /// A value a schema migration requires (a V1 record's new cloudID); always allowed.
@@ -138,7 +138,7 @@ package final class RepairLog {
         try queue.write { db in
             try db.execute(
                 sql: """
-                    CREATE TABLE entry (seq INTEGER PRIMARY KEY, rule TEXT, kind TEXT, entity TEXT, pk INTEGER,
+                    CREATE TABLE entry (seq INTEGER PRIMARY KEY, rule INTEGER, kind INTEGER, entity TEXT, pk INTEGER,
                                         cloud TEXT, field TEXT, old TEXT, new TEXT);
                     """)
         }
@@ -197,28 +197,28 @@ package final class RepairLog {
                         + repeatElement("(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", "))
             }
             let full = try insert(rows: Self.rowsPerInsert)
-            // A text the entry before had (its record's entity, cloudID and field, its rule and
-            // kind) is bound from the value already made: a merge logs several entries per
-            // record, and making every text again took half of the log's own time.
+            // A text the entry before had (its record's entity, cloudID and field) is bound from
+            // the value already made: a merge logs several entries per record, and making every
+            // text again took half of the log's own time.
             var arguments = [StoredValue](repeating: .null, count: columns * Self.rowsPerInsert)
             var json: [UInt8] = []
-            var previous: RepairEntry?
             var row = 0
-            for entry in entries {
+            // By index: each entry is compared with the one before where they lie, not copied.
+            for index in entries.indices {
                 let at = row * columns
                 let before = row == 0 ? (Self.rowsPerInsert - 1) * columns : at - columns
-                func text(_ column: Int, _ string: String?, same: Bool) {
-                    arguments[at + column] = previous != nil && same ? arguments[before + column] : Self.text(string)
+                let previous = max(index - 1, entries.startIndex)
+                func text(_ column: Int, same: Bool, _ string: @autoclosure () -> String?) {
+                    arguments[at + column] = index != previous && same ? arguments[before + column] : Self.text(string())
                 }
-                text(0, entry.rule.rawValue, same: entry.rule == previous?.rule)
-                text(1, entry.kind.rawValue, same: entry.kind == previous?.kind)
-                text(2, entry.entity, same: entry.entity == previous?.entity)
-                arguments[at + 3] = .integer(entry.primaryKey)
-                text(4, entry.cloudID, same: entry.cloudID == previous?.cloudID)
-                text(5, entry.field, same: entry.field == previous?.field)
-                arguments[at + 6] = Self.text(entry.old, buffer: &json)
-                arguments[at + 7] = Self.text(entry.new, buffer: &json)
-                previous = entry
+                arguments[at] = .integer(Self.ruleCodes[entries[index].rule] ?? -1)
+                arguments[at + 1] = .integer(Self.kindCodes[entries[index].kind] ?? -1)
+                text(2, same: entries[index].entity == entries[previous].entity, entries[index].entity)
+                arguments[at + 3] = .integer(entries[index].primaryKey)
+                text(4, same: entries[index].cloudID == entries[previous].cloudID, entries[index].cloudID)
+                text(5, same: entries[index].field == entries[previous].field, entries[index].field)
+                arguments[at + 6] = Self.text(entries[index].old, buffer: &json)
+                arguments[at + 7] = Self.text(entries[index].new, buffer: &json)
                 row += 1
                 if row == Self.rowsPerInsert {
                     try ExactSQL.execute(full, arguments)
@@ -234,6 +234,17 @@ package final class RepairLog {
 
     /// Entries per `INSERT` of the log (8 values each, far below SQLite's limit of 32,766).
     private static let rowsPerInsert = 64
+
+    /// A rule and a kind are kept as their place in `allCases`, and read back as their names: an
+    /// integer is bound without the copy SQLite makes of every text (two of an entry's seven).
+    private static let ruleCodes = Dictionary(uniqueKeysWithValues: RepairEntry.Rule.allCases.enumerated().map { ($1, Int64($0)) })
+    private static let kindCodes = Dictionary(uniqueKeysWithValues: RepairEntry.Kind.allCases.enumerated().map { ($1, Int64($0)) })
+    private static let dedupCode = ruleCodes[.dedup] ?? -1
+
+    private static func name<Names: CaseIterable & RawRepresentable>(_ code: Int64, of: Names.Type) -> String
+    where Names.RawValue == String, Names.AllCases.Index == Int {
+        Names.allCases.indices.contains(Int(code)) ? Names.allCases[Int(code)].rawValue : ""
+    }
 
     /// Text as GRDB bound it before: up to its first NUL (the log's readers read text as C
     /// strings, and look entries up by entity with GRDB's binding), so every report is as it was.
@@ -281,8 +292,8 @@ package final class RepairLog {
             // cloudID for every record, and at 5M records the array alone (and its copies while
             // it grew) took a migration past 128 MB.
             let batch = try db.makeStatement(
-                sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> 'dedup' AND pk > ? ORDER BY pk LIMIT 10000")
-            let update = try db.makeStatement(sql: "UPDATE entry SET cloud = ? WHERE entity = ? AND pk = ? AND rule <> 'dedup'")
+                sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> \(Self.dedupCode) AND pk > ? ORDER BY pk LIMIT 10000")
+            let update = try db.makeStatement(sql: "UPDATE entry SET cloud = ? WHERE entity = ? AND pk = ? AND rule <> \(Self.dedupCode)")
             var last = Int64.min
             while true {
                 let keys = try Int64.fetchAll(batch, arguments: [entity, last])
@@ -298,9 +309,10 @@ package final class RepairLog {
     /// `(entity, _pk, field)` of every entry of one rule; `field` is "" for whole-record rules.
     public func keys(rule: RepairEntry.Rule) throws -> Set<RecordField> {
         try flush()
+        let code = Self.ruleCodes[rule] ?? -1
         return try queue.read { db in
             Set(
-                try Row.fetchAll(db, sql: "SELECT entity, pk, field FROM entry WHERE rule = ?", arguments: [rule.rawValue]).map {
+                try Row.fetchAll(db, sql: "SELECT entity, pk, field FROM entry WHERE rule = ?", arguments: [code]).map {
                     RecordField(entity: $0[0], primaryKey: $0[1], field: ($0[2] as String?) ?? "")
                 })
         }
@@ -317,10 +329,10 @@ package final class RepairLog {
                 object.add(Entity.cloudIDAttribute, string: row[4])
                 object.add("entity", string: row[2])
                 object.add("field", string: row[5])
-                object.add("kind", string: row[1])
+                object.add("kind", string: Self.name(row[1], of: RepairEntry.Kind.self))
                 object.add("new", json: row[7])
                 object.add("old", json: row[6])
-                object.add("rule", string: row[0])
+                object.add("rule", string: Self.name(row[0], of: RepairEntry.Rule.self))
                 try body(String(decoding: object.finished, as: UTF8.self))
             }
         }
@@ -354,7 +366,8 @@ package final class RepairLog {
                 db, sql: "SELECT rule, kind, entity, pk, cloud, field, old, new FROM entry ORDER BY seq LIMIT ?", arguments: [limit]
             ).map { row in
                 LoggedEntry(
-                    rule: row[0], kind: row[1], entity: row[2], primaryKey: row[3], cloudID: row[4], field: row[5], old: row[6], new: row[7]
+                    rule: Self.name(row[0], of: RepairEntry.Rule.self), kind: Self.name(row[1], of: RepairEntry.Kind.self), entity: row[2],
+                    primaryKey: row[3], cloudID: row[4], field: row[5], old: row[6], new: row[7]
                 )
             }
         }
