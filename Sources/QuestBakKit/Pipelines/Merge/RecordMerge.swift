@@ -416,23 +416,32 @@ struct RecordMerge {
                 ORDER BY m.store, m.incoming
                 """, arguments: [entity.table])
         // The cloudIDs that name no one record (shared defaults) of each side, as before the merge
-        // fills any; few, whatever the size of the tables.
-        var shared = (store: Set<String>(), archive: Set<String>())
-        // The store's shared values as stored (text or not), for `needed` below.
+        // fills any; few, whatever the size of the tables. The archive's are looked for only
+        // when a record first asks (its table is not changed by the merge, so they are the
+        // same then): on a second device, whose records all have their own, none does, and the
+        // pass over the archive's table cost a merge a hundredth of its time.
         var sharedInStore = Set<StoredValue>()
-        if let cloud = entity.cloudIDColumn {
-            for schema in ["main", "incoming"] {
-                try ExactSQL.forEachRow(
-                    db,
-                    sql:
-                        "SELECT r.\(cloud) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r")) AND r.\(cloud) IS NOT NULL GROUP BY r.\(cloud) HAVING count(*) > 1",
-                    []
-                ) { row in
-                    if schema == "main" { sharedInStore.insert(row[0]) }
-                    guard let text = row[0].validText else { return }
-                    if schema == "main" { shared.store.insert(text) } else { shared.archive.insert(text) }
-                }
-            }
+        var sharedInArchive: Set<String>?
+        let (db, table, rows) = (self.db, entity.table, entity.rows("r"))
+        func sharedCloudIDs(_ schema: String, _ body: (StoredValue) -> Void) throws {
+            guard let cloud = entity.cloudIDColumn else { return }
+            try ExactSQL.forEachRow(
+                db,
+                sql:
+                    "SELECT r.\(cloud) FROM \(schema).\(table) r WHERE \(rows) AND r.\(cloud) IS NOT NULL GROUP BY r.\(cloud) HAVING count(*) > 1",
+                []
+            ) { body($0[0]) }
+        }
+        try sharedCloudIDs("main") { sharedInStore.insert($0) }
+        // The store's as text, as the settling compares them; the store's values as stored (text
+        // or not) for `needed` below.
+        let sharedStoreText = Set(sharedInStore.compactMap(\.validText))
+        func sharedArchiveText() throws -> Set<String> {
+            if let sharedInArchive { return sharedInArchive }
+            var found = Set<String>()
+            try sharedCloudIDs("incoming") { value in value.validText.map { _ = found.insert($0) } }
+            sharedInArchive = found
+            return found
         }
         // The store's cloudIDs, indexed, for the defaults the archive's copies may fill: made
         // before the rows are read (a table cannot be made while a statement reads another),
@@ -475,7 +484,8 @@ struct RecordMerge {
                 newer != nil && (Self.compare(row[3], storeDate).map { $0 > 0 } ?? (storeDate == .null && row[3] != .null))
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
             let changed = try settle(
-                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer, shared: shared)
+                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer,
+                shared: (store: sharedStoreText, archive: sharedArchiveText))
             let counted = previous?.key == storeKey && previous?.changed == true
             if changed && !counted { counts[entity.name]?.changed += 1 }
             previous = (storeKey, changed || counted)
@@ -486,7 +496,7 @@ struct RecordMerge {
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
         _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
-        shared: (store: Set<String>, archive: Set<String>)
+        shared: (store: Set<String>, archive: () throws -> Set<String>)
     ) throws -> Bool {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
@@ -511,7 +521,7 @@ struct RecordMerge {
                 func isIdentity(_ value: StoredValue, sharedOnItsSide: Set<String>) -> Bool {
                     value.validText.map { DeterministicID.isWellFormed($0) && !sharedOnItsSide.contains($0) } ?? false
                 }
-                if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: shared.archive),
+                if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: try shared.archive()),
                     try !isUsed(theirs, entity)
                 {
                     try ExactSQL.execute(try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.questbak_used (id) VALUES (?)"), [theirs])
