@@ -398,10 +398,20 @@ struct RecordMerge {
         let fields = entity.fields
         guard !fields.isEmpty else { return }
         let newer = preference == .newer ? newerColumns[entity.name] : nil
+        // A reference's translation (`incomingValue`) is joined once per record, not looked up
+        // in the comparison and again for the value: the map's key is the table and the record's,
+        // so the join finds one row or none (NULL), as the lookup did.
+        var translations = ""
+        let incoming = fields.enumerated().map { index, field in
+            guard let reference = field.reference else { return "i.\(field.column)" }
+            translations +=
+                " LEFT JOIN temp.questbak_map r\(index) ON r\(index).tbl = '\(reference)' AND r\(index).incoming = i.\(field.column)"
+            return "r\(index).store"
+        }
         let selected =
             ["m.store", "m.incoming", newer.map { "s.\($0)" } ?? "NULL", newer.map { "i.\($0)" } ?? "NULL"]
-            + fields.map { "s.\($0.column)" } + fields.map(incomingValue)
-        let differs = fields.map { "s.\($0.column) IS NOT +\(incomingValue($0))" }.joined(separator: " OR ")
+            + fields.map { "s.\($0.column)" } + incoming
+        let differs = zip(fields, incoming).map { "s.\($0.column) IS NOT +\($1)" }.joined(separator: " OR ")
         // Columns without a declared type: no affinity, so values keep their storage class.
         try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_differing")
         try db.execute(
@@ -411,7 +421,7 @@ struct RecordMerge {
                 INSERT INTO temp.questbak_differing
                 SELECT \(selected.joined(separator: ", "))
                 FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
-                JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store
+                JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store\(translations)
                 WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
                 ORDER BY m.store, m.incoming
                 """, arguments: [entity.table])
