@@ -7,7 +7,7 @@ import QuestBakArchive
 /// to find the record and see what it was.
 package struct RepairEntry: Sendable, Equatable, Encodable {
     /// What an entry did to a record.
-    public enum Kind: String, Sendable, Encodable {
+    public enum Kind: String, Sendable, Encodable, CaseIterable {
         /// A fix of damaged or inconsistent data; needs `--validate`.
         case repair
         /// A value a schema migration requires (a V1 record's new cloudID); always allowed.
@@ -106,13 +106,29 @@ package struct RecordField: Hashable, Sendable {
 /// entries in memory, and each entry's cloudID can be set to its final value at the end.
 package final class RepairLog {
     /// Entries by `kind.rule`.
-    public private(set) var counts: [String: Int] = [:]
+    public var counts: [String: Int] {
+        Dictionary(uniqueKeysWithValues: tally.map { ("\($0.key.kind.rawValue).\($0.key.rule.rawValue)", $0.value) })
+    }
+    /// The counts as kept: by the two enums, not by a text made for every entry.
+    private var tally: [Tally: Int] = [:]
+    private struct Tally: Hashable {
+        var kind: RepairEntry.Kind
+        var rule: RepairEntry.Rule
+    }
     /// Entries recorded.
     public private(set) var total = 0
     /// Entries that repaired a record (kind `repair`).
     public private(set) var repairs = 0
     private let queue: DatabaseQueue
     private var pending: [RepairEntry] = []
+    /// Full batches are written on a queue of their own while the caller goes on making the next
+    /// (a merge into a second device logs half a million entries, and writing them took a sixth
+    /// of its time on the one core): at most one batch is being written at a time.
+    private let writer = DispatchQueue(label: "questbak.repair-log")
+    private let writing = DispatchGroup()
+    /// What the last batch written in the background failed with, for the caller's next call.
+    private let failure = WriteFailure()
+    private static let batchSize = 10_000
 
     init(directory: URL) throws {
         queue = try DatabaseQueue(path: directory.appendingPathComponent("repairs.sqlite").path)
@@ -122,44 +138,112 @@ package final class RepairLog {
         try queue.write { db in
             try db.execute(
                 sql: """
-                    CREATE TABLE entry (seq INTEGER PRIMARY KEY, rule TEXT, kind TEXT, entity TEXT, pk INTEGER,
+                    CREATE TABLE entry (seq INTEGER PRIMARY KEY, rule INTEGER, kind INTEGER, entity TEXT, pk INTEGER,
                                         cloud TEXT, field TEXT, old TEXT, new TEXT);
                     """)
         }
     }
 
     func record(_ entry: RepairEntry) throws {
-        counts["\(entry.kind.rawValue).\(entry.rule.rawValue)", default: 0] += 1
+        tally[Tally(kind: entry.kind, rule: entry.rule), default: 0] += 1
         total += 1
         if entry.kind == .repair { repairs += 1 }
         pending.append(entry)
-        if pending.count >= 10_000 { try flush() }
+        if pending.count >= Self.batchSize { try handOff() }
     }
 
-    private func flush() throws {
+    /// Starts writing the pending entries in the background, once the batch before is written.
+    private func handOff() throws {
+        try finishWrites()
         guard !pending.isEmpty else { return }
         let entries = pending
-        pending.removeAll(keepingCapacity: true)
+        pending = []
+        pending.reserveCapacity(Self.batchSize)
+        let (queue, writing, failure) = (self.queue, self.writing, self.failure)
+        writing.enter()
+        writer.async {
+            defer { writing.leave() }
+            do { try Self.write(entries, to: queue) } catch { failure.error = error }
+        }
+    }
+
+    /// Waits for the batch being written in the background, and throws what its write threw:
+    /// a merge calls it before it commits, so a log that could not be written fails the merge
+    /// as it did when every batch was written before the next entry was made.
+    func finishWrites() throws {
+        writing.wait()
+        if let error = failure.error {
+            failure.error = nil
+            throw error
+        }
+    }
+
+    /// Every entry written: before the log is read.
+    private func flush() throws {
+        try handOff()
+        try finishWrites()
+    }
+
+    private static func write(_ entries: [RepairEntry], to queue: DatabaseQueue) throws {
         try queue.write { db in
             // Bound through `ExactSQL`, as the store writer binds: GRDB's arguments box every
             // value, which cost a merge into a second device (500,000 entries) a sixth of its time.
-            let insert = try db.cachedStatement(
-                sql: "INSERT INTO entry (rule, kind, entity, pk, cloud, field, old, new) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-            var arguments: [StoredValue] = []
-            arguments.reserveCapacity(8)
-            for entry in entries {
-                arguments.removeAll(keepingCapacity: true)
-                arguments.append(Self.text(entry.rule.rawValue))
-                arguments.append(Self.text(entry.kind.rawValue))
-                arguments.append(Self.text(entry.entity))
-                arguments.append(.integer(entry.primaryKey))
-                arguments.append(Self.text(entry.cloudID))
-                arguments.append(Self.text(entry.field))
-                arguments.append(Self.text(entry.old?.json))
-                arguments.append(Self.text(entry.new?.json))
-                try ExactSQL.execute(insert, arguments)
+            // `rowsPerInsert` entries go in one statement: each statement run has a cost of its
+            // own (reset, start, end) that a merge's half a million entries paid one by one.
+            let columns = 8
+            func insert(rows: Int) throws -> Statement {
+                try db.cachedStatement(
+                    sql: "INSERT INTO entry (rule, kind, entity, pk, cloud, field, old, new) VALUES "
+                        + repeatElement("(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", "))
+            }
+            let full = try insert(rows: Self.rowsPerInsert)
+            // A text the entry before had (its record's entity, cloudID and field) is bound from
+            // the value already made: a merge logs several entries per record, and making every
+            // text again took half of the log's own time.
+            var arguments = [StoredValue](repeating: .null, count: columns * Self.rowsPerInsert)
+            var json: [UInt8] = []
+            var row = 0
+            // By index: each entry is compared with the one before where they lie, not copied.
+            for index in entries.indices {
+                let at = row * columns
+                let before = row == 0 ? (Self.rowsPerInsert - 1) * columns : at - columns
+                let previous = max(index - 1, entries.startIndex)
+                func text(_ column: Int, same: Bool, _ string: @autoclosure () -> String?) {
+                    arguments[at + column] = index != previous && same ? arguments[before + column] : Self.text(string())
+                }
+                arguments[at] = .integer(Self.ruleCodes[entries[index].rule] ?? -1)
+                arguments[at + 1] = .integer(Self.kindCodes[entries[index].kind] ?? -1)
+                text(2, same: entries[index].entity == entries[previous].entity, entries[index].entity)
+                arguments[at + 3] = .integer(entries[index].primaryKey)
+                text(4, same: entries[index].cloudID == entries[previous].cloudID, entries[index].cloudID)
+                text(5, same: entries[index].field == entries[previous].field, entries[index].field)
+                arguments[at + 6] = Self.text(entries[index].old, buffer: &json)
+                arguments[at + 7] = Self.text(entries[index].new, buffer: &json)
+                row += 1
+                if row == Self.rowsPerInsert {
+                    try ExactSQL.execute(full, arguments)
+                    row = 0
+                }
+            }
+            // The last entries, fewer than a statement's rows, one by one.
+            for first in stride(from: 0, to: row * columns, by: columns) {
+                try ExactSQL.execute(try insert(rows: 1), Array(arguments[first..<first + columns]))
             }
         }
+    }
+
+    /// Entries per `INSERT` of the log (8 values each, far below SQLite's limit of 32,766).
+    private static let rowsPerInsert = 64
+
+    /// A rule and a kind are kept as their place in `allCases`, and read back as their names: an
+    /// integer is bound without the copy SQLite makes of every text (two of an entry's seven).
+    private static let ruleCodes = Dictionary(uniqueKeysWithValues: RepairEntry.Rule.allCases.enumerated().map { ($1, Int64($0)) })
+    private static let kindCodes = Dictionary(uniqueKeysWithValues: RepairEntry.Kind.allCases.enumerated().map { ($1, Int64($0)) })
+    private static let dedupCode = ruleCodes[.dedup] ?? -1
+
+    private static func name<Names: CaseIterable & RawRepresentable>(_ code: Int64, of: Names.Type) -> String
+    where Names.RawValue == String, Names.AllCases.Index == Int {
+        Names.allCases.indices.contains(Int(code)) ? Names.allCases[Int(code)].rawValue : ""
     }
 
     /// Text as GRDB bound it before: up to its first NUL (the log's readers read text as C
@@ -172,10 +256,26 @@ package final class RepairLog {
         }
     }
 
+    /// A report value's JSON text (`ReportValue.json`), cut as `text(_:)` cuts it: one value is
+    /// written by the codec straight into `buffer` and copied once, not made a `String` first.
+    private static func text(_ value: ReportValue?, buffer: inout [UInt8]) -> StoredValue {
+        guard let value else { return .null }
+        guard case .value(let one) = value else { return text(value.json) }
+        buffer.removeAll(keepingCapacity: true)
+        ValueJSON.append(one, to: &buffer)
+        // The codec escapes every control character, so no NUL is written: the cut is kept
+        // only so that this says exactly what `text(_:)` of the same JSON says.
+        return buffer.withUnsafeBufferPointer { bytes in
+            .text(Data(buffer: UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0) ?? bytes.endIndex)])))
+        }
+    }
+
     /// Forgets every entry, for a restore made again from the start.
     func reset() throws {
         pending.removeAll()
-        counts = [:]
+        // A batch still being written would land after the DELETE below.
+        try finishWrites()
+        tally = [:]
         total = 0
         repairs = 0
         try queue.write { db in try db.execute(sql: "DELETE FROM entry") }
@@ -192,8 +292,8 @@ package final class RepairLog {
             // cloudID for every record, and at 5M records the array alone (and its copies while
             // it grew) took a migration past 128 MB.
             let batch = try db.makeStatement(
-                sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> 'dedup' AND pk > ? ORDER BY pk LIMIT 10000")
-            let update = try db.makeStatement(sql: "UPDATE entry SET cloud = ? WHERE entity = ? AND pk = ? AND rule <> 'dedup'")
+                sql: "SELECT DISTINCT pk FROM entry WHERE entity = ? AND rule <> \(Self.dedupCode) AND pk > ? ORDER BY pk LIMIT 10000")
+            let update = try db.makeStatement(sql: "UPDATE entry SET cloud = ? WHERE entity = ? AND pk = ? AND rule <> \(Self.dedupCode)")
             var last = Int64.min
             while true {
                 let keys = try Int64.fetchAll(batch, arguments: [entity, last])
@@ -209,9 +309,10 @@ package final class RepairLog {
     /// `(entity, _pk, field)` of every entry of one rule; `field` is "" for whole-record rules.
     public func keys(rule: RepairEntry.Rule) throws -> Set<RecordField> {
         try flush()
+        let code = Self.ruleCodes[rule] ?? -1
         return try queue.read { db in
             Set(
-                try Row.fetchAll(db, sql: "SELECT entity, pk, field FROM entry WHERE rule = ?", arguments: [rule.rawValue]).map {
+                try Row.fetchAll(db, sql: "SELECT entity, pk, field FROM entry WHERE rule = ?", arguments: [code]).map {
                     RecordField(entity: $0[0], primaryKey: $0[1], field: ($0[2] as String?) ?? "")
                 })
         }
@@ -228,10 +329,10 @@ package final class RepairLog {
                 object.add(CompiledEntity.cloudIDAttribute, string: row[4])
                 object.add("entity", string: row[2])
                 object.add("field", string: row[5])
-                object.add("kind", string: row[1])
+                object.add("kind", string: Self.name(row[1], of: RepairEntry.Kind.self))
                 object.add("new", json: row[7])
                 object.add("old", json: row[6])
-                object.add("rule", string: row[0])
+                object.add("rule", string: Self.name(row[0], of: RepairEntry.Rule.self))
                 try body(String(decoding: object.finished, as: UTF8.self))
             }
         }
@@ -265,10 +366,22 @@ package final class RepairLog {
                 db, sql: "SELECT rule, kind, entity, pk, cloud, field, old, new FROM entry ORDER BY seq LIMIT ?", arguments: [limit]
             ).map { row in
                 LoggedEntry(
-                    rule: row[0], kind: row[1], entity: row[2], primaryKey: row[3], cloudID: row[4], field: row[5], old: row[6], new: row[7]
+                    rule: Self.name(row[0], of: RepairEntry.Rule.self), kind: Self.name(row[1], of: RepairEntry.Kind.self), entity: row[2],
+                    primaryKey: row[3], cloudID: row[4], field: row[5], old: row[6], new: row[7]
                 )
             }
         }
+    }
+}
+
+/// An error of a write on the log's own queue, handed to the thread that made the entries.
+private final class WriteFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Error?
+
+    var error: Error? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }
 

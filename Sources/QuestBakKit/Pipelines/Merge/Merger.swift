@@ -136,6 +136,8 @@ package enum Merger {
                 merge.archiveCloudIDsAreMade = (restored.counts["migration.cloudID"] ?? 0) > 0
                 try db.inTransaction {
                     try merge.run()
+                    // The report's last batch written in the background must have been written.
+                    try log.finishWrites()
                     FaultPoint.reached("before commit of the merge")
                     return .commit
                 }

@@ -77,8 +77,10 @@ struct RecordMerge {
         try reportTablesNotMerged()
         for entity in layout.entities { try raiseMaximumKey(entity) }
         // The proof that every reference the merge wrote was translated: none points at nothing
-        // that did not before.
-        for (place, after) in try danglingReferences() where after > danglingBefore[place] ?? 0 {
+        // that did not before. A merge that inserted and changed no record wrote none (links go
+        // to join tables, `Z_MAX` to Z_PRIMARYKEY), so its entity tables are as they were.
+        let wroteRecords = counts.values.contains { $0.inserted > 0 || $0.changed > 0 }
+        for (place, after) in try wroteRecords ? danglingReferences() : [:] where after > danglingBefore[place] ?? 0 {
             throw ImportError.verificationFailed(
                 store: storePath, entity: place, expected: "\(danglingBefore[place] ?? 0) references to no record",
                 found: "\(after)")
@@ -156,17 +158,21 @@ struct RecordMerge {
         for key in entity.keys {
             // A key matches only records no key before it matched: once none is left, the
             // others (each a scan, a sort and an index of the store's table) would find nothing.
-            guard try hasUnmatched(entity) else { break }
+            guard unmatchedCount(entity) > 0 else { break }
             try match(entity, by: key)
         }
         try assignNewKeys(entity)
     }
 
-    /// Whether an archive record of `entity` is not matched yet.
-    private func hasUnmatched(_ entity: MergeLayout.EntityPlan) throws -> Bool {
-        try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched))",
-            arguments: [entity.table]) ?? false
+    /// How many archive records of `entity` no key has matched yet: the rows of `unmatched`,
+    /// counted without a pass over the archive's table (two a table, a sixtieth of a merge). The
+    /// map gets a row for a record of the entity only from the matching above, which counts each
+    /// row it adds in `matchedBy`, for records of the entity's own rows, one row each (the map's
+    /// key is the table and the record's key): so the records without one are those counted
+    /// in the archive less those.
+    private func unmatchedCount(_ entity: MergeLayout.EntityPlan) -> Int {
+        guard let entityCounts = counts[entity.name] else { return 0 }
+        return entityCounts.inArchive - entityCounts.matchedBy.values.reduce(0, +)
     }
 
     private mutating func match(_ entity: MergeLayout.EntityPlan, by key: MergeLayout.IdentityKey) throws {
@@ -204,6 +210,9 @@ struct RecordMerge {
             conditions.append(
                 "NOT (k.cloud IS NOT NULL AND \(identity("i", "incoming")) IS NOT NULL AND k.cloud <> \(identity("i", "incoming")))")
         }
+        // Before `unmatched`, which SQLite then asks only of the records that pass it (both hold
+        // subqueries, and SQLite codes those in the order written): a second device's records
+        // fail the cloudID's at once, and asking the map first cost each of them a lookup.
         var incomingFilter: [String] = []
         // A cloudID another record of its side shares is a default, not an identity. The store's
         // key table holds every store record's cloudID, so one shared there is found by counting
@@ -229,7 +238,7 @@ struct RecordMerge {
                     SELECT i.\(keyColumn) AS ipk,
                            \(found) AS spk
                     FROM incoming.\(entity.table) i
-                    WHERE \(entity.rows("i")) AND \(unmatched) \(incomingFilter.map { " AND " + $0 }.joined())
+                    WHERE \(entity.rows("i")) \(incomingFilter.map { "AND " + $0 + " " }.joined())AND \(unmatched)
                 ) WHERE spk IS NOT NULL
                 """, arguments: [entity.table, key.kind.rawValue, entity.table])
         if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
@@ -299,6 +308,8 @@ struct RecordMerge {
     /// Records only in the archive get keys above every key the store's table has used (its
     /// rows, its `Z_MAX`, and keys already given in this merge), in the archive's order.
     private mutating func assignNewKeys(_ entity: MergeLayout.EntityPlan) throws {
+        let needed = Int64(unmatchedCount(entity))
+        guard needed > 0 else { return }
         let names = layout.entities.filter { $0.table == entity.table }.map(\.name)
         let placeholders = names.map { _ in "?" }.joined(separator: ", ")
         let base =
@@ -309,11 +320,6 @@ struct RecordMerge {
                                coalesce((SELECT max(store) FROM temp.questbak_map WHERE tbl = ?), 0),
                                coalesce((SELECT max(\(maxColumn)) FROM main.\(primaryKeyTable) WHERE \(nameColumn) IN (\(placeholders))), 0))
                     """, arguments: StatementArguments([entity.table] + names)) ?? 0
-        let needed =
-            try Int64.fetchOne(
-                db, sql: "SELECT count(*) FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)",
-                arguments: [entity.table]) ?? 0
-        guard needed > 0 else { return }
         guard base <= Int64.max - needed else {
             throw ImportError.notMergeable(
                 store: storePath,
@@ -327,6 +333,11 @@ struct RecordMerge {
                 SELECT ?, i.\(keyColumn), ? + row_number() OVER (ORDER BY i.\(keyColumn)), 'new'
                 FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) AND \(unmatched)
                 """, arguments: [entity.table, base, entity.table])
+        // The count kept in Swift is what this adds, or a record would be left out unsaid.
+        guard db.changesCount == needed else {
+            throw ImportError.verificationFailed(
+                store: storePath, entity: entity.name, expected: "\(needed) records new to the store", found: "\(db.changesCount)")
+        }
         counts[entity.name]?.inserted = db.changesCount
     }
 
@@ -389,10 +400,20 @@ struct RecordMerge {
         let fields = entity.fields
         guard !fields.isEmpty else { return }
         let newer = preference == .newer ? newerColumns[entity.name] : nil
+        // A reference's translation (`incomingValue`) is joined once per record, not looked up
+        // in the comparison and again for the value: the map's key is the table and the record's,
+        // so the join finds one row or none (NULL), as the lookup did.
+        var translations = ""
+        let incoming = fields.enumerated().map { index, field in
+            guard let reference = field.reference else { return "i.\(field.column)" }
+            translations +=
+                " LEFT JOIN temp.questbak_map r\(index) ON r\(index).tbl = '\(reference)' AND r\(index).incoming = i.\(field.column)"
+            return "r\(index).store"
+        }
         let selected =
             ["m.store", "m.incoming", newer.map { "s.\($0)" } ?? "NULL", newer.map { "i.\($0)" } ?? "NULL"]
-            + fields.map { "s.\($0.column)" } + fields.map(incomingValue)
-        let differs = fields.map { "s.\($0.column) IS NOT +\(incomingValue($0))" }.joined(separator: " OR ")
+            + fields.map { "s.\($0.column)" } + incoming
+        let differs = zip(fields, incoming).map { "s.\($0.column) IS NOT +\($1)" }.joined(separator: " OR ")
         // Columns without a declared type: no affinity, so values keep their storage class.
         try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_differing")
         try db.execute(
@@ -402,38 +423,51 @@ struct RecordMerge {
                 INSERT INTO temp.questbak_differing
                 SELECT \(selected.joined(separator: ", "))
                 FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
-                JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store
+                JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store\(translations)
                 WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
                 ORDER BY m.store, m.incoming
                 """, arguments: [entity.table])
         // The cloudIDs that name no one record (shared defaults) of each side, as before the merge
-        // fills any; few, whatever the size of the tables.
-        var shared = (store: Set<String>(), archive: Set<String>())
-        if let cloud = entity.cloudIDColumn {
-            for schema in ["main", "incoming"] {
-                try ExactSQL.forEachRow(
-                    db,
-                    sql:
-                        "SELECT r.\(cloud) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r")) AND r.\(cloud) IS NOT NULL GROUP BY r.\(cloud) HAVING count(*) > 1",
-                    []
-                ) { row in
-                    guard let text = row[0].validText else { return }
-                    if schema == "main" { shared.store.insert(text) } else { shared.archive.insert(text) }
-                }
-            }
+        // fills any; few, whatever the size of the tables. The archive's are looked for only
+        // when a record first asks (its table is not changed by the merge, so they are the
+        // same then): on a second device, whose records all have their own, none does, and the
+        // pass over the archive's table cost a merge a hundredth of its time.
+        var sharedInStore = Set<StoredValue>()
+        var sharedInArchive: Set<String>?
+        let (db, table, rows) = (self.db, entity.table, entity.rows("r"))
+        func sharedCloudIDs(_ schema: String, _ body: (StoredValue) -> Void) throws {
+            guard let cloud = entity.cloudIDColumn else { return }
+            try ExactSQL.forEachRow(
+                db,
+                sql:
+                    "SELECT r.\(cloud) FROM \(schema).\(table) r WHERE \(rows) AND r.\(cloud) IS NOT NULL GROUP BY r.\(cloud) HAVING count(*) > 1",
+                []
+            ) { body($0[0]) }
+        }
+        try sharedCloudIDs("main") { sharedInStore.insert($0) }
+        // The store's as text, as the settling compares them; the store's values as stored (text
+        // or not) for `needed` below.
+        let sharedStoreText = Set(sharedInStore.compactMap(\.validText))
+        func sharedArchiveText() throws -> Set<String> {
+            if let sharedInArchive { return sharedInArchive }
+            var found = Set<String>()
+            try sharedCloudIDs("incoming") { value in value.validText.map { _ = found.insert($0) } }
+            sharedInArchive = found
+            return found
         }
         // The store's cloudIDs, indexed, for the defaults the archive's copies may fill: made
-        // before the rows are read (a table cannot be made while a statement reads another).
+        // before the rows are read (a table cannot be made while a statement reads another),
+        // and only when a record in both has a store cloudID that is no identity (not well
+        // formed, or shared). That is asked of each record's value here, in Swift, as the SQL
+        // it replaces asked it (`value IS NOT NULL AND (NOT wellFormedSQL(value) OR value IN
+        // (the store's shared values)))`): its GLOB over every record cost a merge into a second
+        // device 3% of its time.
         usedCloudIDs = nil
         if let cloud = entity.cloudIDColumn, let index = fields.firstIndex(where: { $0.column == cloud }) {
-            let value = "c\(4 + index)"
-            let needed =
-                try Bool.fetchOne(
-                    db,
-                    sql: """
-                        SELECT EXISTS (SELECT 1 FROM temp.questbak_differing WHERE \(value) IS NOT NULL AND (NOT \(DeterministicID.wellFormedSQL(value))
-                            OR \(value) IN (SELECT r.\(cloud) FROM main.\(entity.table) r WHERE \(entity.rows("r")) GROUP BY r.\(cloud) HAVING count(*) > 1)))
-                        """) ?? false
+            var needed = false
+            try ExactSQL.forEachRow(db, sql: "SELECT c\(4 + index) FROM temp.questbak_differing WHERE c\(4 + index) IS NOT NULL") { row in
+                needed = try needed || Self.isNoIdentity(row[0], shared: sharedInStore, in: db)
+            }
             if needed {
                 try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_used")
                 try db.execute(sql: "CREATE TEMP TABLE questbak_used (id PRIMARY KEY) WITHOUT ROWID")
@@ -462,7 +496,8 @@ struct RecordMerge {
                 newer != nil && (Self.compare(row[3], storeDate).map { $0 > 0 } ?? (storeDate == .null && row[3] != .null))
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
             let changed = try settle(
-                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer, shared: shared)
+                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer,
+                shared: (store: sharedStoreText, archive: sharedArchiveText))
             let counted = previous?.key == storeKey && previous?.changed == true
             if changed && !counted { counts[entity.name]?.changed += 1 }
             previous = (storeKey, changed || counted)
@@ -473,7 +508,7 @@ struct RecordMerge {
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
         _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
-        shared: (store: Set<String>, archive: Set<String>)
+        shared: (store: Set<String>, archive: () throws -> Set<String>)
     ) throws -> Bool {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
@@ -481,7 +516,7 @@ struct RecordMerge {
         var changes: [(column: String, value: StoredValue)] = []
         for (index, field) in entity.fields.enumerated() {
             let (mine, theirs) = (store[index], archive[index])
-            if StoredValue.sameKey([mine], [theirs]) || theirs == .null { continue }
+            if Self.same(mine, theirs) || theirs == .null { continue }
             func entry(_ rule: RepairEntry.Rule, old: StoredValue, new: StoredValue) -> RepairEntry {
                 RepairEntry(
                     rule: rule, kind: .merge, entity: entity.name, primaryKey: storeKey, cloudID: storeCloudID, field: field.name,
@@ -498,7 +533,7 @@ struct RecordMerge {
                 func isIdentity(_ value: StoredValue, sharedOnItsSide: Set<String>) -> Bool {
                     value.validText.map { DeterministicID.isWellFormed($0) && !sharedOnItsSide.contains($0) } ?? false
                 }
-                if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: shared.archive),
+                if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: try shared.archive()),
                     try !isUsed(theirs, entity)
                 {
                     try ExactSQL.execute(try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.questbak_used (id) VALUES (?)"), [theirs])
@@ -535,6 +570,40 @@ struct RecordMerge {
             ),
             changes.map(\.value) + [.integer(storeKey)])
         return true
+    }
+
+    /// Whether a store's cloudID (not NULL) is none that `DeterministicID.wellFormedSQL` accepts,
+    /// or is one `shared` (the values of the store's column that more than one record has, as
+    /// `GROUP BY` gave them) holds, as SQL compares a column without affinity with them. A
+    /// number is never well formed (no number is 36 characters with four hyphens); TEXT is
+    /// when its 36 bytes are a UUID's digits and hyphens (GLOB reads it to a NUL, and any other
+    /// byte matches no digit); and a value equals a shared one only of its own storage class,
+    /// byte for byte. Whether GLOB matches a BLOB at all depends on how SQLite was built
+    /// (`SQLITE_LIKE_DOESNT_MATCH_BLOBS`), so for a BLOB, rare in a cloudID column, SQLite is asked.
+    static func isNoIdentity(_ value: StoredValue, shared: Set<StoredValue>, in db: Database) throws -> Bool {
+        switch value {
+        case .null: return false
+        case .integer, .real: return true
+        case .text(let bytes):
+            // 36 bytes that decode with a replacement are not a UUID's in either test.
+            return !DeterministicID.isWellFormed(String(decoding: bytes, as: UTF8.self)) || shared.contains(value)
+        case .blob:
+            var wellFormed = false
+            try ExactSQL.forEachRow(
+                try db.cachedStatement(sql: "SELECT \(DeterministicID.wellFormedSQL("v")) FROM (SELECT ? AS v)"), [value]
+            ) { wellFormed = $0.integer(0) == 1 }
+            return !wellFormed || shared.contains(value)
+        }
+    }
+
+    /// `StoredValue.sameKey` of one value each, as the duplicate rule compares a key's parts (an
+    /// integer equals the real of the same number): without the two one-element arrays that
+    /// call makes, once per field of every record in both.
+    static func same(_ lhs: StoredValue, _ rhs: StoredValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.integer(let a), .real(let b)), (.real(let b), .integer(let a)): return Double(exactly: a) == b
+        default: return lhs == rhs
+        }
     }
 
     /// The first row of a query run once per record, its statement prepared once (a statement

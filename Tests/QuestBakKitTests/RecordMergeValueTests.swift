@@ -1,0 +1,86 @@
+import CoreDataStore
+import Foundation
+import GRDB
+import XCTest
+
+@testable import QuestBakKit
+
+/// The merge's per-record tests in Swift answer as the SQL and the comparison they replace, for
+/// values of every storage class, odd bytes included.
+final class RecordMergeValueTests: XCTestCase {
+    private let uuid = "2F537EDD-BFBC-4B98-A4F6-E7FF7A82F2C3"
+
+    private func text(_ string: String) -> StoredValue { .text(Data(string.utf8)) }
+
+    /// Store cloudIDs of every kind: well formed in both cases, with a NUL inside or after, too
+    /// short, not UTF-8, a BLOB of a UUID's bytes, numbers, and values the store shares.
+    private var values: [StoredValue] {
+        var withNulInside = Data(uuid.utf8)
+        withNulInside[10] = 0
+        var notUTF8 = Data(uuid.utf8)
+        notUTF8[0] = 0xFF
+        return [
+            text(uuid), text(uuid.lowercased()), text("2f537edd-BFBC-4b98-A4F6-e7ff7a82f2c3"), .text(withNulInside),
+            .text(Data(uuid.utf8) + Data([0]) + Data("x".utf8)), text(String(uuid.dropLast())), text(uuid + "0"), .text(notUTF8),
+            text("2F537EDD+BFBC-4B98-A4F6-E7FF7A82F2C3"), text("2F537EDD-BFBC-4B98-A4F6-E7FF7A82F2CG"), .blob(Data(uuid.utf8)),
+            .blob(Data("not a uuid".utf8)), .integer(1), .integer(-123_456_789), .real(1.5), .real(-1e300), text(""), .blob(Data()),
+            // Shared in the store below: as text, as a BLOB, and the text twin of a shared BLOB.
+            text("00000000-0000-0000-0000-000000000000"), .blob(Data("11111111-1111-1111-1111-111111111111".utf8)),
+            text("11111111-1111-1111-1111-111111111111"), text("not shared, not well formed"),
+        ]
+    }
+
+    func testWhetherAStoreCloudIDIsNoIdentityIsAnsweredAsTheSQLItReplaces() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            // The store's column has TEXT affinity, as Core Data declares it; the merge's scratch
+            // table's has none.
+            try db.execute(sql: "CREATE TABLE store (cloud VARCHAR)")
+            try db.execute(sql: "CREATE TEMP TABLE differing (c)")
+            let insertStore = try db.makeStatement(sql: "INSERT INTO store (cloud) VALUES (?)")
+            for shared in [
+                text("00000000-0000-0000-0000-000000000000"), .blob(Data("11111111-1111-1111-1111-111111111111".utf8)),
+                text("22222222-2222-2222-2222-222222222222"),
+            ] {
+                try ExactSQL.execute(insertStore, [shared])
+                try ExactSQL.execute(insertStore, [shared])
+            }
+            try ExactSQL.execute(insertStore, [text(uuid)])
+            var shared = Set<StoredValue>()
+            try ExactSQL.forEachRow(db, sql: "SELECT cloud FROM store WHERE cloud IS NOT NULL GROUP BY cloud HAVING count(*) > 1") {
+                shared.insert($0[0])
+            }
+            XCTAssertEqual(shared.count, 3)
+            let insert = try db.makeStatement(sql: "INSERT INTO differing (c) VALUES (?)")
+            for value in values { try ExactSQL.execute(insert, [value]) }
+            // What `RecordMerge.mergeMatched` asked before, row by row.
+            let sql = """
+                SELECT c, c IS NOT NULL AND (NOT \(DeterministicID.wellFormedSQL("c"))
+                    OR c IN (SELECT cloud FROM store GROUP BY cloud HAVING count(*) > 1)) FROM differing ORDER BY rowid
+                """
+            var compared = 0
+            try ExactSQL.forEachRow(db, sql: sql) { row in
+                XCTAssertEqual(
+                    try RecordMerge.isNoIdentity(row[0], shared: shared, in: db), row.integer(1) == 1, "for \(row[0].summary): \(row[0])")
+                compared += 1
+            }
+            XCTAssertEqual(compared, values.count)
+            // Some are identities, some not: the test sees both answers.
+            XCTAssertTrue(try values.contains { try !RecordMerge.isNoIdentity($0, shared: shared, in: db) })
+            XCTAssertTrue(try values.contains { try RecordMerge.isNoIdentity($0, shared: shared, in: db) })
+        }
+    }
+
+    func testTwoValuesAreTheSameAsTheDuplicateRuleComparesAKeysParts() {
+        let all =
+            values + [
+                .null, .integer(2), .real(2), .real(2.5), .integer(Int64.max), .real(Double(Int64.max)), .real(.nan), .real(-0.0),
+                .integer(0),
+            ]
+        for lhs in all {
+            for rhs in all {
+                XCTAssertEqual(RecordMerge.same(lhs, rhs), StoredValue.sameKey([lhs], [rhs]), "\(lhs) and \(rhs)")
+            }
+        }
+    }
+}
