@@ -25,10 +25,7 @@ final class DiffCommandTests: XCTestCase {
     func testEntitiesThatNameEachOtherAreMatchedAndTheirLinkCompared() throws {
         let directory = try TemporaryTestDirectory()
         let a = try directory.copyFixture("AnyApp/bennie-game")
-        let other = directory.path("other")
-        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
-        let b = other.appendingPathComponent("default.store")
-        try FileManager.default.copyItem(at: a, to: b)
+        let b = try directory.copyFixture("AnyApp/bennie-game", as: "other")
         try DatabaseQueue(path: b.path).write { db in
             try db.execute(sql: "UPDATE ZPARENTSETTINGS SET Z_PK = Z_PK + 100, ZAPPSETTINGS = ZAPPSETTINGS + 100")
             try db.execute(sql: "UPDATE ZAPPSETTINGS SET Z_PK = Z_PK + 100, ZPARENTSETTINGS = ZPARENTSETTINGS + 100")
@@ -53,10 +50,7 @@ final class DiffCommandTests: XCTestCase {
     func testAnOrphanIsTheSameOnlyWhereItNamesTheSameMissingKey() throws {
         let directory = try TemporaryTestDirectory()
         let a = try directory.copyFixture("v1-anomalies")
-        let other = directory.path("other")
-        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
-        let b = other.appendingPathComponent("default.store")
-        try FileManager.default.copyItem(at: a, to: b)
+        let b = try directory.copyFixture("v1-anomalies", as: "other")
         let orphan = "SELECT count(*) FROM ZROUTINETASK WHERE ZROUTINE NOT IN (SELECT Z_PK FROM ZROUTINE)"
         XCTAssertEqual(try DatabaseQueue(path: a.path).read { try Int.fetchOne($0, sql: orphan) }, 1, "the fixture has one orphan")
         try DatabaseQueue(path: b.path).write { db in
