@@ -88,8 +88,4 @@ package enum EntityMemberEncoding {
             return Digest(count: count, bytes: bytes, sha256: hasher.finalize().hexString)
         }
     }
-
-    package static func digest(_ db: Database, version: ModelVersion, entity: CompiledEntity, path: String) throws -> Digest {
-        try Digest.of { try encode(db, version: version, entity: entity, path: path, write: $0) }
-    }
 }

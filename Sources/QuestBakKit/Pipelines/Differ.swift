@@ -160,7 +160,11 @@ package enum Differ {
                     (referring, Comparison.ContentFields.all, false), (referring, .valuesOnly, true), (deferring, .withoutDeferred, false),
                 ] {
                     var paired = 0
-                    for name in entities { paired += try comparisons[name]?.pairByContent(fields, uniqueOnly: uniqueOnly) ?? 0 }
+                    for name in entities {
+                        let added = try comparisons[name]?.pairByContent(fields, uniqueOnly: uniqueOnly) ?? 0
+                        if added > 0 { try comparisons[name]?.recordMatches() }
+                        paired += added
+                    }
                     if paired > 0 { continue rounds }
                 }
                 break
@@ -510,7 +514,7 @@ package enum Differ {
         let isNamed: Bool
         /// The relationships to records not all matched yet when this entity is (see `diff`):
         /// first no part of the content key, which then pairs only records alike in nothing else;
-        /// once every entity is matched, `matchDeferred` pairs the rest with them.
+        /// once every entity is matched, the rounds in `diff` pair the rest with them.
         let deferred: Set<String>
         let a: Table
         let b: Table
@@ -651,7 +655,7 @@ package enum Differ {
             }
             // Then every value and to-one equal; equal records on one side pair with equal ones on
             // the other in `_pk` order. Without the deferred relationships, only records alike in
-            // nothing else pair now (`matchDeferred` pairs the rest).
+            // nothing else pair now (the rounds in `diff` pair the rest).
             if deferred.isEmpty {
                 try pairByContent(.all, uniqueOnly: false)
             } else {
@@ -676,7 +680,7 @@ package enum Differ {
 
         /// Pairs the records not paired yet whose `fields` are all equal: only those no other record
         /// of either side equals (`uniqueOnly`), or equal ones in `_pk` order. Returns how many it
-        /// paired, whose matches then go to `diff_map`.
+        /// paired (`recordMatches` puts them in `diff_map`).
         @discardableResult
         mutating func pairByContent(_ fields: ContentFields, uniqueOnly: Bool) throws -> Int {
             guard !isDone else {
@@ -701,12 +705,11 @@ package enum Differ {
                 INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
                 \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) AND \(uniqueOnly ? "l.n = 1 AND r.n = 1" : "r.n = l.n") ORDER BY l.id
                 """)
-            if paired > before { try recordMatches() }
             return paired - before
         }
 
         /// The pairs go to `diff_map`, where a relationship to this entity looks them up.
-        private func recordMatches() throws {
+        func recordMatches() throws {
             guard isNamed else { return }
             try db.execute(
                 sql: """
