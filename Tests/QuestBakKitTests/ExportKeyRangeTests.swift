@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+@testable import CoreDataStore
+@testable import QuestBakFixtures
+@testable import QuestBakKit
+
+/// Export reads a large entity's rows in ranges of keys on other connections at once
+/// (`KeyRangeReaders`); the archive must be byte for byte the one a single pass writes, whatever
+/// the ranges, wherever a range is cut for its size, and a failure must be the single pass's.
+final class ExportKeyRangeTests: XCTestCase {
+    /// Every store shape the fixtures and generators make, exported in one pass, in ranges of two
+    /// rows cut after every line, and in ranges of three rows: the three archives are identical.
+    func testEveryStoreShapeExportsTheSameBytesReadInRanges() throws {
+        var shapesWithRanges = 0
+        for shape in StoreShapes.all {
+            let directory = try TemporaryTestDirectory("questbak-ranges")
+            let folder = directory.path("source")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let store = try shape.make(folder)
+            let (onePass, summary) = try export(store, readers: 0, in: directory)
+            let (cutEverywhere, _) = try export(store, readers: 2, rows: 2, bytes: 1, in: directory)
+            let (inThrees, _) = try export(store, readers: 3, rows: 3, bytes: 1 << 20, in: directory)
+            XCTAssertEqual(cutEverywhere, onePass, "\(shape.name): ranges of two rows, cut after every line")
+            XCTAssertEqual(inThrees, onePass, "\(shape.name): ranges of three rows")
+            if summary.entities.contains(where: { $0.count > 2 }) { shapesWithRanges += 1 }
+        }
+        // A comparison where no entity was cut into ranges proves nothing.
+        XCTAssertGreaterThanOrEqual(shapesWithRanges, 8)
+    }
+
+    /// A generated store of thousands of records, in the default ranges (more than one for
+    /// estimations) and in ranges cut at 10,000 bytes: the same archive, and the same progress.
+    func testALargeStoreExportsTheSameBytesAndProgressReadInRanges() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = directory.path("bulk/default.store")
+        try FileManager.default.createDirectory(at: store.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try BulkStore.write(to: store, estimations: 12_000)
+        let onePassProgress = ProgressLog()
+        let (onePass, summary) = try export(store, readers: 0, in: directory, progress: onePassProgress)
+        XCTAssertEqual(summary.entities.first { $0.name == "TaskEstimation" }?.count, 12_000)
+        for (rows, bytes) in [(nil, nil), (1_000, 10_000)] as [(Int?, Int?)] {
+            let progress = ProgressLog()
+            let (ranges, _) = try export(store, readers: 2, rows: rows, bytes: bytes, in: directory, progress: progress)
+            XCTAssertEqual(ranges, onePass, "ranges of \(rows ?? 0) rows, cut at \(bytes ?? 0) bytes (0: the defaults)")
+            XCTAssertEqual(progress.events, onePassProgress.events)
+        }
+        XCTAssertEqual(
+            onePassProgress.events.filter { $0.entity == "TaskEstimation" }.map(\.rowsDone), [10_000, 12_000],
+            "every 10,000 records and at the end")
+    }
+
+    /// A value the model cannot decode, in a record of a later range: the export fails as the
+    /// single pass fails, naming the same record, and writes nothing.
+    func testAnUndecodableValueInALaterRangeFailsAsInOnePass() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        let keys = try DatabaseQueue(path: store.path).read {
+            try Int64.fetchAll($0, sql: "SELECT Z_PK FROM ZTASKESTIMATION ORDER BY Z_PK")
+        }
+        XCTAssertGreaterThan(keys.count, 10)
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE ZTASKESTIMATION SET ZRECORDEDAT = x'00FF' WHERE Z_PK = ?", arguments: [keys[keys.count - 3]])
+        }
+        try queue.close()
+        func failure(readers: Int) throws -> String {
+            do {
+                _ = try export(store, readers: readers, rows: 2, bytes: 1, in: directory)
+                XCTFail("exported a store with a BLOB date")
+                return ""
+            } catch {
+                return "\(error)"
+            }
+        }
+        let onePass = try failure(readers: 0)
+        XCTAssertTrue(onePass.contains("\(keys[keys.count - 3])"), onePass)
+        XCTAssertEqual(try failure(readers: 2), onePass)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path("out").path), [])
+    }
+
+    /// Only a table whose `Z_PK` is its rowid is read in ranges: every other key SQLite allows
+    /// is read in one pass, since ranges of it need not be the order of `ORDER BY Z_PK`.
+    func testOnlyATableKeyedByItsRowidIsReadInRanges() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            let tables: [(String, Bool)] = [
+                ("CREATE TABLE A (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER)", true),
+                ("CREATE TABLE B (z_pk integer primary key, Z_ENT INTEGER)", true),
+                ("CREATE TABLE C (Z_PK INTEGER, Z_ENT INTEGER, PRIMARY KEY (Z_PK))", true),
+                ("CREATE TABLE D (Z_PK INTEGER PRIMARY KEY DESC, Z_ENT INTEGER)", false),
+                ("CREATE TABLE E (Z_PK INT PRIMARY KEY, Z_ENT INTEGER)", false),
+                ("CREATE TABLE F (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER) WITHOUT ROWID", false),
+                ("CREATE TABLE G (Z_PK INTEGER, Z_ENT INTEGER)", false),
+                ("CREATE TABLE H (Z_PK INTEGER, Z_ENT INTEGER, PRIMARY KEY (Z_PK, Z_ENT))", false),
+                ("CREATE TABLE I (ID INTEGER PRIMARY KEY, Z_PK INTEGER, Z_ENT INTEGER)", false),
+            ]
+            for (sql, keyedByRowid) in tables {
+                try db.execute(sql: sql)
+                let name = String(sql.split(separator: " ")[2])
+                XCTAssertEqual(try KeyRangeReaders.isKeyedByRowid(db, table: name), keyedByRowid, sql)
+            }
+        }
+    }
+
+    private final class ProgressLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var logged: [RecordProgress] = []
+        var events: [RecordProgress] { lock.withLock { logged } }
+        func add(_ event: RecordProgress) { lock.withLock { logged.append(event) } }
+    }
+
+    private func export(
+        _ store: URL, readers: Int, rows: Int? = nil, bytes: Int? = nil, in directory: TemporaryTestDirectory,
+        progress: ProgressLog? = nil
+    ) throws -> (Data, Exporter.Summary) {
+        let output = directory.path("out")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        let archive = output.appendingPathComponent("archive.qbak")
+        try? FileManager.default.removeItem(at: archive)
+        var options = Exporter.Options.timeQuest(createdAt: 1_767_225_600, compression: .zstd)
+        options.rangeReaders = readers
+        if let rows { options.rowsPerRange = rows }
+        if let bytes { options.bytesPerRange = bytes }
+        if let progress { options.progress = { progress.add($0) } }
+        let summary = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: options)
+        defer { try? FileManager.default.removeItem(at: archive) }
+        return (try Data(contentsOf: archive), summary)
+    }
+}
