@@ -130,3 +130,32 @@ final class ExportKeyRangeTests: XCTestCase {
         return (try Data(contentsOf: archive), summary)
     }
 }
+
+/// External-storage references are found in one pass over each table for all its BLOB columns;
+/// they are listed as before: table by table, column by column, each column's by `Z_PK`.
+final class ExternalReferenceTests: XCTestCase {
+    func testReferencesInSeveralBlobColumnsAreListedColumnByColumnInKeyOrder() throws {
+        let queue = try DatabaseQueue()
+        func reference(_ name: String) -> Data { Data([2]) + Data(name.utf8) }
+        let a = "AAAAAAAA-0000-0000-0000-000000000001"
+        let b = "BBBBBBBB-0000-0000-0000-000000000002"
+        let c = "CCCCCCCC-0000-0000-0000-000000000003"
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+            try db.execute(sql: "INSERT INTO Z_PRIMARYKEY VALUES (1, 'Recipe', 0, 9)")
+            try db.execute(sql: "CREATE TABLE ZRECIPE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZPHOTO BLOB, ZNAME VARCHAR, ZTHUMB BLOB)")
+            let rows: [(Int, DatabaseValueConvertible?, DatabaseValueConvertible?, DatabaseValueConvertible?)] = [
+                (9, reference(a), "x", reference(b)),
+                (3, nil, "y", reference(c)),
+                (5, reference(c), reference(a), Data([2, 1])),  // a reference's length only in a BLOB column counts
+                (7, Data([1]) + Data(a.utf8), nil, reference(a).base64EncodedString()),  // not the form: ignored
+                (1, reference(b), nil, nil),
+            ]
+            for row in rows {
+                try db.execute(sql: "INSERT INTO ZRECIPE VALUES (?, 1, ?, ?, ?)", arguments: [row.0, row.1, row.2, row.3])
+            }
+            let found = try ExternalStorage.references(db).map { "\($0.column) \($0.primaryKey.reportable) \($0.name.prefix(1))" }
+            XCTAssertEqual(found, ["ZPHOTO 1 B", "ZPHOTO 5 C", "ZPHOTO 9 A", "ZTHUMB 3 C", "ZTHUMB 9 B"])
+        }
+    }
+}
