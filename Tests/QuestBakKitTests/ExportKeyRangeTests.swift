@@ -81,6 +81,29 @@ final class ExportKeyRangeTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path("out").path), [])
     }
 
+    /// Another app's store whose rows its model does not all explain: the checks of its rows run
+    /// at once on the other connections, and come to what they come to one after the other (a join
+    /// table carried untyped; a row of no entity, which leaves the store to its tables).
+    func testTheRowChecksOfAnotherAppsStoreSayTheSameRunAtOnce() throws {
+        for (change, said) in [
+            ("INSERT INTO Z_5TAGS VALUES (99, 1)", "join table Z_5TAGS has 1 row(s) that link no Recipe"),
+            ("UPDATE ZSTEP SET Z_ENT = 42 WHERE Z_PK = 1", "ZSTEP has 1 row(s) whose Z_ENT is no entity of the model"),
+        ] {
+            let directory = try TemporaryTestDirectory()
+            let store = try directory.copyFixture("AnyApp/kitchen-sink")
+            let queue = try DatabaseQueue(path: store.path)
+            try queue.write { try $0.execute(sql: change) }
+            try queue.close()
+            let (onePass, summary) = try export(store, readers: 0, in: directory)
+            XCTAssertTrue(summary.warnings.contains { $0.contains(said) }, "\(summary.warnings)")
+            for readers in [1, 2, 4] {
+                let (atOnce, other) = try export(store, readers: readers, rows: 2, bytes: 1, in: directory)
+                XCTAssertEqual(atOnce, onePass, "\(change), \(readers) readers")
+                XCTAssertEqual(other.warnings, summary.warnings)
+            }
+        }
+    }
+
     /// Only a table whose `Z_PK` is its rowid is read in ranges: every other key SQLite allows
     /// is read in one pass, since ranges of it need not be the order of `ORDER BY Z_PK`.
     func testOnlyATableKeyedByItsRowidIsReadInRanges() throws {

@@ -268,7 +268,8 @@ package enum Exporter {
             let metadata = try StoreReader.metadata(db, path: path)
             var warnings: [String] = []
             var description = try describe(
-                db, metadata: metadata, path: path, candidates: AppProfile.versions(of: options.profiles), warnings: &warnings)
+                db, metadata: metadata, path: path, candidates: AppProfile.versions(of: options.profiles), readers: readers,
+                warnings: &warnings)
             if options.byTables, case .model = description { description = .generic }
             var staged: Staged
             do {
@@ -512,9 +513,10 @@ package enum Exporter {
     /// An app profile's known version when the store is one; else the store's own model when it
     /// describes the store exactly; else its tables, with the reason among the warnings.
     private static func describe(
-        _ db: Database, metadata: StoreMetadata, path: String, candidates: [ModelVersion], warnings: inout [String]
+        _ db: Database, metadata: StoreMetadata, path: String, candidates: [ModelVersion], readers: KeyRangeReaders?,
+        warnings: inout [String]
     ) throws -> Description {
-        let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates)
+        let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates, readers: readers)
         warnings += odd
         switch description {
         case .knownVersion(let version):
