@@ -226,6 +226,8 @@ struct StatementRestore {
             }
             let legacy = self.legacy
             let archive = self.archive
+            // How a format 1 or 2 archive's lines become rows, laid out once for the reading core.
+            let lineColumns = records.layout.flatMap { layout in legacy?.lineColumns(layout) }
             let produce: (_ handOver: (Item) throws -> Void) throws -> Void = { handOver in
                 var batch: [RecordLine] = []
                 var spooledCount = 0
@@ -237,7 +239,10 @@ struct StatementRestore {
                     onRecordLine: { member, lineNumber, line in
                         let content: RecordLine.Content =
                             try legacy.map {
-                                .decoded(try $0.decode(line: line, member: member, lineNumber: lineNumber, archive: archive))
+                                .decoded(
+                                    try $0.decode(
+                                        line: line, member: member, lineNumber: lineNumber, archive: archive,
+                                        columns: lineColumns ?? LegacyArchive.LineColumns()))
                             }
                             ?? .line(line)
                         // Line 1 is the member's header: line 2 its first record.
@@ -578,19 +583,18 @@ struct StatementRestore {
             let (member, lineNumber) = (read.member, read.lineNumber)
             switch read.content {
             case .decoded(let decoded):
-                guard let legacy = restore.legacy, let layout else {
+                guard let legacy = restore.legacy, layout != nil else {
                     preconditionFailure("a line is decoded only for a format 1 or 2 archive, laid out before its first record")
                 }
                 // What the target cannot store (`--allow-newer`) is reported, not written.
                 for entry in decoded.unstorable { try log.record(entry) }
-                guard let entity = decoded.entity, let record = decoded.record else { return }
-                guard let plan = layout.entity(named: entity) else {
+                guard let entity = decoded.entity, let row = decoded.row else { return }
+                guard let plan = decoded.plan else {
                     throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(legacy.schemaVersion)")
                 }
-                let values = LegacyArchive.columnValues(of: record, plan: plan)
-                inserted?.observe(values, plan: plan)
+                inserted?.observe(row.values, plan: plan)
                 try insertRow(
-                    plan: plan, primaryKey: record.primaryKey, opt: record.opt, values: values, duplicate: nil, member: member.path,
+                    plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: nil, member: member.path,
                     lineNumber: lineNumber)
             case .line(let line) where restore.isModel:
                 let layout = try modelLayout(files: files, member: member.path)
