@@ -281,6 +281,32 @@ final class InsertedValuesTests: XCTestCase {
         XCTAssertNotEqual(hash(.text(Data("Café".utf8))), hash(.text(Data("Cafe\u{301}".utf8))), "text compares byte for byte")
     }
 
+    /// A suspect the filter flagged is a repeat only when two records hold it, compared as the
+    /// checks' `GROUP BY` compares (numbers by value, text byte for byte).
+    func testASuspectIsARepeatOnlyWhenTwoRecordsHoldIt() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZNAME VARCHAR, ZDAY TIMESTAMP)")
+            for (key, entity, name, day) in [
+                (1, 1, "a", 2.0), (2, 1, "a", 3.0), (3, 1, "b", 2.0), (4, 1, "b", 2.0), (5, 2, "c", 1.0), (6, 1, "c", 1.0),
+            ] {
+                try ExactSQL.execute(
+                    db, sql: "INSERT INTO ZITEM VALUES (?, ?, ?, ?)",
+                    [.integer(Int64(key)), .integer(Int64(entity)), .text(Data(name.utf8)), .real(day)])
+            }
+            let rows = "FROM ZITEM WHERE Z_ENT = 1"
+            func repeated(_ suspects: [[StoredValue]]) throws -> Bool {
+                try InsertedValues.anyRepeated(suspects, columns: ["ZNAME", "ZDAY"], rows: rows, db: db)
+            }
+            XCTAssertFalse(try repeated([]))
+            XCTAssertFalse(try repeated([[.text(Data("a".utf8)), .real(2)]]), "a false alarm: held once")
+            XCTAssertTrue(try repeated([[.text(Data("a".utf8)), .real(2)], [.text(Data("b".utf8)), .integer(2)]]), "2 is 2.0")
+            XCTAssertFalse(try repeated([[.text(Data("c".utf8)), .real(1)]]), "another entity's record is not counted")
+            XCTAssertFalse(try repeated([[.text(Data("B".utf8)), .real(2)]]), "text compares byte for byte")
+            XCTAssertTrue(try InsertedValues.anyRepeated([[.text(Data("a".utf8))]], columns: ["ZNAME"], rows: rows, db: db))
+        }
+    }
+
     /// What the notes say, entity by entity, and that any logged change makes every answer "may".
     func testTheNotesSayMayWhereACheckCouldFindSomething() throws {
         let directory = try TemporaryTestDirectory()
@@ -292,6 +318,13 @@ final class InsertedValuesTests: XCTestCase {
                 ModelLayout.Field(path: ["name"], column: "ZNAME", kind: .string, isOptional: false),
                 ModelLayout.Field(path: ["day"], column: "ZDAY", kind: .date, isOptional: false),
             ], toOne: [], toMany: [])
+        // Without a store to look suspects up in, a suspect says "may".
+        func cloud(_ notes: InsertedValues, _ plan: ModelLayout.EntityPlan, _ column: String) throws -> Bool {
+            try notes.cloudIDsMayNeedRepair(in: column, of: plan, log: log, db: nil, rows: "")
+        }
+        func keys(_ notes: InsertedValues) throws -> Bool {
+            try notes.naturalKeysMayRepeat(of: plan, columns: ["ZNAME", "ZDAY"], log: log, db: nil, rows: "")
+        }
         let other = ModelLayout.EntityPlan(name: "Other", number: 2, table: "ZOTHER", fields: [], toOne: [], toMany: [])
         let notes = InsertedValues(
             naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
@@ -299,25 +332,25 @@ final class InsertedValuesTests: XCTestCase {
         notes.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .real(1)], plan: plan)
         notes.observe([.text(Data(Self.ids[1].utf8)), .text(Data("a".utf8)), .real(2)], plan: plan)
         notes.settle(loggedCount: log.total)
-        XCTAssertFalse(notes.cloudIDsMayNeedRepair(in: "ZCLOUDID", of: plan, log: log))
-        XCTAssertTrue(notes.cloudIDsMayNeedRepair(in: "ZOTHERID", of: plan, log: log), "only the column noted is known")
-        XCTAssertFalse(notes.naturalKeysMayRepeat(of: plan, log: log))
+        XCTAssertFalse(try cloud(notes, plan, "ZCLOUDID"))
+        XCTAssertTrue(try cloud(notes, plan, "ZOTHERID"), "only the column noted is known")
+        XCTAssertFalse(try keys(notes))
         XCTAssertFalse(notes.mayHaveNull(in: "ZNAME", of: plan, log: log))
-        XCTAssertFalse(notes.cloudIDsMayNeedRepair(in: "ZCLOUDID", of: other, log: log), "no row, nothing to repair")
+        XCTAssertFalse(try cloud(notes, other, "ZCLOUDID"), "no row, nothing to repair")
 
         notes.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .integer(2)], plan: plan)
-        XCTAssertTrue(notes.cloudIDsMayNeedRepair(in: "ZCLOUDID", of: plan, log: log), "a cloudID repeated")
-        XCTAssertTrue(notes.naturalKeysMayRepeat(of: plan, log: log), "2 and 2.0 are one key")
+        XCTAssertTrue(try cloud(notes, plan, "ZCLOUDID"), "a cloudID repeated")
+        XCTAssertTrue(try keys(notes), "2 and 2.0 are one key")
 
         let fresh = InsertedValues(
             naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
             affinities: ["ZITEM": ["ZCLOUDID": .text, "ZNAME": .text, "ZDAY": .numeric]])
         fresh.observe([.null, .null, .real(.nan)], plan: plan)
         fresh.settle(loggedCount: log.total)
-        XCTAssertTrue(fresh.cloudIDsMayNeedRepair(in: "ZCLOUDID", of: plan, log: log), "a cloudID missing")
+        XCTAssertTrue(try cloud(fresh, plan, "ZCLOUDID"), "a cloudID missing")
         XCTAssertTrue(fresh.mayHaveNull(in: "ZNAME", of: plan, log: log))
         XCTAssertTrue(fresh.mayHaveNull(in: "ZDAY", of: plan, log: log), "SQLite stores a NaN as NULL")
-        XCTAssertFalse(fresh.naturalKeysMayRepeat(of: plan, log: log), "a key with a missing part is never merged")
+        XCTAssertFalse(try keys(fresh), "a key with a missing part is never merged")
 
         let converted = InsertedValues(
             naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
@@ -325,7 +358,7 @@ final class InsertedValuesTests: XCTestCase {
         // Text in a numeric column may be stored as a number: "2" and 2 would be one key.
         converted.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .text(Data("2".utf8))], plan: plan)
         converted.settle(loggedCount: log.total)
-        XCTAssertTrue(converted.naturalKeysMayRepeat(of: plan, log: log))
+        XCTAssertTrue(try keys(converted))
 
         let logged = InsertedValues(naturalKeys: [:], expectedRecords: 10, affinities: [:])
         logged.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .real(1)], plan: plan)
@@ -337,6 +370,6 @@ final class InsertedValuesTests: XCTestCase {
                 new: .value(.null)))
         XCTAssertTrue(logged.mayHaveNull(in: "ZNAME", of: plan, log: log), "a change since the inserts: every check runs")
         logged.invalidate()
-        XCTAssertTrue(logged.cloudIDsMayNeedRepair(in: "ZCLOUDID", of: plan, log: log))
+        XCTAssertTrue(try cloud(logged, plan, "ZCLOUDID"))
     }
 }

@@ -59,7 +59,8 @@ struct CloudIDRule: RepairRule {
         // Most stores need nothing: every cloudID well-formed and used once. One query says so,
         // unless the restore saw every cloudID it inserted well-formed and once (`InsertedValues`).
         let needy =
-            context.inserted?.cloudIDsMayNeedRepair(in: cloudColumn, of: plan, log: log) == false
+            try context.inserted?.cloudIDsMayNeedRepair(
+                in: cloudColumn, of: plan, log: log, db: db, rows: "FROM \(table) WHERE \(entityRows)") == false
             ? 0
             : try Int.fetchOne(
                 db,
@@ -159,7 +160,11 @@ struct CloudIDRule: RepairRule {
         guard let field = plan.fields.first(where: { $0.path == [CompiledEntity.cloudIDAttribute] && $0.kind == .string }) else { return }
         let column = field.column
         // Every cloudID the restore inserted was well-formed and used once: none needs one.
-        if context.inserted?.cloudIDsMayNeedRepair(in: column, of: plan, log: context.log) == false { return }
+        if try context.inserted?.cloudIDsMayNeedRepair(in: column, of: plan, log: context.log, db: db, rows: context.rows(of: plan))
+            == false
+        {
+            return
+        }
         let rows = context.rows(of: plan)
         let key = CoreDataSQL.keyColumn
         // The records that need one are chosen before any is given one (a new ID changes the

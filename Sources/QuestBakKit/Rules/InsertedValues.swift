@@ -1,5 +1,6 @@
 import CoreDataStore
 import Foundation
+import GRDB
 import QuestBakArchive
 
 /// What a restore saw of the values it inserted into the entities' tables, so that a repair
@@ -37,11 +38,19 @@ final class InsertedValues {
     /// What the inserts of one entity showed.
     private struct Seen {
         var columnsWithNull: Set<String> = []
-        /// A cloudID missing, not well-formed text, or possibly seen twice.
+        /// A cloudID missing or not well-formed text (or more suspects than are kept).
         var cloudIDsMayNeedRepair = false
-        /// A complete natural key possibly seen twice, or one SQLite may store otherwise than bound.
+        /// A natural key SQLite may store otherwise than bound (or more suspects than are kept).
         var naturalKeysMayRepeat = false
+        /// The cloudIDs, and the complete natural keys, the filter said it may have seen before:
+        /// each value that came twice is among them (its second coming was flagged), with the
+        /// filter's false alarms. One query of these few values tells which.
+        var cloudIDSuspects: [StoredValue] = []
+        var keySuspects: [[StoredValue]] = []
     }
+
+    /// Past this many suspects of an entity, its check runs as it always did.
+    static let suspectLimit = 256
 
     private let naturalKeys: [String: [String]]
     private let affinities: [String: [String: ColumnAffinity]]
@@ -75,14 +84,20 @@ final class InsertedValues {
             seen[slot].columnsWithNull.insert(column)
         }
         if let (index, _) = watches[slot].cloudID, !seen[slot].cloudIDsMayNeedRepair {
-            var repairable = true
             // Well-formed text is stored as bound whatever the column's affinity (it is no number).
             if case .text(let bytes) = values[index], DeterministicID.isWellFormed(bytes) {
                 var hasher = StableHasher(seed: UInt64(bitPattern: plan.number))
                 hasher.combine(bytes)
-                repairable = cloudIDs.insert(hasher.value)
+                if cloudIDs.insert(hasher.value) {
+                    if seen[slot].cloudIDSuspects.count < Self.suspectLimit {
+                        seen[slot].cloudIDSuspects.append(values[index])
+                    } else {
+                        seen[slot].cloudIDsMayNeedRepair = true
+                    }
+                }
+            } else {
+                seen[slot].cloudIDsMayNeedRepair = true
             }
-            if repairable { seen[slot].cloudIDsMayNeedRepair = true }
         }
         guard !seen[slot].naturalKeysMayRepeat else { return }
         switch watches[slot].naturalKey {
@@ -92,6 +107,8 @@ final class InsertedValues {
             switch Self.keyHash(values, key: key, entity: plan.number) {
             case .incomplete: break
             case .hash(let hash) where !keys.insert(hash): break
+            case .hash where seen[slot].keySuspects.count < Self.suspectLimit:
+                seen[slot].keySuspects.append(key.map { values[$0.index] })
             case .hash, .mayBeStoredOtherwise: seen[slot].naturalKeysMayRepeat = true
             }
         }
@@ -147,17 +164,44 @@ final class InsertedValues {
 
     /// Whether one of the cloudIDs in `column` of `plan`'s records may be missing, malformed or
     /// repeated (a column other than the cloudID attribute's, which is the one noted: "may").
-    func cloudIDsMayNeedRepair(in column: String, of plan: ModelLayout.EntityPlan, log: RepairLog) -> Bool {
+    /// The suspects the filter flagged are looked up in `rows` ("FROM … WHERE …", the entity's
+    /// records) on `db`; without a `db`, suspects say "may".
+    func cloudIDsMayNeedRepair(
+        in column: String, of plan: ModelLayout.EntityPlan, log: RepairLog, db: Database?, rows: String
+    ) throws
+        -> Bool
+    {
         guard answers(log) else { return true }
         // No row of the entity: nothing to repair. Else only the column noted is known.
         guard let slot = slots[plan.number] else { return false }
-        return watches[slot].cloudID?.column != column || seen[slot].cloudIDsMayNeedRepair
+        guard watches[slot].cloudID?.column == column, !seen[slot].cloudIDsMayNeedRepair else { return true }
+        return try Self.anyRepeated(seen[slot].cloudIDSuspects.map { [$0] }, columns: [column], rows: rows, db: db)
     }
 
-    /// Whether two of `entity`'s records may have one complete natural key.
-    func naturalKeysMayRepeat(of plan: ModelLayout.EntityPlan, log: RepairLog) -> Bool {
+    /// Whether two of `plan`'s records may have one complete natural key, stored in `columns`
+    /// (its suspects looked up as `cloudIDsMayNeedRepair` looks up its own).
+    func naturalKeysMayRepeat(
+        of plan: ModelLayout.EntityPlan, columns: [String], log: RepairLog, db: Database?, rows: String
+    ) throws -> Bool {
         guard answers(log) else { return true }
-        return slots[plan.number].map { seen[$0].naturalKeysMayRepeat } ?? false
+        guard let slot = slots[plan.number] else { return false }
+        guard !seen[slot].naturalKeysMayRepeat else { return true }
+        return try Self.anyRepeated(seen[slot].keySuspects, columns: columns, rows: rows, db: db)
+    }
+
+    /// Whether one of the `suspects` (values of `columns`, as bound) is held by two of the
+    /// records `rows` selects: one pass over them, looking each up among the few suspects, where
+    /// the check it stands for sorts them all. SQLite compares a column with a bound value as the
+    /// check's `GROUP BY` compares two of them (the value was bound in the column's own class,
+    /// `isStoredAsBound`; numbers by value, text and BLOBs byte for byte).
+    static func anyRepeated(_ suspects: [[StoredValue]], columns: [String], rows: String, db: Database?) throws -> Bool {
+        if suspects.isEmpty { return false }
+        guard let db else { return true }
+        let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let list = Array(repeating: tuple, count: suspects.count).joined(separator: ", ")
+        let selected = columns.joined(separator: ", ")
+        let sql = "SELECT 1 \(rows) AND (\(selected)) IN (VALUES \(list)) GROUP BY \(selected) HAVING count(*) > 1 LIMIT 1"
+        return try !ExactSQL.fetchAll(db, sql: sql, suspects.flatMap { $0 }).isEmpty
     }
 
     private func answers(_ log: RepairLog) -> Bool {
