@@ -36,7 +36,7 @@ struct LegacyArchive {
     private var targetProperties: [String: [String: LineProperty]] = [:]
 
     /// A key of a record line, as the target's model has it.
-    private enum LineProperty {
+    fileprivate enum LineProperty: Sendable {
         case attribute(AttributeKind)
         case toOne(destination: String)
         case toMany(destination: String, inverse: String?)
@@ -126,12 +126,59 @@ struct LegacyArchive {
         }
     }
 
-    /// One record line, decoded and checked: the record to insert (none when its entity is
-    /// not the target's) and what the target cannot store, for the report.
+    /// One record line, decoded and checked: the row to insert (none when its entity is not
+    /// the target's), its entity's plan in the target's layout (nil when it has none there), and
+    /// what the target cannot store, for the report.
     struct DecodedLine {
         var entity: String?
-        var record: EntityRecord?
+        var plan: ModelLayout.EntityPlan?
+        var row: Row?
         var unstorable: [RepairEntry] = []
+    }
+
+    /// A record's row: its key, `Z_OPT`, and its column values in the order of `plan.fields` then
+    /// `plan.toOne` (a property the archive did not have, a newer target's, is null until the
+    /// repairs fill it).
+    struct Row {
+        var primaryKey: Int64
+        var opt: Int64?
+        var values: [StoredValue]
+    }
+
+    /// Where each key of an entity's lines goes: what the target's model says it is, and which
+    /// columns of the entity's row hold it (by index into `Row.values`). Made once the target's
+    /// tables are laid out, so that a line's value goes to its column by one look-up, not through
+    /// a record's dictionary of values looked up again for each column.
+    struct LineColumns: Sendable {
+        fileprivate struct Key: Sendable {
+            var property: LineProperty
+            var columns: [Int]
+        }
+        fileprivate struct Entity: Sendable {
+            var plan: ModelLayout.EntityPlan?
+            var keys: [String: Key]
+        }
+        fileprivate var entities: [String: Entity] = [:]
+    }
+
+    /// The columns of each target entity's lines in `layout` (the target's tables).
+    func lineColumns(_ layout: ModelLayout) -> LineColumns {
+        var columns = LineColumns()
+        for (name, properties) in targetProperties {
+            let plan = layout.entity(named: name)
+            var keys: [String: LineColumns.Key] = [:]
+            for (key, property) in properties {
+                var indexes: [Int] = []
+                if let plan {
+                    indexes =
+                        plan.fields.indices.filter { plan.fields[$0].path[0] == key }
+                        + plan.toOne.indices.filter { plan.toOne[$0].name == key }.map { plan.fields.count + $0 }
+                }
+                keys[key] = LineColumns.Key(property: property, columns: indexes)
+            }
+            columns.entities[name] = LineColumns.Entity(plan: plan, keys: keys)
+        }
+        return columns
     }
 
     // MARK: The seam: what the one restore needs of a format 1 or 2 archive
@@ -175,12 +222,6 @@ struct LegacyArchive {
         } catch StoreError.noModel(_, let problem) {
             throw ImportError.notImportable(archive: archive, reason: "schema \(target.versionIdentifier) does not lay out: \(problem)")
         }
-    }
-
-    /// A decoded record's column values, in the order of `plan.fields` then `plan.toOne`; a
-    /// property the archive did not have (a newer target's) is null until the repairs fill it.
-    static func columnValues(of record: EntityRecord, plan: ModelLayout.EntityPlan) -> [StoredValue] {
-        plan.fields.map { ValueCoding.encode(record[$0.path[0]]) } + plan.toOne.map { ValueCoding.encode(record[$0.name]) }
     }
 
     /// Once the records are in and repaired: `Z_MAX` per entity, the largest key inserted or the
@@ -242,7 +283,9 @@ struct LegacyArchive {
 
     /// Decodes one record line (on any thread: it touches neither the store nor the log); what
     /// the target cannot store is kept for the report (`--allow-newer`) or refused.
-    func decode(line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String) throws -> DecodedLine {
+    func decode(
+        line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String, columns: LineColumns
+    ) throws -> DecodedLine {
         var decoded = DecodedLine()
         func invalid(_ reason: String) -> ArchiveError {
             ArchiveError.invalidLine(path: archive, member: member.path, line: lineNumber, reason: reason)
@@ -267,7 +310,7 @@ struct LegacyArchive {
             case let other?: throw invalid("\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
             }
         }
-        guard let properties = targetProperties[member.name] else {
+        guard let target = columns.entities[member.name] else {
             // Only with allowNewer: an entity the target does not have is kept in the report.
             decoded.unstorable.append(
                 RepairEntry(
@@ -275,18 +318,22 @@ struct LegacyArchive {
                     old: .value(.string(String(decoding: line, as: UTF8.self))), new: nil))
             return decoded
         }
-        var values: [String: Value] = [:]
-        values.reserveCapacity(members.count)
-        let bookkeepingKeys = manifest.formatVersion >= 2 ? [RecordJSON.primaryKeyKey, RecordJSON.optKey] : [RecordJSON.primaryKeyKey]
+        let plan = target.plan
+        var values = [StoredValue](repeating: .null, count: plan.map { $0.fields.count + $0.toOne.count } ?? 0)
+        let carriesOpt = manifest.formatVersion >= 2
         let entity = member.name
-        for (key, json) in members where !bookkeepingKeys.contains(key) {
-            switch properties[key] {
+        for (key, json) in members where key != RecordJSON.primaryKeyKey && !(carriesOpt && key == RecordJSON.optKey) {
+            let slot = target.keys[key]
+            switch slot?.property {
             case .attribute(let kind)?:
+                let value: Value
                 do {
-                    values[key] = try ValueJSON.value(json, as: kind)
+                    value = try ValueJSON.value(json, as: kind)
                 } catch let mismatch as ValueJSON.TypeMismatch {
                     throw invalid("\(key) must be \(mismatch.expected), found \(mismatch.found)")
                 }
+                let stored = ValueCoding.encode(value)
+                for column in slot?.columns ?? [] { values[column] = stored }
             case .toMany(let destination, let inverse)?:
                 // A to-many follows from its inverse's keys, so the format has no place for it:
                 // a value given here would be dropped without a word.
@@ -295,11 +342,13 @@ struct LegacyArchive {
                 )
             case .toOne(let destination)?:
                 // Any integer: a key that points at no record is an orphan, whatever its value.
+                let stored: StoredValue
                 switch json {
-                case .null: values[key] = .null
-                case .integer(let target): values[key] = .integer(target)
+                case .null: stored = .null
+                case .integer(let target): stored = .integer(target)
                 default: throw invalid("\(key) must be the _pk of a \(destination) or null, found \(json.typeName)")
                 }
+                for column in slot?.columns ?? [] { values[column] = stored }
             case nil where newerSource:
                 decoded.unstorable.append(
                     RepairEntry(
@@ -317,7 +366,8 @@ struct LegacyArchive {
             }
         }
         decoded.entity = entity
-        decoded.record = EntityRecord(primaryKey: primaryKey, opt: opt, values: values)
+        decoded.plan = plan
+        decoded.row = Row(primaryKey: primaryKey, opt: opt, values: values)
         return decoded
     }
 

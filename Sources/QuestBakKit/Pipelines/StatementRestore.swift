@@ -159,9 +159,11 @@ struct StatementRestore {
     ///
     /// `encodingDigests`: encode the records' digests inside the transaction even where the
     /// archive's own would be proof enough (a second attempt after `NotAsExported`).
+    /// `notingInserts`: note what the inserted values rule out (`InsertedValues`), so that a
+    /// repair rule skips a check that could find nothing.
     func write(
         from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil,
-        encodingDigests: Bool = false
+        encodingDigests: Bool = false, notingInserts: Bool = true
     ) throws -> Written {
         var written = Written()
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
@@ -191,7 +193,22 @@ struct StatementRestore {
             // Each member's first record line, as the archive spells it (`firstLinesAreAsExported`).
             var firstLines: [String: Data] = [:]
             var records = RecordInserter(restore: self, db: db, log: log)
-            if let legacy { records.layout = try legacy.layout(db, archive: archive) }
+            if let legacy {
+                let layout = try legacy.layout(db, archive: archive)
+                records.layout = layout
+                if !legacy.options.asArchived && notingInserts {
+                    // The checks the profile's rules make of this store (`RepairContext.inserted`).
+                    let naturalKeys = legacy.target.entities.compactMap { entity -> (String, [String])? in
+                        let identity = legacy.target.identity(of: entity.name)
+                        return identity.singletonCloudID == nil && !identity.naturalKey.isEmpty ? (entity.name, identity.naturalKey) : nil
+                    }
+                    records.inserted = try noting(
+                        layout: layout, naturalKeys: Dictionary(naturalKeys, uniquingKeysWith: { first, _ in first }), db: db)
+                }
+            } else {
+                // The model's repairs run only with --validate (its layout comes with its cache).
+                records.notesInsertions = validate && isModel && notingInserts
+            }
             // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
             // count once every row is in (a counter above the largest key, after deletes, stays).
             var sequenceLines: [(table: ArchiveManifest.TableMember, lineNumber: Int, line: Data)] = []
@@ -209,6 +226,8 @@ struct StatementRestore {
             }
             let legacy = self.legacy
             let archive = self.archive
+            // How a format 1 or 2 archive's lines become rows, laid out once for the reading core.
+            let lineColumns = records.layout.flatMap { layout in legacy?.lineColumns(layout) }
             let produce: (_ handOver: (Item) throws -> Void) throws -> Void = { handOver in
                 var batch: [RecordLine] = []
                 var spooledCount = 0
@@ -220,7 +239,10 @@ struct StatementRestore {
                     onRecordLine: { member, lineNumber, line in
                         let content: RecordLine.Content =
                             try legacy.map {
-                                .decoded(try $0.decode(line: line, member: member, lineNumber: lineNumber, archive: archive))
+                                .decoded(
+                                    try $0.decode(
+                                        line: line, member: member, lineNumber: lineNumber, archive: archive,
+                                        columns: lineColumns ?? LegacyArchive.LineColumns()))
                             }
                             ?? .line(line)
                         // Line 1 is the member's header: line 2 its first record.
@@ -274,6 +296,14 @@ struct StatementRestore {
             }
             // A format 1 or 2 archive's members were checked against its schema with the manifest.
             if legacy == nil { try records.checkEveryEntityListed(files: files) }
+            if let inserted = records.inserted {
+                // Rows an entity's table got as a carried table's are rows no insert noted; a row
+                // refused was noted but not stored as bound.
+                if let layout = records.layout, !carriedTableNames.isDisjoint(with: layout.entities.map(\.table)) { inserted.invalidate() }
+                if records.refusedRow { inserted.invalidate() }
+                inserted.settle(loggedCount: log.total)
+                records.context?.inserted = inserted
+            }
             if let context = records.context {
                 written.notes += try RepairPipeline.run(in: context, phase: .restoring)
                 try applyDestinationLinks(db, log: log)
@@ -290,11 +320,12 @@ struct StatementRestore {
                 // A store an app profile describes: the same rules, driven by the profile's version
                 // as well as the layout (the singleton, natural keys, symbolic defaults, cloudIDs
                 // derived from natural keys). Z_PRIMARYKEY is in place already (`createEntityKeys`).
-                let context = try RepairContext(
+                var context = try RepairContext(
                     db: db, version: legacy.target, defaults: legacy.options.schemas.last ?? legacy.target,
                     now: legacy.options.now ?? legacy.createdAt, randomIDs: legacy.options.randomIDs,
                     cloudIDKind: legacy.source.entities.contains { $0.cloudID != nil } ? .repair : .migration,
                     log: log, path: archive, keepDistinctIDs: legacy.options.keepDistinctIDs)
+                context.inserted = records.inserted
                 written.notes += try RepairPipeline.run(in: context)
             }
             if !validate && log.repairs > 0 {
@@ -349,6 +380,20 @@ struct StatementRestore {
             }
         }
         return written
+    }
+
+    /// What the inserts will note for the repair rules' checks of a store laid out as `layout`:
+    /// natural keys as given, the filters sized by the manifest's count of records. The columns'
+    /// affinities are read here, once, not for each row.
+    fileprivate func noting(layout: ModelLayout, naturalKeys: [String: [String]], db: Database) throws -> InsertedValues {
+        var affinities: [String: [String: ColumnAffinity]] = [:]
+        for table in Set(layout.entities.map(\.table)) {
+            affinities[table] = Dictionary(
+                try db.columns(in: table).map { ($0.name.uppercased(), ColumnAffinity(declaredType: $0.type)) },
+                uniquingKeysWith: { first, _ in first })
+        }
+        return InsertedValues(
+            naturalKeys: naturalKeys, expectedRecords: manifest.entities.reduce(0) { $0 + $1.count }, affinities: affinities)
     }
 
     /// Whether each entity's first record, encoded from the store as an export writes it, is
@@ -477,6 +522,12 @@ struct StatementRestore {
         var largestKeys: [String: Int64] = [:]
         /// What the model's repairs work on, once the model is known.
         var context: RepairContext?
+        /// What the inserted values say of the repairs' checks; nil when no repair will run.
+        var inserted: InsertedValues?
+        /// A row a constraint refused (one the notes count but the table does not hold).
+        var refusedRow = false
+        /// Whether a model archive's inserts are noted (`inserted`, made with its layout).
+        var notesInsertions = false
         var statements: [String: (insert: Statement, columns: [String])] = [:]
         /// A generic archive's entity tables: their columns but `Z_PK`, and every column's affinity
         /// (`Z_PK`'s first), read once.
@@ -522,6 +573,7 @@ struct StatementRestore {
                     path: restore.archive, reason: "its model does not explain its own statements: \(problem)")
             }
             layout = made
+            if notesInsertions { inserted = try restore.noting(layout: made, naturalKeys: [:], db: db) }
             context = RepairContext(
                 db: db, layout: made, model: model, log: log, path: restore.archive, storeUUID: restore.manifest.source.storeUUID)
             return made
@@ -531,18 +583,19 @@ struct StatementRestore {
             let (member, lineNumber) = (read.member, read.lineNumber)
             switch read.content {
             case .decoded(let decoded):
-                guard let legacy = restore.legacy, let layout else {
+                guard let legacy = restore.legacy, layout != nil else {
                     preconditionFailure("a line is decoded only for a format 1 or 2 archive, laid out before its first record")
                 }
                 // What the target cannot store (`--allow-newer`) is reported, not written.
                 for entry in decoded.unstorable { try log.record(entry) }
-                guard let entity = decoded.entity, let record = decoded.record else { return }
-                guard let plan = layout.entity(named: entity) else {
+                guard let entity = decoded.entity, let row = decoded.row else { return }
+                guard let plan = decoded.plan else {
                     throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(legacy.schemaVersion)")
                 }
+                inserted?.observe(row.values, plan: plan)
                 try insertRow(
-                    plan: plan, primaryKey: record.primaryKey, opt: record.opt, values: LegacyArchive.columnValues(of: record, plan: plan),
-                    duplicate: nil, member: member.path, lineNumber: lineNumber)
+                    plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: nil, member: member.path,
+                    lineNumber: lineNumber)
             case .line(let line) where restore.isModel:
                 let layout = try modelLayout(files: files, member: member.path)
                 guard let plan = layout.entity(named: member.name) else {
@@ -554,6 +607,7 @@ struct StatementRestore {
                 } catch let error as ModelMemberEncoding.LineError {
                     throw restore.invalid(member.path, lineNumber, error.reason)
                 }
+                inserted?.observe(row.values, plan: plan)
                 try insertRow(
                     plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
                     lineNumber: lineNumber)
@@ -593,6 +647,7 @@ struct StatementRestore {
                 FaultPoint.reached("inserted \(plan.name) \(primaryKey)")
                 largestKeys[plan.name] = max(largestKeys[plan.name] ?? 0, primaryKey)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                refusedRow = true
                 if try Int.fetchOne(
                     db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [primaryKey]) != 0
                 {

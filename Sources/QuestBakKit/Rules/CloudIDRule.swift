@@ -56,9 +56,13 @@ struct CloudIDRule: RepairRule {
         }
         // A cloudID a migration gave every record is, for each of them, no cloudID.
         func usable(_ id: String) -> Bool { DeterministicID.isWellFormed(id) && !context.sharedCloudIDs.contains(id) }
-        // Most stores need nothing: every cloudID well-formed and used once. One query says so.
+        // Most stores need nothing: every cloudID well-formed and used once. One query says so,
+        // unless the restore saw every cloudID it inserted well-formed and once (`InsertedValues`).
         let needy =
-            try Int.fetchOne(
+            try context.inserted?.cloudIDsMayNeedRepair(
+                in: cloudColumn, of: plan, log: log, db: db, rows: "FROM \(table) WHERE \(entityRows)") == false
+            ? 0
+            : try Int.fetchOne(
                 db,
                 sql: """
                     SELECT count(*) FROM \(table) WHERE \(entityRows) AND (\(cloudColumn) IS NULL
@@ -155,6 +159,12 @@ struct CloudIDRule: RepairRule {
         let db = context.db
         guard let field = plan.fields.first(where: { $0.path == [CompiledEntity.cloudIDAttribute] && $0.kind == .string }) else { return }
         let column = field.column
+        // Every cloudID the restore inserted was well-formed and used once: none needs one.
+        if try context.inserted?.cloudIDsMayNeedRepair(in: column, of: plan, log: context.log, db: db, rows: context.rows(of: plan))
+            == false
+        {
+            return
+        }
         let rows = context.rows(of: plan)
         let key = CoreDataSQL.keyColumn
         // The records that need one are chosen before any is given one (a new ID changes the

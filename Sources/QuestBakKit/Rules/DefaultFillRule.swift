@@ -23,6 +23,9 @@ struct DefaultFillRule: RepairRule {
         for plan in context.entities {
             let described = context.profileEntity(plan)
             for field in plan.fields where !field.isOptional && field.path != [CompiledEntity.cloudIDAttribute] {
+                // A column the restore bound no null to (nor anything SQLite stores as one) has
+                // none: no rule before this one leaves a required attribute empty.
+                if let inserted = context.inserted, !inserted.mayHaveNull(in: field.column, of: plan, log: context.log) { continue }
                 let condition = "\(CoreDataSQL.entityColumn) = \(plan.number) AND \(field.column) IS NULL"
                 // Counted here and read one by one below, never held: after a migration every
                 // record can miss a value, millions of them.

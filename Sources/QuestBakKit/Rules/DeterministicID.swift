@@ -20,17 +20,27 @@ enum DeterministicID {
     /// through sscanf, a tenth of an import's time).
     static func isWellFormed(_ cloudID: String) -> Bool {
         var text = cloudID
-        return text.withUTF8 { bytes in
-            guard bytes.count == 36 else { return false }
-            for (index, byte) in bytes.enumerated() {
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    if byte != UInt8(ascii: "-") { return false }
-                } else if !((48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)) {
-                    return false
-                }
+        return text.withUTF8 { isWellFormed(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The same test of a stored text's bytes, as the restore binds them.
+    static func isWellFormed(_ cloudID: Data) -> Bool {
+        cloudID.withUnsafeBytes { isWellFormed($0) }
+    }
+
+    private static func isWellFormed(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count == 36 else { return false }
+        for index in 0..<36 {
+            let byte = bytes[index]
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                if byte != UInt8(ascii: "-") { return false }
+            } else {
+                // A digit, or a letter A-F in either case (setting 0x20 makes it lower case).
+                let lower = byte | 0x20
+                if !(byte >= 48 && byte <= 57) && !(lower >= 97 && lower <= 102) { return false }
             }
-            return true
         }
+        return true
     }
 
     /// The same test in SQL, for finding the records that need a new cloudID without reading all.

@@ -44,6 +44,12 @@ struct DuplicateRule: RepairRule {
         guard !key.isEmpty else { return }
         let keyColumns = key.compactMap { context.column($0, of: plan) }
         guard keyColumns.count == key.count else { return }
+        // No two records the restore inserted share a complete key: no group has two records.
+        if try context.inserted?.naturalKeysMayRepeat(
+            of: plan, columns: keyColumns, log: context.log, db: context.db, rows: context.rows(of: plan)) == false
+        {
+            return
+        }
         let cloudColumn = context.column(CompiledEntity.cloudIDAttribute, of: plan)
         try context.resetPairs()
         // A key with a missing part proves nothing about identity: such records are never merged.

@@ -40,6 +40,9 @@ struct RepairContext {
     /// `UUID().uuidString` for all): they identify no record, so each record gets the cloudID made
     /// from its natural key, as a record without one does.
     var sharedCloudIDs: Set<String> = []
+    /// What the restore saw of the values it inserted, when the store was just restored: a rule
+    /// skips its check of an entity where these say it can find nothing. Nil: every check runs.
+    var inserted: InsertedValues?
     /// The layout's entities in the order rules visit and report them: the profile's order where
     /// one applies (each entity's fields and to-ones too), else the layout's (by name).
     let entities: [ModelLayout.EntityPlan]

@@ -1,0 +1,346 @@
+import CoreDataStore
+import Foundation
+import GRDB
+import QuestBakArchive
+
+/// What a restore saw of the values it inserted into the entities' tables, so that a repair
+/// rule's check, a query that reads every record of an entity (a `GROUP BY` of its cloudIDs, a
+/// sort by its natural key, a count of a column's nulls), runs only where it could find
+/// something. Each answer is "may" or "certainly not": a rule skips its check only on
+/// "certainly not", and on "may" runs the very query it always ran, so a restore repairs exactly
+/// what it repaired before (docs/performance.md, "Round three, import's checks").
+///
+/// Sound because the inserts are the only way rows get into an entity's table before the rules
+/// run (a table the archive carries as rows besides an entity's, or a row refused by a
+/// constraint, makes every answer "may": `invalidate`), and because every change a rule or the
+/// restore's link step makes to an entity's cloudID, natural key or required attribute is an
+/// entry in the repair log (the restore's link step sets only link columns, which none of these
+/// is): once the log has grown past `settle`'s count, every answer is "may" again.
+final class InsertedValues {
+    /// One entity's columns the checks look at, found once in its plan (values come as the plan's
+    /// fields, then its to-ones).
+    private struct Watch {
+        var requiredColumns: [(index: Int, column: String)] = []
+        /// The cloudID attribute's value and column, when the entity has one.
+        var cloudID: (index: Int, column: String)?
+        var naturalKey = NaturalKey.none
+    }
+
+    private enum NaturalKey {
+        /// The entity has none: nothing to note.
+        case none
+        /// A property of it has no column here: the entity's check is never skipped.
+        case unobservable
+        /// Its columns, with their affinity.
+        case columns([(index: Int, affinity: ColumnAffinity)])
+    }
+
+    /// What the inserts of one entity showed.
+    private struct Seen {
+        var columnsWithNull: Set<String> = []
+        /// A cloudID missing or not well-formed text (or more suspects than are kept).
+        var cloudIDsMayNeedRepair = false
+        /// A natural key SQLite may store otherwise than bound (or more suspects than are kept).
+        var naturalKeysMayRepeat = false
+        /// The cloudIDs, and the complete natural keys, the filter said it may have seen before:
+        /// each value that came twice is among them (its second coming was flagged), with the
+        /// filter's false alarms. One query of these few values tells which.
+        var cloudIDSuspects: [StoredValue] = []
+        var keySuspects: [[StoredValue]] = []
+    }
+
+    /// Past this many suspects of an entity, its check runs as it always did.
+    static let suspectLimit = 256
+
+    private let naturalKeys: [String: [String]]
+    private let affinities: [String: [String: ColumnAffinity]]
+    /// Each entity's watch and what its inserts showed, by slot (`slot(of:)`).
+    private var slots: [Int64: Int] = [:]
+    private var watches: [Watch] = []
+    private var seen: [Seen] = []
+    /// The last entity looked up: rows come member by member, so nearly every row's.
+    private var lastSlot: (number: Int64, slot: Int)?
+    private var cloudIDs: ProbableSet
+    private var keys: ProbableSet
+    private var valid = true
+    /// The log's count when the inserts ended; nil until then.
+    private var settledAt: Int?
+
+    /// `naturalKeys`: each entity's natural key by property name (the app profile's; none for a
+    /// store only its own model describes). `affinities`: each entity table's columns' affinities
+    /// by upper-cased name. `expectedRecords` sizes the filters (the manifest's count).
+    init(naturalKeys: [String: [String]], expectedRecords: Int, affinities: [String: [String: ColumnAffinity]]) {
+        self.naturalKeys = naturalKeys
+        self.affinities = affinities
+        cloudIDs = ProbableSet(expectedCount: expectedRecords)
+        keys = ProbableSet(expectedCount: naturalKeys.isEmpty ? 0 : expectedRecords)
+    }
+
+    /// Notes the values of one row about to be inserted into `plan`'s table (as the insert binds
+    /// them: the plan's fields, then its to-ones).
+    func observe(_ values: [StoredValue], plan: ModelLayout.EntityPlan) {
+        let slot = slot(of: plan)
+        for (index, column) in watches[slot].requiredColumns where Self.isStoredAsNull(values[index]) {
+            seen[slot].columnsWithNull.insert(column)
+        }
+        if let (index, _) = watches[slot].cloudID, !seen[slot].cloudIDsMayNeedRepair {
+            // Well-formed text is stored as bound whatever the column's affinity (it is no number).
+            if case .text(let bytes) = values[index], DeterministicID.isWellFormed(bytes) {
+                var hasher = StableHasher(seed: UInt64(bitPattern: plan.number))
+                hasher.combine(bytes)
+                if cloudIDs.insert(hasher.value) {
+                    if seen[slot].cloudIDSuspects.count < Self.suspectLimit {
+                        seen[slot].cloudIDSuspects.append(values[index])
+                    } else {
+                        seen[slot].cloudIDsMayNeedRepair = true
+                    }
+                }
+            } else {
+                seen[slot].cloudIDsMayNeedRepair = true
+            }
+        }
+        guard !seen[slot].naturalKeysMayRepeat else { return }
+        switch watches[slot].naturalKey {
+        case .none: break
+        case .unobservable: seen[slot].naturalKeysMayRepeat = true
+        case .columns(let key):
+            switch Self.keyHash(values, key: key, entity: plan.number) {
+            case .incomplete: break
+            case .hash(let hash) where !keys.insert(hash): break
+            case .hash where seen[slot].keySuspects.count < Self.suspectLimit:
+                seen[slot].keySuspects.append(key.map { values[$0.index] })
+            case .hash, .mayBeStoredOtherwise: seen[slot].naturalKeysMayRepeat = true
+            }
+        }
+    }
+
+    private func slot(of plan: ModelLayout.EntityPlan) -> Int {
+        if let lastSlot, lastSlot.number == plan.number { return lastSlot.slot }
+        let slot: Int
+        if let known = slots[plan.number] {
+            slot = known
+        } else {
+            slot = watches.count
+            watches.append(makeWatch(plan))
+            seen.append(Seen())
+            slots[plan.number] = slot
+        }
+        lastSlot = (plan.number, slot)
+        return slot
+    }
+
+    private enum KeyHash {
+        /// A part is missing: a key with a missing part is never merged (`DuplicateRule`).
+        case incomplete
+        /// A part may be stored otherwise than bound (`isStoredAsBound`).
+        case mayBeStoredOtherwise
+        case hash(UInt64)
+    }
+
+    private static func keyHash(_ values: [StoredValue], key: [(index: Int, affinity: ColumnAffinity)], entity: Int64) -> KeyHash {
+        var hasher = StableHasher(seed: UInt64(bitPattern: entity))
+        var convertible = false
+        for (index, affinity) in key {
+            let value = values[index]
+            if isStoredAsNull(value) { return .incomplete }
+            if !isStoredAsBound(value, affinity: affinity) { convertible = true }
+            hasher.combine(keyPart: value)
+        }
+        return convertible ? .mayBeStoredOtherwise : .hash(hasher.value)
+    }
+
+    /// Rows came into an entity's table some other way (or a row was refused): every answer is
+    /// "may" from now on.
+    func invalidate() { valid = false }
+
+    /// The inserts are over: answers hold while the log has `loggedCount` entries.
+    func settle(loggedCount: Int) { settledAt = loggedCount }
+
+    /// Whether `column` of `entity`'s records may hold a null.
+    func mayHaveNull(in column: String, of plan: ModelLayout.EntityPlan, log: RepairLog) -> Bool {
+        guard answers(log) else { return true }
+        return slots[plan.number].map { seen[$0].columnsWithNull.contains(column) } ?? false
+    }
+
+    /// Whether one of the cloudIDs in `column` of `plan`'s records may be missing, malformed or
+    /// repeated (a column other than the cloudID attribute's, which is the one noted: "may").
+    /// The suspects the filter flagged are looked up in `rows` ("FROM … WHERE …", the entity's
+    /// records) on `db`; without a `db`, suspects say "may".
+    func cloudIDsMayNeedRepair(
+        in column: String, of plan: ModelLayout.EntityPlan, log: RepairLog, db: Database?, rows: String
+    ) throws
+        -> Bool
+    {
+        guard answers(log) else { return true }
+        // No row of the entity: nothing to repair. Else only the column noted is known.
+        guard let slot = slots[plan.number] else { return false }
+        guard watches[slot].cloudID?.column == column, !seen[slot].cloudIDsMayNeedRepair else { return true }
+        return try Self.anyRepeated(seen[slot].cloudIDSuspects.map { [$0] }, columns: [column], rows: rows, db: db)
+    }
+
+    /// Whether two of `plan`'s records may have one complete natural key, stored in `columns`
+    /// (its suspects looked up as `cloudIDsMayNeedRepair` looks up its own).
+    func naturalKeysMayRepeat(
+        of plan: ModelLayout.EntityPlan, columns: [String], log: RepairLog, db: Database?, rows: String
+    ) throws -> Bool {
+        guard answers(log) else { return true }
+        guard let slot = slots[plan.number] else { return false }
+        guard !seen[slot].naturalKeysMayRepeat else { return true }
+        return try Self.anyRepeated(seen[slot].keySuspects, columns: columns, rows: rows, db: db)
+    }
+
+    /// Whether one of the `suspects` (values of `columns`, as bound) is held by two of the
+    /// records `rows` selects: one pass over them, looking each up among the few suspects, where
+    /// the check it stands for sorts them all. SQLite compares a column with a bound value as the
+    /// check's `GROUP BY` compares two of them (the value was bound in the column's own class,
+    /// `isStoredAsBound`; numbers by value, text and BLOBs byte for byte).
+    static func anyRepeated(_ suspects: [[StoredValue]], columns: [String], rows: String, db: Database?) throws -> Bool {
+        if suspects.isEmpty { return false }
+        guard let db else { return true }
+        let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let list = Array(repeating: tuple, count: suspects.count).joined(separator: ", ")
+        let selected = columns.joined(separator: ", ")
+        let sql = "SELECT 1 \(rows) AND (\(selected)) IN (VALUES \(list)) GROUP BY \(selected) HAVING count(*) > 1 LIMIT 1"
+        return try !ExactSQL.fetchAll(db, sql: sql, suspects.flatMap { $0 }).isEmpty
+    }
+
+    private func answers(_ log: RepairLog) -> Bool {
+        valid && settledAt == log.total
+    }
+
+    private func makeWatch(_ plan: ModelLayout.EntityPlan) -> Watch {
+        var watch = Watch()
+        for (index, field) in plan.fields.enumerated() {
+            if !field.isOptional { watch.requiredColumns.append((index, field.column)) }
+            if field.path == [CompiledEntity.cloudIDAttribute] { watch.cloudID = (index, field.column) }
+        }
+        if let key = naturalKeys[plan.name], !key.isEmpty {
+            let columns = affinities[plan.table] ?? [:]
+            var parts: [(index: Int, affinity: ColumnAffinity)] = []
+            for property in key {
+                // Found as `RepairContext.column(_:of:)` finds it: an attribute, else a to-one.
+                let index =
+                    plan.fields.firstIndex { $0.path == [property] }
+                    ?? plan.toOne.firstIndex { $0.name == property }.map { plan.fields.count + $0 }
+                guard let index else { break }
+                let column = index < plan.fields.count ? plan.fields[index].column : plan.toOne[index - plan.fields.count].column
+                guard let affinity = columns[column.uppercased()] else { break }
+                parts.append((index, affinity))
+            }
+            watch.naturalKey = parts.count == key.count ? .columns(parts) : .unobservable
+        }
+        return watch
+    }
+
+    /// SQLite stores a NaN as NULL.
+    static func isStoredAsNull(_ value: StoredValue) -> Bool {
+        switch value {
+        case .null: return true
+        case .real(let number): return number.isNaN
+        default: return false
+        }
+    }
+
+    /// Whether the column keeps the value's storage class (or, for a number in a numeric column,
+    /// its value: an integral REAL may be stored as an INTEGER, which compares equal). Text in a
+    /// numeric column and a number in a text column may be converted: such a key is not noted,
+    /// and the entity's check runs.
+    static func isStoredAsBound(_ value: StoredValue, affinity: ColumnAffinity) -> Bool {
+        switch (value, affinity) {
+        case (.blob, _): return true
+        case (.text, .text), (.text, .blob): return true
+        case (.integer, .integer), (.integer, .real), (.integer, .numeric), (.integer, .blob): return true
+        case (.real, .integer), (.real, .real), (.real, .numeric), (.real, .blob): return true
+        default: return false
+        }
+    }
+}
+
+/// A Bloom filter of 64-bit hashes: `insert` says whether the hash may have been inserted
+/// before; false is certain. Blocked: a hash's bits all lie in one 512-bit block (one cache
+/// line), so an insert costs one memory access, not one per probe. Its size is fixed when made
+/// (64 bits per expected item, at most 4 MB), so memory does not grow with the store; past the
+/// expected count it answers "may" more often, which costs time (the checks it would have
+/// skipped), never a wrong answer.
+struct ProbableSet {
+    private var words: [UInt64]
+    /// The number of blocks less one (a power of two less one).
+    private let blockMask: UInt64
+    private static let wordsPerBlock = 8
+    private static let probes = 8
+
+    init(expectedCount: Int) {
+        var bits = 1 << 16
+        while bits < expectedCount * 64 && bits < 1 << 25 { bits <<= 1 }
+        words = [UInt64](repeating: 0, count: bits / 64)
+        blockMask = UInt64(bits / 512 - 1)
+    }
+
+    /// Adds `hash`; returns whether it may have been added before.
+    mutating func insert(_ hash: UInt64) -> Bool {
+        let block = Int(truncatingIfNeeded: (hash >> 32) & blockMask) * Self.wordsPerBlock
+        // Each probe takes 9 bits of a second hash: a word of the block and a bit of it.
+        var bits = StableHasher.mix(hash)
+        var present = true
+        words.withUnsafeMutableBufferPointer { words in
+            for _ in 0..<Self.probes {
+                let word = block + Int(truncatingIfNeeded: bits & 7)
+                let flag: UInt64 = 1 << ((bits >> 3) & 63)
+                if words[word] & flag == 0 {
+                    present = false
+                    words[word] |= flag
+                }
+                bits >>= 9
+            }
+        }
+        return present
+    }
+}
+
+/// A 64-bit hash of bytes and stored values that is the same in every run (Swift's `Hasher` is
+/// seeded per process), so which checks a restore skips does not vary from run to run.
+struct StableHasher {
+    private(set) var value: UInt64
+
+    init(seed: UInt64) { value = Self.mix(seed &+ 0x2545_F491_4F6C_DD1D) }
+
+    mutating func combine(_ bytes: Data) {
+        var state: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
+        bytes.withUnsafeBytes { buffer in
+            for byte in buffer { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        }
+        combine(word: state ^ UInt64(bytes.count))
+    }
+
+    /// One part of a natural key: equal, as SQLite compares them, gives equal hashes. Numbers
+    /// hash by value (an INTEGER equals a REAL of the same value; -0.0 equals 0.0), text and BLOBs
+    /// by their bytes and class.
+    mutating func combine(keyPart value: StoredValue) {
+        switch value {
+        case .null: combine(word: 0)
+        case .integer(let number): combine(number: Double(number))
+        case .real(let number): combine(number: number)
+        case .text(let bytes):
+            combine(word: 2)
+            combine(bytes)
+        case .blob(let bytes):
+            combine(word: 3)
+            combine(bytes)
+        }
+    }
+
+    private mutating func combine(number: Double) {
+        combine(word: 1)
+        combine(word: number == 0 ? 0 : number.bitPattern)
+    }
+
+    mutating func combine(word: UInt64) { value = Self.mix(value ^ word) }
+
+    /// splitmix64's finalizer.
+    static func mix(_ input: UInt64) -> UInt64 {
+        var z = input &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

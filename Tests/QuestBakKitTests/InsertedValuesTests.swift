@@ -1,0 +1,375 @@
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+@testable import QuestBakFixtures
+@testable import QuestBakKit
+
+/// A repair rule skips its check of an entity where what the restore inserted rules out anything
+/// to find (`InsertedValues`). The restore must then repair exactly what it repairs with every
+/// check run: each archive below is imported both ways and the reports and stores compared.
+final class InsertedValuesTests: XCTestCase {
+    static let ids = (0..<16).map { String(format: "8F2B6E9A-3C41-4D7E-9A0B-1C2D3E4F5A%02X", $0) }
+
+    /// A V2 store with every value set and every cloudID its own: nothing to repair.
+    static func clean() -> Dataset {
+        var dataset = Dataset(schema: TimeQuestSchemas.v2)
+        dataset.append("Routine", 1, RuleDatasets.routine(["cloudID": .string(ids[0])]))
+        for (key, name) in [(Int64(1), "brush"), (2, "floss")] {
+            dataset.append(
+                "RoutineTask", key,
+                [
+                    "name": .string(name), "displayName": .string(name.capitalized), "orderIndex": .integer(key - 1),
+                    "routine": .integer(1), "referenceDurationSeconds": .integer(60), "cloudID": .string(ids[Int(key)]),
+                ])
+        }
+        dataset.append(
+            "GameSession", 1,
+            [
+                "startedAt": .date(20), "xpEarned": .integer(3), "routine": .integer(1), "isCalibration": .boolean(false),
+                "cloudID": .string(ids[3]),
+            ])
+        for key in Int64(1)...3 { dataset.append("TaskEstimation", key, estimation(key)) }
+        dataset.append(
+            "PlayerProfile", 1,
+            [
+                "totalXP": .integer(5), "currentStreak": .integer(1), "createdAt": .date(30), "notificationHour": .integer(8),
+                "notificationMinute": .integer(0), "notificationsEnabled": .boolean(true), "soundEnabled": .boolean(true),
+            ])
+        return dataset
+    }
+
+    static func estimation(_ key: Int64, _ values: [String: Value] = [:]) -> [String: Value] {
+        var estimation: [String: Value] = [
+            "taskDisplayName": .string("Task \(key)"), "estimatedSeconds": .double(60), "actualSeconds": .double(70),
+            "differenceSeconds": .double(10), "accuracyPercent": .double(85), "ratingRawValue": .string("close"),
+            "orderIndex": .integer(key), "recordedAt": .date(Double(20 + key)), "session": .integer(1),
+            "cloudID": .string(ids[Int(3 + key)]),
+        ]
+        estimation.merge(values) { $1 }
+        return estimation
+    }
+
+    /// The clean store with one thing changed, named for the test's messages.
+    static var variants: [(name: String, dataset: Dataset)] {
+        func changed(_ edit: (inout Dataset) -> Void) -> Dataset {
+            var dataset = clean()
+            edit(&dataset)
+            return dataset
+        }
+        return [
+            ("clean", clean()),
+            ("an estimation's cloudID repeated", changed { $0.append("TaskEstimation", 4, estimation(4, ["cloudID": .string(ids[5])])) }),
+            (
+                "an estimation's cloudID malformed",
+                changed { $0.append("TaskEstimation", 4, estimation(4, ["cloudID": .string("not-a-uuid")])) }
+            ),
+            ("an estimation's cloudID missing", changed { $0.append("TaskEstimation", 4, estimation(4, ["cloudID": .null])) }),
+            (
+                "an estimation's cloudID in lower case",
+                changed { $0.append("TaskEstimation", 4, estimation(4, ["cloudID": .string(ids[7].lowercased())])) }
+            ),
+            // Another entity's cloudID is no repeat within an entity.
+            (
+                "a routine's cloudID on an estimation",
+                changed { $0.append("TaskEstimation", 4, estimation(4, ["cloudID": .string(ids[0])])) }
+            ),
+            (
+                "an estimation's natural key repeated",
+                changed {
+                    $0.append(
+                        "TaskEstimation", 4,
+                        estimation(4, ["taskDisplayName": .string("Task 2"), "recordedAt": .date(22), "cloudID": .string(ids[7])]))
+                }
+            ),
+            (
+                "an estimation's natural key repeated without a cloudID",
+                changed {
+                    $0.append(
+                        "TaskEstimation", 4,
+                        estimation(4, ["taskDisplayName": .string("Task 2"), "recordedAt": .date(22), "cloudID": .null]))
+                }
+            ),
+            (
+                "a natural key with a missing part",
+                changed {
+                    $0.append(
+                        "TaskEstimation", 4, estimation(4, ["taskDisplayName": .null, "recordedAt": .date(22), "cloudID": .string(ids[7])]))
+                    $0.append("TaskEstimation", 5, estimation(5, ["taskDisplayName": .null, "recordedAt": .date(22), "cloudID": .null]))
+                }
+            ),
+            (
+                // Its tasks then share their keys: found only because a repair came before.
+                "a routine repeated, its tasks with it",
+                changed {
+                    $0.append("Routine", 2, RuleDatasets.routine(["cloudID": .string(ids[7])]))
+                    $0.append(
+                        "RoutineTask", 3,
+                        [
+                            "name": .string("brush"), "displayName": .string("Brush"), "orderIndex": .integer(0), "routine": .integer(2),
+                            "referenceDurationSeconds": .integer(60), "cloudID": .null,
+                        ])
+                }
+            ),
+            (
+                "a required value missing",
+                changed {
+                    $0.append(
+                        "Routine", 2, RuleDatasets.routine(["name": .string("evening"), "displayName": .null, "cloudID": .string(ids[7])]))
+                }
+            ),
+            (
+                "two player profiles",
+                changed { $0.append("PlayerProfile", 2, ["totalXP": .integer(9), "currentStreak": .integer(0), "createdAt": .date(40)]) }
+            ),
+            ("an orphan", changed { $0.append("TaskEstimation", 4, estimation(4, ["session": .integer(9), "cloudID": .string(ids[7])])) }),
+            ("every rule", RuleDatasets.messy()),
+        ]
+    }
+
+    /// What an import wrote and reported.
+    struct Outcome: Equatable {
+        var counts: [String: Int]
+        var entries: [String]
+        var notes: [String]
+        var tables: [String: [[String]]]
+    }
+
+    func importing(_ archive: URL, validate: Bool = true, toVersion: String? = nil, skipping: Bool) throws -> Outcome {
+        let directory = try TemporaryTestDirectory()
+        let work = try TemporaryTestDirectory()
+        var options = Importer.Options.timeQuest
+        options.validate = validate
+        options.targetVersion = toVersion
+        options.skipsChecksTheInsertsRuleOut = skipping
+        let target = directory.path("restored/default.store")
+        let result = try Importer.run(archive: archive.path, into: target, options: options, workDirectory: work.url)
+        return Outcome(
+            counts: result.counts, entries: try result.log.firstEntries(10_000).map(\.sentence),
+            // Which temporary folder each was restored into differs.
+            notes: result.notes.filter { !$0.hasPrefix("created folder") },
+            tables: try exactTables(target))
+    }
+
+    func assertSameBothWays(
+        _ archive: URL, _ name: String, toVersion: String? = nil, file: StaticString = #filePath, line: UInt = #line
+    )
+        throws -> Outcome
+    {
+        let skipping = try importing(archive, toVersion: toVersion, skipping: true)
+        let checking = try importing(archive, toVersion: toVersion, skipping: false)
+        XCTAssertEqual(skipping.counts, checking.counts, name, file: file, line: line)
+        XCTAssertEqual(skipping.entries, checking.entries, name, file: file, line: line)
+        XCTAssertEqual(skipping.notes, checking.notes, name, file: file, line: line)
+        XCTAssertEqual(skipping.tables, checking.tables, name, file: file, line: line)
+        return skipping
+    }
+
+    func testAnArchiveRestoresAsWithEveryCheckRunWhateverItHoldsWrong() throws {
+        let directory = try TemporaryTestDirectory()
+        var cleanRepairs: [String: Int]?
+        for (index, variant) in Self.variants.enumerated() {
+            let store = directory.path("source-\(index).store")
+            try variant.dataset.write(to: store, uuid: RuleRun.storeUUID)
+            let archive = directory.path("backup-\(index).qbak")
+            _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600))
+            let outcome = try assertSameBothWays(archive, variant.name)
+            let repairs = outcome.counts.filter { $0.key.hasPrefix("repair.") }
+            // The clean store's repairs (its player profile's pinned cloudID) are the baseline.
+            // Each other variant needs one more, but for those that are no damage: a check
+            // skipped that should have run would leave it out, and the two ways would differ.
+            guard let baseline = cleanRepairs else {
+                cleanRepairs = repairs
+                continue
+            }
+            switch variant.name {
+            case "a routine's cloudID on an estimation", "an estimation's cloudID in lower case":
+                XCTAssertEqual(repairs, baseline, variant.name)
+            case "a natural key with a missing part":
+                XCTAssertNil(repairs["repair.dedup"], variant.name)
+            default:
+                XCTAssertNotEqual(repairs, baseline, variant.name)
+            }
+        }
+    }
+
+    /// A V1 archive restored as V2: every record lacks the cloudID and the values V2 added.
+    func testAnOlderVersionRestoredAsANewerRestoresAsWithEveryCheckRun() throws {
+        let directory = try TemporaryTestDirectory()
+        var dataset = Dataset(schema: TimeQuestSchemas.v1)
+        dataset.append(
+            "Routine", 1,
+            ["name": .string("morning"), "displayName": .string("Morning"), "isActive": .boolean(true), "createdAt": .date(10)])
+        dataset.append(
+            "Routine", 2, ["name": .string("morning"), "displayName": .string("Again"), "isActive": .boolean(true), "createdAt": .date(10)])
+        let store = directory.path("v1.store")
+        try dataset.write(to: store, uuid: RuleRun.storeUUID)
+        let archive = directory.path("v1.qbak")
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600))
+        let outcome = try assertSameBothWays(archive, "V1 as V2", toVersion: "2.0.0")
+        XCTAssertEqual(outcome.counts["repair.dedup"], 1, "\(outcome.counts)")
+        XCTAssertNotNil(outcome.counts["migration.cloudID"], "\(outcome.counts)")
+    }
+
+    /// Another app's store, repaired by its own model: cloudIDs and defaults.
+    func testAModelArchiveRestoresAsWithEveryCheckRun() throws {
+        let directory = try TemporaryTestDirectory()
+        func note(_ key: Int64, title: FixtureValue, cloudID: FixtureValue) -> ModelRow {
+            ModelRow("Note", key, ["code": .text("N\(key)"), "title": title, "cloudID": cloudID, "folder": .integer(1)])
+        }
+        let variants: [(String, [ModelRow])] = [
+            (
+                "clean",
+                [note(1, title: .text("One"), cloudID: .text(Self.ids[1])), note(2, title: .text("Two"), cloudID: .text(Self.ids[2]))]
+            ),
+            (
+                "a cloudID repeated",
+                [note(1, title: .text("One"), cloudID: .text(Self.ids[1])), note(2, title: .text("Two"), cloudID: .text(Self.ids[1]))]
+            ),
+            (
+                "a cloudID malformed",
+                [note(1, title: .text("One"), cloudID: .text(Self.ids[1])), note(2, title: .text("Two"), cloudID: .text("x"))]
+            ),
+            (
+                "a title missing",
+                [note(1, title: .text("One"), cloudID: .text(Self.ids[1])), note(2, title: .null, cloudID: .text(Self.ids[2]))]
+            ),
+        ]
+        for (index, (name, notes)) in variants.enumerated() {
+            let store = directory.path("model-\(index).store")
+            var model = ModelStore(
+                model: ModelRepairTests.model(unique: false), uuid: "5D0A1C2E-0000-4000-8000-00000000AB01",
+                rows: [ModelRow("Folder", 1, ["name": .text("Inbox")])] + notes)
+            model.frameworkVersion = 1526
+            try ModelStoreWriter.write(model, to: store)
+            let archive = directory.path("model-\(index).qbak")
+            _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600))
+            let outcome = try assertSameBothWays(archive, name)
+            XCTAssertEqual(outcome.counts.isEmpty, name == "clean", "\(name): \(outcome.counts)")
+        }
+    }
+
+    // MARK: The notes themselves
+
+    func testAFilterNeverForgetsAHash() {
+        var set = ProbableSet(expectedCount: 10_000)
+        var falsePositives = 0
+        for number in UInt64(0)..<10_000 where set.insert(StableHasher.mix(number)) { falsePositives += 1 }
+        // At 64 bits an item, a false "may" is rare; a missed repeat would be a wrong answer.
+        XCTAssertLessThan(falsePositives, 5)
+        for number in UInt64(0)..<10_000 { XCTAssertTrue(set.insert(StableHasher.mix(number)), "hash of \(number) forgotten") }
+        // Far past its size it answers "may" more often, never "certainly not" to a repeat.
+        var small = ProbableSet(expectedCount: 1)
+        for number in UInt64(0)..<100_000 { _ = small.insert(number) }
+        for number in UInt64(0)..<100_000 { XCTAssertTrue(small.insert(number)) }
+    }
+
+    /// Values SQLite calls equal (in a numeric column an integral REAL is stored as an INTEGER;
+    /// -0.0 is 0.0) hash alike as parts of a natural key.
+    func testKeyPartsSQLiteCallsEqualHashAlike() {
+        func hash(_ value: StoredValue) -> UInt64 {
+            var hasher = StableHasher(seed: 1)
+            hasher.combine(keyPart: value)
+            return hasher.value
+        }
+        XCTAssertEqual(hash(.integer(21)), hash(.real(21)))
+        XCTAssertEqual(hash(.real(-0.0)), hash(.real(0)))
+        XCTAssertEqual(hash(.real(-0.0)), hash(.integer(0)))
+        XCTAssertEqual(hash(.text(Data("a".utf8))), hash(.text(Data("a".utf8))))
+        XCTAssertNotEqual(hash(.text(Data("a".utf8))), hash(.blob(Data("a".utf8))))
+        XCTAssertNotEqual(hash(.text(Data("Café".utf8))), hash(.text(Data("Cafe\u{301}".utf8))), "text compares byte for byte")
+    }
+
+    /// A suspect the filter flagged is a repeat only when two records hold it, compared as the
+    /// checks' `GROUP BY` compares (numbers by value, text byte for byte).
+    func testASuspectIsARepeatOnlyWhenTwoRecordsHoldIt() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZNAME VARCHAR, ZDAY TIMESTAMP)")
+            for (key, entity, name, day) in [
+                (1, 1, "a", 2.0), (2, 1, "a", 3.0), (3, 1, "b", 2.0), (4, 1, "b", 2.0), (5, 2, "c", 1.0), (6, 1, "c", 1.0),
+            ] {
+                try ExactSQL.execute(
+                    db, sql: "INSERT INTO ZITEM VALUES (?, ?, ?, ?)",
+                    [.integer(Int64(key)), .integer(Int64(entity)), .text(Data(name.utf8)), .real(day)])
+            }
+            let rows = "FROM ZITEM WHERE Z_ENT = 1"
+            func repeated(_ suspects: [[StoredValue]]) throws -> Bool {
+                try InsertedValues.anyRepeated(suspects, columns: ["ZNAME", "ZDAY"], rows: rows, db: db)
+            }
+            XCTAssertFalse(try repeated([]))
+            XCTAssertFalse(try repeated([[.text(Data("a".utf8)), .real(2)]]), "a false alarm: held once")
+            XCTAssertTrue(try repeated([[.text(Data("a".utf8)), .real(2)], [.text(Data("b".utf8)), .integer(2)]]), "2 is 2.0")
+            XCTAssertFalse(try repeated([[.text(Data("c".utf8)), .real(1)]]), "another entity's record is not counted")
+            XCTAssertFalse(try repeated([[.text(Data("B".utf8)), .real(2)]]), "text compares byte for byte")
+            XCTAssertTrue(try InsertedValues.anyRepeated([[.text(Data("a".utf8))]], columns: ["ZNAME"], rows: rows, db: db))
+        }
+    }
+
+    /// What the notes say, entity by entity, and that any logged change makes every answer "may".
+    func testTheNotesSayMayWhereACheckCouldFindSomething() throws {
+        let directory = try TemporaryTestDirectory()
+        let log = try RepairLog(directory: directory.url)
+        let plan = ModelLayout.EntityPlan(
+            name: "Item", number: 1, table: "ZITEM",
+            fields: [
+                ModelLayout.Field(path: ["cloudID"], column: "ZCLOUDID", kind: .string),
+                ModelLayout.Field(path: ["name"], column: "ZNAME", kind: .string, isOptional: false),
+                ModelLayout.Field(path: ["day"], column: "ZDAY", kind: .date, isOptional: false),
+            ], toOne: [], toMany: [])
+        // Without a store to look suspects up in, a suspect says "may".
+        func cloud(_ notes: InsertedValues, _ plan: ModelLayout.EntityPlan, _ column: String) throws -> Bool {
+            try notes.cloudIDsMayNeedRepair(in: column, of: plan, log: log, db: nil, rows: "")
+        }
+        func keys(_ notes: InsertedValues) throws -> Bool {
+            try notes.naturalKeysMayRepeat(of: plan, columns: ["ZNAME", "ZDAY"], log: log, db: nil, rows: "")
+        }
+        let other = ModelLayout.EntityPlan(name: "Other", number: 2, table: "ZOTHER", fields: [], toOne: [], toMany: [])
+        let notes = InsertedValues(
+            naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
+            affinities: ["ZITEM": ["ZCLOUDID": .text, "ZNAME": .text, "ZDAY": .numeric]])
+        notes.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .real(1)], plan: plan)
+        notes.observe([.text(Data(Self.ids[1].utf8)), .text(Data("a".utf8)), .real(2)], plan: plan)
+        notes.settle(loggedCount: log.total)
+        XCTAssertFalse(try cloud(notes, plan, "ZCLOUDID"))
+        XCTAssertTrue(try cloud(notes, plan, "ZOTHERID"), "only the column noted is known")
+        XCTAssertFalse(try keys(notes))
+        XCTAssertFalse(notes.mayHaveNull(in: "ZNAME", of: plan, log: log))
+        XCTAssertFalse(try cloud(notes, other, "ZCLOUDID"), "no row, nothing to repair")
+
+        notes.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .integer(2)], plan: plan)
+        XCTAssertTrue(try cloud(notes, plan, "ZCLOUDID"), "a cloudID repeated")
+        XCTAssertTrue(try keys(notes), "2 and 2.0 are one key")
+
+        let fresh = InsertedValues(
+            naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
+            affinities: ["ZITEM": ["ZCLOUDID": .text, "ZNAME": .text, "ZDAY": .numeric]])
+        fresh.observe([.null, .null, .real(.nan)], plan: plan)
+        fresh.settle(loggedCount: log.total)
+        XCTAssertTrue(try cloud(fresh, plan, "ZCLOUDID"), "a cloudID missing")
+        XCTAssertTrue(fresh.mayHaveNull(in: "ZNAME", of: plan, log: log))
+        XCTAssertTrue(fresh.mayHaveNull(in: "ZDAY", of: plan, log: log), "SQLite stores a NaN as NULL")
+        XCTAssertFalse(try keys(fresh), "a key with a missing part is never merged")
+
+        let converted = InsertedValues(
+            naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
+            affinities: ["ZITEM": ["ZCLOUDID": .text, "ZNAME": .text, "ZDAY": .numeric]])
+        // Text in a numeric column may be stored as a number: "2" and 2 would be one key.
+        converted.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .text(Data("2".utf8))], plan: plan)
+        converted.settle(loggedCount: log.total)
+        XCTAssertTrue(try keys(converted))
+
+        let logged = InsertedValues(naturalKeys: [:], expectedRecords: 10, affinities: [:])
+        logged.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .real(1)], plan: plan)
+        logged.settle(loggedCount: log.total)
+        XCTAssertFalse(logged.mayHaveNull(in: "ZNAME", of: plan, log: log))
+        try log.record(
+            RepairEntry(
+                rule: .orphan, kind: .repair, entity: "Item", primaryKey: 1, cloudID: nil, field: "x", old: .value(.integer(1)),
+                new: .value(.null)))
+        XCTAssertTrue(logged.mayHaveNull(in: "ZNAME", of: plan, log: log), "a change since the inserts: every check runs")
+        logged.invalidate()
+        XCTAssertTrue(try cloud(logged, plan, "ZCLOUDID"))
+    }
+}
