@@ -217,6 +217,9 @@ package enum Differ {
         var tables: [String: Table] = [:]
         /// Each entity member's SHA-256, as the manifest lists it and the read checked it.
         var digests: [String: String] = [:]
+        /// Each entity member's first record line (no newline): a store read after this side
+        /// hashes a member without loading it only when its first line is this one (`side(ofStore:)`).
+        var firstLines: [String: [UInt8]] = [:]
         /// The TimeQuest schema's version (its natural keys and singletons), or the store's own
         /// model; nil for a generic archive.
         var model: ModelVersion?
@@ -257,8 +260,6 @@ package enum Differ {
         of url: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, label: String, byTables: Bool = false,
         twin: Side? = nil, db: Database, progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
-        var archive = url
-        var archiveKeys = keys
         var store: URL? = FileKind.of(url.path) == .sqliteStore ? url : nil
         if byTables, store == nil {
             // An archive's tables are the store it restores to.
@@ -274,33 +275,16 @@ package enum Differ {
             store = restored
         }
         if let store {
-            archive = workDirectory.appendingPathComponent("\(label)\(byTables ? "-tables" : "").qbak")
-            var options = Exporter.Options(createdAt: 0, compression: .none)
-            options.progress = progress.map { report in
-                { update in
-                    var update = update
-                    update.step = "export \(label.uppercased())"
-                    report(update)
-                }
-            }
-            options.byTables = byTables
-            options.profiles = profiles
-            options.cancellation = cancellation
-            if !keys.isEmpty {
-                // Keys given: an archive may be encrypted, and the scratch archive made of what it
-                // restored must not be plaintext on disk. A key made for this run, and forgotten.
-                let scratchKey = AgeX25519Identity.generate()
-                options.recipients = [.x25519(scratchKey.recipient)]
-                archiveKeys = ArchiveKeys(identities: [.x25519(scratchKey)])
-            }
-            _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: true), options: options)
+            return try side(
+                ofStore: store, label: label, byTables: byTables, profiles: profiles, twin: twin, db: db, progress: progress,
+                cancellation: cancellation)
         }
         var side = Side(kind: "", entityNames: [])
         var modelCache: Data?
         let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
         var counter: RecordProgressCounter?
         var twins: Set<String> = []
-        let reader = ArchiveReader(path: archive.path, displayPath: url.path, keys: archiveKeys)
+        let reader = ArchiveReader(path: url.path, displayPath: url.path, keys: keys)
         try db.inTransaction {
             // Read and parsed on a second core while SQLite inserts on this one, as import does;
             // what the producer sets is read once `run` has joined it.
@@ -325,7 +309,8 @@ package enum Differ {
                                 side.model = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first
                             }
                         },
-                        onRecordLine: { member, _, line in
+                        onRecordLine: { member, number, line in
+                            if number == 2 { side.firstLines[member.name] = [UInt8](line) }
                             // A twin's member is still read to its end: the reader checks its SHA-256 there.
                             if !twins.contains(member.name) { batch.append((member.name, try JSONLine.parseObject(line))) }
                             try counter?.count(member.name)
@@ -345,8 +330,100 @@ package enum Differ {
         counter?.finishEntity()
         side.tables = loader.tables
         for name in twins { side.tables[name] = twin?.tables[name] }
-        if store != nil { try? FileManager.default.removeItem(at: archive) }
         if side.kind == ArchiveManifest.Source.modelSchema, let modelCache {
+            // Without a readable model, records are still matched by cloudID and content.
+            side.model = (try? ModelCacheDecoder.decode(modelCache)).map { ModelVersion(compiled: $0) }
+        }
+        return side
+    }
+
+    /// A store's records, read by the exporter's own pass over its rows: each record line the one
+    /// encoder writes is parsed and loaded as an archive's line is (`JSONLine`, `Loader`), so a
+    /// store and its archive give the same scratch values, and no scratch archive is written,
+    /// read back and hashed again. Each member is hashed as it passes (the SHA-256 its archive
+    /// would list), so that `twin`'s test is the archive path's: a member whose bytes are
+    /// `twin`'s is `twin`'s table.
+    /// A member whose first record line is `twin`'s is only hashed, not parsed (the common case
+    /// of a store and its copy); when its digest then differs after all, the store is read
+    /// again for those members alone. (A member whose first line differs cannot be `twin`'s:
+    /// it is loaded at once, as a second device's are.)
+    static func side(
+        ofStore store: URL, label: String, byTables: Bool, profiles: [AppProfile], twin: Side?, db: Database,
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
+    ) throws -> Side {
+        var side = Side(kind: "", entityNames: [])
+        let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
+        var options = Exporter.Options(createdAt: 0, compression: .none)
+        options.progress = progress.map { report in
+            { update in
+                var update = update
+                update.step = "read \(label.uppercased())"
+                report(update)
+            }
+        }
+        options.byTables = byTables
+        options.profiles = profiles
+        options.cancellation = cancellation
+        // The members only hashed so far, and those to read again (their digest was not `twin`'s).
+        var hashedOnly: Set<String> = []
+        var loadOnly: Set<String>?
+        var records: Exporter.Records?
+        repeat {
+            try db.inTransaction {
+                // Encoded and parsed on a second core while SQLite inserts on this one, as an
+                // archive side is; what the producer sets is read once `run` has joined it.
+                try HandOff.run(
+                    capacity: 4,
+                    produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
+                        var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
+                        var entity = ""
+                        var lineNumber = 0
+                        var loads = false
+                        records = try Exporter.records(ofStoreAt: store, options: options) { name, bytes in
+                            if name != entity {
+                                entity = name
+                                lineNumber = 0
+                            }
+                            lineNumber += 1
+                            // The first line is the member's header.
+                            guard lineNumber > 1 else { return }
+                            // Without its newline, as an archive's reader hands a line over.
+                            let line = bytes.last == 0x0A ? bytes.dropLast() : bytes[...]
+                            if lineNumber == 2 {
+                                if loadOnly == nil {
+                                    side.firstLines[name] = Array(line)
+                                    let predicted = twin.map { $0.tables[name] != nil && $0.firstLines[name].map { $0[...] == line } == true }
+                                    if predicted == true { hashedOnly.insert(name) }
+                                }
+                                loads = loadOnly.map { $0.contains(name) } ?? !hashedOnly.contains(name)
+                            }
+                            guard loads else { return }
+                            batch.append((name, try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }))
+                            if batch.count >= 256 {
+                                try handOver(batch)
+                                batch.removeAll(keepingCapacity: true)
+                            }
+                        }
+                        if !batch.isEmpty { try handOver(batch) }
+                    },
+                    consume: { batch in
+                        for record in batch { try loader.add(record.entity, record.members) }
+                    })
+                return .commit
+            }
+            guard loadOnly == nil, let manifest = records?.manifest else { break }
+            side.kind = manifest.source.schema
+            side.entityNames = manifest.entities.map(\.name)
+            side.digests = Dictionary(manifest.entities.map { ($0.name, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+            let twins = hashedOnly.filter { twin?.digests[$0] == side.digests[$0] }
+            for name in twins { side.tables[name] = twin?.tables[name] }
+            loadOnly = hashedOnly.subtracting(twins)
+        } while loadOnly?.isEmpty == false
+        for (name, table) in loader.tables { side.tables[name] = table }
+        guard let records else { return side }
+        if side.kind == ArchiveManifest.Source.knownSchema {
+            side.model = profiles.lazy.compactMap { $0.version(records.manifest.effectiveSchemaVersion) }.first
+        } else if side.kind == ArchiveManifest.Source.modelSchema, let modelCache = records.modelCache {
             // Without a readable model, records are still matched by cloudID and content.
             side.model = (try? ModelCacheDecoder.decode(modelCache)).map { ModelVersion(compiled: $0) }
         }
