@@ -125,8 +125,16 @@ package enum Differ {
         var comparisons: [String: Comparison] = [:]
         let names = order(Set(left.tables.keys).union(right.tables.keys), left, right)
         let plans = names.map { plan(for: $0, left, right, byTables: byTables || left.kind == generic) }
-        // Only the records of an entity some relationship names are looked up in `diff_map`.
-        let named = Set(plans.flatMap(\.references.values))
+        // Only the records of an entity some relationship names are looked up in `diff_map`, and
+        // only through a relationship both sides' records have: a field is compared, and part of
+        // a key, only when both have it (`shared`), and `value` translates no other. (TimeQuest's
+        // GameSession names its estimations by a to-many no record line holds.)
+        let named = Set(
+            names.indices.flatMap { index in
+                plans[index].references.filter { field, _ in
+                    left.tables[names[index]]?.columns[field] != nil && right.tables[names[index]]?.columns[field] != nil
+                }.values
+            })
         try mapDanglingKeys(of: named, names: names, plans: plans, left, right, db: db)
         let models = models(left, right)
         for (number, name) in names.enumerated() {
@@ -203,9 +211,10 @@ package enum Differ {
         }
         for root in roots.sorted() {
             guard let a = dangling(left, root: root), let b = dangling(right, root: root) else { continue }
-            try db.execute(
-                sql: "INSERT INTO diff_map (root, b, a) SELECT ?, k, k FROM (SELECT k FROM (\(a)) INTERSECT SELECT k FROM (\(b)))",
-                arguments: [root])
+            // The same query of the same tables (twins) is its own intersection: run once, its
+            // keys made distinct as INTERSECT makes them.
+            let keys = a == b ? "SELECT DISTINCT k FROM (\(a))" : "SELECT k FROM (\(a)) INTERSECT SELECT k FROM (\(b))"
+            try db.execute(sql: "INSERT INTO diff_map (root, b, a) SELECT ?, k, k FROM (\(keys))", arguments: [root])
         }
     }
 
