@@ -61,7 +61,7 @@ package enum Differ {
     /// given the counts and the listing, while the scratch store that holds them exists.
     package static func diff<T>(
         _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), profiles: [AppProfile] = [], workDirectory: URL,
-        progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil,
+        progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil, comparesSelfPairsInSQL: Bool = false,
         read: (Listing) throws -> T
     ) throws -> T {
         // Records live in a scratch store in the private work folder, not in memory: SQLite's
@@ -80,13 +80,13 @@ package enum Differ {
             return try read(
                 try diff(
                     a, b, keys: keys, profiles: profiles, workDirectory: workDirectory, db: db, progress: progress,
-                    cancellation: cancellation))
+                    cancellation: cancellation, comparesSelfPairsInSQL: comparesSelfPairsInSQL))
         }
     }
 
     static func diff(
         _ a: URL, _ b: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, db: Database,
-        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?, comparesSelfPairsInSQL: Bool = false
     ) throws -> Listing {
         var left = try side(
             of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress,
@@ -179,7 +179,14 @@ package enum Differ {
             }
         }
         try db.execute(sql: "CREATE INDEX diff_changed_entity ON diff_changed (entity)")
-        let entities = try comparisons.values.map { try $0.summary() }.sorted { $0.name < $1.name }
+        // The roots (tables) each of whose records, of every entity on both sides, is paired with
+        // itself: a relationship to one of them names, on B, exactly the record it names on A.
+        let identicalRoots = Set(plans.map(\.root)).filter { root in
+            names.indices.allSatisfy { plans[$0].root != root || comparisons[names[$0]]?.isIdentity == true }
+        }
+        let entities = try comparisons.values.map {
+            try $0.summary(identicalRoots: identicalRoots, comparesSelfPairsInSQL: comparesSelfPairsInSQL)
+        }.sorted { $0.name < $1.name }
         return Listing(
             result: Result(
                 a: a, b: b, comparedBy: byTables ? "tables" : "records", entities: entities,
@@ -608,6 +615,11 @@ package enum Differ {
         var tried: [String] = []
         /// Records paired so far (each side's records pair at most once).
         var paired = 0
+        /// Of those, records a twin's key paired with themselves (`match`'s one statement).
+        var pairedWithThemselves = 0
+
+        /// A twin's every record is paired with itself.
+        var isIdentity: Bool { isTwin && pairedWithThemselves == a.count && paired == a.count }
 
         /// Every record of one side is paired: no key can pair another.
         var isDone: Bool { paired >= a.count || paired >= b.count }
@@ -712,6 +724,8 @@ package enum Differ {
                     // shares (those shared are found by grouping), in `_pk`'s table order.
                     let rows = "(\(keyRows(a, key.fields, translate: false, cloudID: key.isCloudID))) WHERE \(filter)"
                     let tuple = names.joined(separator: ", ")
+                    let before = paired
+                    defer { pairedWithThemselves += paired - before }
                     try pair(
                         key.kind,
                         """
@@ -838,10 +852,26 @@ package enum Differ {
 
         /// The counts: the changed pairs are found once and kept (`diff_changed`), so that the
         /// listing reads only them.
-        func summary() throws -> EntityDiff {
+        ///
+        /// No record of an entity whose every record is paired with itself (`isIdentity`) can
+        /// differ when each relationship it has names a root in `identicalRoots` and none is a
+        /// to-many, and its records are not compared (unless `comparesSelfPairsInSQL`, as a test
+        /// does to check this): `anyDifference` compares a record paired with itself only in its
+        /// relationships, and B's key `k` of such a root is translated to `k` itself. Each of the
+        /// root's records is paired with itself, so `diff_map` maps its `_pk` to itself; a key no
+        /// record has is no `_pk` of the root on either side (its tables are the same on both),
+        /// and this entity's table is both sides', so `mapDanglingKeys` finds it on both and maps
+        /// it to itself; a value that is no integer is compared untranslated, with itself. (A
+        /// to-many's element naming no record is not mapped so, and would differ.)
+        func summary(identicalRoots: Set<String> = [], comparesSelfPairsInSQL: Bool = false) throws -> EntityDiff {
             let shared = self.shared
             var changed = 0
-            if !shared.isEmpty {
+            let cannotDiffer =
+                isIdentity
+                && shared.allSatisfy { field in
+                    !plan.toMany.contains(field) && plan.references[field].map(identicalRoots.contains) != false
+                }
+            if !shared.isEmpty, comparesSelfPairsInSQL || !cannotDiffer {
                 try db.execute(
                     sql: """
                         INSERT INTO diff_changed (entity, a, b) SELECT \(number), p.a, p.b FROM diff_pairs p \
