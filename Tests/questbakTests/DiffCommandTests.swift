@@ -465,7 +465,11 @@ final class DiffCommandTests: XCTestCase {
                 "AnyApp/kitchen-sink",
                 [
                     """
-                    UPDATE ZRECIPE SET ZCALORIES = 9007199254740993, ZCOST = '12.75', ZCREATEDAT = ZCREATEDAT + 0.25, ZRATING = 1e300,                     ZSWEETNESS = -0.0, ZCODE = 'NEGRONI' || char(0) || 'x', ZNAME = 'Négroni 🍸' || char(10) || '"q"',                     ZNAME2 = 'Caffè', ZIDENTIFIER = X'00112233445566778899AABBCCDDEEFF', ZFLAVORS = CAST('["Anise"]' AS BLOB),                     ZKEYWORDS = (SELECT ZKEYWORDS FROM ZRECIPE WHERE Z_PK = 2), ZPHOTO = ZPHOTO || X'00', ZAUTHOR = 2, ZFEATUREDTAG = 3                     WHERE Z_PK = 1
+                    UPDATE ZRECIPE SET ZCALORIES = 9007199254740993, ZCOST = '12.75', ZCREATEDAT = ZCREATEDAT + 0.25, ZRATING = 1e300, \
+                    ZSWEETNESS = -0.0, ZCODE = 'NEGRONI' || char(0) || 'x', ZNAME = 'Négroni 🍸' || char(10) || '"q"', \
+                    ZNAME2 = 'Caffè', ZIDENTIFIER = X'00112233445566778899AABBCCDDEEFF', ZFLAVORS = CAST('["Anise"]' AS BLOB), \
+                    ZKEYWORDS = (SELECT ZKEYWORDS FROM ZRECIPE WHERE Z_PK = 2), ZPHOTO = CAST(ZPHOTO || X'00' AS BLOB), ZAUTHOR = 2, \
+                    ZFEATUREDTAG = 3 WHERE Z_PK = 1
                     """,
                     "UPDATE ZRECIPE SET ZCALORIES = -9223372036854775807, ZRATINGCOUNT = 7, ZSERVINGS = NULL WHERE Z_PK = 2",
                     "DELETE FROM Z_5TAGS WHERE Z_5RECIPES = 1 AND Z_7TAGS = 2",
@@ -481,12 +485,24 @@ final class DiffCommandTests: XCTestCase {
                 "v2-typical",
                 [
                     """
-                    UPDATE ZTASKESTIMATION SET ZACTUALSECONDS = 1e-7, ZRECORDEDAT = ZRECORDEDAT - 0.5, ZTASKDISPLAYNAME = 'a' || char(0) || 'b'                     WHERE Z_PK = (SELECT max(Z_PK) FROM ZTASKESTIMATION)
+                    UPDATE ZTASKESTIMATION SET ZACTUALSECONDS = 1e-7, ZRECORDEDAT = ZRECORDEDAT - 0.5, ZTASKDISPLAYNAME = 'a' || char(0) || 'b' \
+                    WHERE Z_PK = (SELECT max(Z_PK) FROM ZTASKESTIMATION)
                     """,
                     "UPDATE ZGAMESESSION SET ZROUTINE = (SELECT min(Z_PK) FROM ZROUTINE) WHERE Z_PK = (SELECT max(Z_PK) FROM ZGAMESESSION)",
                 ]
             ),
             ("AnyApp/bennie-game", ["UPDATE ZPLAYERDATA SET ZNAME = ZNAME || ' 🦊' WHERE Z_PK = (SELECT max(Z_PK) FROM ZPLAYERDATA)"]),
+            // A photo as TEXT, which the model's Binary cannot hold: that store is exported by
+            // its tables, and both sides are compared so. (Read by the exporter's pass, the
+            // store's first entities were handed over by the model before the photo was met, and
+            // were loaded twice.)
+            (
+                "AnyApp/kitchen-sink",
+                [
+                    "UPDATE ZRECIPE SET ZPHOTO = CAST(ZPHOTO AS TEXT) WHERE Z_PK = 1",
+                    "UPDATE ZINGREDIENT SET ZCUT = 'zest' WHERE Z_PK = 3",
+                ]
+            ),
         ]
         for (fixture, sql) in edits {
             let directory = try TemporaryTestDirectory()
@@ -516,7 +532,9 @@ final class DiffCommandTests: XCTestCase {
                 let byArchives = try listing([archives[0].path, archives[1].path] + format)
                 XCTAssertTrue(byArchives.contains("changed"), byArchives)
                 for (left, right) in [(a, b), (a, archives[1]), (archives[0], b)] {
-                    XCTAssertEqual(try listing([left.path, right.path] + format), byArchives, "\(fixture): \(left.lastPathComponent) \(right.lastPathComponent)")
+                    XCTAssertEqual(
+                        try listing([left.path, right.path] + format), byArchives,
+                        "\(fixture): \(left.lastPathComponent) \(right.lastPathComponent)")
                 }
                 // And the other way round.
                 XCTAssertEqual(

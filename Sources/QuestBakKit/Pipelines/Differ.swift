@@ -360,90 +360,103 @@ package enum Differ {
     /// would list), so that `twin`'s test is the archive path's: a member whose bytes are
     /// `twin`'s is `twin`'s table.
     /// A member whose first record line is `twin`'s is only hashed, not parsed (the common case
-    /// of a store and its copy); when its digest then differs after all, the store is read
-    /// again for those members alone. (A member whose first line differs cannot be `twin`'s:
-    /// it is loaded at once, as a second device's are.)
+    /// of a store and its copy); when its digest then differs after all, the same snapshot of
+    /// the store is read again for those members alone. A member whose first record line differs
+    /// cannot be `twin`'s (the lines of equal members are equal), and is loaded at once, as a
+    /// second device's are.
     static func side(
         ofStore store: URL, label: String, byTables: Bool, profiles: [AppProfile], twin: Side?, db: Database,
         progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
-        var side = Side(kind: "", entityNames: [])
-        let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
-        var options = Exporter.Options(createdAt: 0, compression: .none)
-        options.progress = progress.map { report in
-            { update in
-                var update = update
-                update.step = "read \(label.uppercased())"
-                report(update)
+        // One copy of the store for every read: the members read again are of the same moment.
+        let snapshot = try StoreSnapshot(storeAt: store)
+        func read(exportsByTables: Bool) throws -> Side {
+            var side = Side(kind: "", entityNames: [])
+            let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
+            var options = Exporter.Options(createdAt: 0, compression: .none)
+            options.progress = progress.map { report in
+                { update in
+                    var update = update
+                    update.step = "read \(label.uppercased())"
+                    report(update)
+                }
             }
-        }
-        options.byTables = byTables
-        options.profiles = profiles
-        options.cancellation = cancellation
-        // The members only hashed so far, and those to read again (their digest was not `twin`'s).
-        var hashedOnly: Set<String> = []
-        var loadOnly: Set<String>?
-        var records: Exporter.Records?
-        repeat {
-            try db.inTransaction {
-                // Encoded and parsed on a second core while SQLite inserts on this one, as an
-                // archive side is; what the producer sets is read once `run` has joined it.
-                try HandOff.run(
-                    capacity: 4,
-                    produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
-                        var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
-                        var entity = ""
-                        var lineNumber = 0
-                        var loads = false
-                        records = try Exporter.records(ofStoreAt: store, options: options) { name, bytes in
-                            if name != entity {
-                                entity = name
-                                lineNumber = 0
-                            }
-                            lineNumber += 1
-                            // The first line is the member's header.
-                            guard lineNumber > 1 else { return }
-                            // Without its newline, as an archive's reader hands a line over.
-                            let line = bytes.last == 0x0A ? bytes.dropLast() : bytes[...]
-                            if lineNumber == 2 {
-                                if loadOnly == nil {
-                                    side.firstLines[name] = Array(line)
-                                    let predicted = twin.map { $0.tables[name] != nil && $0.firstLines[name].map { $0[...] == line } == true }
-                                    if predicted == true { hashedOnly.insert(name) }
+            options.byTables = exportsByTables
+            options.profiles = profiles
+            options.cancellation = cancellation
+            // The members only hashed so far, and those to read again (their digest was not `twin`'s).
+            var hashedOnly: Set<String> = []
+            var loadOnly: Set<String>?
+            var records: Exporter.Records?
+            repeat {
+                try db.inTransaction {
+                    // Encoded and parsed on a second core while SQLite inserts on this one, as an
+                    // archive side is; what the producer sets is read once `run` has joined it.
+                    try HandOff.run(
+                        capacity: 4,
+                        produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
+                            var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
+                            var entity = ""
+                            var lineNumber = 0
+                            var loads = false
+                            records = try Exporter.records(of: snapshot, options: options) { name, bytes in
+                                if name != entity {
+                                    entity = name
+                                    lineNumber = 0
                                 }
-                                loads = loadOnly.map { $0.contains(name) } ?? !hashedOnly.contains(name)
+                                lineNumber += 1
+                                // The first line is the member's header.
+                                guard lineNumber > 1 else { return }
+                                // Without its newline, as an archive's reader hands a line over.
+                                let line = bytes.last == 0x0A ? bytes.dropLast() : bytes[...]
+                                if lineNumber == 2 {
+                                    if loadOnly == nil {
+                                        side.firstLines[name] = Array(line)
+                                        if let twin, twin.tables[name] != nil, twin.firstLines[name]?[...] == line {
+                                            hashedOnly.insert(name)
+                                        }
+                                    }
+                                    loads = loadOnly.map { $0.contains(name) } ?? !hashedOnly.contains(name)
+                                }
+                                guard loads else { return }
+                                batch.append((name, try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }))
+                                if batch.count >= 256 {
+                                    try handOver(batch)
+                                    batch.removeAll(keepingCapacity: true)
+                                }
                             }
-                            guard loads else { return }
-                            batch.append((name, try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }))
-                            if batch.count >= 256 {
-                                try handOver(batch)
-                                batch.removeAll(keepingCapacity: true)
-                            }
-                        }
-                        if !batch.isEmpty { try handOver(batch) }
-                    },
-                    consume: { batch in
-                        for record in batch { try loader.add(record.entity, record.members) }
-                    })
-                return .commit
+                            if !batch.isEmpty { try handOver(batch) }
+                        },
+                        consume: { batch in
+                            for record in batch { try loader.add(record.entity, record.members) }
+                        })
+                    return .commit
+                }
+                guard loadOnly == nil, let manifest = records?.manifest else { break }
+                side.kind = manifest.source.schema
+                side.entityNames = manifest.entities.map(\.name)
+                side.digests = Dictionary(manifest.entities.map { ($0.name, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+                let twins = hashedOnly.filter { twin?.digests[$0] == side.digests[$0] }
+                for name in twins { side.tables[name] = twin?.tables[name] }
+                loadOnly = hashedOnly.subtracting(twins)
+            } while loadOnly?.isEmpty == false
+            for (name, table) in loader.tables { side.tables[name] = table }
+            guard let records else { return side }
+            if side.kind == ArchiveManifest.Source.knownSchema {
+                side.model = profiles.lazy.compactMap { $0.version(records.manifest.effectiveSchemaVersion) }.first
+            } else if side.kind == ArchiveManifest.Source.modelSchema, let modelCache = records.modelCache {
+                // Without a readable model, records are still matched by cloudID and content.
+                side.model = (try? ModelCacheDecoder.decode(modelCache)).map { ModelVersion(compiled: $0) }
             }
-            guard loadOnly == nil, let manifest = records?.manifest else { break }
-            side.kind = manifest.source.schema
-            side.entityNames = manifest.entities.map(\.name)
-            side.digests = Dictionary(manifest.entities.map { ($0.name, $0.sha256) }, uniquingKeysWith: { first, _ in first })
-            let twins = hashedOnly.filter { twin?.digests[$0] == side.digests[$0] }
-            for name in twins { side.tables[name] = twin?.tables[name] }
-            loadOnly = hashedOnly.subtracting(twins)
-        } while loadOnly?.isEmpty == false
-        for (name, table) in loader.tables { side.tables[name] = table }
-        guard let records else { return side }
-        if side.kind == ArchiveManifest.Source.knownSchema {
-            side.model = profiles.lazy.compactMap { $0.version(records.manifest.effectiveSchemaVersion) }.first
-        } else if side.kind == ArchiveManifest.Source.modelSchema, let modelCache = records.modelCache {
-            // Without a readable model, records are still matched by cloudID and content.
-            side.model = (try? ModelCacheDecoder.decode(modelCache)).map { ModelVersion(compiled: $0) }
+            return side
         }
-        return side
+        do {
+            return try read(exportsByTables: byTables)
+        } catch is Exporter.ByTablesInstead {
+            // A value its model's type cannot hold: export writes such a store by its tables, and
+            // so does this read, from the start (what it loaded went with its transaction).
+            return try read(exportsByTables: true)
+        }
     }
 
     /// Writes an archive's record lines into one table per entity.

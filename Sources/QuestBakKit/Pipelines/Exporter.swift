@@ -37,7 +37,7 @@ package enum Exporter {
         var byTables = false
         /// Checked between batches of records and before the archive is put in place.
         package var cancellation: Cancellation?
-        /// Set by `records(ofStoreAt:)`: each entity member's bytes go here, not to a staging file.
+        /// Set by `records(of:)`: each entity member's bytes go here, not to a staging file.
         var memberLines: ((_ entity: String, _ bytes: [UInt8]) throws -> Void)?
 
         public init(createdAt: Int64, compression: ArchiveCompression = .preferred, progress: ((Progress) -> Void)? = nil) {
@@ -193,27 +193,31 @@ package enum Exporter {
             warnings: staged.formatVersion >= 3 && !staged.warnings.isEmpty ? staged.warnings : nil)
     }
 
-    /// What `records(ofStoreAt:)` read: the manifest an export of the store would write (each
+    /// Thrown by `records(of:)` when a value is one the store's model's type cannot hold, which
+    /// `export` meets by writing the store by its tables instead: the lines handed over are void,
+    /// and the caller asks again with `byTables`.
+    package struct ByTablesInstead: Error {}
+
+    /// What `records(of:)` read: the manifest an export of the store would write (each
     /// entity member's count and SHA-256 included), and the model cache it would carry.
     package struct Records {
         package var manifest: ArchiveManifest
         package var modelCache: Data?
     }
 
-    /// A store's entity members as `export` writes them, without an archive: `line` is given each
-    /// member's bytes as the one encoder writes them (its entity, then the header line, then one
-    /// record line after another, each ending in a newline), and the returned manifest has each
-    /// member's SHA-256 of exactly those bytes. The store is described, checked and refused as
-    /// `export` does it (the other members are staged as export stages them, in a scratch
-    /// folder, and dropped). `diff` reads a store side this way: no archive written, read back
-    /// and hashed again.
+    /// The entity members of a store's snapshot as `export` writes them, without an archive:
+    /// `line` is given each member's bytes as the one encoder writes them (its entity, then the
+    /// header line, then one record line after another, each ending in a newline), and the
+    /// returned manifest has each member's SHA-256 of exactly those bytes. The store is
+    /// described, checked and refused as `export` does it (the other members are staged as
+    /// export stages them, in a scratch folder, and dropped). `diff` reads a store side this way:
+    /// no archive written, read back and hashed again.
     package static func records(
-        ofStoreAt storeURL: URL, options: Options, line: (_ entity: String, _ bytes: [UInt8]) throws -> Void
+        of snapshot: StoreSnapshot, options: Options, line: (_ entity: String, _ bytes: [UInt8]) throws -> Void
     ) throws -> Records {
         guard let createdAt = createdAtText(unixSeconds: options.createdAt) else {
             throw ArchiveError.invalidCreationTime(unixSeconds: options.createdAt)
         }
-        let snapshot = try StoreSnapshot(storeAt: storeURL)
         let staging = try TemporaryDirectory.create(prefix: "questbak-export")
         defer { TemporaryDirectory.remove(staging) }
         // Nothing is written for the records: no codec, no key.
@@ -309,6 +313,8 @@ package enum Exporter {
                     throw StoreError.undecodableValue(
                         path: path, entity: entity, primaryKey: primaryKey, property: property, reason: reason)
                 }
+                // The lines handed over so far cannot be taken back: the caller asks again.
+                if options.memberLines != nil { throw ByTablesInstead() }
                 // A value the model's type cannot hold: the store is exported by its tables instead,
                 // which keeps every value as it is stored.
                 warnings.append(
@@ -358,8 +364,9 @@ package enum Exporter {
         /// Stages one entity member written by `encode`.
         func stageEntity(_ name: String, _ encode: (([UInt8]) throws -> Void) throws -> Int) throws {
             let file = staging.appendingPathComponent(name + ".jsonl")
-            // `records(ofStoreAt:)`: the bytes go to its caller, hashed as a staging file hashes them.
-            let writer = try options.memberLines == nil ? StagedMember(url: file, compression: options.compression, seal: options.stagingSeal) : nil
+            // `records(of:)`: the bytes go to its caller, hashed as a staging file hashes them.
+            let writer =
+                try options.memberLines == nil ? StagedMember(url: file, compression: options.compression, seal: options.stagingSeal) : nil
             var hasher = SHA256()
             var handed: Int64 = 0
             try options.cancellation?.check()
