@@ -341,6 +341,7 @@ package enum Differ {
                 consume: { batch in
                     for record in batch { try loader.add(record.entity, record.members) }
                 })
+            try loader.flush()
             return .commit
         }
         counter?.finishEntity()
@@ -430,6 +431,7 @@ package enum Differ {
                         consume: { batch in
                             for record in batch { try loader.add(record.entity, record.members) }
                         })
+                    try loader.flush()
                     return .commit
                 }
                 guard loadOnly == nil, let manifest = records?.manifest else { break }
@@ -484,6 +486,13 @@ package enum Differ {
         private var inserts: [String: Statement] = [:]
         private let text = ValueText()
         private static let wellFormed = StoredValue.integer(1)
+        /// Records of `last`'s layout not inserted yet, their values one after another: they are
+        /// inserted `rowsPerInsert` to a statement (one statement run per record cost as much as
+        /// SQLite's insert itself), in the order they came, so each gets the rowid it would have.
+        private var pending: [StoredValue] = []
+        private var pendingRecords = 0
+        /// Per table: the statement inserting `rowsPerInsert(width)` records, for the width it was made for.
+        private var batchInserts: [String: (width: Int, statement: Statement)] = [:]
 
         init(db: Database, prefix: String) {
             self.db = db
@@ -497,6 +506,8 @@ package enum Differ {
             {
                 layout = last
             } else {
+                // The records waiting are of the last layout, and go in before the table changes.
+                try flush()
                 layout = try self.layout(entity, members)
                 last = layout
             }
@@ -514,9 +525,43 @@ package enum Differ {
                 }
             }
             if case .null = values[0] { values[0] = .integer(Int64.min) }
+            pending.append(contentsOf: values)
+            pendingRecords += 1
+            if pendingRecords == Self.rowsPerInsert(layout.width) { try flush() }
+        }
+
+        /// Records to an INSERT of `width` columns: many, within the 999 arguments any SQLite
+        /// build allows a statement.
+        static func rowsPerInsert(_ width: Int) -> Int { max(1, min(64, 999 / max(width, 1))) }
+
+        /// Inserts the records waiting; called by `add`, and once the last record is added.
+        func flush() throws {
+            guard pendingRecords > 0, let layout = last else { return }
+            defer {
+                pending.removeAll(keepingCapacity: true)
+                pendingRecords = 0
+            }
             // Bound with exact byte lengths: GRDB binds text up to its first NUL, and two strings
             // that differ only after one would compare equal.
-            try ExactSQL.execute(layout.insert, values)
+            guard pendingRecords == Self.rowsPerInsert(layout.width), pendingRecords > 1 else {
+                for start in stride(from: 0, to: pending.count, by: layout.width) {
+                    try ExactSQL.execute(layout.insert, Array(pending[start..<start + layout.width]))
+                }
+                return
+            }
+            let table = tables[layout.entity]!
+            let batch: Statement
+            if let made = batchInserts[table.name], made.width == layout.width {
+                batch = made.statement
+            } else {
+                let columns = Table.leadingColumns + (0..<layout.width - Table.leadingColumns.count).map { "c\($0)" }
+                let row = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
+                batch = try db.makeStatement(
+                    sql: "INSERT INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES "
+                        + Array(repeating: row, count: pendingRecords).joined(separator: ", "))
+                batchInserts[table.name] = (layout.width, batch)
+            }
+            try ExactSQL.execute(batch, pending)
         }
 
         /// The layout of a record with `members`' keys, adding a column for each new property.
