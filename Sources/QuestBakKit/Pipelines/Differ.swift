@@ -18,7 +18,7 @@ package enum DiffError: Error, Equatable, LocalizedError {
 }
 
 /// `questbak diff A B`: what differs between two stores or archives of one app, record by record.
-/// Each side is read as an archive writes it (a store is exported to a scratch archive first), and
+/// Each side is read as an archive writes it (a store's record lines as its export encodes them), and
 /// records are recognised as a merge recognises them (MergeLayout), never by `Z_PK`, which differs
 /// between devices: the same well-formed `cloudID` that no other record of its side shares, else a
 /// uniqueness constraint of the model, else the app profile's natural key, else for a singleton the
@@ -55,7 +55,7 @@ package enum Differ {
     }
 
     /// `progress` is told how far the reading of each side is (step "read A", "read B"; a
-    /// store is first exported: "export A", "export B").
+    /// store's records are counted as its exporter's pass encodes them).
     /// `keys` open either side when it is an age-encrypted archive. `profiles` are the apps whose
     /// schemas a store or archive may be of (their natural keys recognise records). `read` is
     /// given the counts and the listing, while the scratch store that holds them exists.
