@@ -78,4 +78,41 @@ final class DifferSelfPairTests: XCTestCase {
                 skipping.contains { $0.hasPrefix("TaskEstimation ") && $0.hasSuffix(": 0 0 \(estimationsOfIt ?? 0)") }, "\(skipping)")
         }
     }
+
+    /// A twin's shared cloudIDs are grouped among the records flagged as having a value seen
+    /// before (`s0`), not among all: the values found so are those found among all, with a
+    /// filter of 64 bits (nearly every record flagged) and of the default size (a few).
+    func testTheCloudIDsSharedAreFoundAmongTheFlaggedAsAmongAll() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            for bits in [64, 1 << 23] {
+                let loader = Differ.Loader(db: db, prefix: "t\(bits)", filterBits: bits)
+                for index in 0..<3000 {
+                    // Every 5th shares its value with the record before it, every 11th with the
+                    // first; every 13th is not well formed (and so shares nothing).
+                    let value = index % 5 == 0 && index > 0 ? index - 1 : index % 11 == 0 ? 0 : index
+                    let cloudID = String(format: "%08X-0000-4000-8000-%012X", value, value)
+                    let member: JSONValue = index % 13 == 0 ? .string(cloudID.lowercased() + "x") : .string(cloudID)
+                    try loader.add("Entity", [("_pk", .integer(Int64(index + 1))), ("cloudID", member)])
+                }
+                try loader.add("Other", [("_pk", .integer(1)), ("cloudID", .string("00000001-0000-4000-8000-000000000001"))])
+                try loader.flush()
+                let table = try XCTUnwrap(loader.tables["Entity"])
+                let column = try XCTUnwrap(table.columns["cloudID"])
+                let rows = "SELECT \(column) AS k FROM \(table.name) WHERE w0 = 1"
+                let all = try String.fetchAll(db, sql: "SELECT k FROM (\(rows)) GROUP BY k HAVING count(*) > 1 ORDER BY k")
+                let amongFlagged = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT k FROM (\(rows)) WHERE k IN (SELECT \(column) FROM \(table.name) WHERE w0 = 1 AND s0 = 1) \
+                        GROUP BY k HAVING count(*) > 1 ORDER BY k
+                        """)
+                XCTAssertGreaterThan(all.count, 300)
+                XCTAssertEqual(amongFlagged, all, "\(bits) bits")
+                let flagged = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name) WHERE s0 = 1") ?? 0
+                XCTAssertGreaterThanOrEqual(flagged, all.count)
+                if bits > 64 { XCTAssertLessThan(flagged, 1000, "the default filter flags few besides the values seen") }
+            }
+        }
+    }
 }

@@ -244,7 +244,9 @@ package enum Differ {
     /// One side's records of one entity: a row each, `pk` its `_pk` (or the smallest integer when
     /// it has none), a flag per spelling of the cloudID (`w0`, `w1`: 1 where the record's value of
     /// it is a well-formed cloudID, checked once while loading rather than by a `GLOB` per record
-    /// in each key table), then a column per property any of them has, holding `DiffValue`s.
+    /// in each key table), a second flag per spelling (`s0`, `s1`: 1 where a record loaded before,
+    /// on this side, may have had the same well-formed value, as `SharedValueFilter` says), then a
+    /// column per property any of them has, holding `DiffValue`s.
     struct Table {
         var name: String
         /// Property → column.
@@ -254,11 +256,14 @@ package enum Differ {
         /// The properties whose form is flagged: the cloudID attribute, and the column a generic
         /// archive names it by (`Plan`'s cloudID key is one of them).
         static let flagged = [CompiledEntity.cloudIDAttribute, "Z" + CompiledEntity.cloudIDAttribute.uppercased()]
-        /// The columns before the properties': `pk`, then one flag per `flagged` property.
-        static let leadingColumns = ["pk"] + flagged.indices.map { "w\($0)" }
+        /// The columns before the properties': `pk`, then two flags per `flagged` property.
+        static let leadingColumns = ["pk"] + flagged.indices.map { "w\($0)" } + flagged.indices.map { "s\($0)" }
 
         /// The flag column of `field` (one of `flagged`).
         static func flag(of field: String) -> String? { flagged.firstIndex(of: field).map { "w\($0)" } }
+
+        /// The column of `field` (one of `flagged`) that flags a value a record before may have had.
+        static func seenFlag(of field: String) -> String? { flagged.firstIndex(of: field).map { "s\($0)" } }
 
         static func empty(in db: Database, name: String) throws -> Table {
             try db.execute(
@@ -486,6 +491,9 @@ package enum Differ {
         private var inserts: [String: Statement] = [:]
         private let text = ValueText()
         private static let wellFormed = StoredValue.integer(1)
+        /// The well-formed cloudIDs loaded so far, as a filter (made at the first).
+        private var seen: SharedValueFilter?
+        private let filterBits: Int
         /// Records of `last`'s layout not inserted yet, their values one after another: they are
         /// inserted `rowsPerInsert` to a statement (one statement run per record cost as much as
         /// SQLite's insert itself), in the order they came, so each gets the rowid it would have.
@@ -494,9 +502,11 @@ package enum Differ {
         /// Per table: the statement inserting `rowsPerInsert(width)` records, for the width it was made for.
         private var batchInserts: [String: (width: Int, statement: Statement)] = [:]
 
-        init(db: Database, prefix: String) {
+        /// `filterBits`: the size of the filter of cloudIDs seen (a test makes it small).
+        init(db: Database, prefix: String, filterBits: Int = 1 << 23) {
             self.db = db
             self.prefix = prefix
+            self.filterBits = filterBits
         }
 
         func add(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws {
@@ -522,6 +532,8 @@ package enum Differ {
                 }
                 if let flag = layout.flags[index], case .string(let cloudID) = member.value, DeterministicID.isWellFormed(cloudID) {
                     values[flag] = Self.wellFormed
+                    if seen == nil { seen = SharedValueFilter(bits: filterBits) }
+                    if seen?.insert(cloudID) == true { values[flag + Table.flagged.count] = Self.wellFormed }
                 }
             }
             if case .null = values[0] { values[0] = .integer(Int64.min) }
@@ -721,10 +733,11 @@ package enum Differ {
         }
 
         /// SQL: the records of `table` (alias `x`) as (`id`, key values `k0`…, and with `cloudID`
-        /// the flag `w` of the cloudID's form), the `fields`' values (B's relationships translated).
+        /// the flag `w` of the cloudID's form and `s` of one seen before), the `fields`' values
+        /// (B's relationships translated).
         private func keyRows(_ table: Table, _ fields: [String], translate: Bool, cloudID: Bool) -> String {
             let keys = fields.isEmpty ? ["0 AS k0"] : fields.enumerated().map { "\(value($1, "x", translate: translate)) AS k\($0)" }
-            let flag = cloudID ? ", x.\(Table.flag(of: fields[0])!) AS w" : ""
+            let flag = cloudID ? ", x.\(Table.flag(of: fields[0])!) AS w, x.\(Table.seenFlag(of: fields[0])!) AS s" : ""
             return "SELECT x.rowid AS id, x.pk AS pk, \(keys.joined(separator: ", "))\(flag) FROM \(table.name) x"
         }
 
@@ -782,13 +795,17 @@ package enum Differ {
                     // shares (those shared are found by grouping), in `_pk`'s table order.
                     let rows = "(\(keyRows(a, key.fields, translate: false, cloudID: key.isCloudID))) WHERE \(filter)"
                     let tuple = names.joined(separator: ", ")
+                    // A cloudID shared is one of those flagged as seen before (`s`): every record
+                    // after the first of a value shared is, so grouping the records of the flagged
+                    // values finds every value shared, without sorting all of them.
+                    let flagged = key.isCloudID ? "AND (\(tuple)) IN (SELECT \(tuple) FROM \(rows) AND s = 1)" : ""
                     let before = paired
                     defer { pairedWithThemselves += paired - before }
                     try pair(
                         key.kind,
                         """
                         INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id FROM \(rows) AND (\(tuple)) NOT IN \
-                        (SELECT \(tuple) FROM \(rows) GROUP BY \(tuple) HAVING count(*) > 1) \
+                        (SELECT \(tuple) FROM \(rows) \(flagged) GROUP BY \(tuple) HAVING count(*) > 1) \
                         AND \(unmatched("a", "id")) AND \(unmatched("b", "id")) ORDER BY id
                         """)
                     continue
@@ -1125,5 +1142,27 @@ package enum Differ {
             ordered.append(remaining.remove(at: index))
         }
         return ordered
+    }
+}
+
+/// A fixed number of bits, a hash of a value's UTF-8 bytes choosing one: `insert` says whether
+/// the value's bit was set already. It is for every value inserted before with the same bytes
+/// (those SQL finds equal), and for a few others that share its bit, so it never misses a value
+/// seen before, and takes the same memory however many values pass (1 MB by default: at a
+/// million values, about 6% of them are flagged without having been seen).
+struct SharedValueFilter {
+    private var words: [UInt64]
+
+    init(bits: Int) { words = Array(repeating: 0, count: max(bits / 64, 1)) }
+
+    /// Sets `value`'s bit; true when it was set.
+    mutating func insert(_ value: String) -> Bool {
+        // FNV-1a: a few operations a byte (`hashValue` hashes the string's normalized form).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in value.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let bit = hash % UInt64(words.count * 64)
+        let (word, mask) = (Int(bit / 64), UInt64(1) << (bit % 64))
+        defer { words[word] |= mask }
+        return words[word] & mask != 0
     }
 }
