@@ -733,11 +733,12 @@ package enum Differ {
         }
 
         /// SQL: the records of `table` (alias `x`) as (`id`, key values `k0`…, and with `cloudID`
-        /// the flag `w` of the cloudID's form and `s` of one seen before), the `fields`' values
-        /// (B's relationships translated).
-        private func keyRows(_ table: Table, _ fields: [String], translate: Bool, cloudID: Bool) -> String {
+        /// the flag `w` of the cloudID's form, and with `seen` also `s` of one seen before), the
+        /// `fields`' values (B's relationships translated).
+        private func keyRows(_ table: Table, _ fields: [String], translate: Bool, cloudID: Bool, seen: Bool = false) -> String {
             let keys = fields.isEmpty ? ["0 AS k0"] : fields.enumerated().map { "\(value($1, "x", translate: translate)) AS k\($0)" }
-            let flag = cloudID ? ", x.\(Table.flag(of: fields[0])!) AS w, x.\(Table.seenFlag(of: fields[0])!) AS s" : ""
+            let seenFlag = cloudID && seen ? ", x.\(Table.seenFlag(of: fields[0])!) AS s" : ""
+            let flag = cloudID ? ", x.\(Table.flag(of: fields[0])!) AS w\(seenFlag)" : ""
             return "SELECT x.rowid AS id, x.pk AS pk, \(keys.joined(separator: ", "))\(flag) FROM \(table.name) x"
         }
 
@@ -793,7 +794,7 @@ package enum Differ {
                 if selfPaired {
                     // One statement, no key table: A's records whose key values no other A record
                     // shares (those shared are found by grouping), in `_pk`'s table order.
-                    let rows = "(\(keyRows(a, key.fields, translate: false, cloudID: key.isCloudID))) WHERE \(filter)"
+                    let rows = "(\(keyRows(a, key.fields, translate: false, cloudID: key.isCloudID, seen: true))) WHERE \(filter)"
                     let tuple = names.joined(separator: ", ")
                     // A cloudID shared is one of those flagged as seen before (`s`): every record
                     // after the first of a value shared is, so grouping the records of the flagged
