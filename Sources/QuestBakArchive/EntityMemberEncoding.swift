@@ -15,11 +15,11 @@ package enum EntityMemberEncoding {
     /// so that no archive is written that a reader would refuse.
     package static func encode(
         _ db: Database, version: ModelVersion, entity: CompiledEntity, path: String,
-        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, readers: KeyRangeReaders? = nil, write: ([UInt8]) throws -> Void
     ) throws -> Int {
         let plan = try Self.plan(db, version: version, entity: entity, path: path)
         return try ModelMemberEncoding.encode(
-            db, plan: plan, schemaVersion: version.versionIdentifier, path: path, progress: progress, write: write)
+            db, plan: plan, schemaVersion: version.versionIdentifier, path: path, progress: progress, readers: readers, write: write)
     }
 
     /// The plan of a version's entity on its table. Every column the layout names must be

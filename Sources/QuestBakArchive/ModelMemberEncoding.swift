@@ -60,81 +60,192 @@ package enum ModelMemberEncoding {
     }
 
     /// Streams the member of `plan`'s entity through `write`; returns the number of records.
+    /// With `readers` (other connections to the same file, which nothing writes meanwhile), a
+    /// large entity's rows are encoded in ranges of keys on their threads at once; `write` is
+    /// still called on this thread, line by line in key order, with the same bytes.
     package static func encode(
         _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String,
-        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, readers: KeyRangeReaders? = nil,
+        write: ([UInt8]) throws -> Void
     ) throws -> Int {
-        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)") ?? 0
-        try write(EntityHeader(schemaVersion: schemaVersion, entity: plan.name, count: total).line())
-        let template = Template(plan.fields)
-        let toOneKeys = plan.toOne.map { key($0.name) }
-        let toManyKeys = plan.toMany.map { key($0.name) }
-        let toManyStatements = try plan.toMany.map { try db.makeStatement(sql: targetsSQL($0)) }
-        let columns = [CoreDataSQL.keyColumn, CoreDataSQL.optColumn] + plan.fields.map(\.column) + plan.toOne.map(\.column)
-        let sql =
-            "SELECT \(columns.joined(separator: ", ")) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number) ORDER BY \(CoreDataSQL.keyColumn)"
-        let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
-        let optKey = Array(",\"\(RecordJSON.optKey)\":".utf8)
-        var line: [UInt8] = []
-        line.reserveCapacity(512)
+        let rows = RowEncoder(plan: plan, path: path)
         var done = 0
-        func undecodable(_ primaryKey: Int64, _ property: String, _ reason: String) -> StoreError {
-            StoreError.undecodableValue(path: path, entity: plan.name, primaryKey: primaryKey, property: property, reason: reason)
-        }
-        try ExactSQL.forEachRow(db, sql: sql) { row in
-            guard let primaryKey = row.integer(0) else {
-                throw undecodable(0, CoreDataSQL.keyColumn, "\(row[0].summary) is not an integer key")
-            }
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: prefix)
-            line.append(contentsOf: String(primaryKey).utf8)
-            line.append(contentsOf: optKey)
-            switch row[1] {
-            case .null: line.append(contentsOf: "null".utf8)
-            case .integer(let opt): line.append(contentsOf: String(opt).utf8)
-            case let other: throw undecodable(primaryKey, CoreDataSQL.optColumn, "\(other.summary) is not an integer")
-            }
-            for (index, field) in plan.fields.enumerated() {
-                line.append(contentsOf: template.beforeField[index])
-                do {
-                    ValueJSON.append(try ValueCoding.decode(row[2 + index], as: field.kind), to: &line)
-                } catch let failure as ValueCoding.Failure {
-                    throw undecodable(primaryKey, field.path.joined(separator: "."), failure.reason)
-                }
-            }
-            line.append(contentsOf: template.afterFields)
-            for (index, relationship) in plan.toOne.enumerated() {
-                line.append(contentsOf: toOneKeys[index])
-                switch row[2 + plan.fields.count + index] {
-                case .null: line.append(contentsOf: "null".utf8)
-                case .integer(let target): line.append(contentsOf: String(target).utf8)
-                case let other: throw undecodable(primaryKey, relationship.name, "\(other.summary) is not a key")
-                }
-            }
-            for (index, statement) in toManyStatements.enumerated() {
-                line.append(contentsOf: toManyKeys[index])
-                line.append(UInt8(ascii: "["))
-                var first = true
-                try ExactSQL.forEachRow(statement, [.integer(primaryKey)]) { target in
-                    guard let key = target.integer(0) else { throw undecodable(primaryKey, plan.toMany[index].name, "a link is not a key") }
-                    if !first { line.append(UInt8(ascii: ",")) }
-                    first = false
-                    line.append(contentsOf: String(key).utf8)
-                }
-                line.append(UInt8(ascii: "]"))
-            }
-            line.append(contentsOf: "}\n".utf8)
-            guard line.count <= ArchiveManifest.maximumLineBytes else {
-                throw StoreError.recordTooLarge(
-                    path: path, entity: plan.name, primaryKey: primaryKey, lineBytes: line.count, limit: ArchiveManifest.maximumLineBytes)
-            }
+        func written(_ line: [UInt8], of total: Int) throws {
             try write(line)
             done += 1
             if done % 10_000 == 0 { progress?(done, total) }
         }
+        if let readers, !readers.connections.isEmpty, try KeyRangeReaders.isKeyedByRowid(db, table: plan.table) {
+            let (starts, total) = try readers.rangeStarts(db, keysSQL: rows.keysSQL)
+            try write(EntityHeader(schemaVersion: schemaVersion, entity: plan.name, count: total).line())
+            if starts.count > 1 {
+                let limit = readers.bytesPerRange
+                try readers.run(
+                    count: starts.count,
+                    produce: { db, index in
+                        let below = index + 1 < starts.count ? starts[index + 1] : nil
+                        var part = RangePart(below: below)
+                        // Room for the lines up to the cut, so the buffer is not doubled past it.
+                        part.bytes.reserveCapacity(limit + 64 << 10)
+                        part.resumeAfter = try rows.encode(db, from: starts[index], below: below, stopAfterBytes: limit) { line in
+                            part.bytes.append(contentsOf: line)
+                            part.lineEnds.append(part.bytes.count)
+                        }
+                        return part
+                    },
+                    consume: { part in
+                        var start = 0
+                        for end in part.lineEnds {
+                            try written(Array(part.bytes[start..<end]), of: total)
+                            start = end
+                        }
+                        // A range cut short for its size: the rest of it, here, before the next range.
+                        if let last = part.resumeAfter, last < Int64.max {
+                            _ = try rows.encode(db, from: last + 1, below: part.below, stopAfterBytes: nil) { try written($0, of: total) }
+                        }
+                    })
+                progress?(done, total)
+                return done
+            }
+            _ = try rows.encode(db, from: nil, below: nil, stopAfterBytes: nil) { try written($0, of: total) }
+            progress?(done, total)
+            return done
+        }
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)") ?? 0
+        try write(EntityHeader(schemaVersion: schemaVersion, entity: plan.name, count: total).line())
+        _ = try rows.encode(db, from: nil, below: nil, stopAfterBytes: nil) { try written($0, of: total) }
         progress?(done, total)
         return done
     }
+
+    /// The lines of one range of keys, made on a reader's thread: one buffer and where each line
+    /// ends in it (a buffer per line would be thousands of allocations freed on another thread).
+    private struct RangePart: Sendable {
+        var below: Int64?
+        var bytes: [UInt8] = []
+        var lineEnds: [Int] = []
+        /// The key of the last line when the range was cut for its size.
+        var resumeAfter: Int64?
+    }
+
+    /// Turns the rows of one entity into record lines: the one codec of a record, whichever
+    /// thread and range reads them.
+    private struct RowEncoder: Sendable {
+        let plan: ModelLayout.EntityPlan
+        let path: String
+        let template: Template
+        let toOneKeys: [[UInt8]]
+        let toManyKeys: [[UInt8]]
+        let selectSQL: String
+        let keysSQL: String
+
+        init(plan: ModelLayout.EntityPlan, path: String) {
+            self.plan = plan
+            self.path = path
+            template = Template(plan.fields)
+            toOneKeys = plan.toOne.map { key($0.name) }
+            toManyKeys = plan.toMany.map { key($0.name) }
+            let columns = [CoreDataSQL.keyColumn, CoreDataSQL.optColumn] + plan.fields.map(\.column) + plan.toOne.map(\.column)
+            selectSQL = "SELECT \(columns.joined(separator: ", ")) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)"
+            keysSQL =
+                "SELECT \(CoreDataSQL.keyColumn) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number) ORDER BY \(CoreDataSQL.keyColumn)"
+        }
+
+        private func undecodable(_ primaryKey: Int64, _ property: String, _ reason: String) -> StoreError {
+            StoreError.undecodableValue(path: path, entity: plan.name, primaryKey: primaryKey, property: property, reason: reason)
+        }
+
+        /// Passes the line of every row with a key from `from` up to, not including, `below`
+        /// (nil: no bound), ascending, to `emit`. With `stopAfterBytes`, stops after the line
+        /// that passes that many bytes and returns its key (nil when every row was passed).
+        func encode(
+            _ db: Database, from: Int64?, below: Int64?, stopAfterBytes: Int?, emit: ([UInt8]) throws -> Void
+        ) throws -> Int64? {
+            var sql = selectSQL
+            var arguments: [StoredValue] = []
+            if let from {
+                sql += " AND \(CoreDataSQL.keyColumn) >= ?"
+                arguments.append(.integer(from))
+            }
+            if let below {
+                sql += " AND \(CoreDataSQL.keyColumn) < ?"
+                arguments.append(.integer(below))
+            }
+            sql += " ORDER BY \(CoreDataSQL.keyColumn)"
+            let toManyStatements = try plan.toMany.map { try db.cachedStatement(sql: targetsSQL($0)) }
+            let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
+            let optKey = Array(",\"\(RecordJSON.optKey)\":".utf8)
+            var line: [UInt8] = []
+            line.reserveCapacity(512)
+            var bytes = 0
+            var cutAfter: Int64?
+            do {
+                try ExactSQL.forEachRow(try db.cachedStatement(sql: sql), arguments) { row in
+                    guard let primaryKey = row.integer(0) else {
+                        throw undecodable(0, CoreDataSQL.keyColumn, "\(row[0].summary) is not an integer key")
+                    }
+                    line.removeAll(keepingCapacity: true)
+                    line.append(contentsOf: prefix)
+                    line.append(contentsOf: String(primaryKey).utf8)
+                    line.append(contentsOf: optKey)
+                    switch row[1] {
+                    case .null: line.append(contentsOf: "null".utf8)
+                    case .integer(let opt): line.append(contentsOf: String(opt).utf8)
+                    case let other: throw undecodable(primaryKey, CoreDataSQL.optColumn, "\(other.summary) is not an integer")
+                    }
+                    for (index, field) in plan.fields.enumerated() {
+                        line.append(contentsOf: template.beforeField[index])
+                        do {
+                            ValueJSON.append(try ValueCoding.decode(row[2 + index], as: field.kind), to: &line)
+                        } catch let failure as ValueCoding.Failure {
+                            throw undecodable(primaryKey, field.path.joined(separator: "."), failure.reason)
+                        }
+                    }
+                    line.append(contentsOf: template.afterFields)
+                    for (index, relationship) in plan.toOne.enumerated() {
+                        line.append(contentsOf: toOneKeys[index])
+                        switch row[2 + plan.fields.count + index] {
+                        case .null: line.append(contentsOf: "null".utf8)
+                        case .integer(let target): line.append(contentsOf: String(target).utf8)
+                        case let other: throw undecodable(primaryKey, relationship.name, "\(other.summary) is not a key")
+                        }
+                    }
+                    for (index, statement) in toManyStatements.enumerated() {
+                        line.append(contentsOf: toManyKeys[index])
+                        line.append(UInt8(ascii: "["))
+                        var first = true
+                        try ExactSQL.forEachRow(statement, [.integer(primaryKey)]) { target in
+                            guard let key = target.integer(0) else {
+                                throw undecodable(primaryKey, plan.toMany[index].name, "a link is not a key")
+                            }
+                            if !first { line.append(UInt8(ascii: ",")) }
+                            first = false
+                            line.append(contentsOf: String(key).utf8)
+                        }
+                        line.append(UInt8(ascii: "]"))
+                    }
+                    line.append(contentsOf: "}\n".utf8)
+                    guard line.count <= ArchiveManifest.maximumLineBytes else {
+                        throw StoreError.recordTooLarge(
+                            path: path, entity: plan.name, primaryKey: primaryKey, lineBytes: line.count,
+                            limit: ArchiveManifest.maximumLineBytes)
+                    }
+                    try emit(line)
+                    bytes += line.count
+                    if let stopAfterBytes, bytes >= stopAfterBytes {
+                        cutAfter = primaryKey
+                        throw RangeCut()
+                    }
+                }
+            } catch is RangeCut {
+                return cutAfter
+            }
+            return nil
+        }
+    }
+
+    /// Ends a range's rows early (the statement is reset by `forEachRow`'s exit).
+    private struct RangeCut: Error {}
 
     package static func digest(
         _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String

@@ -127,17 +127,31 @@ package enum ExternalStorage {
     package static func references(_ db: Database) throws -> [(entity: String, primaryKey: StoredValue, column: String, name: String)] {
         var found: [(entity: String, primaryKey: StoredValue, column: String, name: String)] = []
         for (key, table) in try StoreReader.modelTables(db) {
-            for column in try db.columns(in: table) where column.type.uppercased().hasPrefix("BLOB") {
-                let quoted = column.name.quotedDatabaseIdentifier
-                let sql = """
-                    SELECT \(CoreDataSQL.keyColumn), substr(\(quoted), 2) FROM \(table.quotedDatabaseIdentifier)
-                    WHERE typeof(\(quoted)) = 'blob' AND length(\(quoted)) = 37 AND substr(\(quoted), 1, 1) = x'02' ORDER BY \(CoreDataSQL.keyColumn)
-                    """
-                for row in try ExactSQL.fetchAll(db, sql: sql) {
-                    guard case .blob(let bytes) = row[1], let name = String(bytes: bytes, encoding: .ascii) else { continue }
-                    found.append((key.name, row[0], column.name, name))
+            let columns = try db.columns(in: table).filter { $0.type.uppercased().hasPrefix("BLOB") }.map(\.name)
+            guard !columns.isEmpty else { continue }
+            // One pass over the table for all its BLOB columns (a pass per column read every row
+            // once for each): a column's name, or NULL, per row that refers to a file anywhere.
+            let references = columns.map { column in
+                let quoted = column.quotedDatabaseIdentifier
+                return "typeof(\(quoted)) = 'blob' AND length(\(quoted)) = 37 AND substr(\(quoted), 1, 1) = x'02'"
+            }
+            let names = zip(columns, references).map { column, reference in
+                "CASE WHEN \(reference) THEN substr(\(column.quotedDatabaseIdentifier), 2) END"
+            }
+            let sql = """
+                SELECT \(CoreDataSQL.keyColumn), \(names.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)
+                WHERE \(references.map { "(\($0))" }.joined(separator: " OR ")) ORDER BY \(CoreDataSQL.keyColumn)
+                """
+            var byColumn = Array(
+                repeating: [(entity: String, primaryKey: StoredValue, column: String, name: String)](), count: columns.count)
+            for row in try ExactSQL.fetchAll(db, sql: sql) {
+                for (index, column) in columns.enumerated() {
+                    guard case .blob(let bytes) = row[1 + index], let name = String(bytes: bytes, encoding: .ascii) else { continue }
+                    byColumn[index].append((key.name, row[0], column, name))
                 }
             }
+            // Column by column, each by Z_PK: the order the references have always been listed in.
+            found += byColumn.joined()
         }
         return found
     }

@@ -99,14 +99,15 @@ package struct ModelLayout: Sendable {
     /// archive says which: those its export found holding rows that link no record).
     /// `entityNumbers` are the store's `Z_ENT`s when its `Z_PRIMARYKEY` does not hold them yet (a
     /// store being written); nil reads them from it.
+    /// `readers`, other connections to the same unchanging file, run the row checks at once.
     package init(
         _ db: Database, model: CompiledModel, checkRows: Bool = true, carriedAsTables: Set<String> = [],
-        entityNumbers: [String: Int64]? = nil
+        entityNumbers: [String: Int64]? = nil, readers: KeyRangeReaders? = nil
     ) throws {
         var builder = try Builder(db, model: model, numbers: entityNumbers)
         builder.carriedAsTables = carriedAsTables
         builder.build()
-        if checkRows, builder.problems.isEmpty { try builder.checkRows() }
+        if checkRows, builder.problems.isEmpty { try builder.checkRows(readers: readers) }
         entities = builder.plans.sorted { $0.name < $1.name }
         joinTables = builder.joinTables
         problems = builder.problems
@@ -323,51 +324,67 @@ package struct ModelLayout: Sendable {
         /// Every row of an entity table is a record of one of its entities, and every link points
         /// from a record that exists, as an integer: otherwise a record-by-record backup would
         /// leave something out.
-        mutating func checkRows() throws {
+        mutating func checkRows(readers: KeyRangeReaders?) throws {
+            /// What one count says when it is not 0.
+            enum Finding {
+                case strayRows(table: String)
+                case strayLinks(plan: String, link: String, table: String, column: String)
+                case untypedJoinTable(plan: String, link: String, table: String)
+            }
+            var checks: [(finding: Finding, sql: String)] = []
             var numbersByTable: [String: [Int64]] = [:]
             for plan in plans { numbersByTable[plan.table, default: []].append(plan.number) }
             for (table, entityNumbers) in numbersByTable.sorted(by: { $0.key < $1.key }) {
                 let list = entityNumbers.map(String.init).joined(separator: ", ")
-                let stray =
-                    try Int.fetchOne(
-                        db,
-                        sql:
-                            "SELECT count(*) FROM \(table) WHERE \(CoreDataSQL.entityColumn) IS NULL OR \(CoreDataSQL.entityColumn) NOT IN (\(list))"
-                    ) ?? 0
-                if stray > 0 { problems.append("\(table) has \(stray) row(s) whose \(CoreDataSQL.entityColumn) is no entity of the model") }
+                checks.append(
+                    (
+                        .strayRows(table: table),
+                        "SELECT count(*) FROM \(table) WHERE \(CoreDataSQL.entityColumn) IS NULL OR \(CoreDataSQL.entityColumn) NOT IN (\(list))"
+                    ))
             }
             for plan in plans {
                 let sources = "SELECT \(CoreDataSQL.keyColumn) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)"
                 for link in plan.toMany {
                     switch link.storage {
                     case .destinationColumn(let table, let column):
-                        let bad =
-                            try Int.fetchOne(
-                                db,
-                                sql:
-                                    "SELECT count(*) FROM \(table) WHERE \(column) IS NOT NULL AND (typeof(\(column)) != 'integer' OR \(column) NOT IN (\(sources)))"
-                            ) ?? 0
-                        if bad > 0 {
-                            problems.append(
-                                "\(table).\(column) (the links of \(plan.name).\(link.name)) has \(bad) value(s) that name no \(plan.name)")
-                        }
+                        checks.append(
+                            (
+                                .strayLinks(plan: plan.name, link: link.name, table: table, column: column),
+                                "SELECT count(*) FROM \(table) WHERE \(column) IS NOT NULL AND (typeof(\(column)) != 'integer' OR \(column) NOT IN (\(sources)))"
+                            ))
                     case .joinTable(let table, let sourceColumn, let destinationColumn):
-                        let bad =
-                            try Int.fetchOne(
-                                db,
-                                sql:
-                                    "SELECT count(*) FROM \(table) WHERE typeof(\(sourceColumn)) != 'integer' OR typeof(\(destinationColumn)) != 'integer' OR \(sourceColumn) NOT IN (\(sources))"
-                            ) ?? 0
-                        if bad > 0 {
-                            // The table is still carried row by row, exactly; only its links are not typed.
-                            warnings.append(
-                                "join table \(table) has \(bad) row(s) that link no \(plan.name): carried as a table, so \(plan.name).\(link.name) is not typed"
-                            )
-                            joinTables.remove(table)
-                            if let index = plans.firstIndex(where: { $0.name == plan.name }) {
-                                plans[index].toMany.removeAll { $0.name == link.name }
-                            }
-                        }
+                        checks.append(
+                            (
+                                .untypedJoinTable(plan: plan.name, link: link.name, table: table),
+                                "SELECT count(*) FROM \(table) WHERE typeof(\(sourceColumn)) != 'integer' OR typeof(\(destinationColumn)) != 'integer' OR \(sourceColumn) NOT IN (\(sources))"
+                            ))
+                    }
+                }
+            }
+            // Each count is a pass over a table: with other connections to the same unchanging
+            // file they run at once, and are read back in the order above.
+            var counts: [Int] = []
+            if let readers, !readers.connections.isEmpty, checks.count > 1 {
+                let queries = checks.map(\.sql)
+                try readers.run(
+                    count: queries.count, produce: { db, index in try Int.fetchOne(db, sql: queries[index]) ?? 0 },
+                    consume: { counts.append($0) })
+            } else {
+                counts = try checks.map { try Int.fetchOne(db, sql: $0.sql) ?? 0 }
+            }
+            for (check, bad) in zip(checks, counts) where bad > 0 {
+                switch check.finding {
+                case .strayRows(let table):
+                    problems.append("\(table) has \(bad) row(s) whose \(CoreDataSQL.entityColumn) is no entity of the model")
+                case .strayLinks(let plan, let link, let table, let column):
+                    problems.append("\(table).\(column) (the links of \(plan).\(link)) has \(bad) value(s) that name no \(plan)")
+                case .untypedJoinTable(let plan, let link, let table):
+                    // The table is still carried row by row, exactly; only its links are not typed.
+                    warnings.append(
+                        "join table \(table) has \(bad) row(s) that link no \(plan): carried as a table, so \(plan).\(link) is not typed")
+                    joinTables.remove(table)
+                    if let index = plans.firstIndex(where: { $0.name == plan }) {
+                        plans[index].toMany.removeAll { $0.name == link }
                     }
                 }
             }

@@ -27,7 +27,10 @@ package enum StoreDescription {
     /// metadata that names a model of other hashes is another model, whatever its entities are
     /// called. A store with a candidate's entities and hashes whose tables match no candidate is an
     /// error, not another app's: an archive that cannot be restored as that app's is no backup of it.
-    package static func resolve(_ db: Database, path: String, candidates: [ModelVersion]) throws -> (StoreDescription, warnings: [String]) {
+    /// `readers` (other connections to the same unchanging file) check another app's rows at once.
+    package static func resolve(
+        _ db: Database, path: String, candidates: [ModelVersion], readers: KeyRangeReaders? = nil
+    ) throws -> (StoreDescription, warnings: [String]) {
         let metadata = try StoreReader.metadata(db, path: path)
         let names = Set(try StoreReader.modelTables(db).map(\.entity.name))
         let hasCandidatesEntities = candidates.contains { names == Set($0.entities.map(\.name)) }
@@ -46,11 +49,11 @@ package enum StoreDescription {
                 "the store has the entities of a known schema, but its model hashes are none of its versions': described by its own model, as another app's"
             )
         }
-        return (try ownDescription(db, path: path), warnings)
+        return (try ownDescription(db, path: path, readers: readers), warnings)
     }
 
     /// The store's own model when it describes the store exactly, else its tables.
-    package static func ownDescription(_ db: Database, path: String) throws -> StoreDescription {
+    package static func ownDescription(_ db: Database, path: String, readers: KeyRangeReaders? = nil) throws -> StoreDescription {
         guard let content = try StoreReader.modelCache(db) else {
             return .tables(
                 reason: "the store has no model cache (\(CoreDataSQL.modelCacheTable); Core Data before about 2015 wrote none)"
@@ -69,7 +72,7 @@ package enum StoreDescription {
                     "its model cache disagrees with its metadata (hashes differ for \(differing.joined(separator: ", ")))"
             )
         }
-        let layout = try ModelLayout(db, model: model)
+        let layout = try ModelLayout(db, model: model, readers: readers)
         if !layout.problems.isEmpty {
             return .tables(
                 reason: "its model does not explain its tables: " + layout.problems.prefix(5).joined(separator: "; ")

@@ -15,6 +15,9 @@ package final class StoreSnapshot {
     package let database: DatabaseQueue
 
     public var path: String { sourceURL.path }
+    /// The private copy's main file: nothing but this snapshot writes it, and only `copyFiles`
+    /// does (a checkpoint), so other read connections may open it (`KeyRangeReaders`).
+    package var copyPath: String { directory.appendingPathComponent("snapshot.store").path }
 
     public init(storeAt url: URL, maximumAttempts: Int = 5) throws {
         sourceURL = url

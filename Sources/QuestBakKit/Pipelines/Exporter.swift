@@ -37,6 +37,15 @@ package enum Exporter {
         var byTables = false
         /// Checked between batches of records and before the archive is put in place.
         package var cancellation: Cancellation?
+        /// How many more connections to the snapshot read a large entity's rows at once (each
+        /// on a thread of its own; the archive's bytes are the same with any number, 0 included).
+        /// One per processor, at most four: reading and encoding rows is most of an export's work.
+        package var rangeReaders =
+            ProcessInfo.processInfo.activeProcessorCount > 1
+            ? min(ProcessInfo.processInfo.activeProcessorCount, 4) : 0
+        /// Rows and bytes per range of keys (tests make them small, to cut every entity into ranges).
+        package var rowsPerRange = 2048
+        package var bytesPerRange = 2 << 20
         /// Set by `records(of:)`: each entity member's bytes go here, not to a staging file.
         var memberLines: ((_ entity: String, _ bytes: [UInt8]) throws -> Void)?
 
@@ -299,15 +308,22 @@ package enum Exporter {
     /// must stay flat however large the store is.
     private static func stageMembers(of snapshot: StoreSnapshot, in staging: URL, options: Options) throws -> Staged {
         let path = snapshot.path
+        let readers =
+            try options.rangeReaders > 0
+            ? KeyRangeReaders.open(
+                path: snapshot.copyPath, count: options.rangeReaders, rowsPerRange: options.rowsPerRange,
+                bytesPerRange: options.bytesPerRange)
+            : nil
         return try snapshot.read { db in
             let metadata = try StoreReader.metadata(db, path: path)
             var warnings: [String] = []
             var description = try describe(
-                db, metadata: metadata, path: path, candidates: AppProfile.versions(of: options.profiles), warnings: &warnings)
+                db, metadata: metadata, path: path, candidates: AppProfile.versions(of: options.profiles), readers: readers,
+                warnings: &warnings)
             if options.byTables, case .model = description { description = .generic }
             var staged: Staged
             do {
-                staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options)
+                staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options, readers: readers)
             } catch StoreError.undecodableValue(_, let entity, let primaryKey, let property, let reason) {
                 guard case .model = description else {
                     throw StoreError.undecodableValue(
@@ -320,7 +336,7 @@ package enum Exporter {
                 warnings.append(
                     "\(entity) \(primaryKey) \(property): \(reason); exported by its tables (generic), not by its model")
                 description = .generic
-                staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options)
+                staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options, readers: readers)
             }
             staged.warnings = try StoreInspection.warnings(db, model: try StoreInspection.ModelSummary(db)) + warnings + staged.warnings
             return staged
@@ -328,7 +344,8 @@ package enum Exporter {
     }
 
     private static func stage(
-        _ db: Database, _ description: Description, metadata: StoreMetadata, path: String, staging: URL, options: Options
+        _ db: Database, _ description: Description, metadata: StoreMetadata, path: String, staging: URL, options: Options,
+        readers: KeyRangeReaders?
     ) throws -> Staged {
         let schemaVersion: String
         let kind: String
@@ -401,14 +418,16 @@ package enum Exporter {
             for entity in version.entities {
                 try stageEntity(entity.name) { write in
                     try EntityMemberEncoding.encode(
-                        db, version: version, entity: entity, path: path, progress: progress(entity.name), write: write)
+                        db, version: version, entity: entity, path: path, progress: progress(entity.name), readers: readers,
+                        write: write)
                 }
             }
         case .model(let layout):
             for plan in layout.entities {
                 try stageEntity(plan.name) { write in
                     try ModelMemberEncoding.encode(
-                        db, plan: plan, schemaVersion: schemaVersion, path: path, progress: progress(plan.name), write: write)
+                        db, plan: plan, schemaVersion: schemaVersion, path: path, progress: progress(plan.name), readers: readers,
+                        write: write)
                 }
             }
             carriedByRecords = layout.joinTables
@@ -556,9 +575,10 @@ package enum Exporter {
     /// An app profile's known version when the store is one; else the store's own model when it
     /// describes the store exactly; else its tables, with the reason among the warnings.
     private static func describe(
-        _ db: Database, metadata: StoreMetadata, path: String, candidates: [ModelVersion], warnings: inout [String]
+        _ db: Database, metadata: StoreMetadata, path: String, candidates: [ModelVersion], readers: KeyRangeReaders?,
+        warnings: inout [String]
     ) throws -> Description {
-        let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates)
+        let (description, odd) = try StoreDescription.resolve(db, path: path, candidates: candidates, readers: readers)
         warnings += odd
         switch description {
         case .knownVersion(let version):

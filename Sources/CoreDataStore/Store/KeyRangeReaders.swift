@@ -1,0 +1,159 @@
+import Foundation
+import GRDB
+
+/// Other read connections to a store file that nothing writes while they are open (an export's
+/// private snapshot), so that a large entity's rows can be read and encoded in ranges of keys on
+/// several threads at once, and their results taken back in key order: the bytes come out as one
+/// pass over the rows would make them, and only the time changes.
+///
+/// Why by hand: Swift's structured concurrency would need the encoders to be async and the
+/// connections `Sendable` across suspension points; a fixed set of threads, each with its own
+/// connection in one read transaction, is what SQLite's threading model asks for.
+package struct KeyRangeReaders: Sendable {
+    package let connections: [DatabaseQueue]
+    /// Rows per range: small enough that a range's lines are a few MB, large enough that the
+    /// hand-over costs nothing next to the rows.
+    package var rowsPerRange: Int
+    /// A range whose lines pass this many bytes is cut there; the rest is encoded by the caller
+    /// in order, so memory stays bounded however large the records are.
+    package var bytesPerRange: Int
+
+    package init(connections: [DatabaseQueue], rowsPerRange: Int = 2048, bytesPerRange: Int = 2 << 20) {
+        self.connections = connections
+        self.rowsPerRange = max(1, rowsPerRange)
+        self.bytesPerRange = max(1, bytesPerRange)
+    }
+
+    /// `count` read-only connections to the file at `path`.
+    package static func open(path: String, count: Int, rowsPerRange: Int = 2048, bytesPerRange: Int = 2 << 20) throws -> KeyRangeReaders {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.foreignKeysEnabled = false
+        return KeyRangeReaders(
+            connections: try (0..<max(0, count)).map { _ in try DatabaseQueue(path: path, configuration: configuration) },
+            rowsPerRange: rowsPerRange, bytesPerRange: bytesPerRange)
+    }
+
+    /// Whether `table`'s `Z_PK` is its rowid: then `ORDER BY Z_PK` walks the table's own B-tree
+    /// and ranges of `Z_PK` split it into parts that, in order, are exactly that walk. A table
+    /// another tool made with another key (no primary key, `INT PRIMARY KEY`, `DESC`, `WITHOUT
+    /// ROWID`, which SQLite backs with an index of origin "pk") is read in one pass instead.
+    package static func isKeyedByRowid(_ db: Database, table: String) throws -> Bool {
+        let keys = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_info(?) WHERE pk > 0", arguments: [table])
+        guard keys.count == 1, let name = keys[0]["name"] as String?, name.uppercased() == CoreDataSQL.keyColumn,
+            (keys[0]["type"] as String?)?.uppercased() == "INTEGER"
+        else { return false }
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM pragma_index_list(?) WHERE origin = 'pk'", arguments: [table]) == 0
+    }
+
+    /// The first key of each range: every `rowsPerRange`-th of the keys `keysSQL` lists in
+    /// ascending order, and how many keys it listed.
+    package func rangeStarts(_ db: Database, keysSQL: String) throws -> (starts: [Int64], count: Int) {
+        var starts: [Int64] = []
+        var count = 0
+        let cursor = try Int64.fetchCursor(db, sql: keysSQL)
+        while let key = try cursor.next() {
+            if count % rowsPerRange == 0 { starts.append(key) }
+            count += 1
+        }
+        return (starts, count)
+    }
+
+    /// Runs `produce` for parts `0..<count`, each on one of the connections, at most one part
+    /// per connection ahead of the caller, and hands each result to `consume` on the calling
+    /// thread, in order. The first error, of `produce` for the earliest part or of `consume`,
+    /// ends the run: every thread is stopped and waited for before it is thrown.
+    package func run<Part: Sendable>(
+        count: Int, produce: @escaping @Sendable (Database, Int) throws -> Part, consume: (Part) throws -> Void
+    ) throws {
+        precondition(!connections.isEmpty, "KeyRangeReaders.run needs a connection")
+        let state = PartQueue<Part>(workers: connections.count, ahead: connections.count)
+        let group = DispatchGroup()
+        for connection in connections {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    try connection.read { db in
+                        while let index = state.claim(below: count) {
+                            state.deliver(index, Result { try produce(db, index) })
+                        }
+                    }
+                } catch {
+                    // Opening the read transaction failed: the parts this thread would have claimed
+                    // are claimed by the others; the error reaches the caller if none is left.
+                    state.fail(error)
+                }
+            }
+        }
+        defer {
+            state.stop()
+            group.wait()
+        }
+        for index in 0..<count {
+            try consume(try state.take(index).get())
+        }
+    }
+}
+
+/// The parts claimed, made and taken, shared by the threads under one lock.
+private final class PartQueue<Part: Sendable>: @unchecked Sendable {
+    // @unchecked: every field is read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private let ahead: Int
+    private var next = 0
+    private var taken = 0
+    private var done: [Int: Result<Part, Error>] = [:]
+    private var stopped = false
+    private var workers: Int
+    private var failure: Error?
+
+    init(workers: Int, ahead: Int) {
+        self.workers = workers
+        self.ahead = max(1, ahead)
+    }
+
+    /// The next part to make, once fewer than `ahead` are made and not yet taken; nil when none is left.
+    func claim(below count: Int) -> Int? {
+        condition.lock()
+        defer { condition.unlock() }
+        while !stopped, next < count, next - taken >= ahead { condition.wait() }
+        guard !stopped, next < count else { return nil }
+        next += 1
+        return next - 1
+    }
+
+    func deliver(_ index: Int, _ result: Result<Part, Error>) {
+        condition.lock()
+        done[index] = result
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// A thread that could not start: when no thread is left, the caller gets its error
+    /// instead of waiting for parts nobody makes.
+    func fail(_ error: Error) {
+        condition.lock()
+        workers -= 1
+        if failure == nil { failure = error }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func take(_ index: Int) -> Result<Part, Error> {
+        condition.lock()
+        defer { condition.unlock() }
+        while done[index] == nil {
+            if workers <= 0, let failure { return .failure(failure) }
+            condition.wait()
+        }
+        taken = index + 1
+        condition.broadcast()
+        return done.removeValue(forKey: index)!
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
