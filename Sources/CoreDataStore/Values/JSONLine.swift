@@ -43,15 +43,19 @@ package enum JSONLine {
 
     /// The object's members in the order written.
     package static func parseObject(_ line: Data) throws -> [(key: String, value: JSONValue)] {
-        try line.withUnsafeBytes { raw in
-            var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
-            parser.skipWhitespace()
-            guard parser.peek() == UInt8(ascii: "{") else { throw parser.error("expected an object") }
-            let members = try parser.parseMembers(depth: 1)
-            parser.skipWhitespace()
-            guard parser.position == parser.bytes.count else { throw parser.error("unexpected text after the object") }
-            return members
-        }
+        try line.withUnsafeBytes { raw in try parseObject(raw.bindMemory(to: UInt8.self)) }
+    }
+
+    /// The object's members in the order written, from bytes in memory (a line an encoder just
+    /// wrote, read without copying it into `Data`).
+    package static func parseObject(_ line: UnsafeBufferPointer<UInt8>) throws -> [(key: String, value: JSONValue)] {
+        var parser = Parser(bytes: line)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "{") else { throw parser.error("expected an object") }
+        let members = try parser.parseMembers(depth: 1)
+        parser.skipWhitespace()
+        guard parser.position == parser.bytes.count else { throw parser.error("unexpected text after the object") }
+        return members
     }
 
     private struct Parser {

@@ -18,7 +18,7 @@ package enum DiffError: Error, Equatable, LocalizedError {
 }
 
 /// `questbak diff A B`: what differs between two stores or archives of one app, record by record.
-/// Each side is read as an archive writes it (a store is exported to a scratch archive first), and
+/// Each side is read as an archive writes it (a store's record lines as its export encodes them), and
 /// records are recognised as a merge recognises them (MergeLayout), never by `Z_PK`, which differs
 /// between devices: the same well-formed `cloudID` that no other record of its side shares, else a
 /// uniqueness constraint of the model, else the app profile's natural key, else for a singleton the
@@ -55,13 +55,13 @@ package enum Differ {
     }
 
     /// `progress` is told how far the reading of each side is (step "read A", "read B"; a
-    /// store is first exported: "export A", "export B").
+    /// store's records are counted as its exporter's pass encodes them).
     /// `keys` open either side when it is an age-encrypted archive. `profiles` are the apps whose
     /// schemas a store or archive may be of (their natural keys recognise records). `read` is
     /// given the counts and the listing, while the scratch store that holds them exists.
     package static func diff<T>(
         _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), profiles: [AppProfile] = [], workDirectory: URL,
-        progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil,
+        progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil, comparesSelfPairsInSQL: Bool = false,
         read: (Listing) throws -> T
     ) throws -> T {
         // Records live in a scratch store in the private work folder, not in memory: SQLite's
@@ -80,13 +80,13 @@ package enum Differ {
             return try read(
                 try diff(
                     a, b, keys: keys, profiles: profiles, workDirectory: workDirectory, db: db, progress: progress,
-                    cancellation: cancellation))
+                    cancellation: cancellation, comparesSelfPairsInSQL: comparesSelfPairsInSQL))
         }
     }
 
     static func diff(
         _ a: URL, _ b: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, db: Database,
-        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?, comparesSelfPairsInSQL: Bool = false
     ) throws -> Listing {
         var left = try side(
             of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress,
@@ -125,8 +125,16 @@ package enum Differ {
         var comparisons: [String: Comparison] = [:]
         let names = order(Set(left.tables.keys).union(right.tables.keys), left, right)
         let plans = names.map { plan(for: $0, left, right, byTables: byTables || left.kind == generic) }
-        // Only the records of an entity some relationship names are looked up in `diff_map`.
-        let named = Set(plans.flatMap(\.references.values))
+        // Only the records of an entity some relationship names are looked up in `diff_map`, and
+        // only through a relationship both sides' records have: a field is compared, and part of
+        // a key, only when both have it (`shared`), and `value` translates no other. (TimeQuest's
+        // GameSession names its estimations by a to-many no record line holds.)
+        let named = Set(
+            names.indices.flatMap { index in
+                plans[index].references.filter { field, _ in
+                    left.tables[names[index]]?.columns[field] != nil && right.tables[names[index]]?.columns[field] != nil
+                }.values
+            })
         try mapDanglingKeys(of: named, names: names, plans: plans, left, right, db: db)
         let models = models(left, right)
         for (number, name) in names.enumerated() {
@@ -171,7 +179,14 @@ package enum Differ {
             }
         }
         try db.execute(sql: "CREATE INDEX diff_changed_entity ON diff_changed (entity)")
-        let entities = try comparisons.values.map { try $0.summary() }.sorted { $0.name < $1.name }
+        // The roots (tables) each of whose records, of every entity on both sides, is paired with
+        // itself: a relationship to one of them names, on B, exactly the record it names on A.
+        let identicalRoots = Set(plans.map(\.root)).filter { root in
+            names.indices.allSatisfy { plans[$0].root != root || comparisons[names[$0]]?.isIdentity == true }
+        }
+        let entities = try comparisons.values.map {
+            try $0.summary(identicalRoots: identicalRoots, comparesSelfPairsInSQL: comparesSelfPairsInSQL)
+        }.sorted { $0.name < $1.name }
         return Listing(
             result: Result(
                 a: a, b: b, comparedBy: byTables ? "tables" : "records", entities: entities,
@@ -203,9 +218,10 @@ package enum Differ {
         }
         for root in roots.sorted() {
             guard let a = dangling(left, root: root), let b = dangling(right, root: root) else { continue }
-            try db.execute(
-                sql: "INSERT INTO diff_map (root, b, a) SELECT ?, k, k FROM (SELECT k FROM (\(a)) INTERSECT SELECT k FROM (\(b)))",
-                arguments: [root])
+            // The same query of the same tables (twins) is its own intersection: run once, its
+            // keys made distinct as INTERSECT makes them.
+            let keys = a == b ? "SELECT DISTINCT k FROM (\(a))" : "SELECT k FROM (\(a)) INTERSECT SELECT k FROM (\(b))"
+            try db.execute(sql: "INSERT INTO diff_map (root, b, a) SELECT ?, k, k FROM (\(keys))", arguments: [root])
         }
     }
 
@@ -217,6 +233,9 @@ package enum Differ {
         var tables: [String: Table] = [:]
         /// Each entity member's SHA-256, as the manifest lists it and the read checked it.
         var digests: [String: String] = [:]
+        /// Each entity member's first record line (no newline): a store read after this side
+        /// hashes a member without loading it only when its first line is this one (`side(ofStore:)`).
+        var firstLines: [String: [UInt8]] = [:]
         /// The TimeQuest schema's version (its natural keys and singletons), or the store's own
         /// model; nil for a generic archive.
         var model: ModelVersion?
@@ -225,7 +244,9 @@ package enum Differ {
     /// One side's records of one entity: a row each, `pk` its `_pk` (or the smallest integer when
     /// it has none), a flag per spelling of the cloudID (`w0`, `w1`: 1 where the record's value of
     /// it is a well-formed cloudID, checked once while loading rather than by a `GLOB` per record
-    /// in each key table), then a column per property any of them has, holding `DiffValue`s.
+    /// in each key table), a second flag per spelling (`s0`, `s1`: 1 where a record loaded before,
+    /// on this side, may have had the same well-formed value, as `SharedValueFilter` says), then a
+    /// column per property any of them has, holding `DiffValue`s.
     struct Table {
         var name: String
         /// Property → column.
@@ -235,11 +256,14 @@ package enum Differ {
         /// The properties whose form is flagged: the cloudID attribute, and the column a generic
         /// archive names it by (`Plan`'s cloudID key is one of them).
         static let flagged = [CompiledEntity.cloudIDAttribute, "Z" + CompiledEntity.cloudIDAttribute.uppercased()]
-        /// The columns before the properties': `pk`, then one flag per `flagged` property.
-        static let leadingColumns = ["pk"] + flagged.indices.map { "w\($0)" }
+        /// The columns before the properties': `pk`, then two flags per `flagged` property.
+        static let leadingColumns = ["pk"] + flagged.indices.map { "w\($0)" } + flagged.indices.map { "s\($0)" }
 
         /// The flag column of `field` (one of `flagged`).
         static func flag(of field: String) -> String? { flagged.firstIndex(of: field).map { "w\($0)" } }
+
+        /// The column of `field` (one of `flagged`) that flags a value a record before may have had.
+        static func seenFlag(of field: String) -> String? { flagged.firstIndex(of: field).map { "s\($0)" } }
 
         static func empty(in db: Database, name: String) throws -> Table {
             try db.execute(
@@ -257,8 +281,6 @@ package enum Differ {
         of url: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, label: String, byTables: Bool = false,
         twin: Side? = nil, db: Database, progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
-        var archive = url
-        var archiveKeys = keys
         var store: URL? = FileKind.of(url.path) == .sqliteStore ? url : nil
         if byTables, store == nil {
             // An archive's tables are the store it restores to.
@@ -274,33 +296,16 @@ package enum Differ {
             store = restored
         }
         if let store {
-            archive = workDirectory.appendingPathComponent("\(label)\(byTables ? "-tables" : "").qbak")
-            var options = Exporter.Options(createdAt: 0, compression: .none)
-            options.progress = progress.map { report in
-                { update in
-                    var update = update
-                    update.step = "export \(label.uppercased())"
-                    report(update)
-                }
-            }
-            options.byTables = byTables
-            options.profiles = profiles
-            options.cancellation = cancellation
-            if !keys.isEmpty {
-                // Keys given: an archive may be encrypted, and the scratch archive made of what it
-                // restored must not be plaintext on disk. A key made for this run, and forgotten.
-                let scratchKey = AgeX25519Identity.generate()
-                options.recipients = [.x25519(scratchKey.recipient)]
-                archiveKeys = ArchiveKeys(identities: [.x25519(scratchKey)])
-            }
-            _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: true), options: options)
+            return try side(
+                ofStore: store, label: label, byTables: byTables, profiles: profiles, twin: twin, db: db, progress: progress,
+                cancellation: cancellation)
         }
         var side = Side(kind: "", entityNames: [])
         var modelCache: Data?
         let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
         var counter: RecordProgressCounter?
         var twins: Set<String> = []
-        let reader = ArchiveReader(path: archive.path, displayPath: url.path, keys: archiveKeys)
+        let reader = ArchiveReader(path: url.path, displayPath: url.path, keys: keys)
         try db.inTransaction {
             // Read and parsed on a second core while SQLite inserts on this one, as import does;
             // what the producer sets is read once `run` has joined it.
@@ -325,7 +330,8 @@ package enum Differ {
                                 side.model = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first
                             }
                         },
-                        onRecordLine: { member, _, line in
+                        onRecordLine: { member, number, line in
+                            if number == 2 { side.firstLines[member.name] = [UInt8](line) }
                             // A twin's member is still read to its end: the reader checks its SHA-256 there.
                             if !twins.contains(member.name) { batch.append((member.name, try JSONLine.parseObject(line))) }
                             try counter?.count(member.name)
@@ -340,17 +346,124 @@ package enum Differ {
                 consume: { batch in
                     for record in batch { try loader.add(record.entity, record.members) }
                 })
+            try loader.flush()
             return .commit
         }
         counter?.finishEntity()
         side.tables = loader.tables
         for name in twins { side.tables[name] = twin?.tables[name] }
-        if store != nil { try? FileManager.default.removeItem(at: archive) }
         if side.kind == ArchiveManifest.Source.modelSchema, let modelCache {
             // Without a readable model, records are still matched by cloudID and content.
             side.model = (try? ModelCacheDecoder.decode(modelCache)).map { ModelVersion(compiled: $0) }
         }
         return side
+    }
+
+    /// A store's records, read by the exporter's own pass over its rows: each record line the one
+    /// encoder writes is parsed and loaded as an archive's line is (`JSONLine`, `Loader`), so a
+    /// store and its archive give the same scratch values, and no scratch archive is written,
+    /// read back and hashed again. Each member is hashed as it passes (the SHA-256 its archive
+    /// would list), so that `twin`'s test is the archive path's: a member whose bytes are
+    /// `twin`'s is `twin`'s table.
+    /// A member whose first record line is `twin`'s is only hashed, not parsed (the common case
+    /// of a store and its copy); when its digest then differs after all, the same snapshot of
+    /// the store is read again for those members alone. A member whose first record line differs
+    /// cannot be `twin`'s (the lines of equal members are equal), and is loaded at once, as a
+    /// second device's are.
+    static func side(
+        ofStore store: URL, label: String, byTables: Bool, profiles: [AppProfile], twin: Side?, db: Database,
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
+    ) throws -> Side {
+        // One copy of the store for every read: the members read again are of the same moment.
+        let snapshot = try StoreSnapshot(storeAt: store)
+        func read(exportsByTables: Bool) throws -> Side {
+            var side = Side(kind: "", entityNames: [])
+            let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
+            var options = Exporter.Options(createdAt: 0, compression: .none)
+            options.progress = progress.map { report in
+                { update in
+                    var update = update
+                    update.step = "read \(label.uppercased())"
+                    report(update)
+                }
+            }
+            options.byTables = exportsByTables
+            options.profiles = profiles
+            options.cancellation = cancellation
+            // The members only hashed so far, and those to read again (their digest was not `twin`'s).
+            var hashedOnly: Set<String> = []
+            var loadOnly: Set<String>?
+            var records: Exporter.Records?
+            repeat {
+                try db.inTransaction {
+                    // Encoded and parsed on a second core while SQLite inserts on this one, as an
+                    // archive side is; what the producer sets is read once `run` has joined it.
+                    try HandOff.run(
+                        capacity: 4,
+                        produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
+                            var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
+                            var entity = ""
+                            var lineNumber = 0
+                            var loads = false
+                            records = try Exporter.records(of: snapshot, options: options) { name, bytes in
+                                if name != entity {
+                                    entity = name
+                                    lineNumber = 0
+                                }
+                                lineNumber += 1
+                                // The first line is the member's header.
+                                guard lineNumber > 1 else { return }
+                                // Without its newline, as an archive's reader hands a line over.
+                                let line = bytes.last == 0x0A ? bytes.dropLast() : bytes[...]
+                                if lineNumber == 2 {
+                                    if loadOnly == nil {
+                                        side.firstLines[name] = Array(line)
+                                        if let twin, twin.tables[name] != nil, twin.firstLines[name]?[...] == line {
+                                            hashedOnly.insert(name)
+                                        }
+                                    }
+                                    loads = loadOnly.map { $0.contains(name) } ?? !hashedOnly.contains(name)
+                                }
+                                guard loads else { return }
+                                batch.append((name, try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }))
+                                if batch.count >= 256 {
+                                    try handOver(batch)
+                                    batch.removeAll(keepingCapacity: true)
+                                }
+                            }
+                            if !batch.isEmpty { try handOver(batch) }
+                        },
+                        consume: { batch in
+                            for record in batch { try loader.add(record.entity, record.members) }
+                        })
+                    try loader.flush()
+                    return .commit
+                }
+                guard loadOnly == nil, let manifest = records?.manifest else { break }
+                side.kind = manifest.source.schema
+                side.entityNames = manifest.entities.map(\.name)
+                side.digests = Dictionary(manifest.entities.map { ($0.name, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+                let twins = hashedOnly.filter { twin?.digests[$0] == side.digests[$0] }
+                for name in twins { side.tables[name] = twin?.tables[name] }
+                loadOnly = hashedOnly.subtracting(twins)
+            } while loadOnly?.isEmpty == false
+            for (name, table) in loader.tables { side.tables[name] = table }
+            guard let records else { return side }
+            if side.kind == ArchiveManifest.Source.knownSchema {
+                side.model = profiles.lazy.compactMap { $0.version(records.manifest.effectiveSchemaVersion) }.first
+            } else if side.kind == ArchiveManifest.Source.modelSchema, let modelCache = records.modelCache {
+                // Without a readable model, records are still matched by cloudID and content.
+                side.model = (try? ModelCacheDecoder.decode(modelCache)).map { ModelVersion(compiled: $0) }
+            }
+            return side
+        }
+        do {
+            return try read(exportsByTables: byTables)
+        } catch is Exporter.ByTablesInstead {
+            // A value its model's type cannot hold: export writes such a store by its tables, and
+            // so does this read, from the start (what it loaded went with its transaction).
+            return try read(exportsByTables: true)
+        }
     }
 
     /// Writes an archive's record lines into one table per entity.
@@ -378,10 +491,22 @@ package enum Differ {
         private var inserts: [String: Statement] = [:]
         private let text = ValueText()
         private static let wellFormed = StoredValue.integer(1)
+        /// The well-formed cloudIDs loaded so far, as a filter (made at the first).
+        private var seen: SharedValueFilter?
+        private let filterBits: Int
+        /// Records of `last`'s layout not inserted yet, their values one after another: they are
+        /// inserted `rowsPerInsert` to a statement (one statement run per record cost as much as
+        /// SQLite's insert itself), in the order they came, so each gets the rowid it would have.
+        private var pending: [StoredValue] = []
+        private var pendingRecords = 0
+        /// Per table: the statement inserting `rowsPerInsert(width)` records, for the width it was made for.
+        private var batchInserts: [String: (width: Int, statement: Statement)] = [:]
 
-        init(db: Database, prefix: String) {
+        /// `filterBits`: the size of the filter of cloudIDs seen (a test makes it small).
+        init(db: Database, prefix: String, filterBits: Int = 1 << 23) {
             self.db = db
             self.prefix = prefix
+            self.filterBits = filterBits
         }
 
         func add(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws {
@@ -391,6 +516,8 @@ package enum Differ {
             {
                 layout = last
             } else {
+                // The records waiting are of the last layout, and go in before the table changes.
+                try flush()
                 layout = try self.layout(entity, members)
                 last = layout
             }
@@ -405,12 +532,48 @@ package enum Differ {
                 }
                 if let flag = layout.flags[index], case .string(let cloudID) = member.value, DeterministicID.isWellFormed(cloudID) {
                     values[flag] = Self.wellFormed
+                    if seen == nil { seen = SharedValueFilter(bits: filterBits) }
+                    if seen?.insert(cloudID) == true { values[flag + Table.flagged.count] = Self.wellFormed }
                 }
             }
             if case .null = values[0] { values[0] = .integer(Int64.min) }
+            pending.append(contentsOf: values)
+            pendingRecords += 1
+            if pendingRecords == Self.rowsPerInsert(layout.width) { try flush() }
+        }
+
+        /// Records to an INSERT of `width` columns: many, within the 999 arguments any SQLite
+        /// build allows a statement.
+        static func rowsPerInsert(_ width: Int) -> Int { max(1, min(64, 999 / max(width, 1))) }
+
+        /// Inserts the records waiting; called by `add`, and once the last record is added.
+        func flush() throws {
+            guard pendingRecords > 0, let layout = last else { return }
+            defer {
+                pending.removeAll(keepingCapacity: true)
+                pendingRecords = 0
+            }
             // Bound with exact byte lengths: GRDB binds text up to its first NUL, and two strings
             // that differ only after one would compare equal.
-            try ExactSQL.execute(layout.insert, values)
+            guard pendingRecords == Self.rowsPerInsert(layout.width), pendingRecords > 1 else {
+                for start in stride(from: 0, to: pending.count, by: layout.width) {
+                    try ExactSQL.execute(layout.insert, Array(pending[start..<start + layout.width]))
+                }
+                return
+            }
+            let table = tables[layout.entity]!
+            let batch: Statement
+            if let made = batchInserts[table.name], made.width == layout.width {
+                batch = made.statement
+            } else {
+                let columns = Table.leadingColumns + (0..<layout.width - Table.leadingColumns.count).map { "c\($0)" }
+                let row = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
+                batch = try db.makeStatement(
+                    sql: "INSERT INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES "
+                        + Array(repeating: row, count: pendingRecords).joined(separator: ", "))
+                batchInserts[table.name] = (layout.width, batch)
+            }
+            try ExactSQL.execute(batch, pending)
         }
 
         /// The layout of a record with `members`' keys, adding a column for each new property.
@@ -522,6 +685,11 @@ package enum Differ {
         var tried: [String] = []
         /// Records paired so far (each side's records pair at most once).
         var paired = 0
+        /// Of those, records a twin's key paired with themselves (`match`'s one statement).
+        var pairedWithThemselves = 0
+
+        /// A twin's every record is paired with itself.
+        var isIdentity: Bool { isTwin && pairedWithThemselves == a.count && paired == a.count }
 
         /// Every record of one side is paired: no key can pair another.
         var isDone: Bool { paired >= a.count || paired >= b.count }
@@ -565,10 +733,12 @@ package enum Differ {
         }
 
         /// SQL: the records of `table` (alias `x`) as (`id`, key values `k0`…, and with `cloudID`
-        /// the flag `w` of the cloudID's form), the `fields`' values (B's relationships translated).
-        private func keyRows(_ table: Table, _ fields: [String], translate: Bool, cloudID: Bool) -> String {
+        /// the flag `w` of the cloudID's form, and with `seen` also `s` of one seen before), the
+        /// `fields`' values (B's relationships translated).
+        private func keyRows(_ table: Table, _ fields: [String], translate: Bool, cloudID: Bool, seen: Bool = false) -> String {
             let keys = fields.isEmpty ? ["0 AS k0"] : fields.enumerated().map { "\(value($1, "x", translate: translate)) AS k\($0)" }
-            let flag = cloudID ? ", x.\(Table.flag(of: fields[0])!) AS w" : ""
+            let seenFlag = cloudID && seen ? ", x.\(Table.seenFlag(of: fields[0])!) AS s" : ""
+            let flag = cloudID ? ", x.\(Table.flag(of: fields[0])!) AS w\(seenFlag)" : ""
             return "SELECT x.rowid AS id, x.pk AS pk, \(keys.joined(separator: ", "))\(flag) FROM \(table.name) x"
         }
 
@@ -624,13 +794,19 @@ package enum Differ {
                 if selfPaired {
                     // One statement, no key table: A's records whose key values no other A record
                     // shares (those shared are found by grouping), in `_pk`'s table order.
-                    let rows = "(\(keyRows(a, key.fields, translate: false, cloudID: key.isCloudID))) WHERE \(filter)"
+                    let rows = "(\(keyRows(a, key.fields, translate: false, cloudID: key.isCloudID, seen: true))) WHERE \(filter)"
                     let tuple = names.joined(separator: ", ")
+                    // A cloudID shared is one of those flagged as seen before (`s`): every record
+                    // after the first of a value shared is, so grouping the records of the flagged
+                    // values finds every value shared, without sorting all of them.
+                    let flagged = key.isCloudID ? "AND (\(tuple)) IN (SELECT \(tuple) FROM \(rows) AND s = 1)" : ""
+                    let before = paired
+                    defer { pairedWithThemselves += paired - before }
                     try pair(
                         key.kind,
                         """
                         INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id FROM \(rows) AND (\(tuple)) NOT IN \
-                        (SELECT \(tuple) FROM \(rows) GROUP BY \(tuple) HAVING count(*) > 1) \
+                        (SELECT \(tuple) FROM \(rows) \(flagged) GROUP BY \(tuple) HAVING count(*) > 1) \
                         AND \(unmatched("a", "id")) AND \(unmatched("b", "id")) ORDER BY id
                         """)
                     continue
@@ -752,10 +928,26 @@ package enum Differ {
 
         /// The counts: the changed pairs are found once and kept (`diff_changed`), so that the
         /// listing reads only them.
-        func summary() throws -> EntityDiff {
+        ///
+        /// No record of an entity whose every record is paired with itself (`isIdentity`) can
+        /// differ when each relationship it has names a root in `identicalRoots` and none is a
+        /// to-many, and its records are not compared (unless `comparesSelfPairsInSQL`, as a test
+        /// does to check this): `anyDifference` compares a record paired with itself only in its
+        /// relationships, and B's key `k` of such a root is translated to `k` itself. Each of the
+        /// root's records is paired with itself, so `diff_map` maps its `_pk` to itself; a key no
+        /// record has is no `_pk` of the root on either side (its tables are the same on both),
+        /// and this entity's table is both sides', so `mapDanglingKeys` finds it on both and maps
+        /// it to itself; a value that is no integer is compared untranslated, with itself. (A
+        /// to-many's element naming no record is not mapped so, and would differ.)
+        func summary(identicalRoots: Set<String> = [], comparesSelfPairsInSQL: Bool = false) throws -> EntityDiff {
             let shared = self.shared
             var changed = 0
-            if !shared.isEmpty {
+            let cannotDiffer =
+                isIdentity
+                && shared.allSatisfy { field in
+                    !plan.toMany.contains(field) && plan.references[field].map(identicalRoots.contains) != false
+                }
+            if !shared.isEmpty, comparesSelfPairsInSQL || !cannotDiffer {
                 try db.execute(
                     sql: """
                         INSERT INTO diff_changed (entity, a, b) SELECT \(number), p.a, p.b FROM diff_pairs p \
@@ -951,5 +1143,27 @@ package enum Differ {
             ordered.append(remaining.remove(at: index))
         }
         return ordered
+    }
+}
+
+/// A fixed number of bits, a hash of a value's UTF-8 bytes choosing one: `insert` says whether
+/// the value's bit was set already. It is for every value inserted before with the same bytes
+/// (those SQL finds equal), and for a few others that share its bit, so it never misses a value
+/// seen before, and takes the same memory however many values pass (1 MB by default: at a
+/// million values, about 6% of them are flagged without having been seen).
+struct SharedValueFilter {
+    private var words: [UInt64]
+
+    init(bits: Int) { words = Array(repeating: 0, count: max(bits / 64, 1)) }
+
+    /// Sets `value`'s bit; true when it was set.
+    mutating func insert(_ value: String) -> Bool {
+        // FNV-1a: a few operations a byte (`hashValue` hashes the string's normalized form).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in value.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let bit = hash % UInt64(words.count * 64)
+        let (word, mask) = (Int(bit / 64), UInt64(1) << (bit % 64))
+        defer { words[word] |= mask }
+        return words[word] & mask != 0
     }
 }

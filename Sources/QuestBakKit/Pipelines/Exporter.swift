@@ -46,6 +46,8 @@ package enum Exporter {
         /// Rows and bytes per range of keys (tests make them small, to cut every entity into ranges).
         package var rowsPerRange = 2048
         package var bytesPerRange = 2 << 20
+        /// Set by `records(of:)`: each entity member's bytes go here, not to a staging file.
+        var memberLines: ((_ entity: String, _ bytes: [UInt8]) throws -> Void)?
 
         public init(createdAt: Int64, compression: ArchiveCompression = .preferred, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
@@ -104,17 +106,7 @@ package enum Exporter {
         var options = options
         options.stagingSeal = options.recipients.isEmpty ? nil : StagingSeal()
         let staged = try stageMembers(of: snapshot, in: staging, options: options)
-        let manifest = ArchiveManifest(
-            format: ArchiveManifest.formatName, formatVersion: staged.formatVersion, schemaVersion: staged.schemaVersion,
-            createdAt: createdAt,
-            tool: .init(name: "questbak", version: QuestBak.version),
-            source: .init(
-                storeUUID: staged.metadata.uuid, versionIdentifiers: staged.metadata.versionIdentifiers,
-                frameworkVersion: staged.metadata.frameworkVersion, walFrames: snapshot.walFrameCount, schema: staged.kind),
-            entities: staged.entities.map(\.member), files: staged.files.map(\.member),
-            tables: staged.tables.isEmpty ? nil : staged.tables.map(\.member), bookkeepingRows: staged.bookkeeping,
-            sql: staged.sql, sqlite: staged.sqlite,
-            warnings: staged.formatVersion >= 3 && !staged.warnings.isEmpty ? staged.warnings : nil)
+        let manifest = Self.manifest(of: staged, snapshot: snapshot, createdAt: createdAt)
 
         // Encryption sits between the archive and the output: the archive is written into a
         // pipe, and a thread encrypts it chunk by chunk into the output as it arrives, so no
@@ -193,6 +185,64 @@ package enum Exporter {
             schemaVersion: staged.schemaVersion, schema: staged.kind, walFrames: snapshot.walFrameCount,
             entities: manifest.entities, files: manifest.files, tables: manifest.tables ?? [], warnings: staged.warnings,
             encryption: encryption.map { _ in Self.encryptionText(options.recipients) }, verification: verification)
+    }
+
+    /// The manifest of an archive of `staged`'s members.
+    private static func manifest(of staged: Staged, snapshot: StoreSnapshot, createdAt: String) -> ArchiveManifest {
+        ArchiveManifest(
+            format: ArchiveManifest.formatName, formatVersion: staged.formatVersion, schemaVersion: staged.schemaVersion,
+            createdAt: createdAt,
+            tool: .init(name: "questbak", version: QuestBak.version),
+            source: .init(
+                storeUUID: staged.metadata.uuid, versionIdentifiers: staged.metadata.versionIdentifiers,
+                frameworkVersion: staged.metadata.frameworkVersion, walFrames: snapshot.walFrameCount, schema: staged.kind),
+            entities: staged.entities.map(\.member), files: staged.files.map(\.member),
+            tables: staged.tables.isEmpty ? nil : staged.tables.map(\.member), bookkeepingRows: staged.bookkeeping,
+            sql: staged.sql, sqlite: staged.sqlite,
+            warnings: staged.formatVersion >= 3 && !staged.warnings.isEmpty ? staged.warnings : nil)
+    }
+
+    /// Thrown by `records(of:)` when a value is one the store's model's type cannot hold, which
+    /// `export` meets by writing the store by its tables instead: the lines handed over are void,
+    /// and the caller asks again with `byTables`.
+    package struct ByTablesInstead: Error {}
+
+    /// What `records(of:)` read: the manifest an export of the store would write (each
+    /// entity member's count and SHA-256 included), and the model cache it would carry.
+    package struct Records {
+        package var manifest: ArchiveManifest
+        package var modelCache: Data?
+    }
+
+    /// The entity members of a store's snapshot as `export` writes them, without an archive:
+    /// `line` is given each member's bytes as the one encoder writes them (its entity, then the
+    /// header line, then one record line after another, each ending in a newline), and the
+    /// returned manifest has each member's SHA-256 of exactly those bytes. The store is
+    /// described, checked and refused as `export` does it (the other members are staged as
+    /// export stages them, in a scratch folder, and dropped). `diff` reads a store side this way:
+    /// no archive written, read back and hashed again.
+    package static func records(
+        of snapshot: StoreSnapshot, options: Options, line: (_ entity: String, _ bytes: [UInt8]) throws -> Void
+    ) throws -> Records {
+        guard let createdAt = createdAtText(unixSeconds: options.createdAt) else {
+            throw ArchiveError.invalidCreationTime(unixSeconds: options.createdAt)
+        }
+        let staging = try TemporaryDirectory.create(prefix: "questbak-export")
+        defer { TemporaryDirectory.remove(staging) }
+        // Nothing is written for the records: no codec, no key.
+        var options = options
+        options.compression = .none
+        options.recipients = []
+        options.stagingSeal = nil
+        let staged = try withoutActuallyEscaping(line) { line in
+            // Called only while the members are staged: the options that hold it end with this closure.
+            var lineOptions = options
+            lineOptions.memberLines = line
+            return try stageMembers(of: snapshot, in: staging, options: lineOptions)
+        }
+        // As export reads it for its member (a staged file holds frames, not the bytes).
+        let modelCache = try snapshot.read { try StoreReader.modelCache($0) }
+        return Records(manifest: Self.manifest(of: staged, snapshot: snapshot, createdAt: createdAt), modelCache: modelCache)
     }
 
     /// Restores the archive just written, records as archived, compares each entity's digest
@@ -279,6 +329,8 @@ package enum Exporter {
                     throw StoreError.undecodableValue(
                         path: path, entity: entity, primaryKey: primaryKey, property: property, reason: reason)
                 }
+                // The lines handed over so far cannot be taken back: the caller asks again.
+                if options.memberLines != nil { throw ByTablesInstead() }
                 // A value the model's type cannot hold: the store is exported by its tables instead,
                 // which keeps every value as it is stored.
                 warnings.append(
@@ -329,15 +381,25 @@ package enum Exporter {
         /// Stages one entity member written by `encode`.
         func stageEntity(_ name: String, _ encode: (([UInt8]) throws -> Void) throws -> Int) throws {
             let file = staging.appendingPathComponent(name + ".jsonl")
-            let writer = try StagedMember(url: file, compression: options.compression, seal: options.stagingSeal)
+            // `records(of:)`: the bytes go to its caller, hashed as a staging file hashes them.
+            let writer =
+                try options.memberLines == nil ? StagedMember(url: file, compression: options.compression, seal: options.stagingSeal) : nil
+            var hasher = SHA256()
+            var handed: Int64 = 0
             try options.cancellation?.check()
             var written = 0
             let done = try encode { record in
-                try writer.write(record)
+                if let writer {
+                    try writer.write(record)
+                } else {
+                    hasher.update(data: record)
+                    handed += Int64(record.count)
+                    try options.memberLines?(name, record)
+                }
                 written += 1
                 if written % 4096 == 0 { try options.cancellation?.check() }
             }
-            let (bytes, digest) = try writer.finish()
+            let (bytes, digest) = try writer?.finish() ?? (handed, hasher.finalize().hexString)
             staged.entities.append(
                 (
                     ArchiveManifest.EntityMember(
