@@ -75,45 +75,46 @@ package enum ModelMemberEncoding {
             done += 1
             if done % 10_000 == 0 { progress?(done, total) }
         }
+        // In ranges only where `Z_PK` is the rowid; their first keys come from the pass that counts.
+        var ranges: (readers: KeyRangeReaders, starts: [Int64])?
+        let total: Int
         if let readers, !readers.connections.isEmpty, try KeyRangeReaders.isKeyedByRowid(db, table: plan.table) {
-            let (starts, total) = try readers.rangeStarts(db, keysSQL: rows.keysSQL)
-            try write(EntityHeader(schemaVersion: schemaVersion, entity: plan.name, count: total).line())
-            if starts.count > 1 {
-                let limit = readers.bytesPerRange
-                try readers.run(
-                    count: starts.count,
-                    produce: { db, index in
-                        let below = index + 1 < starts.count ? starts[index + 1] : nil
-                        var part = RangePart(below: below)
-                        // Room for the lines up to the cut, so the buffer is not doubled past it.
-                        part.bytes.reserveCapacity(limit + 64 << 10)
-                        part.resumeAfter = try rows.encode(db, from: starts[index], below: below, stopAfterBytes: limit) { line in
-                            part.bytes.append(contentsOf: line)
-                            part.lineEnds.append(part.bytes.count)
-                        }
-                        return part
-                    },
-                    consume: { part in
-                        var start = 0
-                        for end in part.lineEnds {
-                            try written(Array(part.bytes[start..<end]), of: total)
-                            start = end
-                        }
-                        // A range cut short for its size: the rest of it, here, before the next range.
-                        if let last = part.resumeAfter, last < Int64.max {
-                            _ = try rows.encode(db, from: last + 1, below: part.below, stopAfterBytes: nil) { try written($0, of: total) }
-                        }
-                    })
-                progress?(done, total)
-                return done
-            }
-            _ = try rows.encode(db, from: nil, below: nil, stopAfterBytes: nil) { try written($0, of: total) }
-            progress?(done, total)
-            return done
+            let (starts, count) = try readers.rangeStarts(db, keysSQL: rows.keysSQL)
+            ranges = (readers, starts)
+            total = count
+        } else {
+            total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)") ?? 0
         }
-        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)") ?? 0
         try write(EntityHeader(schemaVersion: schemaVersion, entity: plan.name, count: total).line())
-        _ = try rows.encode(db, from: nil, below: nil, stopAfterBytes: nil) { try written($0, of: total) }
+        if let (readers, starts) = ranges, starts.count > 1 {
+            let limit = readers.bytesPerRange
+            try readers.run(
+                count: starts.count,
+                produce: { db, index in
+                    let below = index + 1 < starts.count ? starts[index + 1] : nil
+                    var part = RangePart(below: below)
+                    // Room for the lines up to the cut, so the buffer is not doubled past it.
+                    part.bytes.reserveCapacity(limit + 64 << 10)
+                    part.resumeAfter = try rows.encode(db, from: starts[index], below: below, stopAfterBytes: limit) { line in
+                        part.bytes.append(contentsOf: line)
+                        part.lineEnds.append(part.bytes.count)
+                    }
+                    return part
+                },
+                consume: { part in
+                    var start = 0
+                    for end in part.lineEnds {
+                        try written(Array(part.bytes[start..<end]), of: total)
+                        start = end
+                    }
+                    // A range cut short for its size: the rest of it, here, before the next range.
+                    if let last = part.resumeAfter, last < Int64.max {
+                        _ = try rows.encode(db, from: last + 1, below: part.below, stopAfterBytes: nil) { try written($0, of: total) }
+                    }
+                })
+        } else {
+            _ = try rows.encode(db, from: nil, below: nil, stopAfterBytes: nil) { try written($0, of: total) }
+        }
         progress?(done, total)
         return done
     }
@@ -138,6 +139,8 @@ package enum ModelMemberEncoding {
         let toManyKeys: [[UInt8]]
         let selectSQL: String
         let keysSQL: String
+        let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
+        let optKey = Array(",\"\(RecordJSON.optKey)\":".utf8)
 
         init(plan: ModelLayout.EntityPlan, path: String) {
             self.plan = plan
@@ -173,8 +176,6 @@ package enum ModelMemberEncoding {
             }
             sql += " ORDER BY \(CoreDataSQL.keyColumn)"
             let toManyStatements = try plan.toMany.map { try db.cachedStatement(sql: targetsSQL($0)) }
-            let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
-            let optKey = Array(",\"\(RecordJSON.optKey)\":".utf8)
             var line: [UInt8] = []
             line.reserveCapacity(512)
             var bytes = 0
