@@ -5,6 +5,17 @@ import XCTest
 
 /// `questbak diff A B`: records matched by identity, migrations' added properties named as such.
 final class DiffCommandTests: XCTestCase {
+    /// A copy of `store` as `other/default.store` in `directory`, changed by `edit`: the second
+    /// device's store of a test.
+    private func copy(_ store: URL, into directory: TemporaryTestDirectory, edit: (Database) throws -> Void) throws -> URL {
+        let other = directory.path("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let copy = other.appendingPathComponent("default.store")
+        try FileManager.default.copyItem(at: store, to: copy)
+        try DatabaseQueue(path: copy.path).write(edit)
+        return copy
+    }
+
     func testAStoreAndItsOwnArchiveAreTheSame() throws {
         // bennie-game: AppSettings and ParentSettings name each other (a one-to-one keeps a key on
         // both sides), which once left both, and the videos naming them, unmatched. v1-anomalies:
@@ -79,11 +90,7 @@ final class DiffCommandTests: XCTestCase {
                     UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_NAME IN ('ParentSettings', 'AppSettings');
                     """)
         }
-        let other = directory.path("other")
-        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
-        let b = other.appendingPathComponent("default.store")
-        try FileManager.default.copyItem(at: a, to: b)
-        try DatabaseQueue(path: b.path).write { db in
+        let b = try copy(a, into: directory) { db in
             // AppSettings 1 and 2 trade keys (matched first, in `_pk` order they would cross), and
             // the links to them follow.
             try db.execute(sql: "UPDATE ZAPPSETTINGS SET Z_PK = -Z_PK")
@@ -117,11 +124,7 @@ final class DiffCommandTests: XCTestCase {
     func testRecordsAreMatchedByIdentityNotByKey() throws {
         let directory = try TemporaryTestDirectory()
         let a = try directory.copyFixture("v2-typical")
-        let other = directory.path("other")
-        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
-        let b = other.appendingPathComponent("default.store")
-        try FileManager.default.copyItem(at: a, to: b)
-        try DatabaseQueue(path: b.path).write { db in
+        let b = try copy(a, into: directory) { db in
             try db.execute(sql: "UPDATE ZROUTINE SET Z_PK = Z_PK + 100")
             try db.execute(sql: "UPDATE ZROUTINETASK SET ZROUTINE = ZROUTINE + 100")
             try db.execute(sql: "UPDATE ZGAMESESSION SET ZROUTINE = ZROUTINE + 100")
