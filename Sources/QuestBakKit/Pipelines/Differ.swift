@@ -86,7 +86,7 @@ package enum Differ {
 
     static func diff(
         _ a: URL, _ b: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, db: Database,
-        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?, comparesSelfPairsInSQL: Bool = false
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?, comparesSelfPairsInSQL: Bool
     ) throws -> Listing {
         var left = try side(
             of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress,
@@ -137,12 +137,13 @@ package enum Differ {
             })
         try mapDanglingKeys(of: named, names: names, plans: plans, left, right, db: db)
         let models = models(left, right)
+        let lineages = names.map { lineage(of: $0, in: models) }
         for (number, name) in names.enumerated() {
             // A to-one to records not all matched yet (the entity itself or one after it, or a
             // sub-entity of it: two entities that name each other, a record that names another of
             // its own entity) cannot be looked up while this entity is matched. (A to-many is no
             // part of a content key.)
-            let unmatched = names[number...].map { lineage(of: $0, in: models) }
+            let unmatched = lineages[number...]
             var comparison = Comparison(
                 db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root),
                 deferred: Set(
@@ -566,11 +567,7 @@ package enum Differ {
             if let made = batchInserts[table.name], made.width == layout.width {
                 batch = made.statement
             } else {
-                let columns = Table.leadingColumns + (0..<layout.width - Table.leadingColumns.count).map { "c\($0)" }
-                let row = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
-                batch = try db.makeStatement(
-                    sql: "INSERT INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES "
-                        + Array(repeating: row, count: pendingRecords).joined(separator: ", "))
+                batch = try makeInsert(table.name, width: layout.width, rows: pendingRecords)
                 batchInserts[table.name] = (layout.width, batch)
             }
             try ExactSQL.execute(batch, pending)
@@ -601,19 +598,19 @@ package enum Differ {
                 flags.append(place == nil ? nil : Table.flagged.firstIndex(of: member.key).map { $0 + 1 })
             }
             tables[entity] = table
-            let insert = try inserts[entity] ?? makeInsert(table)
+            let width = leading + table.columns.count
+            let insert = try inserts[entity] ?? makeInsert(table.name, width: width)
             inserts[entity] = insert
-            return Layout(
-                entity: entity, keys: members.map(\.key), places: places, flags: flags, width: table.columns.count + leading, insert: insert
-            )
+            return Layout(entity: entity, keys: members.map(\.key), places: places, flags: flags, width: width, insert: insert)
         }
 
-        private func makeInsert(_ table: Table) throws -> Statement {
-            let columns = Table.leadingColumns + (0..<table.columns.count).map { "c\($0)" }
+        /// An insert of `rows` records of `width` values each (the leading columns, then `c0`, `c1`, …).
+        private func makeInsert(_ table: String, width: Int, rows: Int = 1) throws -> Statement {
+            let columns = Table.leadingColumns + (0..<width - Table.leadingColumns.count).map { "c\($0)" }
+            let row = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
             return try db.makeStatement(
-                sql:
-                    "INSERT INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-            )
+                sql: "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+                    + Array(repeating: row, count: rows).joined(separator: ", "))
         }
     }
 

@@ -200,7 +200,7 @@ struct StatementRestore {
                     // The checks the profile's rules make of this store (`RepairContext.inserted`).
                     let naturalKeys = legacy.target.entities.compactMap { entity -> (String, [String])? in
                         let identity = legacy.target.identity(of: entity.name)
-                        return identity.singletonCloudID == nil && !identity.naturalKey.isEmpty ? (entity.name, identity.naturalKey) : nil
+                        return DuplicateRule.appliesTo(identity) ? (entity.name, identity.naturalKey) : nil
                     }
                     records.inserted = try noting(
                         layout: layout, naturalKeys: Dictionary(naturalKeys, uniquingKeysWith: { first, _ in first }), db: db)

@@ -60,7 +60,7 @@ struct CloudIDRule: RepairRule {
         // unless the restore saw every cloudID it inserted well-formed and once (`InsertedValues`).
         let needy =
             try context.inserted?.cloudIDsMayNeedRepair(
-                in: cloudColumn, of: plan, log: log, db: db, rows: "FROM \(table) WHERE \(entityRows)") == false
+                in: cloudColumn, of: plan, log: log, db: db, rows: context.rows(of: plan)) == false
             ? 0
             : try Int.fetchOne(
                 db,
@@ -159,13 +159,11 @@ struct CloudIDRule: RepairRule {
         let db = context.db
         guard let field = plan.fields.first(where: { $0.path == [CompiledEntity.cloudIDAttribute] && $0.kind == .string }) else { return }
         let column = field.column
+        let rows = context.rows(of: plan)
         // Every cloudID the restore inserted was well-formed and used once: none needs one.
-        if try context.inserted?.cloudIDsMayNeedRepair(in: column, of: plan, log: context.log, db: db, rows: context.rows(of: plan))
-            == false
-        {
+        if try context.inserted?.cloudIDsMayNeedRepair(in: column, of: plan, log: context.log, db: db, rows: rows) == false {
             return
         }
-        let rows = context.rows(of: plan)
         let key = CoreDataSQL.keyColumn
         // The records that need one are chosen before any is given one (a new ID changes the
         // groups the choice reads), and kept in a temporary table rather than in memory: after a

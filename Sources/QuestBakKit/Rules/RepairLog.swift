@@ -226,8 +226,9 @@ package final class RepairLog {
                 }
             }
             // The last entries, fewer than a statement's rows, one by one.
+            let single = try insert(rows: 1)
             for first in stride(from: 0, to: row * columns, by: columns) {
-                try ExactSQL.execute(try insert(rows: 1), Array(arguments[first..<first + columns]))
+                try ExactSQL.execute(single, Array(arguments[first..<first + columns]))
             }
         }
     }
