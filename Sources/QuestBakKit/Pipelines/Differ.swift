@@ -1155,10 +1155,8 @@ struct SharedValueFilter {
 
     /// Sets `value`'s bit; true when it was set.
     mutating func insert(_ value: String) -> Bool {
-        // FNV-1a: a few operations a byte (`hashValue` hashes the string's normalized form).
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in value.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let bit = hash % UInt64(words.count * 64)
+        // FNV-1a of the UTF-8 bytes (`hashValue` hashes the string's normalized form).
+        let bit = StableHasher.fnv1a(value.utf8) % UInt64(words.count * 64)
         let (word, mask) = (Int(bit / 64), UInt64(1) << (bit % 64))
         defer { words[word] |= mask }
         return words[word] & mask != 0

@@ -305,11 +305,14 @@ struct StableHasher {
     init(seed: UInt64) { value = Self.mix(seed &+ 0x2545_F491_4F6C_DD1D) }
 
     mutating func combine(_ bytes: Data) {
-        var state: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
-        bytes.withUnsafeBytes { buffer in
-            for byte in buffer { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        }
-        combine(word: state ^ UInt64(bytes.count))
+        combine(word: bytes.withUnsafeBytes { Self.fnv1a($0) } ^ UInt64(bytes.count))
+    }
+
+    /// FNV-1a of `bytes`: a few operations a byte, the same in every run.
+    static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var state: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return state
     }
 
     /// One part of a natural key: equal, as SQLite compares them, gives equal hashes. Numbers
