@@ -83,4 +83,57 @@ final class RecordMergeValueTests: XCTestCase {
             }
         }
     }
+
+    /// `RecordMerge.cloudIDsAreIdentities` says every record passes the archive's side of the
+    /// cloudID key's filter exactly when the SQL filter it stands for passes them all; and never
+    /// for a table that declares a collation, whose `GROUP BY` may take two texts for one.
+    func testWhetherEveryCloudIDIsAnIdentityIsAnsweredAsTheSQLFilterItReplaces() throws {
+        func id(_ number: Int) -> StoredValue { text(String(format: "%08X-BFBC-4B98-A4F6-E7FF7A82F2C3", number)) }
+        let unique = (0..<1_000).map(id)
+        // Entity 1's records; entity 2 shares the table and holds the same cloudIDs, each once.
+        let cases: [(name: String, values: [StoredValue], collation: Bool)] = [
+            ("all unique", unique, false),
+            ("lower case", unique + [text(uuid.lowercased())], false),
+            ("one repeated", unique + [id(500)], false),
+            ("the last two equal", unique + [text(uuid), text(uuid)], false),
+            ("a NULL", unique + [.null], false),
+            ("malformed", unique + [text(String(uuid.dropLast()))], false),
+            ("a NUL after", unique + [.text(Data(uuid.utf8) + Data([0]))], false),
+            ("a BLOB", unique + [.blob(Data(uuid.utf8))], false),
+            ("a number", unique + [.integer(7)], false),
+            ("empty", [], false),
+            ("case twins, NOCASE", unique + [text(uuid), text(uuid.lowercased())], true),
+            ("all unique, NOCASE", unique, true),
+        ]
+        var answers: Set<Bool> = []
+        for (name, values, collation) in cases {
+            let queue = try DatabaseQueue()
+            try queue.write { db in
+                try db.execute(
+                    sql:
+                        "CREATE TABLE ZTHING (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZCLOUDID VARCHAR\(collation ? " COLLATE NOCASE" : ""))"
+                )
+                let insert = try db.makeStatement(sql: "INSERT INTO ZTHING (Z_ENT, ZCLOUDID) VALUES (?, ?)")
+                for value in values { try ExactSQL.execute(insert, [.integer(1), value]) }
+                for value in unique { try ExactSQL.execute(insert, [.integer(2), value]) }
+                // The filter `RecordMerge` leaves out when the answer is yes, as it wrote it.
+                let failing =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT count(*) FROM ZTHING i WHERE i.Z_ENT = 1 AND (\(DeterministicID.wellFormedSQL("i.ZCLOUDID"))
+                                AND i.ZCLOUDID IN (SELECT x.ZCLOUDID FROM ZTHING x WHERE x.Z_ENT = 1 GROUP BY x.ZCLOUDID HAVING count(*) = 1)) IS NOT 1
+                            """) ?? -1
+                let answer = try RecordMerge.cloudIDsAreIdentities(
+                    column: "ZCLOUDID", of: "ZTHING", in: "main", rows: "i.Z_ENT = 1", expectedCount: values.count, db: db)
+                if collation {
+                    XCTAssertFalse(answer, name)
+                } else {
+                    XCTAssertEqual(answer, failing == 0, "\(name): \(failing) records fail the filter")
+                }
+                answers.insert(answer)
+            }
+        }
+        XCTAssertEqual(answers, [true, false], "the cases give both answers")
+    }
 }

@@ -210,39 +210,75 @@ struct RecordMerge {
             conditions.append(
                 "NOT (k.cloud IS NOT NULL AND \(identity("i", "incoming")) IS NOT NULL AND k.cloud <> \(identity("i", "incoming")))")
         }
-        // Before `unmatched`, which SQLite then asks only of the records that pass it (both hold
-        // subqueries, and SQLite codes those in the order written): a second device's records
-        // fail the cloudID's at once, and asking the map first cost each of them a lookup.
-        var incomingFilter: [String] = []
-        // A cloudID another record of its side shares is a default, not an identity. The store's
-        // key table holds every store record's cloudID, so one shared there is found by counting
-        // its copies at the lookup; an archive record's is checked (well formed, and no other
-        // archive record's) only once the store has it: a store whose records all have other
-        // cloudIDs (a second device) costs no pass over the archive's. A store's cloudID equal to
-        // a well-formed one is well formed.
         var found = "(SELECT k.pk FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND ")) ORDER BY k.pk LIMIT 1)"
+        // What a record found must pass besides, asked only once it found one (SQLite codes a
+        // term with a subquery after those without), and last: a second device's records find
+        // none, and asking each of them the map (`unmatched`) cost a lookup.
+        var foundFilter = ["NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = ipk)"]
         if key.kind == .cloudID, let cloud {
+            // A cloudID another record of its side shares is a default, not an identity. The
+            // store's key table holds every store record's cloudID, so one shared there is found
+            // by counting its copies at the lookup; an archive record's is checked (well formed,
+            // and no other archive record's) only once the store has it, so a store whose records
+            // all have other cloudIDs (a second device) costs no pass over the archive's. A
+            // store's cloudID equal to a well-formed one is well formed.
             found =
                 "(SELECT CASE WHEN count(*) = 1 THEN min(k.pk) END FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND ")))"
-            incomingFilter.append(
-                """
-                CASE WHEN NOT EXISTS (SELECT 1 FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND "))) THEN 0 \
-                ELSE \(DeterministicID.wellFormedSQL("i.\(cloud)")) AND i.\(cloud) IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x \
-                WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1) END
-                """)
+            if try !Self.cloudIDsAreIdentities(
+                column: cloud, of: entity.table, in: "incoming", rows: entity.rows("i"), expectedCount: counts[entity.name]?.inArchive ?? 0,
+                db: db)
+            {
+                foundFilter.insert(
+                    contentsOf: [
+                        DeterministicID.wellFormedSQL("cloud"),
+                        "cloud IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1)",
+                    ], at: 0)
+            }
         }
+        // `OFFSET 0` keeps SQLite from flattening the inner query (it flattens none with an
+        // OFFSET), which would copy `found`, a lookup, into the outer WHERE and ask it twice.
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_map (tbl, incoming, store, how)
                 SELECT ?, ipk, spk, ? FROM (
-                    SELECT i.\(keyColumn) AS ipk,
-                           \(found) AS spk
-                    FROM incoming.\(entity.table) i
-                    WHERE \(entity.rows("i")) \(incomingFilter.map { "AND " + $0 + " " }.joined())AND \(unmatched)
-                ) WHERE spk IS NOT NULL
+                    SELECT i.\(keyColumn) AS ipk, \(cloud.map { "i." + $0 } ?? "NULL") AS cloud, \(found) AS spk
+                    FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) LIMIT -1 OFFSET 0
+                ) WHERE spk IS NOT NULL AND \(foundFilter.joined(separator: " AND "))
                 """, arguments: [entity.table, key.kind.rawValue, entity.table])
         if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
         try db.execute(sql: "DROP TABLE temp.questbak_key")
+    }
+
+    /// Whether every record (`rows`, of the alias `i`) of `table` in `schema` has in `column`
+    /// a cloudID that is an identity on its side: well-formed text no other of the records has.
+    /// For the archive's side, the cloudID key's filter (`wellFormedSQL`, and a `GROUP BY` of
+    /// the column, a sort of the whole table) then passes every record, and is left out. Asked
+    /// in one pass, as a restore's inserts are noted (`InsertedValues`): `isWellFormed` of the
+    /// text is `wellFormedSQL`, and the values a Bloom filter flags, the only ones that may
+    /// repeat, are looked up in SQL as the `GROUP BY` compares them. A collation declared in the
+    /// table could make two different texts equal there: such a table is always asked in SQL.
+    static func cloudIDsAreIdentities(
+        column: String, of table: String, in schema: String, rows: String, expectedCount: Int, db: Database
+    ) throws -> Bool {
+        let declaration = try String.fetchOne(
+            db, sql: "SELECT sql FROM \(schema).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [table])
+        guard let declaration, declaration.range(of: "COLLATE", options: .caseInsensitive) == nil else { return false }
+        var seen = ProbableSet(expectedCount: expectedCount)
+        var suspects: [[StoredValue]] = []
+        var allIdentities = true
+        try ExactSQL.forEachRow(db, sql: "SELECT i.\(column) FROM \(schema).\(table) i WHERE \(rows)") { row in
+            guard allIdentities else { return }
+            guard case .text(let bytes) = row[0], DeterministicID.isWellFormed(bytes) else {
+                allIdentities = false
+                return
+            }
+            var hasher = StableHasher(seed: 0)
+            hasher.combine(bytes)
+            guard seen.insert(hasher.value) else { return }
+            if suspects.count < InsertedValues.suspectLimit { suspects.append([row[0]]) } else { allIdentities = false }
+        }
+        return try allIdentities
+            && !InsertedValues.anyRepeated(suspects, columns: ["i.\(column)"], rows: "FROM \(schema).\(table) i WHERE \(rows)", db: db)
     }
 
     /// Equal records are paired one to one (the n-th of a kind in the archive with the n-th in
