@@ -250,6 +250,38 @@ final class InsertedValuesTests: XCTestCase {
         }
     }
 
+    /// A cloudID column declared with a collation: two cloudIDs that differ only in case are one
+    /// to the check's `GROUP BY`, though not to the notes (which compare bytes), so such a
+    /// store's checks all run, and it restores as with every check run.
+    func testACloudIDColumnWithACollationRestoresAsWithEveryCheckRun() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = directory.path("nocase.store")
+        var model = ModelStore(
+            model: ModelRepairTests.model(unique: false), uuid: "5D0A1C2E-0000-4000-8000-00000000AB02",
+            rows: [
+                ModelRow("Folder", 1, ["name": .text("Inbox")]),
+                ModelRow("Note", 1, ["code": .text("N1"), "title": .text("One"), "cloudID": .text(Self.ids[10]), "folder": .integer(1)]),
+                ModelRow(
+                    "Note", 2,
+                    ["code": .text("N2"), "title": .text("Two"), "cloudID": .text(Self.ids[10].lowercased()), "folder": .integer(1)]),
+            ])
+        model.frameworkVersion = 1526
+        try ModelStoreWriter.write(model, to: store)
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(
+                sql:
+                    "UPDATE sqlite_master SET sql = replace(sql, 'ZCLOUDID VARCHAR', 'ZCLOUDID VARCHAR COLLATE NOCASE') WHERE name = 'ZNOTE'"
+            )
+        }
+        try queue.close()
+        let archive = directory.path("nocase.qbak")
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600))
+        let outcome = try assertSameBothWays(archive, "case twins under NOCASE")
+        XCTAssertEqual(outcome.counts["repair.cloudID"], 1, "the check finds the twins: \(outcome.counts)")
+    }
+
     // MARK: The notes themselves
 
     func testAFilterNeverForgetsAHash() {

@@ -109,6 +109,17 @@ package enum CoreDataSQL {
 
     // MARK: The schema as statements
 
+    /// Whether the declaration of `table` (in the attached database `schema`) may name a
+    /// collation: then a `GROUP BY` or `=` of one of its columns may take two different texts for
+    /// one, as a comparison of bytes would not. Core Data declares none. The word anywhere (a
+    /// column named `ZCOLLATERAL` too) and a table not found answer yes, the answer that only
+    /// costs the caller the query it would have run.
+    package static func declaresCollation(_ db: Database, table: String, schema: String = "main") throws -> Bool {
+        let declaration = try String.fetchOne(
+            db, sql: "SELECT sql FROM \(schema).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [table])
+        return declaration.map { $0.range(of: "COLLATE", options: .caseInsensitive) != nil } ?? true
+    }
+
     /// Every `CREATE` statement of the store in the order SQLite lists them (the order they were
     /// made in), SQLite's own objects and automatic indexes left out: what a restore replays.
     package static func schemaStatements(_ db: Database) throws -> [String] {

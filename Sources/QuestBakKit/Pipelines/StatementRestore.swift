@@ -392,8 +392,14 @@ struct StatementRestore {
                 try db.columns(in: table).map { ($0.name.uppercased(), ColumnAffinity(declaredType: $0.type)) },
                 uniquingKeysWith: { first, _ in first })
         }
-        return InsertedValues(
+        let inserted = InsertedValues(
             naturalKeys: naturalKeys, expectedRecords: manifest.entities.reduce(0) { $0 + $1.count }, affinities: affinities)
+        // The notes compare text byte for byte; a checks' `GROUP BY` compares it by the column's
+        // collation, which may take two texts for one: such a store's checks all run.
+        if try Set(layout.entities.map(\.table)).contains(where: { try CoreDataSQL.declaresCollation(db, table: $0) }) {
+            inserted.invalidate()
+        }
+        return inserted
     }
 
     /// Whether each entity's first record, encoded from the store as an export writes it, is

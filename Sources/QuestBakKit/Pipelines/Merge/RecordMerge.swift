@@ -260,9 +260,7 @@ struct RecordMerge {
     static func cloudIDsAreIdentities(
         column: String, of table: String, in schema: String, rows: String, expectedCount: Int, db: Database
     ) throws -> Bool {
-        let declaration = try String.fetchOne(
-            db, sql: "SELECT sql FROM \(schema).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [table])
-        guard let declaration, declaration.range(of: "COLLATE", options: .caseInsensitive) == nil else { return false }
+        guard try !CoreDataSQL.declaresCollation(db, table: table, schema: schema) else { return false }
         var seen = ProbableSet(expectedCount: expectedCount)
         var suspects: [[StoredValue]] = []
         var allIdentities = true
