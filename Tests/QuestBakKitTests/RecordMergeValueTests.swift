@@ -1,8 +1,10 @@
 import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakTestSupport
 import XCTest
 
+@testable import QuestBakFixtures
 @testable import QuestBakKit
 
 /// The merge's per-record tests in Swift answer as the SQL and the comparison they replace, for
@@ -135,5 +137,41 @@ final class RecordMergeValueTests: XCTestCase {
             }
         }
         XCTAssertEqual(answers, [true, false], "the cases give both answers")
+    }
+
+    /// An archive's cloudID two archive records share is a default, not an identity, even when
+    /// the store holds it once: neither record is matched by it (each is found by its natural
+    /// key), and the one the store holds is not matched twice.
+    func testACloudIDTwoArchiveRecordsShareIdentifiesNeither() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = directory.path("store.store")
+        let incoming = directory.path("incoming.store")
+        try InsertedValuesTests.clean().write(to: store, uuid: RuleRun.storeUUID)
+        try InsertedValuesTests.clean().write(to: incoming, uuid: RuleRun.storeUUID)
+        let edit = try DatabaseQueue(path: incoming.path)
+        try edit.write { db in
+            try db.execute(
+                sql: "UPDATE ZTASKESTIMATION SET ZCLOUDID = (SELECT ZCLOUDID FROM ZTASKESTIMATION WHERE Z_PK = 1) WHERE Z_PK = 2")
+        }
+        try edit.close()
+        let log = try RepairLog(directory: directory.url)
+        let queue = try DatabaseQueue(path: store.path)
+        let counts = try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
+            var merge = RecordMerge(
+                db: db, layout: try MergeLayout(version: TimeQuestSchemas.newest), preference: .store, newerColumns: [:],
+                keepDistinctIDs: false, log: log, storePath: store.path)
+            try db.inTransaction {
+                try merge.run()
+                try log.finishWrites()
+                return .commit
+            }
+            return merge.counts
+        }
+        try queue.close()
+        XCTAssertEqual(counts["TaskEstimation"]?.matchedBy, ["cloudID": 1, "natural key": 2])
+        XCTAssertEqual(counts["TaskEstimation"]?.inserted, 0)
+        // The other entities' cloudIDs are all identities: matched by them.
+        XCTAssertEqual(counts["GameSession"]?.matchedBy, ["cloudID": 1])
     }
 }

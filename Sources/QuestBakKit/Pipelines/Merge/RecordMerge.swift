@@ -211,41 +211,45 @@ struct RecordMerge {
                 "NOT (k.cloud IS NOT NULL AND \(identity("i", "incoming")) IS NOT NULL AND k.cloud <> \(identity("i", "incoming")))")
         }
         var found = "(SELECT k.pk FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND ")) ORDER BY k.pk LIMIT 1)"
-        // What a record found must pass besides, asked only once it found one (SQLite codes a
-        // term with a subquery after those without), and last: a second device's records find
-        // none, and asking each of them the map (`unmatched`) cost a lookup.
-        var foundFilter = ["NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = ipk)"]
-        if key.kind == .cloudID, let cloud {
-            // A cloudID another record of its side shares is a default, not an identity. The
-            // store's key table holds every store record's cloudID, so one shared there is found
-            // by counting its copies at the lookup; an archive record's is checked (well formed,
-            // and no other archive record's) only once the store has it, so a store whose records
-            // all have other cloudIDs (a second device) costs no pass over the archive's. A
-            // store's cloudID equal to a well-formed one is well formed.
+        if key.kind == .cloudID {
+            // A cloudID the store holds twice is a default, not an identity: the key table holds
+            // every store record's cloudID, so its copies are counted at the lookup.
             found =
                 "(SELECT CASE WHEN count(*) = 1 THEN min(k.pk) END FROM temp.questbak_key k WHERE \(conditions.joined(separator: " AND ")))"
-            if try !Self.cloudIDsAreIdentities(
-                column: cloud, of: entity.table, in: "incoming", rows: entity.rows("i"), expectedCount: counts[entity.name]?.inArchive ?? 0,
-                db: db)
-            {
-                foundFilter.insert(
-                    contentsOf: [
-                        DeterministicID.wellFormedSQL("cloud"),
-                        "cloud IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1)",
-                    ], at: 0)
-            }
         }
         // `OFFSET 0` keeps SQLite from flattening the inner query (it flattens none with an
-        // OFFSET), which would copy `found`, a lookup, into the outer WHERE and ask it twice.
+        // OFFSET), which would copy `found`, a lookup, into the outer WHERE and ask it twice. The
+        // map is asked last, only of the records that found one: a second device's find none.
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_map (tbl, incoming, store, how)
                 SELECT ?, ipk, spk, ? FROM (
-                    SELECT i.\(keyColumn) AS ipk, \(cloud.map { "i." + $0 } ?? "NULL") AS cloud, \(found) AS spk
-                    FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) LIMIT -1 OFFSET 0
-                ) WHERE spk IS NOT NULL AND \(foundFilter.joined(separator: " AND "))
+                    SELECT i.\(keyColumn) AS ipk, \(found) AS spk FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) LIMIT -1 OFFSET 0
+                ) WHERE spk IS NOT NULL AND NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = ipk)
                 """, arguments: [entity.table, key.kind.rawValue, entity.table])
-        if db.changesCount > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += db.changesCount }
+        var matched = db.changesCount
+        if key.kind == .cloudID, let cloud, matched > 0,
+            try !Self.cloudIDsAreIdentities(
+                column: cloud, of: entity.table, in: "incoming", rows: entity.rows("i"), expectedCount: counts[entity.name]?.inArchive ?? 0,
+                db: db)
+        {
+            // An archive record's cloudID is an identity only if well formed and no other archive
+            // record's: the matches of those that are not are taken back (asked only once some
+            // record matched, and only when the pass above could not rule it out, so neither a
+            // second device, whose records match none, nor an archive whose cloudIDs are all
+            // identities pays for the `GROUP BY` of the archive's table). The map's rows of this
+            // table matched by cloudID are this statement's: each key runs once per entity, and
+            // another entity of the table has other records.
+            try db.execute(
+                sql: """
+                    DELETE FROM temp.questbak_map WHERE tbl = ? AND how = ? AND incoming IN (
+                        SELECT i.\(keyColumn) FROM incoming.\(entity.table) i WHERE \(entity.rows("i"))
+                        AND (\(DeterministicID.wellFormedSQL("i.\(cloud)")) AND i.\(cloud) IN (SELECT x.\(cloud) FROM incoming.\(entity.table) x
+                             WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) = 1)) IS NOT 1)
+                    """, arguments: [entity.table, key.kind.rawValue])
+            matched -= db.changesCount
+        }
+        if matched > 0 { counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += matched }
         try db.execute(sql: "DROP TABLE temp.questbak_key")
     }
 
