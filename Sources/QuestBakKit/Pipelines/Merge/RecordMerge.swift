@@ -465,6 +465,9 @@ struct RecordMerge {
                 WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
                 ORDER BY m.store, m.incoming
                 """, arguments: [entity.table])
+        usedCloudIDs = nil
+        // No record in both differs (a store's own archive): nothing to settle, nothing to ask.
+        guard db.changesCount > 0 else { return try db.execute(sql: "DROP TABLE temp.questbak_differing") }
         // The cloudIDs that name no one record (shared defaults) of each side, as before the merge
         // fills any; few, whatever the size of the tables. The archive's are looked for only
         // when a record first asks (its table is not changed by the merge, so they are the
@@ -482,7 +485,16 @@ struct RecordMerge {
                 []
             ) { body($0[0]) }
         }
-        try sharedCloudIDs("main") { sharedInStore.insert($0) }
+        // Where one pass shows every store cloudID an identity (well formed, each once), none is
+        // shared and none is no identity: the `GROUP BY` here and the reading of every differing
+        // record's value below (`needed`) would find nothing.
+        let storeCloudIDsAreIdentities =
+            try entity.cloudIDColumn.map {
+                try Self.cloudIDsAreIdentities(
+                    column: $0, of: table, in: "main", rows: entity.rows("i"),
+                    expectedCount: counts[entity.name].map { $0.inStore + $0.inserted } ?? 0, db: db)
+            } ?? false
+        if !storeCloudIDsAreIdentities { try sharedCloudIDs("main") { sharedInStore.insert($0) } }
         // The store's as text, as the settling compares them; the store's values as stored (text
         // or not) for `needed` below.
         let sharedStoreText = Set(sharedInStore.compactMap(\.validText))
@@ -500,8 +512,7 @@ struct RecordMerge {
         // it replaces asked it (`value IS NOT NULL AND (NOT wellFormedSQL(value) OR value IN
         // (the store's shared values)))`): its GLOB over every record cost a merge into a second
         // device 3% of its time.
-        usedCloudIDs = nil
-        if let cloud = entity.cloudIDColumn, let index = fields.firstIndex(where: { $0.column == cloud }) {
+        if let cloud = entity.cloudIDColumn, !storeCloudIDsAreIdentities, let index = fields.firstIndex(where: { $0.column == cloud }) {
             var needed = false
             try ExactSQL.forEachRow(db, sql: "SELECT c\(4 + index) FROM temp.questbak_differing WHERE c\(4 + index) IS NOT NULL") { row in
                 needed = try needed || Self.isNoIdentity(row[0], shared: sharedInStore, in: db)
