@@ -1,4 +1,5 @@
 import CoreDataStore
+import Foundation
 import GRDB
 
 extension StoreReader {
@@ -11,4 +12,17 @@ extension StoreReader {
         try forEachRecord(db, plan: plan, path: path) { records.append($0) }
         return records
     }
+}
+
+/// Runs `statements` on the store's `sqlite_master` with `writable_schema` on: how a test gives
+/// a table a declaration SQLite would not let it alter (a collation, a column without a type, a
+/// virtual table of a missing module), its rows left as they are.
+public func editSchema(of store: URL, _ statements: String) throws {
+    let queue = try DatabaseQueue(path: store.path)
+    try queue.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        try db.execute(sql: statements)
+        try db.execute(sql: "PRAGMA writable_schema = OFF")
+    }
+    try queue.close()
 }

@@ -267,15 +267,9 @@ final class InsertedValuesTests: XCTestCase {
             ])
         model.frameworkVersion = 1526
         try ModelStoreWriter.write(model, to: store)
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.write { db in
-            try db.execute(sql: "PRAGMA writable_schema = ON")
-            try db.execute(
-                sql:
-                    "UPDATE sqlite_master SET sql = replace(sql, 'ZCLOUDID VARCHAR', 'ZCLOUDID VARCHAR COLLATE NOCASE') WHERE name = 'ZNOTE'"
-            )
-        }
-        try queue.close()
+        try editSchema(
+            of: store,
+            "UPDATE sqlite_master SET sql = replace(sql, 'ZCLOUDID VARCHAR', 'ZCLOUDID VARCHAR COLLATE NOCASE') WHERE name = 'ZNOTE'")
         let archive = directory.path("nocase.qbak")
         _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600))
         let outcome = try assertSameBothWays(archive, "case twins under NOCASE")

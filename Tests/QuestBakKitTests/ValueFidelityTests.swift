@@ -162,15 +162,9 @@ final class ValueFidelityTests: XCTestCase {
         let store = directory.path("float.store")
         try dataset.write(to: store, uuid: "6D1B2C3A-0000-4000-8000-000000000003")
         // A FLOAT column keeps REAL; only a table declared otherwise holds an INTEGER there.
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.write { db in
-            try db.execute(sql: "PRAGMA writable_schema = ON")
-            try db.execute(
-                sql:
-                    "UPDATE sqlite_master SET sql = replace(sql, 'ZESTIMATEDSECONDS FLOAT', 'ZESTIMATEDSECONDS') WHERE name = 'ZTASKESTIMATION'"
-            )
-        }
-        try queue.close()
+        try editSchema(
+            of: store,
+            "UPDATE sqlite_master SET sql = replace(sql, 'ZESTIMATEDSECONDS FLOAT', 'ZESTIMATEDSECONDS') WHERE name = 'ZTASKESTIMATION'")
         let queue2 = try DatabaseQueue(path: store.path)
         try queue2.write { try $0.execute(sql: "UPDATE ZTASKESTIMATION SET ZESTIMATEDSECONDS = 9007199254740993") }
         try queue2.close()

@@ -133,16 +133,10 @@ final class TablesOnlyRestoreTests: XCTestCase {
     func testAVirtualTableOfAModuleThisSQLiteLacksIsRefusedByExport() throws {
         let directory = try TemporaryTestDirectory("questbak-tables-only")
         let store = try TablesOnlyShapes.legacyCoreData(directory.url)
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA writable_schema = ON")
-            try db.execute(
-                sql:
-                    "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES ('table', 'ghost', 'ghost', 0, 'CREATE VIRTUAL TABLE ghost USING nosuchmodule(a)')"
-            )
-            try db.execute(sql: "PRAGMA writable_schema = OFF")
-        }
-        try queue.close()
+        try editSchema(
+            of: store,
+            "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES ('table', 'ghost', 'ghost', 0, 'CREATE VIRTUAL TABLE ghost USING nosuchmodule(a)')"
+        )
         let archive = directory.path("backup.qbak")
         let export = try Questbak.run(["export", store.path, "-o", archive.path])
         XCTAssertEqual(export.status, 65, export.standardError)
