@@ -129,11 +129,6 @@ package enum Merger {
             let queue = try DatabaseQueue(path: merged.path, configuration: configuration)
             merge = try queue.writeWithoutTransaction { db in
                 for pragma in Durability.sqlitePragmas { try db.execute(sql: pragma) }
-                // The merge's scratch tables (the map, the keys being compared, the records that
-                // differ) live in SQLite's temp store: 4 MB of cache for it instead of the default
-                // 2 MB took a tenth off a merge into a second device at 100k estimations, for 2 MB
-                // of peak memory that does not grow with the store (6 MB gained nothing more).
-                try db.execute(sql: "PRAGMA temp.cache_size = -4096")
                 try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [scratch.path])
                 var merge = RecordMerge(
                     db: db, layout: layout, preference: options.preference, newerColumns: newerColumns,
