@@ -529,6 +529,8 @@ struct StatementRestore {
         /// Whether a model archive's inserts are noted (`inserted`, made with its layout).
         var notesInsertions = false
         var statements: [String: (insert: Statement, columns: [String])] = [:]
+        /// Each entity's reader of its lines, made at its first line.
+        var lineDecoders: [String: ModelMemberEncoding.LineDecoder] = [:]
         /// `linkInsert()`'s statement, once made.
         var linkInsertStatement: Statement?
         /// A generic archive's entity tables: their columns but `Z_PK`, and every column's affinity
@@ -605,7 +607,14 @@ struct StatementRestore {
                 }
                 let row: ModelMemberEncoding.Row
                 do {
-                    row = try ModelMemberEncoding.decode(line, plan: plan, carriesOpt: true)
+                    let decoder: ModelMemberEncoding.LineDecoder
+                    if let known = lineDecoders[plan.name] {
+                        decoder = known
+                    } else {
+                        decoder = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true)
+                        lineDecoders[plan.name] = decoder
+                    }
+                    row = try decoder.decode(line)
                 } catch let error as ModelMemberEncoding.LineError {
                     throw restore.invalid(member.path, lineNumber, error.reason)
                 }
