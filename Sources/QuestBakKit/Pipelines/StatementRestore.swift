@@ -596,7 +596,7 @@ struct StatementRestore {
                 guard let plan = decoded.plan else {
                     throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(legacy.schemaVersion)")
                 }
-                inserted?.observe(row.values, plan: plan)
+                inserted?.observe(row.values, primaryKey: row.primaryKey, plan: plan)
                 try insertRow(
                     plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: nil, member: member.path,
                     lineNumber: lineNumber)
@@ -618,7 +618,7 @@ struct StatementRestore {
                 } catch let error as ModelMemberEncoding.LineError {
                     throw restore.invalid(member.path, lineNumber, error.reason)
                 }
-                inserted?.observe(row.values, plan: plan)
+                inserted?.observe(row.values, primaryKey: row.primaryKey, plan: plan)
                 try insertRow(
                     plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
                     lineNumber: lineNumber)
