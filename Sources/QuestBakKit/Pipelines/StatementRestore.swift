@@ -306,7 +306,7 @@ struct StatementRestore {
             }
             if let context = records.context {
                 written.notes += try RepairPipeline.run(in: context, phase: .restoring)
-                try applyDestinationLinks(db, log: log)
+                try Self.applyDestinationLinks(db, log: log)
                 // Without --validate the store is restored as it was archived: what the model would
                 // repair is the app's data as the store held it. (Duplicates a unique index refuses
                 // and links no column can hold cannot be stored as they were: those need --validate.)
@@ -314,7 +314,7 @@ struct StatementRestore {
                     written.notes += try RepairPipeline.run(in: context, phase: .repairing)
                 }
             } else {
-                try applyDestinationLinks(db, log: log)
+                try Self.applyDestinationLinks(db, log: log)
             }
             if let legacy, !legacy.options.asArchived {
                 // A store an app profile describes: the same rules, driven by the profile's version
@@ -462,7 +462,7 @@ struct StatementRestore {
     /// record is in. A link to a record the archive lacks is left out, and of two sources that
     /// name one destination (which one column cannot hold) the lower `_pk` keeps it: repairs,
     /// reported, which an import without `--validate` refuses.
-    private func applyDestinationLinks(_ db: Database, log: RepairLog) throws {
+    static func applyDestinationLinks(_ db: Database, log: RepairLog) throws {
         // Every query below looks links up by destination: without this index each lookup read
         // them all, and 500,000 steps of a recipe took hours instead of seconds.
         try db.execute(
@@ -489,10 +489,14 @@ struct StatementRestore {
                         old: .value(.integer(row[1])), new: .value(.null)))
                 try db.execute(sql: "DELETE FROM temp.questbak_links WHERE rowid = ?", arguments: [row[4]])
             }
+            // After the deletions above, a target has one source (or, after a merge of two
+            // sources, the same source more than once): the join sets what a subquery per row
+            // (`= (SELECT source … AND target = Z_PK) WHERE Z_PK IN (SELECT target …)`) set, with
+            // one look-up a link instead of two. `DestinationLinksTests` compares the two.
             try db.execute(
                 sql:
-                    "UPDATE \(table) SET \(column) = (SELECT source \(scope) AND target = \(table).\(key)) WHERE \(key) IN (SELECT target \(scope))",
-                arguments: [table, column, table, column])
+                    "UPDATE \(table) SET \(column) = l.source FROM temp.questbak_links l WHERE l.tableName = ? AND l.columnName = ? AND l.target = \(table).\(key)",
+                arguments: [table, column])
         }
     }
 
