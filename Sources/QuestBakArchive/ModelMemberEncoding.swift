@@ -273,77 +273,143 @@ package enum ModelMemberEncoding {
     /// Parses a record line of `plan`'s member strictly: every key the member has, no other, each
     /// value of its property's type.
     package static func decode(_ line: Data, plan: ModelLayout.EntityPlan, carriesOpt: Bool) throws -> Row {
-        let members: [(key: String, value: JSONValue)]
-        do {
-            members = try JSONLine.parseObject(line)
-        } catch let error as JSONLine.SyntaxError {
-            throw LineError(reason: error.lineReason)
+        try LineDecoder(plan: plan, carriesOpt: carriesOpt).decode(line)
+    }
+
+    /// Reads one entity's record lines (`decode`), with what the checks of a line need made once
+    /// for the entity rather than for each line: the keys an export writes, in its order, and the
+    /// keys each composite level may have.
+    ///
+    /// A line whose keys are exactly those an export writes, in its order (and whose composites
+    /// hold exactly their elements), is read by position: no dictionary of its members is made.
+    /// Any other line is read by name, as every line was before. *Why both ways give the same row
+    /// or the same error:* when the keys are those the reading by name looks up, and no other, each
+    /// look-up by name finds the member at that position (the parser refuses a key written twice,
+    /// and the member's key compares equal to the name as the dictionary's key would), so no
+    /// "missing" or "unknown" error can arise either way; what remains are the same checks of
+    /// the same values, made in the same order (`_pk`, `_opt`, the fields, to-ones, to-manys).
+    /// `ModelLineDecoderTests` reads lines of every shape both ways and compares.
+    package struct LineDecoder {
+        let plan: ModelLayout.EntityPlan
+        let carriesOpt: Bool
+        /// The line's top-level keys as export writes them, in order; nil when lines are read
+        /// only by name (a composite written in two pieces, or two keys the same).
+        let keysInOrder: [String]?
+        /// Each field's top-level member in `keysInOrder`.
+        let fieldMembers: [Int]
+        /// The first member of the to-one relationships in `keysInOrder` (the to-manys follow).
+        let firstRelationshipMember: Int
+        /// The composites among the top-level members, by index, with their paths.
+        let compositeMembers: [(index: Int, path: [String])]
+        /// Each field's name (its path, dotted) and its composite's path.
+        let fieldNames: [String]
+        let fieldParents: [[String]]
+        /// The keys of each composite level (`[]`: the record's own level of fields).
+        let expected: [[String]: Set<String>]
+        /// Every top-level key a line may have.
+        let known: Set<String>
+
+        /// `byPosition` false reads every line by name (the tests compare the two ways).
+        package init(plan: ModelLayout.EntityPlan, carriesOpt: Bool, byPosition: Bool = true) {
+            self.plan = plan
+            self.carriesOpt = carriesOpt
+            fieldNames = plan.fields.map { $0.path.joined(separator: ".") }
+            fieldParents = plan.fields.map { Array($0.path.dropLast()) }
+            var expected: [[String]: Set<String>] = [:]
+            for field in plan.fields {
+                for depth in 0..<field.path.count { expected[Array(field.path.prefix(depth)), default: []].insert(field.path[depth]) }
+            }
+            self.expected = expected
+            known = Set(
+                plan.fields.compactMap(\.path.first) + plan.toOne.map(\.name) + plan.toMany.map(\.name)
+                    + [RecordJSON.primaryKeyKey, RecordJSON.optKey])
+            // The top-level keys in the order `Template` writes them: a plain field's name, and a
+            // composite's once for a run of its elements (opened again, it is written twice).
+            var keys = [RecordJSON.primaryKeyKey] + (carriesOpt ? [RecordJSON.optKey] : [])
+            var fieldMembers: [Int] = []
+            var composites: [(Int, [String])] = []
+            var openComposite: String?
+            for field in plan.fields {
+                let first = field.path.first ?? ""
+                let inComposite = field.path.count > 1
+                if !inComposite || openComposite != first {
+                    keys.append(first)
+                    if inComposite { composites.append((keys.count - 1, [first])) }
+                }
+                fieldMembers.append(keys.count - 1)
+                openComposite = inComposite ? first : nil
+            }
+            firstRelationshipMember = keys.count
+            keys += plan.toOne.map(\.name) + plan.toMany.map(\.name)
+            self.fieldMembers = fieldMembers
+            compositeMembers = composites
+            // Each key once (as the by-name reading's dictionary tells keys apart).
+            keysInOrder = byPosition && Set(keys).count == keys.count ? keys : nil
         }
-        var object: [String: JSONValue] = [:]
-        for member in members { object[member.key] = member.value }
-        guard case .integer(let primaryKey)? = object.removeValue(forKey: RecordJSON.primaryKeyKey) else {
-            throw LineError(reason: "\(RecordJSON.primaryKeyKey) must be an integer")
+
+        package func decode(_ line: Data) throws -> Row {
+            let members: [(key: String, value: JSONValue)]
+            do {
+                members = try JSONLine.parseObject(line)
+            } catch let error as JSONLine.SyntaxError {
+                throw LineError(reason: error.lineReason)
+            }
+            if let keys = keysInOrder, members.count == keys.count, zip(members, keys).allSatisfy({ $0.0.key == $0.1 }),
+                compositeMembers.allSatisfy({ holdsExactly(members[$0.index].value, path: $0.path) })
+            {
+                return try decodeInOrder(members)
+            }
+            return try decodeByName(members)
         }
-        var opt: Int64? = 1
-        if carriesOpt {
-            switch object.removeValue(forKey: RecordJSON.optKey) {
-            case .integer(let number)?: opt = number
-            case .null?: opt = nil
+
+        /// Whether `value` is a composite object of exactly the keys its level has, its inner
+        /// composites likewise.
+        private func holdsExactly(_ value: JSONValue, path: [String]) -> Bool {
+            guard case .object(let members) = value, let keys = expected[path], members.count == keys.count else { return false }
+            for key in keys {
+                guard let inner = members[key] else { return false }
+                let innerPath = path + [key]
+                if expected[innerPath] != nil, !holdsExactly(inner, path: innerPath) { return false }
+            }
+            return true
+        }
+
+        private func mismatch(_ index: Int, _ mismatch: ValueJSON.TypeMismatch, primaryKey: Int64) -> LineError {
+            LineError(
+                reason:
+                    "\(fieldNames[index]) must be \(mismatch.expected), found \(mismatch.found) (\(plan.name) \(RecordJSON.primaryKeyKey) \(primaryKey))"
+            )
+        }
+
+        private static func primaryKey(_ value: JSONValue?) throws -> Int64 {
+            guard case .integer(let primaryKey)? = value else { throw LineError(reason: "\(RecordJSON.primaryKeyKey) must be an integer") }
+            return primaryKey
+        }
+
+        private static func opt(_ value: JSONValue?) throws -> Int64? {
+            switch value {
+            case .integer(let number)?: return number
+            case .null?: return nil
             case nil: throw LineError(reason: "\(RecordJSON.optKey) is missing")
             case let other?: throw LineError(reason: "\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
             }
         }
-        var values: [StoredValue] = []
-        // Composite objects are taken apart level by level; what is left over is unknown.
-        var composites: [[String]: [String: JSONValue]] = [[]: object]
-        func container(_ parents: [String]) throws -> [String: JSONValue] {
-            if let known = composites[parents] { return known }
-            let outer = try container(Array(parents.dropLast()))
-            let name = parents.joined(separator: ".")
-            guard let inner = outer[parents[parents.count - 1]] else { throw LineError(reason: "\(name) is missing") }
-            guard case .object(let members) = inner else { throw LineError(reason: "\(name) must be an object, found \(inner.typeName)") }
-            composites[parents] = members
-            return members
-        }
-        for field in plan.fields {
-            let parents = Array(field.path.dropLast())
-            let name = field.path.joined(separator: ".")
-            guard let json = try container(parents)[field.path[field.path.count - 1]] else { throw LineError(reason: "\(name) is missing") }
-            do {
-                // Spelled as export writes it: the restore proves itself against the archive's
-                // checksums, so another spelling would be found only after the store is written.
-                values.append(ValueCoding.encode(try ValueJSON.value(json, as: field.kind, exactSpelling: true)))
-            } catch let mismatch as ValueJSON.TypeMismatch {
-                throw LineError(
-                    reason:
-                        "\(name) must be \(mismatch.expected), found \(mismatch.found) (\(plan.name) \(RecordJSON.primaryKeyKey) \(primaryKey))"
-                )
-            }
-        }
-        // Every key of every composite level was a field or a composite.
-        var expected: [[String]: Set<String>] = [:]
-        for field in plan.fields {
-            for depth in 0..<field.path.count { expected[Array(field.path.prefix(depth)), default: []].insert(field.path[depth]) }
-        }
-        for (parents, members) in composites where parents != [] {
-            if let extra = members.keys.sorted().first(where: { !(expected[parents] ?? []).contains($0) }) {
-                throw LineError(reason: "unknown property \((parents + [extra]).joined(separator: ".")) for \(plan.name)")
-            }
-        }
-        for relationship in plan.toOne {
-            switch object[relationship.name] {
-            case .null?: values.append(.null)
-            case .integer(let target)?: values.append(.integer(target))
+
+        private static func toOne(_ value: JSONValue?, _ relationship: ModelLayout.ToOne) throws -> StoredValue {
+            switch value {
+            case .null?: return .null
+            case .integer(let target)?: return .integer(target)
             case nil: throw LineError(reason: "\(relationship.name) is missing")
             case let other?: throw LineError(reason: "\(relationship.name) must be a _pk or null, found \(other.typeName)")
             }
         }
-        var links: [[Int64]] = []
-        for relationship in plan.toMany {
-            guard case .array(let elements)? = object[relationship.name] else {
+
+        private static func toMany(_ value: JSONValue?, _ relationship: ModelLayout.ToMany) throws -> [Int64] {
+            guard case .array(let elements)? = value else {
                 throw LineError(reason: "\(relationship.name) must be an array of the _pk of its \(relationship.destination) records")
             }
             var keys: [Int64] = []
+            keys.reserveCapacity(elements.count)
             for element in elements {
                 guard case .integer(let key) = element else {
                     throw LineError(reason: "\(relationship.name) holds \(element.typeName), not a _pk")
@@ -352,15 +418,90 @@ package enum ModelMemberEncoding {
                 if let last = keys.last, key <= last { throw LineError(reason: "\(relationship.name) is not in ascending _pk order") }
                 keys.append(key)
             }
-            links.append(keys)
+            return keys
         }
-        let known = Set(
-            plan.fields.compactMap(\.path.first) + plan.toOne.map(\.name) + plan.toMany.map(\.name)
-                + [RecordJSON.primaryKeyKey, RecordJSON.optKey])
-        if let extra = object.keys.sorted().first(where: { !known.contains($0) }) {
-            throw LineError(reason: "unknown property \(extra) for \(plan.name)")
+
+        /// A line whose keys are exactly `keysInOrder` (and its composites' exactly theirs).
+        private func decodeInOrder(_ members: [(key: String, value: JSONValue)]) throws -> Row {
+            let primaryKey = try Self.primaryKey(members[0].value)
+            let opt = carriesOpt ? try Self.opt(members[1].value) : 1
+            var values: [StoredValue] = []
+            values.reserveCapacity(plan.fields.count + plan.toOne.count)
+            for (index, field) in plan.fields.enumerated() {
+                var json = members[fieldMembers[index]].value
+                for name in field.path.dropFirst() {
+                    // `holdsExactly` found every level an object holding this name.
+                    guard case .object(let inner) = json, let next = inner[name] else { return try decodeByName(members) }
+                    json = next
+                }
+                do {
+                    values.append(ValueCoding.encode(try ValueJSON.value(json, as: field.kind, exactSpelling: true)))
+                } catch let error as ValueJSON.TypeMismatch {
+                    throw mismatch(index, error, primaryKey: primaryKey)
+                }
+            }
+            var member = firstRelationshipMember
+            for relationship in plan.toOne {
+                values.append(try Self.toOne(members[member].value, relationship))
+                member += 1
+            }
+            var links: [[Int64]] = []
+            links.reserveCapacity(plan.toMany.count)
+            for relationship in plan.toMany {
+                links.append(try Self.toMany(members[member].value, relationship))
+                member += 1
+            }
+            return Row(primaryKey: primaryKey, opt: opt, values: values, links: links)
         }
-        return Row(primaryKey: primaryKey, opt: opt, values: values, links: links)
+
+        /// Any line: its members looked up by name, what is missing or left over said.
+        private func decodeByName(_ members: [(key: String, value: JSONValue)]) throws -> Row {
+            var object: [String: JSONValue] = [:]
+            for member in members { object[member.key] = member.value }
+            let primaryKey = try Self.primaryKey(object.removeValue(forKey: RecordJSON.primaryKeyKey))
+            var opt: Int64? = 1
+            if carriesOpt { opt = try Self.opt(object.removeValue(forKey: RecordJSON.optKey)) }
+            var values: [StoredValue] = []
+            // Composite objects are taken apart level by level; what is left over is unknown.
+            var composites: [[String]: [String: JSONValue]] = [[]: object]
+            func container(_ parents: [String]) throws -> [String: JSONValue] {
+                if let known = composites[parents] { return known }
+                let outer = try container(Array(parents.dropLast()))
+                let name = parents.joined(separator: ".")
+                guard let inner = outer[parents[parents.count - 1]] else { throw LineError(reason: "\(name) is missing") }
+                guard case .object(let members) = inner else {
+                    throw LineError(reason: "\(name) must be an object, found \(inner.typeName)")
+                }
+                composites[parents] = members
+                return members
+            }
+            for (index, field) in plan.fields.enumerated() {
+                let name = fieldNames[index]
+                guard let json = try container(fieldParents[index])[field.path[field.path.count - 1]] else {
+                    throw LineError(reason: "\(name) is missing")
+                }
+                do {
+                    // Spelled as export writes it: the restore proves itself against the archive's
+                    // checksums, so another spelling would be found only after the store is written.
+                    values.append(ValueCoding.encode(try ValueJSON.value(json, as: field.kind, exactSpelling: true)))
+                } catch let error as ValueJSON.TypeMismatch {
+                    throw mismatch(index, error, primaryKey: primaryKey)
+                }
+            }
+            // Every key of every composite level was a field or a composite.
+            for (parents, members) in composites where parents != [] {
+                if let extra = members.keys.sorted().first(where: { !(expected[parents] ?? []).contains($0) }) {
+                    throw LineError(reason: "unknown property \((parents + [extra]).joined(separator: ".")) for \(plan.name)")
+                }
+            }
+            for relationship in plan.toOne { values.append(try Self.toOne(object[relationship.name], relationship)) }
+            var links: [[Int64]] = []
+            for relationship in plan.toMany { links.append(try Self.toMany(object[relationship.name], relationship)) }
+            if let extra = object.keys.sorted().first(where: { !known.contains($0) }) {
+                throw LineError(reason: "unknown property \(extra) for \(plan.name)")
+            }
+            return Row(primaryKey: primaryKey, opt: opt, values: values, links: links)
+        }
     }
 }
 

@@ -124,6 +124,41 @@ final class InsertedValuesTests: XCTestCase {
                 changed { $0.append("PlayerProfile", 2, ["totalXP": .integer(9), "currentStreak": .integer(0), "createdAt": .date(40)]) }
             ),
             ("an orphan", changed { $0.append("TaskEstimation", 4, estimation(4, ["session": .integer(9), "cloudID": .string(ids[7])])) }),
+            // The key names a record, of another entity: an orphan all the same.
+            (
+                "an orphan whose key is a task's",
+                changed { $0.append("TaskEstimation", 4, estimation(4, ["session": .integer(2), "cloudID": .string(ids[7])])) }
+            ),
+            // Named before its session is inserted (estimations come after sessions): no orphan.
+            (
+                "a session that comes with a later key",
+                changed {
+                    $0.append(
+                        "GameSession", 5,
+                        [
+                            "startedAt": .date(21), "xpEarned": .integer(1), "routine": .integer(1), "isCalibration": .boolean(false),
+                            "cloudID": .string(ids[9]),
+                        ])
+                    $0.append("TaskEstimation", 4, estimation(4, ["session": .integer(5), "cloudID": .string(ids[7])]))
+                }
+            ),
+            (
+                "a task of a routine missing",
+                changed {
+                    $0.append(
+                        "RoutineTask", 3,
+                        [
+                            "name": .string("rinse"), "displayName": .string("Rinse"), "orderIndex": .integer(2), "routine": .integer(7),
+                            "referenceDurationSeconds": .integer(60), "cloudID": .string(ids[9]),
+                        ])
+                }
+            ),
+            (
+                "an orphan key beyond the kept bits",
+                changed {
+                    $0.append("TaskEstimation", 4, estimation(4, ["session": .integer(KeyBits.limit + 1), "cloudID": .string(ids[7])]))
+                }
+            ),
             ("every rule", RuleDatasets.messy()),
         ]
     }
@@ -184,7 +219,7 @@ final class InsertedValuesTests: XCTestCase {
                 continue
             }
             switch variant.name {
-            case "a routine's cloudID on an estimation", "an estimation's cloudID in lower case":
+            case "a routine's cloudID on an estimation", "an estimation's cloudID in lower case", "a session that comes with a later key":
                 XCTAssertEqual(repairs, baseline, variant.name)
             case "a natural key with a missing part":
                 XCTAssertNil(repairs["repair.dedup"], variant.name)
@@ -234,6 +269,14 @@ final class InsertedValuesTests: XCTestCase {
             (
                 "a title missing",
                 [note(1, title: .text("One"), cloudID: .text(Self.ids[1])), note(2, title: .null, cloudID: .text(Self.ids[2]))]
+            ),
+            (
+                "a folder missing",
+                [
+                    note(1, title: .text("One"), cloudID: .text(Self.ids[1])),
+                    ModelRow(
+                        "Note", 2, ["code": .text("N2"), "title": .text("Two"), "cloudID": .text(Self.ids[2]), "folder": .integer(5)]),
+                ]
             ),
         ]
         for (index, (name, notes)) in variants.enumerated() {
@@ -355,8 +398,8 @@ final class InsertedValuesTests: XCTestCase {
         let notes = InsertedValues(
             naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
             affinities: ["ZITEM": ["ZCLOUDID": .text, "ZNAME": .text, "ZDAY": .numeric]])
-        notes.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .real(1)], plan: plan)
-        notes.observe([.text(Data(Self.ids[1].utf8)), .text(Data("a".utf8)), .real(2)], plan: plan)
+        notes.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .real(1)], primaryKey: 1, plan: plan)
+        notes.observe([.text(Data(Self.ids[1].utf8)), .text(Data("a".utf8)), .real(2)], primaryKey: 2, plan: plan)
         notes.settle(loggedCount: log.total)
         XCTAssertFalse(try cloud(notes, plan, "ZCLOUDID"))
         XCTAssertTrue(try cloud(notes, plan, "ZOTHERID"), "only the column noted is known")
@@ -364,14 +407,14 @@ final class InsertedValuesTests: XCTestCase {
         XCTAssertFalse(notes.mayHaveNull(in: "ZNAME", of: plan, log: log))
         XCTAssertFalse(try cloud(notes, other, "ZCLOUDID"), "no row, nothing to repair")
 
-        notes.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .integer(2)], plan: plan)
+        notes.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .integer(2)], primaryKey: 3, plan: plan)
         XCTAssertTrue(try cloud(notes, plan, "ZCLOUDID"), "a cloudID repeated")
         XCTAssertTrue(try keys(notes), "2 and 2.0 are one key")
 
         let fresh = InsertedValues(
             naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
             affinities: ["ZITEM": ["ZCLOUDID": .text, "ZNAME": .text, "ZDAY": .numeric]])
-        fresh.observe([.null, .null, .real(.nan)], plan: plan)
+        fresh.observe([.null, .null, .real(.nan)], primaryKey: 4, plan: plan)
         fresh.settle(loggedCount: log.total)
         XCTAssertTrue(try cloud(fresh, plan, "ZCLOUDID"), "a cloudID missing")
         XCTAssertTrue(fresh.mayHaveNull(in: "ZNAME", of: plan, log: log))
@@ -382,12 +425,12 @@ final class InsertedValuesTests: XCTestCase {
             naturalKeys: ["Item": ["name", "day"]], expectedRecords: 10,
             affinities: ["ZITEM": ["ZCLOUDID": .text, "ZNAME": .text, "ZDAY": .numeric]])
         // Text in a numeric column may be stored as a number: "2" and 2 would be one key.
-        converted.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .text(Data("2".utf8))], plan: plan)
+        converted.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .text(Data("2".utf8))], primaryKey: 5, plan: plan)
         converted.settle(loggedCount: log.total)
         XCTAssertTrue(try keys(converted))
 
         let logged = InsertedValues(naturalKeys: [:], expectedRecords: 10, affinities: [:])
-        logged.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .real(1)], plan: plan)
+        logged.observe([.text(Data(Self.ids[0].utf8)), .text(Data("a".utf8)), .real(1)], primaryKey: 6, plan: plan)
         logged.settle(loggedCount: log.total)
         XCTAssertFalse(logged.mayHaveNull(in: "ZNAME", of: plan, log: log))
         try log.record(
@@ -397,5 +440,53 @@ final class InsertedValuesTests: XCTestCase {
         XCTAssertTrue(logged.mayHaveNull(in: "ZNAME", of: plan, log: log), "a change since the inserts: every check runs")
         logged.invalidate()
         XCTAssertTrue(try cloud(logged, plan, "ZCLOUDID"))
+    }
+
+    /// A to-one may name nothing exactly where a key it named is no key inserted into its
+    /// destination's entities, in the destination's table.
+    func testTheNotesOfToOnesSayMayWhereAKeyNamesNothing() throws {
+        let directory = try TemporaryTestDirectory()
+        let log = try RepairLog(directory: directory.url)
+        let parent = ModelLayout.EntityPlan(name: "Folder", number: 1, table: "ZFOLDER", fields: [], toOne: [], toMany: [])
+        let child = ModelLayout.EntityPlan(name: "Smart", number: 2, table: "ZFOLDER", fields: [], toOne: [], toMany: [])
+        let elsewhere = ModelLayout.EntityPlan(name: "Tag", number: 4, table: "ZTAG", fields: [], toOne: [], toMany: [])
+        let note = ModelLayout.EntityPlan(
+            name: "Note", number: 3, table: "ZNOTE", fields: [], toOne: [.init(name: "folder", column: "ZFOLDER", destination: "Folder")],
+            toMany: [])
+        func mayNameNothing(_ notes: InsertedValues, destinations: [Int64] = [1, 2]) -> Bool {
+            notes.toOneMayNameNothing(0, of: note, destinations: destinations, table: "ZFOLDER", log: log)
+        }
+        func notes(folders: [Int64], smart: [Int64] = [], tags: [Int64] = [], named: [StoredValue]) -> InsertedValues {
+            let notes = InsertedValues(naturalKeys: [:], expectedRecords: 10, affinities: ["ZNOTE": ["ZFOLDER": .integer]])
+            for (index, value) in named.enumerated() { notes.observe([value], primaryKey: Int64(index + 1), plan: note) }
+            for key in folders { notes.observe([], primaryKey: key, plan: parent) }
+            for key in smart { notes.observe([], primaryKey: key, plan: child) }
+            for key in tags { notes.observe([], primaryKey: key, plan: elsewhere) }
+            notes.settle(loggedCount: log.total)
+            return notes
+        }
+        XCTAssertFalse(mayNameNothing(notes(folders: [1, 2, 700], named: [.integer(2), .null, .integer(700)])))
+        XCTAssertTrue(mayNameNothing(notes(folders: [1], named: [.integer(2)])), "2 names nothing")
+        XCTAssertFalse(mayNameNothing(notes(folders: [1], smart: [2], named: [.integer(2)])), "a sub-entity's record")
+        XCTAssertTrue(mayNameNothing(notes(folders: [1], smart: [2], named: [.integer(2)]), destinations: [1]), "not under it")
+        XCTAssertTrue(
+            mayNameNothing(notes(folders: [1], tags: [2], named: [.integer(2)]), destinations: [1, 4]), "another table's record")
+        XCTAssertTrue(mayNameNothing(notes(folders: [1, 2], named: [.text(Data("2".utf8))])), "not an integer as bound")
+        XCTAssertTrue(mayNameNothing(notes(folders: [1], named: [.integer(-1)])), "a key the bits do not hold")
+        XCTAssertTrue(mayNameNothing(notes(folders: [1, KeyBits.limit], named: [.integer(1)])), "a destination's key the bits do not hold")
+        XCTAssertFalse(
+            notes(folders: [], named: []).toOneMayNameNothing(0, of: note, destinations: [1], table: "ZFOLDER", log: log), "no record")
+        let textColumn = InsertedValues(naturalKeys: [:], expectedRecords: 10, affinities: ["ZNOTE": ["ZFOLDER": .text]])
+        textColumn.observe([.integer(1)], primaryKey: 1, plan: note)
+        textColumn.observe([], primaryKey: 1, plan: parent)
+        textColumn.settle(loggedCount: log.total)
+        XCTAssertTrue(mayNameNothing(textColumn), "a TEXT column may store the key as text")
+        let logged = notes(folders: [1], named: [.integer(1)])
+        XCTAssertFalse(mayNameNothing(logged))
+        try log.record(
+            RepairEntry(
+                rule: .dedup, kind: .repair, entity: "Folder", primaryKey: 1, cloudID: nil, field: nil, old: .value(.integer(1)),
+                new: .value(.null)))
+        XCTAssertTrue(mayNameNothing(logged), "a change since the inserts (a folder merged away)")
     }
 }

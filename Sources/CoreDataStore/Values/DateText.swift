@@ -13,9 +13,18 @@ package enum DateText {
     /// `nil` when the value cannot be written as an ISO date (not finite, outside years
     /// 0001–9999, or more fractional digits than fit an integer); callers then keep the number.
     public static func iso8601(secondsSinceReferenceDate seconds: Double) -> String? {
+        var bytes: [UInt8] = []
+        guard appendISO8601(secondsSinceReferenceDate: seconds, to: &bytes) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the bytes of `iso8601(secondsSinceReferenceDate:)` to `output` and returns true,
+    /// or appends nothing and returns false where that is nil: an export's dates go into its
+    /// lines without a `String` made of each.
+    public static func appendISO8601(secondsSinceReferenceDate seconds: Double, to output: inout [UInt8]) -> Bool {
         // Years 0001–9999 lie within ±3.2e11 seconds; anything beyond has no ISO form (and
         // would overflow the integer arithmetic below).
-        guard seconds.isFinite, abs(seconds) < 4e11, let decimal = PlainDecimal(seconds) else { return nil }
+        guard seconds.isFinite, abs(seconds) < 4e11, let decimal = PlainDecimal(seconds) else { return false }
         var unixWhole: Int64
         var fraction = decimal.fraction
         if !decimal.isNegative {
@@ -25,39 +34,37 @@ package enum DateText {
         } else {
             // -(w.f) = -(w + 1) + (1 - 0.f): the whole part floors, the fraction complements.
             // Longer fractions are written as the number (docs/archive-format.md).
-            guard fraction.utf8.count <= 18, let complement = tenComplement(of: fraction) else { return nil }
+            guard fraction.count <= 18, let complement = tenComplement(of: fraction) else { return false }
             unixWhole = referenceDateUnixOffset - decimal.whole - 1
             fraction = complement
         }
-        guard let civil = CivilTime(unixSeconds: unixWhole), (1...9999).contains(civil.year) else { return nil }
+        guard let civil = CivilTime(unixSeconds: unixWhole), (1...9999).contains(civil.year) else { return false }
         // Digits by hand: String(format:) costs more than the rest of an export's row.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(20 + fraction.utf8.count)
         func digits(_ value: Int64, _ width: Int) {
             var divisor: Int64 = 1
             for _ in 1..<width { divisor *= 10 }
             while divisor > 0 {
-                bytes.append(UInt8(48 + value / divisor % 10))
+                output.append(UInt8(48 + value / divisor % 10))
                 divisor /= 10
             }
         }
         digits(civil.year, 4)
-        bytes.append(UInt8(ascii: "-"))
+        output.append(UInt8(ascii: "-"))
         digits(civil.month, 2)
-        bytes.append(UInt8(ascii: "-"))
+        output.append(UInt8(ascii: "-"))
         digits(civil.day, 2)
-        bytes.append(UInt8(ascii: "T"))
+        output.append(UInt8(ascii: "T"))
         digits(civil.hour, 2)
-        bytes.append(UInt8(ascii: ":"))
+        output.append(UInt8(ascii: ":"))
         digits(civil.minute, 2)
-        bytes.append(UInt8(ascii: ":"))
+        output.append(UInt8(ascii: ":"))
         digits(civil.second, 2)
         if !fraction.isEmpty {
-            bytes.append(UInt8(ascii: "."))
-            bytes.append(contentsOf: fraction.utf8)
+            output.append(UInt8(ascii: "."))
+            output.append(contentsOf: fraction)
         }
-        bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
+        output.append(UInt8(ascii: "Z"))
+        return true
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z` back into seconds since 2001.
@@ -96,16 +103,16 @@ package enum DateText {
         if whole >= 0 || fraction.isEmpty {
             literal = fraction.isEmpty ? String(whole) : "\(whole).\(fraction)"
         } else {
-            guard let complement = tenComplement(of: fraction) else { return nil }
-            literal = "-\(-whole - 1).\(complement)"
+            guard let complement = tenComplement(of: Array(fraction.utf8)) else { return nil }
+            literal = "-\(-whole - 1).\(String(decoding: complement, as: UTF8.self))"
         }
         return Double(literal)
     }
 
     /// `1 - 0.f` as fractional digits (trailing zeros trimmed), for any number of digits: the
     /// last non-zero digit d becomes 10 − d, every digit before it 9 − d. `nil` when `f` is zero.
-    private static func tenComplement(of fraction: String) -> String? {
-        var digits = Array(fraction.utf8)
+    private static func tenComplement(of fraction: [UInt8]) -> [UInt8]? {
+        var digits = fraction
         while digits.last == UInt8(ascii: "0") { digits.removeLast() }
         guard let last = digits.indices.last else { return nil }
         for index in digits.indices {
@@ -113,7 +120,7 @@ package enum DateText {
             digits[index] = UInt8(ascii: "0") + (index == last ? 10 - digit : 9 - digit)
         }
         while digits.last == UInt8(ascii: "0") { digits.removeLast() }
-        return String(decoding: digits, as: UTF8.self)
+        return digits
     }
 }
 
@@ -122,12 +129,15 @@ package enum DateText {
 struct PlainDecimal {
     var isNegative: Bool
     var whole: Int64
-    var fraction: String
+    /// The fraction's digits, as ASCII bytes.
+    var fraction: [UInt8]
 
     init?(_ value: Double) {
         // Works on the bytes of Swift's shortest representation ("-1.5e-07"): String indexing
         // would cost more than the whole conversion.
-        var text = Array("\(value)".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        ShortestSpelling.append(value, to: &text)
         isNegative = text.first == UInt8(ascii: "-")
         if isNegative { text.removeFirst() }
         var exponent = 0
@@ -156,7 +166,7 @@ struct PlainDecimal {
         self.whole = whole
         var fractionEnd = digits.count
         while fractionEnd > pointPosition && digits[fractionEnd - 1] == UInt8(ascii: "0") { fractionEnd -= 1 }
-        fraction = String(decoding: digits[pointPosition..<fractionEnd], as: UTF8.self)
+        fraction = Array(digits[pointPosition..<fractionEnd])
         if whole == 0 && fraction.isEmpty { isNegative = false }
     }
 }

@@ -26,10 +26,14 @@ package enum ValueJSON {
             output.append(UInt8(ascii: "}"))
         case .integerDate(let seconds): output.append(contentsOf: String(seconds).utf8)
         case .date(let seconds):
-            if let text = DateText.iso8601(secondsSinceReferenceDate: seconds) {
-                appendString(text, to: &output)
+            // The ISO text needs no escape (digits, `-`, `T`, `:`, `.`, `Z`): its bytes go between
+            // the quotes as they are, without a `String` made of them.
+            output.append(UInt8(ascii: "\""))
+            if DateText.appendISO8601(secondsSinceReferenceDate: seconds, to: &output) {
+                output.append(UInt8(ascii: "\""))
             } else {
                 // Out of ISO 8601's range: the stored number itself, which readers also accept.
+                output.removeLast()
                 appendDouble(seconds, to: &output)
             }
         case .uuid(let uuid): appendString(uuid.uuidString, to: &output)
@@ -56,7 +60,7 @@ package enum ValueJSON {
 
     package static func appendDouble(_ number: Double, to output: inout [UInt8]) {
         if number.isFinite {
-            output.append(contentsOf: "\(number)".utf8)
+            ShortestSpelling.append(number, to: &output)
         } else if number.isNaN {
             output.append(contentsOf: "null".utf8)
         } else {
@@ -103,6 +107,29 @@ package enum ValueJSON {
         var bytes: [UInt8] = []
         append(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A Double's shortest round-trip spelling, the bytes `"\(number)"` and `number.description` are
+/// made of, appended to a line without making a `String` of them: `Double.write(to:)` hands its
+/// digits to the stream's `_writeASCII`, whose default makes a `String` (a heap allocation when
+/// longer than 15 bytes, and an interpolation always makes one) that is then copied into the line;
+/// this stream copies the digits once. `ShortestSpellingTests` compares it with `"\(number)"`.
+package enum ShortestSpelling {
+    package static func append(_ number: Double, to output: inout [UInt8]) {
+        var sink = Sink()
+        // The line's buffer is lent to the stream and taken back (no copy either way).
+        swap(&sink.bytes, &output)
+        number.write(to: &sink)
+        swap(&sink.bytes, &output)
+    }
+
+    private struct Sink: TextOutputStream {
+        var bytes: [UInt8] = []
+
+        mutating func write(_ string: String) { bytes.append(contentsOf: string.utf8) }
+
+        mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: buffer) }
     }
 }
 

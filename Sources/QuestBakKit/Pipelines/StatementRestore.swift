@@ -306,7 +306,7 @@ struct StatementRestore {
             }
             if let context = records.context {
                 written.notes += try RepairPipeline.run(in: context, phase: .restoring)
-                try applyDestinationLinks(db, log: log)
+                try Self.applyDestinationLinks(db, log: log)
                 // Without --validate the store is restored as it was archived: what the model would
                 // repair is the app's data as the store held it. (Duplicates a unique index refuses
                 // and links no column can hold cannot be stored as they were: those need --validate.)
@@ -314,7 +314,7 @@ struct StatementRestore {
                     written.notes += try RepairPipeline.run(in: context, phase: .repairing)
                 }
             } else {
-                try applyDestinationLinks(db, log: log)
+                try Self.applyDestinationLinks(db, log: log)
             }
             if let legacy, !legacy.options.asArchived {
                 // A store an app profile describes: the same rules, driven by the profile's version
@@ -468,7 +468,7 @@ struct StatementRestore {
     /// record is in. A link to a record the archive lacks is left out, and of two sources that
     /// name one destination (which one column cannot hold) the lower `_pk` keeps it: repairs,
     /// reported, which an import without `--validate` refuses.
-    private func applyDestinationLinks(_ db: Database, log: RepairLog) throws {
+    static func applyDestinationLinks(_ db: Database, log: RepairLog) throws {
         // Every query below looks links up by destination: without this index each lookup read
         // them all, and 500,000 steps of a recipe took hours instead of seconds.
         try db.execute(
@@ -495,10 +495,14 @@ struct StatementRestore {
                         old: .value(.integer(row[1])), new: .value(.null)))
                 try db.execute(sql: "DELETE FROM temp.questbak_links WHERE rowid = ?", arguments: [row[4]])
             }
+            // After the deletions above, a target has one source (or, after a merge of two
+            // sources, the same source more than once): the join sets what a subquery per row
+            // (`= (SELECT source … AND target = Z_PK) WHERE Z_PK IN (SELECT target …)`) set, with
+            // one look-up a link instead of two. `DestinationLinksTests` compares the two.
             try db.execute(
                 sql:
-                    "UPDATE \(table) SET \(column) = (SELECT source \(scope) AND target = \(table).\(key)) WHERE \(key) IN (SELECT target \(scope))",
-                arguments: [table, column, table, column])
+                    "UPDATE \(table) SET \(column) = l.source FROM temp.questbak_links l WHERE l.tableName = ? AND l.columnName = ? AND l.target = \(table).\(key)",
+                arguments: [table, column])
         }
     }
 
@@ -535,6 +539,10 @@ struct StatementRestore {
         /// Whether a model archive's inserts are noted (`inserted`, made with its layout).
         var notesInsertions = false
         var statements: [String: (insert: Statement, columns: [String])] = [:]
+        /// Each entity's reader of its lines, made at its first line.
+        var lineDecoders: [String: ModelMemberEncoding.LineDecoder] = [:]
+        /// `linkInsert()`'s statement, once made.
+        var linkInsertStatement: Statement?
         /// A generic archive's entity tables: their columns but `Z_PK`, and every column's affinity
         /// (`Z_PK`'s first), read once.
         var genericColumns: [String: (names: [String], affinities: [ColumnAffinity])] = [:]
@@ -598,7 +606,7 @@ struct StatementRestore {
                 guard let plan = decoded.plan else {
                     throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(legacy.schemaVersion)")
                 }
-                inserted?.observe(row.values, plan: plan)
+                inserted?.observe(row.values, primaryKey: row.primaryKey, plan: plan)
                 try insertRow(
                     plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: nil, member: member.path,
                     lineNumber: lineNumber)
@@ -609,11 +617,18 @@ struct StatementRestore {
                 }
                 let row: ModelMemberEncoding.Row
                 do {
-                    row = try ModelMemberEncoding.decode(line, plan: plan, carriesOpt: true)
+                    let decoder: ModelMemberEncoding.LineDecoder
+                    if let known = lineDecoders[plan.name] {
+                        decoder = known
+                    } else {
+                        decoder = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true)
+                        lineDecoders[plan.name] = decoder
+                    }
+                    row = try decoder.decode(line)
                 } catch let error as ModelMemberEncoding.LineError {
                     throw restore.invalid(member.path, lineNumber, error.reason)
                 }
-                inserted?.observe(row.values, plan: plan)
+                inserted?.observe(row.values, primaryKey: row.primaryKey, plan: plan)
                 try insertRow(
                     plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
                     lineNumber: lineNumber)
@@ -626,9 +641,12 @@ struct StatementRestore {
                                 statement, [.integer(row.primaryKey), .integer(target)], member: member.path, lineNumber: lineNumber,
                                 primaryKey: String(row.primaryKey))
                         case .destinationColumn(let table, let column):
-                            try db.execute(
-                                sql: "INSERT INTO temp.questbak_links VALUES (?, ?, ?, ?, ?, ?)",
-                                arguments: [table, column, target, row.primaryKey, plan.name, link.name])
+                            try ExactSQL.execute(
+                                try linkInsert(),
+                                [
+                                    .text(Data(table.utf8)), .text(Data(column.utf8)), .integer(target), .integer(row.primaryKey),
+                                    .text(Data(plan.name.utf8)), .text(Data(link.name.utf8)),
+                                ])
                         }
                     }
                 }
@@ -710,6 +728,15 @@ struct StatementRestore {
                 }())
         }
 
+        /// The insert of one link kept on its destination's row, prepared once: made for each link,
+        /// its preparing took a fifth of another app's restore (one link a step of a recipe).
+        mutating func linkInsert() throws -> Statement {
+            if let linkInsertStatement { return linkInsertStatement }
+            let made = try db.makeStatement(sql: "INSERT INTO temp.questbak_links VALUES (?, ?, ?, ?, ?, ?)")
+            linkInsertStatement = made
+            return made
+        }
+
         mutating func statement(_ table: String, key: String, columns: [String]) throws -> Statement {
             if let cached = statements[key] { return cached.insert }
             let quoted = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
@@ -719,12 +746,15 @@ struct StatementRestore {
             return insert
         }
 
-        func run(_ statement: Statement, _ values: [StoredValue], member: String, lineNumber: Int, primaryKey: String) throws {
+        func run(
+            _ statement: Statement, _ values: [StoredValue], member: String, lineNumber: Int, primaryKey: @autoclosure () -> String
+        ) throws {
             do {
                 try ExactSQL.execute(statement, values)
             } catch let error as DatabaseError where [.SQLITE_CONSTRAINT, .SQLITE_MISMATCH].contains(error.resultCode) {
                 // A constraint, or a value an INTEGER PRIMARY KEY cannot be: the archive's line.
-                throw restore.invalid(member, lineNumber, "record \(primaryKey) cannot be stored: \(error.message ?? "a constraint fails")")
+                throw restore.invalid(
+                    member, lineNumber, "record \(primaryKey()) cannot be stored: \(error.message ?? "a constraint fails")")
             }
         }
 

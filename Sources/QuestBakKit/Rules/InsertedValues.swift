@@ -10,6 +10,11 @@ import QuestBakArchive
 /// "certainly not", and on "may" runs the very query it always ran, so a restore repairs exactly
 /// what it repaired before (docs/performance.md, "Round three, import's checks").
 ///
+/// The orphan rule's check of a to-one (an `EXISTS` per record) is answered exactly: the keys
+/// inserted into each entity and the keys each to-one named are kept as sets of bits, and a
+/// to-one can name nothing only where a key it named is no key inserted into its destination's
+/// entities (or a key or a to-one's value was one these sets cannot hold: "may").
+///
 /// Sound because the inserts are the only way rows get into an entity's table before the rules
 /// run (a table the archive carries as rows besides an entity's, or a row refused by a
 /// constraint, makes every answer "may": `invalidate`), and because every change a rule or the
@@ -20,6 +25,8 @@ final class InsertedValues {
     /// One entity's columns the checks look at, found once in its plan (values come as the plan's
     /// fields, then its to-ones).
     private struct Watch {
+        /// The entity's table: a to-one's `EXISTS` looks for its key in its destination's table.
+        var table = ""
         var requiredColumns: [(index: Int, column: String)] = []
         /// The cloudID attribute's value and column, when the entity has one.
         var cloudID: (index: Int, column: String)?
@@ -47,6 +54,10 @@ final class InsertedValues {
         /// filter's false alarms. One query of these few values tells which.
         var cloudIDSuspects: [StoredValue] = []
         var keySuspects: [[StoredValue]] = []
+        /// The keys inserted (nil: one was outside what `KeyBits` holds).
+        var primaryKeys: KeyBits? = KeyBits()
+        /// By to-one, in the plan's order: the keys each named (nil: a value `KeyBits` cannot hold).
+        var namedKeys: [KeyBits?] = []
     }
 
     /// Past this many suspects of an entity, its check runs as it always did.
@@ -76,10 +87,19 @@ final class InsertedValues {
         keys = ProbableSet(expectedCount: naturalKeys.isEmpty ? 0 : expectedRecords)
     }
 
-    /// Notes the values of one row about to be inserted into `plan`'s table (as the insert binds
-    /// them: the plan's fields, then its to-ones).
-    func observe(_ values: [StoredValue], plan: ModelLayout.EntityPlan) {
+    /// Notes the values of one row about to be inserted into `plan`'s table under `primaryKey`
+    /// (as the insert binds them: the plan's fields, then its to-ones).
+    func observe(_ values: [StoredValue], primaryKey: Int64, plan: ModelLayout.EntityPlan) {
         let slot = slot(of: plan)
+        if seen[slot].primaryKeys?.insert(primaryKey) == false { seen[slot].primaryKeys = nil }
+        for index in seen[slot].namedKeys.indices where seen[slot].namedKeys[index] != nil {
+            switch values[plan.fields.count + index] {
+            case .null: break
+            // An INTEGER column keeps an integer as bound.
+            case .integer(let key) where seen[slot].namedKeys[index]?.insert(key) == true: break
+            default: seen[slot].namedKeys[index] = nil
+            }
+        }
         for (index, column) in watches[slot].requiredColumns where Self.isStoredAsNull(values[index]) {
             seen[slot].columnsWithNull.insert(column)
         }
@@ -122,7 +142,10 @@ final class InsertedValues {
         } else {
             slot = watches.count
             watches.append(makeWatch(plan))
-            seen.append(Seen())
+            // A to-one's key is kept as bound only by an INTEGER column (Core Data's); any other
+            // column's to-one is "may".
+            let columns = affinities[plan.table] ?? [:]
+            seen.append(Seen(namedKeys: plan.toOne.map { columns[$0.column.uppercased()] == .integer ? KeyBits() : nil }))
             slots[plan.number] = slot
         }
         lastSlot = (plan.number, slot)
@@ -204,12 +227,34 @@ final class InsertedValues {
         return try !ExactSQL.fetchAll(db, sql: sql, suspects.flatMap { $0 }).isEmpty
     }
 
+    /// Whether the to-one `relationship` (its index in `plan.toOne`) of one of `plan`'s records
+    /// may name a key that no record of `destinations` (the entity numbers of its destination and
+    /// of every entity under it) in `table` has: what `OrphanRule` looks for with `EXISTS`.
+    func toOneMayNameNothing(
+        _ relationship: Int, of plan: ModelLayout.EntityPlan, destinations: [Int64], table: String, log: RepairLog
+    ) -> Bool {
+        guard answers(log) else { return true }
+        // No row of the entity: no to-one to look at.
+        guard let slot = slots[plan.number] else { return false }
+        guard let named = seen[slot].namedKeys[relationship] else { return true }
+        var existing = KeyBits()
+        for number in destinations {
+            guard let destination = slots[number] else { continue }
+            // Rows of another table are not where the `EXISTS` looks.
+            guard watches[destination].table == table else { continue }
+            guard let keys = seen[destination].primaryKeys else { return true }
+            existing.formUnion(keys)
+        }
+        return !named.isSubset(of: existing)
+    }
+
     private func answers(_ log: RepairLog) -> Bool {
         valid && settledAt == log.total
     }
 
     private func makeWatch(_ plan: ModelLayout.EntityPlan) -> Watch {
         var watch = Watch()
+        watch.table = plan.table
         for (index, field) in plan.fields.enumerated() {
             if !field.isOptional { watch.requiredColumns.append((index, field.column)) }
             if field.path == [CompiledEntity.cloudIDAttribute] { watch.cloudID = (index, field.column) }
@@ -253,6 +298,38 @@ final class InsertedValues {
         case (.real, .integer), (.real, .real), (.real, .numeric), (.real, .blob): return true
         default: return false
         }
+    }
+}
+
+/// A set of keys (`Z_PK`s) as bits: exact, and small for the dense keys Core Data hands out
+/// (an eighth of a byte a key up to the largest). A key below 0 or from `limit` on is not held:
+/// `insert` says false, and the caller's answer becomes "may".
+struct KeyBits {
+    /// 2^24 keys: 2 MB at most, so memory stays flat whatever the keys.
+    static let limit: Int64 = 1 << 24
+    private var words: [UInt64] = []
+
+    /// Adds `key`; false when it is outside what the set holds (nothing is added).
+    mutating func insert(_ key: Int64) -> Bool {
+        guard key >= 0, key < Self.limit else { return false }
+        let word = Int(key >> 6)
+        if word >= words.count {
+            // Doubled as it grows (not word by word), up to the limit's words.
+            let count = min(max(word + 1, 2 * words.count), Int(Self.limit >> 6))
+            words.append(contentsOf: repeatElement(0, count: count - words.count))
+        }
+        words[word] |= 1 << UInt64(key & 63)
+        return true
+    }
+
+    mutating func formUnion(_ other: KeyBits) {
+        if other.words.count > words.count { words.append(contentsOf: repeatElement(0, count: other.words.count - words.count)) }
+        for index in other.words.indices { words[index] |= other.words[index] }
+    }
+
+    func isSubset(of other: KeyBits) -> Bool {
+        for index in words.indices where words[index] & ~(index < other.words.count ? other.words[index] : 0) != 0 { return false }
+        return true
     }
 }
 

@@ -21,8 +21,17 @@ struct OrphanRule: RepairRule {
     func apply(in context: RepairContext) throws -> [String] {
         let db = context.db
         for plan in context.entities {
-            for relationship in plan.toOne {
+            for (index, relationship) in plan.toOne.enumerated() {
                 guard let exists = context.existsSQL("o.\(relationship.column)", in: relationship.destination) else { continue }
+                // Every key the restore's inserts named is a key they inserted where the query
+                // looks (`InsertedValues`): it could find no orphan.
+                if let inserted = context.inserted, let table = context.layout.entity(named: relationship.destination)?.table,
+                    !inserted.toOneMayNameNothing(
+                        index, of: plan, destinations: context.numbers(ofSubtree: relationship.destination), table: table,
+                        log: context.log)
+                {
+                    continue
+                }
                 let condition = "o.\(CoreDataSQL.entityColumn) = \(plan.number) AND o.\(relationship.column) IS NOT NULL AND NOT \(exists)"
                 let orphans = try Row.fetchAll(
                     db,
