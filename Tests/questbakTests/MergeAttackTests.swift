@@ -93,6 +93,31 @@ final class MergeAttackTests: XCTestCase, MergeTesting {
         XCTAssertEqual(routine["inserted"] as? Int, 0, "\(routine)")
     }
 
+    /// Records in both are settled in the store's key order, whatever order the archive's keys
+    /// give: here the archive holds the store's first two routines under each other's keys, so
+    /// its keys run against the store's, and the report lists the store's routine 1 first.
+    func testRecordsInBothAreSettledInTheStoresKeyOrder() throws {
+        let directory = try TemporaryTestDirectory()
+        let source = try directory.copyFixture("v2-typical", as: "source")
+        _ = try sql(
+            source,
+            """
+            UPDATE ZROUTINE SET Z_PK = -1 WHERE Z_PK = 1; UPDATE ZROUTINE SET Z_PK = 1 WHERE Z_PK = 2; UPDATE ZROUTINE SET Z_PK = 2 WHERE Z_PK = -1;
+            UPDATE ZROUTINETASK SET ZROUTINE = 3 - ZROUTINE WHERE ZROUTINE IN (1, 2);
+            UPDATE ZGAMESESSION SET ZROUTINE = 3 - ZROUTINE WHERE ZROUTINE IN (1, 2);
+            UPDATE ZROUTINE SET ZDISPLAYNAME = ZDISPLAYNAME || ' (tablet)' WHERE Z_PK IN (1, 2)
+            """)
+        let archive = directory.path("source.qbak")
+        try export(source, to: archive)
+        let store = try directory.copyFixture("v2-typical", as: "store")
+        let document = try merge(archive, into: store)
+        let conflicts = ((document["entries"] as? [[String: Any]]) ?? []).filter {
+            $0["entity"] as? String == "Routine" && $0["rule"] as? String == "conflict"
+        }
+        XCTAssertEqual(conflicts.compactMap { $0["_pk"] as? Int }, [1, 2], "\(conflicts)")
+        XCTAssertEqual(conflicts.compactMap { $0["old"] as? String }, ["Morning Routine (tablet)", "School Prep (tablet)"])
+    }
+
     /// A one-to-one (AppSettings <-> ParentSettings, a foreign key on both sides): when one side
     /// is matched, its partner is the store's partner, merged field by field. Inserting the
     /// archive's partner as a new record would leave two ParentSettings naming one AppSettings

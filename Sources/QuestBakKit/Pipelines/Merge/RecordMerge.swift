@@ -463,7 +463,7 @@ struct RecordMerge {
                 FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
                 JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store\(translations)
                 WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
-                ORDER BY m.store, m.incoming
+                ORDER BY m.incoming
                 """, arguments: [entity.table])
         usedCloudIDs = nil
         // No record in both differs (a store's own archive): nothing to settle, nothing to ask.
@@ -531,7 +531,20 @@ struct RecordMerge {
         var previous: (key: Int64, changed: Bool)?
         let current =
             "SELECT \(newer.map { "s.\($0)" } ?? "NULL")\(fields.map { ", s.\($0.column)" }.joined()) FROM main.\(entity.table) s WHERE s.\(keyColumn) = ?"
-        try ExactSQL.forEachRow(db, sql: "SELECT * FROM temp.questbak_differing ORDER BY rowid") { row in
+        // They were written in the map's order, by archive key, which SQLite reads without a
+        // sort (sorting every differing record as it was written took a tenth of a merge into
+        // a second device). Where the store keys never fall as the archive keys rise (a store's
+        // own archive, a second device made in the same order), that is the order by store key;
+        // else they are sorted here.
+        let written = "SELECT * FROM temp.questbak_differing"
+        let storeKeysFall =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM (SELECT 1 FROM temp.questbak_differing a JOIN temp.questbak_differing b ON b.rowid = a.rowid + 1
+                                          WHERE b.c0 < a.c0 LIMIT 1)
+                    """) != 0
+        try ExactSQL.forEachRow(db, sql: written + (storeKeysFall ? " ORDER BY c0, c1" : " ORDER BY rowid")) { row in
             guard case .integer(let storeKey) = row[0] else { return }
             var storeDate = row[2]
             var store = (0..<fields.count).map { row[4 + $0] }
