@@ -810,9 +810,9 @@ package enum Differ {
             return "\(id) NOT IN (SELECT p.\(side) FROM diff_pairs p WHERE p.entity = \(number))"
         }
 
-        /// SQL: this entity's pairs as a table `p` of (`a`, `b`) rowids, in A's rowid order,
-        /// the order they were paired in, and a condition on it: `diff_pairs`, or, when every
-        /// record is paired with itself, each rowid of the one table with itself.
+        /// SQL: this entity's pairs as a table `p` of (`a`, `b`) rowids and a condition on it:
+        /// `diff_pairs`, or, when every record is paired with itself, each rowid of the one
+        /// table with itself, in rowid order, the order the self-pairing's insert writes them.
         private var pairsSQL: (table: String, condition: String) {
             pairsEveryRecordWithItself
                 ? ("(SELECT x.rowid AS a, x.rowid AS b FROM \(a.name) x) p", "1")
