@@ -41,16 +41,78 @@ package enum Differ {
     package final class Listing {
         package let result: Result
         private let comparisons: [String: Comparison]
+        private let keyMap: KeyMap
 
-        init(result: Result, comparisons: [String: Comparison]) {
+        init(result: Result, comparisons: [String: Comparison], keyMap: KeyMap) {
             self.result = result
             self.comparisons = comparisons
+            self.keyMap = keyMap
+        }
+
+        /// The roots whose keys a statement looked up in `diff_map` (tests check when `Shortcuts`
+        /// spare it).
+        var rootsLookedUp: Set<String> { keyMap.filled }
+
+        /// The pairs written to `diff_pairs` (tests check when `Shortcuts` spare them).
+        func pairsWritten() throws -> Int {
+            guard let db = comparisons.values.first?.db else { return 0 }
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM diff_pairs") ?? 0
         }
 
         /// The records only B has, then those only A has (each by `_pk`), then the changed ones
         /// (by A's `_pk`).
         package func forEachLine(of entity: String, _ body: (Line) throws -> Void) throws {
             try comparisons[entity]?.forEachLine(body)
+        }
+    }
+
+    /// The ways `diff` spares work whose outcome it knows, each of which a test turns off to
+    /// compare the counts and the listing with those the work gives.
+    package struct Shortcuts {
+        /// `diff_map` is filled when a statement first reads it (`KeyMap`), not at once.
+        package var fillsKeyMapWhenRead = true
+        /// A twin whose every record its cloudID pairs with itself is counted so, its pairs not
+        /// written to `diff_pairs` (`Comparison.pairsEveryRecordWithItself`).
+        package var pairsIdentityByCount = true
+
+        package init() {}
+    }
+
+    /// What fills `diff_map`, root by root, in the order `diff` asks for it: a root's dangling
+    /// keys, then each entity's matches as it is matched (each writes rows of its own root
+    /// only). Kept until a statement that looks up a key of that root is about to run (`fill`),
+    /// and run at once after that. A statement reads only the rows of the roots it names
+    /// (`translated`'s `mp.root`), and each kept statement reads only the side tables and its
+    /// own entity's pairs, which do not change between its being asked for and `fill` (an
+    /// entity's pairs change only while it is matched, before it asks, and in the rounds, whose
+    /// statements `fill` first); they run in the order asked. So the rows a statement reads are
+    /// those it would read were each run when asked. A root nothing looks up (a twin's, when its
+    /// records and those naming it all pair with themselves) is never filled.
+    final class KeyMap {
+        private var pending: [String: [() throws -> Void]] = [:]
+        private(set) var filled: Set<String> = []
+        /// Set by `fillAll`: every statement runs as it is asked for.
+        private var runsAtOnce = false
+
+        func add(root: String, _ statement: @escaping () throws -> Void) throws {
+            if runsAtOnce || filled.contains(root) { try statement() } else { pending[root, default: []].append(statement) }
+        }
+
+        /// Runs what was kept for `roots`; called before every statement that may translate a
+        /// key of B naming one of them.
+        func fill<Roots: Sequence<String>>(_ roots: Roots) throws {
+            for root in roots where !filled.contains(root) {
+                filled.insert(root)
+                let statements = pending.removeValue(forKey: root) ?? []
+                for statement in statements { try statement() }
+            }
+        }
+
+        /// Runs everything kept, and from now on each statement as it is asked for (as `diff`
+        /// did before `Shortcuts.fillsKeyMapWhenRead`).
+        func fillAll() throws {
+            try fill(pending.keys.sorted())
+            runsAtOnce = true
         }
     }
 
@@ -62,7 +124,7 @@ package enum Differ {
     package static func diff<T>(
         _ a: URL, _ b: URL, keys: ArchiveKeys = ArchiveKeys(), profiles: [AppProfile] = [], workDirectory: URL,
         progress: ((RecordProgress) -> Void)? = nil, cancellation: Cancellation? = nil, comparesSelfPairsInSQL: Bool = false,
-        read: (Listing) throws -> T
+        shortcuts: Shortcuts = Shortcuts(), read: (Listing) throws -> T
     ) throws -> T {
         // Records live in a scratch store in the private work folder, not in memory: SQLite's
         // page cache is bounded and its sorts spill to files, so memory stays flat at any size.
@@ -80,13 +142,13 @@ package enum Differ {
             return try read(
                 try diff(
                     a, b, keys: keys, profiles: profiles, workDirectory: workDirectory, db: db, progress: progress,
-                    cancellation: cancellation, comparesSelfPairsInSQL: comparesSelfPairsInSQL))
+                    cancellation: cancellation, comparesSelfPairsInSQL: comparesSelfPairsInSQL, shortcuts: shortcuts))
         }
     }
 
     static func diff(
         _ a: URL, _ b: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, db: Database,
-        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?, comparesSelfPairsInSQL: Bool
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?, comparesSelfPairsInSQL: Bool, shortcuts: Shortcuts
     ) throws -> Listing {
         var left = try side(
             of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress,
@@ -135,7 +197,11 @@ package enum Differ {
                     left.tables[names[index]]?.columns[field] != nil && right.tables[names[index]]?.columns[field] != nil
                 }.values
             })
-        try mapDanglingKeys(of: named, names: names, plans: plans, left, right, db: db)
+        // `diff_map` is filled when a statement first looks a key up in it, not before: a twin
+        // whose every record is paired with itself needs none of it (see `KeyMap`).
+        let keyMap = KeyMap()
+        try mapDanglingKeys(of: named, names: names, plans: plans, left, right, into: keyMap, db: db)
+        if !shortcuts.fillsKeyMapWhenRead { try keyMap.fillAll() }
         let models = models(left, right)
         let lineages = names.map { lineage(of: $0, in: models) }
         for (number, name) in names.enumerated() {
@@ -145,7 +211,8 @@ package enum Differ {
             // part of a content key.)
             let unmatched = lineages[number...]
             var comparison = Comparison(
-                db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root),
+                db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root), keyMap: keyMap,
+                pairsIdentityByCount: shortcuts.pairsIdentityByCount,
                 deferred: Set(
                     plans[number].destinations.filter { field, destination in
                         !plans[number].toMany.contains(field) && unmatched.contains { $0.contains(destination) }
@@ -193,15 +260,16 @@ package enum Differ {
                 a: a, b: b, comparedBy: byTables ? "tables" : "records", entities: entities,
                 added: entities.map(\.added).reduce(0, +), removed: entities.map(\.removed).reduce(0, +),
                 changed: entities.map(\.changed).reduce(0, +)),
-            comparisons: comparisons)
+            comparisons: comparisons, keyMap: keyMap)
     }
 
     /// A to-one that names no record of its own side (an orphan, which `import --validate` would
     /// report) names the same nothing as a to-one on the other side naming no record by the same
     /// key: each such key is mapped to itself, so that a store and its own backup agree on it.
-    /// A key naming no record on one side only stays unmatched, and so differs.
+    /// A key naming no record on one side only stays unmatched, and so differs. (Kept by
+    /// `keyMap`, root by root, until a statement looks a key of that root up.)
     static func mapDanglingKeys(
-        of roots: Set<String>, names: [String], plans: [Plan], _ left: Side, _ right: Side, db: Database
+        of roots: Set<String>, names: [String], plans: [Plan], _ left: Side, _ right: Side, into keyMap: KeyMap, db: Database
     ) throws {
         func dangling(_ side: Side, root: String) -> String? {
             var referenced: [String] = []
@@ -222,7 +290,9 @@ package enum Differ {
             // The same query of the same tables (twins) is its own intersection: run once, its
             // keys made distinct as INTERSECT makes them.
             let keys = a == b ? "SELECT DISTINCT k FROM (\(a))" : "SELECT k FROM (\(a)) INTERSECT SELECT k FROM (\(b))"
-            try db.execute(sql: "INSERT INTO diff_map (root, b, a) SELECT ?, k, k FROM (\(keys))", arguments: [root])
+            try keyMap.add(root: root) {
+                try db.execute(sql: "INSERT INTO diff_map (root, b, a) SELECT ?, k, k FROM (\(keys))", arguments: [root])
+            }
         }
     }
 
@@ -672,6 +742,10 @@ package enum Differ {
         let plan: Plan
         /// Some relationship names this entity's records: its pairs go to `diff_map`.
         let isNamed: Bool
+        /// Where `diff_map` is filled from, when a statement first reads it.
+        let keyMap: KeyMap
+        /// A twin's cloudID that pairs every record with itself is counted, not written (`Shortcuts`).
+        let pairsIdentityByCount: Bool
         /// The relationships to records not all matched yet when this entity is (see `diff`):
         /// first no part of the content key, which then pairs only records alike in nothing else;
         /// once every entity is matched, the rounds in `diff` pair the rest with them.
@@ -684,6 +758,9 @@ package enum Differ {
         var paired = 0
         /// Of those, records a twin's key paired with themselves (`match`'s one statement).
         var pairedWithThemselves = 0
+        /// Every record is paired with itself, and these pairs are not in `diff_pairs`: each
+        /// statement that reads this entity's pairs reads the table's rowids instead (`pairsSQL`).
+        var pairsEveryRecordWithItself = false
 
         /// A twin's every record is paired with itself.
         var isIdentity: Bool { isTwin && pairedWithThemselves == a.count && paired == a.count }
@@ -725,8 +802,21 @@ package enum Differ {
 
         /// SQL: the record `id` of `side` is not paired yet.
         /// (Nothing is paired yet: no test, the lookup would find nothing.)
+        /// (Every record paired with itself, not in `diff_pairs`: none is unmatched; the ids
+        /// tested are the table's rowids.)
         private func unmatched(_ side: String, _ id: String) -> String {
-            paired == 0 ? "1" : "\(id) NOT IN (SELECT p.\(side) FROM diff_pairs p WHERE p.entity = \(number))"
+            if paired == 0 { return "1" }
+            if pairsEveryRecordWithItself { return "0" }
+            return "\(id) NOT IN (SELECT p.\(side) FROM diff_pairs p WHERE p.entity = \(number))"
+        }
+
+        /// SQL: this entity's pairs as a table `p` of (`a`, `b`) rowids and a condition on it:
+        /// `diff_pairs`, or, when every record is paired with itself, each rowid of the one
+        /// table with itself, in rowid order, the order the self-pairing's insert writes them.
+        private var pairsSQL: (table: String, condition: String) {
+            pairsEveryRecordWithItself
+                ? ("(SELECT x.rowid AS a, x.rowid AS b FROM \(a.name) x) p", "1")
+                : ("diff_pairs p", "p.entity = \(number)")
         }
 
         /// SQL: the records of `table` (alias `x`) as (`id`, key values `k0`…, and with `cloudID`
@@ -756,6 +846,8 @@ package enum Differ {
         private func keyTables(
             _ fields: [String], unmatchedOnly: Bool, filter: String, cloudID: Bool = false, numbering: (String) -> String
         ) throws {
+            // B's keys of the records these fields name are translated through `diff_map`.
+            try keyMap.fill(fields.compactMap { plan.references[$0] })
             let names = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
             try db.execute(sql: "DROP TABLE IF EXISTS diff_key_a")
             try db.execute(sql: "DROP TABLE IF EXISTS diff_key_b")
@@ -799,13 +891,17 @@ package enum Differ {
                     let flagged = key.isCloudID ? "AND (\(tuple)) IN (SELECT \(tuple) FROM \(rows) AND s = 1)" : ""
                     let before = paired
                     defer { pairedWithThemselves += paired - before }
-                    try pair(
-                        key.kind,
+                    let selfPairs = """
+                        FROM \(rows) AND (\(tuple)) NOT IN (SELECT \(tuple) FROM \(rows) \(flagged) GROUP BY \(tuple) HAVING count(*) > 1) \
+                        AND \(unmatched("a", "id")) AND \(unmatched("b", "id"))
                         """
-                        INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id FROM \(rows) AND (\(tuple)) NOT IN \
-                        (SELECT \(tuple) FROM \(rows) \(flagged) GROUP BY \(tuple) HAVING count(*) > 1) \
-                        AND \(unmatched("a", "id")) AND \(unmatched("b", "id")) ORDER BY id
-                        """)
+                    if pairsIdentityByCount, paired == 0, key.isCloudID, try pairsEveryRecordWithItself(counting: selfPairs) {
+                        // As `pair` records a statement that paired some.
+                        if !tried.contains(key.kind) { tried.append(key.kind) }
+                        if !used.contains(key.kind) { used.append(key.kind) }
+                        continue
+                    }
+                    try pair(key.kind, "INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id \(selfPairs) ORDER BY id")
                     continue
                 }
                 try keyTables(
@@ -845,6 +941,17 @@ package enum Differ {
             try recordMatches()
         }
 
+        /// Whether the self-pairing `selfPairs` (`FROM … WHERE …` of records `id`) would pair every
+        /// record, counted rather than written: when it would, every record is paired with
+        /// itself (`pairsEveryRecordWithItself`), as its `INSERT` would pair them. Its rows are
+        /// distinct rowids of the one table, so as many as the table has are all of them.
+        private mutating func pairsEveryRecordWithItself(counting selfPairs: String) throws -> Bool {
+            guard try Int.fetchOne(db, sql: "SELECT count(*) \(selfPairs)") == a.count else { return false }
+            pairsEveryRecordWithItself = true
+            paired = a.count
+            return true
+        }
+
         /// Which fields a content key compares: every value and to-one, all but the deferred
         /// relationships, or the values alone.
         enum ContentFields {
@@ -882,13 +989,15 @@ package enum Differ {
         }
 
         /// The pairs go to `diff_map`, where a relationship to this entity looks them up.
+        /// (Kept by `keyMap` until a statement reads `diff_map`.)
         func recordMatches() throws {
             guard isNamed else { return }
-            try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO diff_map (root, b, a) SELECT \(Self.quoted(plan.root)), r.pk, l.pk FROM diff_pairs p \
-                    JOIN \(a.name) l ON l.rowid = p.a JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number)
-                    """)
+            let (pairs, condition) = pairsSQL
+            let sql = """
+                INSERT OR REPLACE INTO diff_map (root, b, a) SELECT \(Self.quoted(plan.root)), r.pk, l.pk FROM \(pairs) \
+                JOIN \(a.name) l ON l.rowid = p.a JOIN \(b.name) r ON r.rowid = p.b WHERE \(condition)
+                """
+            try keyMap.add(root: plan.root) { [db] in try db.execute(sql: sql) }
         }
 
         /// "_pk 12", with the record's cloudID when it has a well-formed one.
@@ -945,10 +1054,12 @@ package enum Differ {
                     !plan.toMany.contains(field) && plan.references[field].map(identicalRoots.contains) != false
                 }
             if !shared.isEmpty, comparesSelfPairsInSQL || !cannotDiffer {
+                try keyMap.fill(shared.compactMap { plan.references[$0] })
+                let (pairs, condition) = pairsSQL
                 try db.execute(
                     sql: """
-                        INSERT INTO diff_changed (entity, a, b) SELECT \(number), p.a, p.b FROM diff_pairs p \
-                        JOIN \(a.name) l ON l.rowid = p.a JOIN \(b.name) r ON r.rowid = p.b WHERE p.entity = \(number) \
+                        INSERT INTO diff_changed (entity, a, b) SELECT \(number), p.a, p.b FROM \(pairs) \
+                        JOIN \(a.name) l ON l.rowid = p.a JOIN \(b.name) r ON r.rowid = p.b WHERE \(condition) \
                         AND (\(anyDifference(shared)))
                         """)
                 changed = db.changesCount
@@ -971,7 +1082,11 @@ package enum Differ {
                 ) { row in try body(line(label(row.integer(0) ?? 0, row[1]))) }
             }
             let shared = self.shared
-            guard !shared.isEmpty else { return }
+            // Nothing changed (`summary` found no pair): no statement, and no `diff_map` to fill for it.
+            guard !shared.isEmpty,
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM diff_changed WHERE entity = \(number))") == true
+            else { return }
+            try keyMap.fill(shared.compactMap { plan.references[$0] })
             let text = ValueText()
             let values = shared.map { "l.\(a.columns[$0]!), r.\(b.columns[$0]!)" }
             // Read exactly (GRDB's rows would end a string at its first NUL).

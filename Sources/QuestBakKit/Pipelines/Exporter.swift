@@ -240,9 +240,7 @@ package enum Exporter {
             lineOptions.memberLines = line
             return try stageMembers(of: snapshot, in: staging, options: lineOptions)
         }
-        // As export reads it for its member (a staged file holds frames, not the bytes).
-        let modelCache = try snapshot.read { try StoreReader.modelCache($0) }
-        return Records(manifest: Self.manifest(of: staged, snapshot: snapshot, createdAt: createdAt), modelCache: modelCache)
+        return Records(manifest: Self.manifest(of: staged, snapshot: snapshot, createdAt: createdAt), modelCache: staged.modelCache)
     }
 
     /// Restores the archive just written, records as archived, compares each entity's digest
@@ -293,6 +291,9 @@ package enum Exporter {
         var bookkeeping: [String: Int] = [:]
         var sql: [String]?
         var sqlite: StoreFileSettings?
+        /// The model cache's bytes as its member holds them (`records(of:)` hands them over; a
+        /// staged file holds frames, not the bytes).
+        var modelCache: Data?
     }
 
     /// How the store's records are written: by an app profile's version (format 2), by the
@@ -465,9 +466,8 @@ package enum Exporter {
             }
         }
         let rawPlist = try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist) ?? Data()
-        for (memberPath, data) in [
-            (ArchiveManifest.metadataPath, rawPlist), (ArchiveManifest.modelCachePath, try StoreReader.modelCache(db)),
-        ] {
+        staged.modelCache = try StoreReader.modelCache(db)
+        for (memberPath, data) in [(ArchiveManifest.metadataPath, rawPlist), (ArchiveManifest.modelCachePath, staged.modelCache)] {
             guard let data else { continue }
             let file = staging.appendingPathComponent(URL(fileURLWithPath: memberPath).lastPathComponent)
             let (bytes, digest) = try stageFile(data, at: file, options: options)

@@ -1,0 +1,155 @@
+import CoreDataStore
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+@testable import QuestBakKit
+
+/// `diff`'s shortcuts (`Differ.Shortcuts`): `diff_map` filled only when a statement reads it, and
+/// a twin whose every record its cloudID pairs with itself counted so, its pairs not written.
+/// Each input is compared with the shortcuts and without them (the work they spare done), and
+/// the counts, how each entity was matched and the listing must be the same.
+final class DifferShortcutTests: XCTestCase {
+    private struct Outcome {
+        var lines: [String]
+        var rootsLookedUp: Set<String>
+        var pairsWritten: Int
+    }
+
+    private func diff(_ a: URL, _ b: URL, _ shortcuts: Differ.Shortcuts) throws -> Outcome {
+        let work = try TemporaryTestDirectory()
+        return try Differ.diff(a, b, profiles: [.timeQuest], workDirectory: work.url, shortcuts: shortcuts) { listing in
+            var lines = ["\(listing.result.added) added, \(listing.result.removed) removed, \(listing.result.changed) changed"]
+            for entity in listing.result.entities {
+                lines.append(
+                    "\(entity.name) by \(entity.matchedBy): \(entity.added) \(entity.removed) \(entity.changed) "
+                        + "\(entity.fieldsOnlyInA) \(entity.fieldsOnlyInB)")
+                try listing.forEachLine(of: entity.name) { lines.append(String(describing: $0)) }
+            }
+            return Outcome(lines: lines, rootsLookedUp: listing.rootsLookedUp, pairsWritten: try listing.pairsWritten())
+        }
+    }
+
+    private static var none: Differ.Shortcuts {
+        var shortcuts = Differ.Shortcuts()
+        shortcuts.fillsKeyMapWhenRead = false
+        shortcuts.pairsIdentityByCount = false
+        return shortcuts
+    }
+
+    /// The outcome with every shortcut, after asserting it is the one without any, and without each.
+    private func checked(_ a: URL, _ b: URL, _ label: String, file: StaticString = #filePath, line: UInt = #line) throws -> Outcome {
+        let fast = try diff(a, b, Differ.Shortcuts())
+        XCTAssertEqual(fast.lines, try diff(a, b, Self.none).lines, label, file: file, line: line)
+        var onlyMap = Differ.Shortcuts()
+        onlyMap.pairsIdentityByCount = false
+        XCTAssertEqual(fast.lines, try diff(a, b, onlyMap).lines, label, file: file, line: line)
+        var onlyCount = Differ.Shortcuts()
+        onlyCount.fillsKeyMapWhenRead = false
+        XCTAssertEqual(fast.lines, try diff(a, b, onlyCount).lines, label, file: file, line: line)
+        return fast
+    }
+
+    private func export(_ store: URL, to archive: URL) throws {
+        var options = Exporter.Options(createdAt: 0)
+        options.profiles = [.timeQuest]
+        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: options)
+    }
+
+    private func edit(_ store: URL, _ sql: String) throws {
+        try DatabaseQueue(path: store.path).write { try $0.execute(sql: sql) }
+    }
+
+    func testAStoreAndItsCopyOrArchiveNeedNoPairsWrittenAndNoKeyMap() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        let copy = try directory.copyFixture("v2-typical", as: "copy")
+        let archive = directory.path("a.qbak")
+        try export(store, to: archive)
+        for (a, b) in [(store, copy), (store, archive), (archive, store)] {
+            let outcome = try checked(a, b, "\(a.lastPathComponent) \(b.lastPathComponent)")
+            XCTAssertEqual(outcome.lines.first, "0 added, 0 removed, 0 changed")
+            XCTAssertTrue(outcome.lines.contains { $0.hasPrefix("TaskEstimation by cloudID: 0 0 0") }, "\(outcome.lines)")
+            // Every record of v2-typical but the profile (matched as the singleton: its cloudID
+            // is not well formed) has a cloudID of its own: no other pair is written, no key
+            // looked up (the profile's keys name no record).
+            XCTAssertTrue(outcome.lines.contains { $0.hasPrefix("PlayerProfile by singleton: 0 0 0") }, "\(outcome.lines)")
+            XCTAssertEqual(outcome.pairsWritten, 1)
+            XCTAssertEqual(outcome.rootsLookedUp, [])
+        }
+        // Without the shortcuts, the same diff writes the pairs and fills the map.
+        let full = try diff(store, copy, Self.none)
+        XCTAssertGreaterThan(full.pairsWritten, 1)
+        XCTAssertFalse(full.rootsLookedUp.isEmpty)
+    }
+
+    func testEveryFixtureAgainstItsCopyAndArchive() throws {
+        // v1-anomalies: orphans (dangling keys), cloudIDs shared and malformed; v1-edge-cases;
+        // kitchen-sink: to-manys and sub-entities; bennie-game: entities that name each other.
+        for fixture in ["v1-anomalies", "v1-edge-cases", "v1-typical", "v1-wal", "AnyApp/kitchen-sink", "AnyApp/bennie-game"] {
+            let directory = try TemporaryTestDirectory()
+            let store = try directory.copyFixture(fixture)
+            let copy = try directory.copyFixture(fixture, as: "copy")
+            let archive = directory.path("a.qbak")
+            try export(store, to: archive)
+            for (a, b) in [(store, archive), (store, copy), (archive, store)] {
+                _ = try checked(a, b, "\(fixture): \(a.lastPathComponent) \(b.lastPathComponent)")
+            }
+        }
+    }
+
+    /// A twin whose cloudIDs are not all its records' own (one shared by two estimations, one
+    /// malformed) is not counted as paired whole: its pairs are written, and the records the
+    /// cloudID leaves are matched by the natural key, through `diff_map`.
+    func testATwinWithASharedOrMalformedCloudIDIsPairedRecordByRecord() throws {
+        for change in [
+            "UPDATE ZTASKESTIMATION SET ZCLOUDID = (SELECT ZCLOUDID FROM ZTASKESTIMATION ORDER BY Z_PK LIMIT 1) WHERE Z_PK = (SELECT max(Z_PK) FROM ZTASKESTIMATION)",
+            "UPDATE ZTASKESTIMATION SET ZCLOUDID = 'not a cloudID' WHERE Z_PK = (SELECT max(Z_PK) FROM ZTASKESTIMATION)",
+            "UPDATE ZTASKESTIMATION SET ZCLOUDID = NULL WHERE Z_PK = (SELECT min(Z_PK) FROM ZTASKESTIMATION)",
+        ] {
+            let directory = try TemporaryTestDirectory()
+            let store = try directory.copyFixture("v2-typical")
+            try edit(store, change)
+            let copy = directory.path("copy.store")
+            try FileManager.default.copyItem(at: store, to: copy)
+            let archive = directory.path("a.qbak")
+            try export(store, to: archive)
+            for (a, b) in [(store, copy), (store, archive)] {
+                let outcome = try checked(a, b, change)
+                XCTAssertEqual(outcome.lines.first, "0 added, 0 removed, 0 changed", change)
+                XCTAssertTrue(
+                    outcome.lines.contains { $0.hasPrefix("TaskEstimation by cloudID, natural key") }, "\(change): \(outcome.lines)")
+                XCTAssertGreaterThan(outcome.pairsWritten, 1, change)
+                // The natural key (session, taskDisplayName, recordedAt) looks sessions up.
+                XCTAssertEqual(outcome.rootsLookedUp, ["GameSession"], change)
+            }
+        }
+    }
+
+    /// Two stores that differ: records matched by natural keys that name other records (a
+    /// session by its routine, an estimation by its session), which look B's keys up in
+    /// `diff_map`; changed, added and removed records listed.
+    func testStoresThatDifferAreMatchedThroughTheKeyMapAsBefore() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try directory.copyFixture("v2-typical", as: "other")
+        try edit(
+            b,
+            """
+            UPDATE ZGAMESESSION SET ZCLOUDID = NULL;
+            UPDATE ZTASKESTIMATION SET ZCLOUDID = NULL WHERE Z_PK % 2 = 0;
+            UPDATE ZTASKESTIMATION SET ZESTIMATEDSECONDS = ZESTIMATEDSECONDS + 1 WHERE Z_PK % 5 = 0;
+            DELETE FROM ZTASKESTIMATION WHERE Z_PK = (SELECT max(Z_PK) FROM ZTASKESTIMATION);
+            UPDATE ZTASKESTIMATION SET ZSESSION = 99999 WHERE Z_PK = (SELECT min(Z_PK) FROM ZTASKESTIMATION);
+            """)
+        let archive = directory.path("b.qbak")
+        try export(b, to: archive)
+        for (left, right) in [(a, b), (b, a), (a, archive)] {
+            let outcome = try checked(left, right, "\(left.lastPathComponent) \(right.lastPathComponent)")
+            XCTAssertNotEqual(outcome.lines.first, "0 added, 0 removed, 0 changed")
+            XCTAssertTrue(outcome.lines.contains { $0.hasPrefix("GameSession by natural key") }, "\(outcome.lines)")
+            XCTAssertTrue(outcome.rootsLookedUp.contains("GameSession"), "\(outcome.rootsLookedUp)")
+        }
+    }
+}
