@@ -22,22 +22,12 @@ final class DifferSelfPairTests: XCTestCase {
         }
     }
 
-    private func export(_ store: URL, to archive: URL) throws {
-        var options = Exporter.Options(createdAt: 0)
-        options.profiles = [.timeQuest]
-        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: options)
-    }
-
     func testRecordsLeftUncomparedAreThoseTheSQLFindsTheSame() throws {
         // v1-anomalies: a task names a routine no record is (its key is mapped to itself);
         // kitchen-sink: to-manys and sub-entities; bennie-game: entities that name each other.
         for fixture in ["v2-typical", "v1-anomalies", "v1-wal", "AnyApp/kitchen-sink", "AnyApp/bennie-game"] {
-            let directory = try TemporaryTestDirectory()
-            let store = try directory.copyFixture(fixture)
-            let copy = try directory.copyFixture(fixture, as: "copy")
-            let archive = directory.path("a.qbak")
-            try export(store, to: archive)
-            for (a, b) in [(store, archive), (store, copy), (archive, store)] {
+            let sides = try DiffTestSides(fixture)
+            for (a, b) in [(sides.store, sides.archive), (sides.store, sides.copy), (sides.archive, sides.store)] {
                 let skipping = try listing(a, b, inSQL: false)
                 XCTAssertEqual(skipping, try listing(a, b, inSQL: true), "\(fixture): \(a.lastPathComponent) \(b.lastPathComponent)")
                 XCTAssertEqual(skipping.first, "0 added, 0 removed, 0 changed", fixture)
@@ -70,7 +60,7 @@ final class DifferSelfPairTests: XCTestCase {
         }
         XCTAssertGreaterThan(estimationsOfIt ?? 0, 0)
         let archive = directory.path("b.qbak")
-        try export(b, to: archive)
+        try DiffTestSides.export(b, to: archive)
         for (left, right) in [(a, b), (a, archive), (b, a)] {
             let skipping = try listing(left, right, inSQL: false)
             XCTAssertEqual(skipping, try listing(left, right, inSQL: true))

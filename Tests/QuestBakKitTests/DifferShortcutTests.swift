@@ -51,23 +51,13 @@ final class DifferShortcutTests: XCTestCase {
         return fast
     }
 
-    private func export(_ store: URL, to archive: URL) throws {
-        var options = Exporter.Options(createdAt: 0)
-        options.profiles = [.timeQuest]
-        _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: options)
-    }
-
     private func edit(_ store: URL, _ sql: String) throws {
         try DatabaseQueue(path: store.path).write { try $0.execute(sql: sql) }
     }
 
     func testAStoreAndItsCopyOrArchiveNeedNoPairsWrittenAndNoKeyMap() throws {
-        let directory = try TemporaryTestDirectory()
-        let store = try directory.copyFixture("v2-typical")
-        let copy = try directory.copyFixture("v2-typical", as: "copy")
-        let archive = directory.path("a.qbak")
-        try export(store, to: archive)
-        for (a, b) in [(store, copy), (store, archive), (archive, store)] {
+        let sides = try DiffTestSides("v2-typical")
+        for (a, b) in [(sides.store, sides.copy), (sides.store, sides.archive), (sides.archive, sides.store)] {
             let outcome = try checked(a, b, "\(a.lastPathComponent) \(b.lastPathComponent)")
             XCTAssertEqual(outcome.lines.first, "0 added, 0 removed, 0 changed")
             XCTAssertTrue(outcome.lines.contains { $0.hasPrefix("TaskEstimation by cloudID: 0 0 0") }, "\(outcome.lines)")
@@ -79,7 +69,7 @@ final class DifferShortcutTests: XCTestCase {
             XCTAssertEqual(outcome.rootsLookedUp, [])
         }
         // Without the shortcuts, the same diff writes the pairs and fills the map.
-        let full = try diff(store, copy, Self.none)
+        let full = try diff(sides.store, sides.copy, Self.none)
         XCTAssertGreaterThan(full.pairsWritten, 1)
         XCTAssertFalse(full.rootsLookedUp.isEmpty)
     }
@@ -88,12 +78,8 @@ final class DifferShortcutTests: XCTestCase {
         // v1-anomalies: orphans (dangling keys), cloudIDs shared and malformed; v1-edge-cases;
         // kitchen-sink: to-manys and sub-entities; bennie-game: entities that name each other.
         for fixture in ["v1-anomalies", "v1-edge-cases", "v1-typical", "v1-wal", "AnyApp/kitchen-sink", "AnyApp/bennie-game"] {
-            let directory = try TemporaryTestDirectory()
-            let store = try directory.copyFixture(fixture)
-            let copy = try directory.copyFixture(fixture, as: "copy")
-            let archive = directory.path("a.qbak")
-            try export(store, to: archive)
-            for (a, b) in [(store, archive), (store, copy), (archive, store)] {
+            let sides = try DiffTestSides(fixture)
+            for (a, b) in [(sides.store, sides.archive), (sides.store, sides.copy), (sides.archive, sides.store)] {
                 _ = try checked(a, b, "\(fixture): \(a.lastPathComponent) \(b.lastPathComponent)")
             }
         }
@@ -114,7 +100,7 @@ final class DifferShortcutTests: XCTestCase {
             let copy = directory.path("copy.store")
             try FileManager.default.copyItem(at: store, to: copy)
             let archive = directory.path("a.qbak")
-            try export(store, to: archive)
+            try DiffTestSides.export(store, to: archive)
             for (a, b) in [(store, copy), (store, archive)] {
                 let outcome = try checked(a, b, change)
                 XCTAssertEqual(outcome.lines.first, "0 added, 0 removed, 0 changed", change)
@@ -144,7 +130,7 @@ final class DifferShortcutTests: XCTestCase {
             UPDATE ZTASKESTIMATION SET ZSESSION = 99999 WHERE Z_PK = (SELECT min(Z_PK) FROM ZTASKESTIMATION);
             """)
         let archive = directory.path("b.qbak")
-        try export(b, to: archive)
+        try DiffTestSides.export(b, to: archive)
         for (left, right) in [(a, b), (b, a), (a, archive)] {
             let outcome = try checked(left, right, "\(left.lastPathComponent) \(right.lastPathComponent)")
             XCTAssertNotEqual(outcome.lines.first, "0 added, 0 removed, 0 changed")
