@@ -71,7 +71,13 @@ package enum JSONLine {
         func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
 
         mutating func skipWhitespace() {
-            while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+            // A switch, not `[…].contains`: this runs around every key and value.
+            while position < bytes.count {
+                switch bytes[position] {
+                case 0x20, 0x09, 0x0A, 0x0D: position += 1
+                default: return
+                }
+            }
         }
 
         mutating func expect(_ literal: StaticString) throws {
