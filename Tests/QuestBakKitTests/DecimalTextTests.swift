@@ -38,7 +38,8 @@ final class DecimalTextTests: XCTestCase {
 
     /// JSON numbers with a fraction or an exponent: the ends of Double's range (the largest, the
     /// smallest subnormal, the halfway points below it, past either end), zeros of every sign,
-    /// 17-digit mantissas, and the spellings of random bit patterns.
+    /// 17-digit mantissas, the spellings of random bit patterns, and numbers around the bounds of
+    /// `DecimalText`'s short path.
     static func fractionalTexts() -> [String] {
         var texts = [
             "0.0", "-0.0", "0e0", "-0e0", "0.1", "-0.1", "0.2", "0.3", "1e308", "-1e308", "1.7976931348623157e308",
@@ -61,6 +62,18 @@ final class DecimalTextTests: XCTestCase {
                 texts.append(String(format: "%.17e", bits))
             }
             texts.append("\(Double.random(in: -1e6...1e6, using: &random))")
+            // Around the short path's bounds (15 significant digits, the point moved 22 places):
+            // 1 to 17 digits, the point anywhere, exponents that move it up to 30 places.
+            let count = Int.random(in: 1...17, using: &random)
+            var short = (0..<count).map { _ in "0123456789".randomElement(using: &random)! }
+            short[0] = "123456789".randomElement(using: &random)!  // no leading zero: JSON has none
+            short.insert(".", at: Int.random(in: 1...count, using: &random))
+            let spelled = String(short).hasSuffix(".") ? String(short) + "0" : String(short)
+            texts.append(spelled + "e" + String(Int.random(in: -30...30, using: &random)))
+            texts.append("-" + spelled)
+        }
+        for digits in ["1", "9", "123456789012345", "999999999999999", "9007199254740991", "9007199254740993"] {
+            for exponent in [-24, -23, -22, -21, 21, 22, 23, 24] { texts.append(digits + "e" + String(exponent)) }
         }
         return texts
     }
