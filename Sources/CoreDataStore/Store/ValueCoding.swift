@@ -73,7 +73,11 @@ package enum ValueCoding {
         case .integer(let number), .integerDate(let number): return .integer(number)
         case .boolean(let flag): return .integer(flag ? 1 : 0)
         case .double(let number), .date(let number): return .real(number)
-        case .string(let text): return .text(Data(text.utf8))
+        case .string(var text):
+            // The same bytes as `Data(text.utf8)`, copied from the string's own storage: the
+            // generic `Data(_: Sequence)` first tries dynamic casts of its argument, a tenth of
+            // an import's reading thread.
+            return .text(text.withUTF8 { Data(buffer: $0) })
         case .textBytes(let bytes): return .text(bytes)
         case .uuid(let uuid): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
         case .binary(let bytes): return .blob(bytes)

@@ -71,7 +71,13 @@ package enum JSONLine {
         func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
 
         mutating func skipWhitespace() {
-            while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+            // A switch, not `[…].contains`: this runs around every key and value.
+            while position < bytes.count {
+                switch bytes[position] {
+                case 0x20, 0x09, 0x0A, 0x0D: position += 1
+                default: return
+                }
+            }
         }
 
         mutating func expect(_ literal: StaticString) throws {
@@ -200,16 +206,21 @@ package enum JSONLine {
                 guard isDigit(peek()) else { throw error("invalid number") }
                 while isDigit(peek()) { position += 1 }
             }
-            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+            // Read from the bytes (`DecimalText`: the values and nil-ness of `Int64(text)` and
+            // `Double(text)`); a `String` is made of the number only for an error's message.
+            let digits = UnsafeBufferPointer(rebasing: bytes[start..<position])
             // Numbers that SQLite would give back as another number are refused by their key, never
             // read as the number they round to: an integer has no negative zero (a REAL −0.0 is
             // written with its fraction), and a Double cannot hold 1e-400, which would become 0.
-            if integral, text == "-0" {
+            if integral, digits.count == 2, digits[0] == UInt8(ascii: "-"), digits[1] == UInt8(ascii: "0") {
                 throw SyntaxError(offset: start, reason: "is -0, which no integer is (SQLite keeps no negative zero)", isValueError: true)
             }
-            if integral, let integer = Int64(text) { return .integer(integer) }
-            guard let number = Double(text), number.isFinite else { throw SyntaxError(offset: start, reason: "number out of range") }
-            if number == 0, Self.hasNonZeroDigit(text) {
+            if integral, let integer = DecimalText.int64(digits) { return .integer(integer) }
+            guard let number = DecimalText.double(digits), number.isFinite else {
+                throw SyntaxError(offset: start, reason: "number out of range")
+            }
+            if number == 0, Self.hasNonZeroDigit(digits) {
+                let text = String(decoding: digits, as: UTF8.self)
                 throw SyntaxError(
                     offset: start, reason: "is \(text.prefix(40)), too small for a Double: it would be stored as 0", isValueError: true)
             }
@@ -217,8 +228,8 @@ package enum JSONLine {
         }
 
         /// Whether a number's digits before its exponent hold anything but zeros.
-        static func hasNonZeroDigit(_ text: String) -> Bool {
-            text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }.contains { (49...57).contains($0) }
+        static func hasNonZeroDigit(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+            text.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }.contains { (49...57).contains($0) }
         }
 
         /// At `"`: the decoded string, past its closing quote.
