@@ -372,6 +372,18 @@ struct ProbableSet {
         }
         return present
     }
+
+    /// Whether `hash` may have been added (false is certain), adding nothing: for asking of
+    /// one set's values whether another's holds them, without the asked values filling it.
+    func contains(_ hash: UInt64) -> Bool {
+        let block = Int(truncatingIfNeeded: (hash >> 32) & blockMask) * Self.wordsPerBlock
+        var bits = StableHasher.mix(hash)
+        for _ in 0..<Self.probes {
+            guard words[block + Int(truncatingIfNeeded: bits & 7)] & (1 << ((bits >> 3) & 63)) != 0 else { return false }
+            bits >>= 9
+        }
+        return true
+    }
 }
 
 /// A 64-bit hash of bytes and stored values that is the same in every run (Swift's `Hasher` is

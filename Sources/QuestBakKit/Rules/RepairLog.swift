@@ -107,11 +107,14 @@ package struct RecordField: Hashable, Sendable {
 package final class RepairLog {
     /// Entries by `kind.rule`.
     public var counts: [String: Int] {
-        Dictionary(uniqueKeysWithValues: tally.map { ("\($0.key.kind.rawValue).\($0.key.rule.rawValue)", $0.value) })
+        Dictionary(uniqueKeysWithValues: tally.map { ("\($0.key.kind.rawValue).\($0.key.rule.rawValue)", $0.count) })
     }
-    /// The counts as kept: by the two enums, not by a text made for every entry.
-    private var tally: [Tally: Int] = [:]
-    private struct Tally: Hashable {
+    /// The counts as kept: by the two enums, not by a text made for every entry; in a list
+    /// searched from the start, not a map: a log holds a few kinds of entry (a merge two or
+    /// three), and hashing the key of each of a merge's half a million entries cost its thread
+    /// half of its logging.
+    private var tally: [(key: Tally, count: Int)] = []
+    private struct Tally: Equatable {
         var kind: RepairEntry.Kind
         var rule: RepairEntry.Rule
     }
@@ -145,7 +148,12 @@ package final class RepairLog {
     }
 
     func record(_ entry: RepairEntry) throws {
-        tally[Tally(kind: entry.kind, rule: entry.rule), default: 0] += 1
+        let key = Tally(kind: entry.kind, rule: entry.rule)
+        if let index = tally.firstIndex(where: { $0.key == key }) {
+            tally[index].count += 1
+        } else {
+            tally.append((key, 1))
+        }
         total += 1
         if entry.kind == .repair { repairs += 1 }
         pending.append(entry)
@@ -203,6 +211,14 @@ package final class RepairLog {
             var arguments = [StoredValue](repeating: .null, count: columns * Self.rowsPerInsert)
             var json: [UInt8] = []
             var row = 0
+            // Rule and kind by the entry before's codes where they are the same (a merge's
+            // entries come in runs), not looked up in the two maps for each entry.
+            var rule = (entries.first?.rule, Int64(-1))
+            var kind = (entries.first?.kind, Int64(-1))
+            if let first = entries.first {
+                rule.1 = Self.ruleCodes[first.rule] ?? -1
+                kind.1 = Self.kindCodes[first.kind] ?? -1
+            }
             // By index: each entry is compared with the one before where they lie, not copied.
             for index in entries.indices {
                 let at = row * columns
@@ -211,8 +227,10 @@ package final class RepairLog {
                 func text(_ column: Int, same: Bool, _ string: @autoclosure () -> String?) {
                     arguments[at + column] = index != previous && same ? arguments[before + column] : Self.text(string())
                 }
-                arguments[at] = .integer(Self.ruleCodes[entries[index].rule] ?? -1)
-                arguments[at + 1] = .integer(Self.kindCodes[entries[index].kind] ?? -1)
+                if entries[index].rule != rule.0 { rule = (entries[index].rule, Self.ruleCodes[entries[index].rule] ?? -1) }
+                if entries[index].kind != kind.0 { kind = (entries[index].kind, Self.kindCodes[entries[index].kind] ?? -1) }
+                arguments[at] = .integer(rule.1)
+                arguments[at + 1] = .integer(kind.1)
                 text(2, same: entries[index].entity == entries[previous].entity, entries[index].entity)
                 arguments[at + 3] = .integer(entries[index].primaryKey)
                 text(4, same: entries[index].cloudID == entries[previous].cloudID, entries[index].cloudID)
@@ -276,7 +294,7 @@ package final class RepairLog {
         pending.removeAll()
         // A batch still being written would land after the DELETE below.
         try finishWrites()
-        tally = [:]
+        tally = []
         total = 0
         repairs = 0
         try queue.write { db in try db.execute(sql: "DELETE FROM entry") }

@@ -39,6 +39,9 @@ struct RecordMerge {
     var archiveCloudIDsAreMade = false
     let log: RepairLog
     let storePath: String
+    /// Whether the merge may leave out a lookup it has shown would find nothing
+    /// (`noCloudIDIsInBoth`): off only in tests, which compare the merge with and without.
+    var usesShortcuts = true
 
     struct Counts {
         var inStore = 0
@@ -189,6 +192,16 @@ struct RecordMerge {
                 WHERE \(entity.rows("x")) GROUP BY x.\(cloud) HAVING count(*) > 1) THEN \(alias).\(cloud) END)
                 """
         }
+        // A second device's records have cloudIDs of their own: none of the archive's is the
+        // store's, and the key table of the store's cloudIDs (a copy and a sort of the column)
+        // and one lookup per archive record would find nothing.
+        if key.kind == .cloudID, let cloud, usesShortcuts,
+            try Self.noCloudIDIsInBoth(
+                column: cloud, of: entity.table, storeRows: entity.rows("s"), archiveRows: entity.rows("i"),
+                storeCount: counts[entity.name]?.inStore ?? 0, db: db)
+        {
+            return
+        }
         try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_key")
         // Columns without a declared type: no affinity, so values keep their storage class.
         try db.execute(
@@ -281,6 +294,72 @@ struct RecordMerge {
         }
         return try allIdentities
             && !InsertedValues.anyRepeated(suspects, columns: ["i.\(column)"], rows: "FROM \(schema).\(table) i WHERE \(rows)", db: db)
+    }
+
+    /// Whether no archive record (`archiveRows`, alias `i`, of `incoming.table`) holds in
+    /// `column` a value a store record (`storeRows`, alias `s`, of `main.table`) holds: then the
+    /// cloudID key's lookup, `k.k0 = +i.column` over the store's non-NULL values copied to a
+    /// column without affinity or collation, finds no record, and is left out. Yes only when
+    /// every non-NULL value on both sides is TEXT, which that lookup compares byte for byte
+    /// (BINARY: the key table's column, on the left, names no collation); and when no archive
+    /// text is among the store's, as a Bloom filter of the store's texts' hashes says (no false
+    /// "no": equal bytes, equal hashes), the few it flags looked up in SQL (`IN`, with the
+    /// column's own collation, which takes no two equal texts for different ones). A number or
+    /// a BLOB on either side answers no, and the lookup runs as it always did.
+    ///
+    /// Asked first of the archive's first cloudIDs: where the store holds one of them (a
+    /// store's own archive) the answer is no without the pass over the store's table.
+    static func noCloudIDIsInBoth(
+        column: String, of table: String, storeRows: String, archiveRows: String, storeCount: Int, db: Database
+    ) throws -> Bool {
+        let archive = "SELECT i.\(column) FROM incoming.\(table) i WHERE \(archiveRows) AND i.\(column) IS NOT NULL"
+        func storeHoldsAny(of values: [StoredValue]) throws -> Bool {
+            guard !values.isEmpty else { return false }
+            let list = Array(repeating: "?", count: values.count).joined(separator: ", ")
+            return try !ExactSQL.fetchAll(
+                db, sql: "SELECT 1 FROM main.\(table) s WHERE \(storeRows) AND s.\(column) IN (\(list)) LIMIT 1", values
+            ).isEmpty
+        }
+        // A guess first, of the archive's first cloudIDs against the store's first records only
+        // (a store's own archive comes in the store's order): a wrong guess costs time, never
+        // an answer, which is the passes' below.
+        let first = try ExactSQL.fetchAll(db, sql: archive + " LIMIT 64", []).map { $0[0] }
+        let list = Array(repeating: "?", count: first.count).joined(separator: ", ")
+        let guessed =
+            try !first.isEmpty
+            && !ExactSQL.fetchAll(
+                db,
+                sql:
+                    "SELECT 1 FROM (SELECT s.\(column) AS c FROM main.\(table) s WHERE \(storeRows) LIMIT 4096) WHERE c IN (\(list)) LIMIT 1",
+                first
+            ).isEmpty
+        if guessed { return false }
+        var stored = ProbableSet(expectedCount: storeCount)
+        var onlyText = true
+        try ExactSQL.forEachRow(db, sql: "SELECT s.\(column) FROM main.\(table) s WHERE \(storeRows) AND s.\(column) IS NOT NULL") { row in
+            guard onlyText, case .text(let bytes) = row[0] else {
+                onlyText = false
+                return
+            }
+            _ = stored.insert(Self.hash(bytes))
+        }
+        guard onlyText else { return false }
+        var suspects: [StoredValue] = []
+        try ExactSQL.forEachRow(db, sql: archive) { row in
+            guard onlyText, case .text(let bytes) = row[0] else {
+                onlyText = false
+                return
+            }
+            guard stored.contains(Self.hash(bytes)) else { return }
+            if suspects.count < InsertedValues.suspectLimit { suspects.append(row[0]) } else { onlyText = false }
+        }
+        return try onlyText && !storeHoldsAny(of: suspects)
+    }
+
+    private static func hash(_ bytes: Data) -> UInt64 {
+        var hasher = StableHasher(seed: 0)
+        hasher.combine(bytes)
+        return hasher.value
     }
 
     /// Equal records are paired one to one (the n-th of a kind in the archive with the n-th in

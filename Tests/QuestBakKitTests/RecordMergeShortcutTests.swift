@@ -1,0 +1,168 @@
+import CoreDataStore
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+@testable import QuestBakFixtures
+@testable import QuestBakKit
+
+/// The cloudID key's lookup left out where no archive cloudID is the store's
+/// (`RecordMerge.noCloudIDIsInBoth`): the answer is sound against the lookup it stands for, and
+/// a merge gives the same store, counts and report with the shortcut and without it.
+final class RecordMergeShortcutTests: XCTestCase {
+    private func id(_ number: Int, side: Int) -> StoredValue {
+        .text(Data(String(format: "%08X-BFBC-4B98-A4F6-%012X", number, side).utf8))
+    }
+
+    func testNoCloudIDIsInBothOnlyWhereTheKeysLookupFindsNone() throws {
+        let store = (0..<300).map { id($0, side: 1) }
+        let archive = (0..<300).map { id($0, side: 2) }
+        func string(of value: StoredValue) -> String {
+            guard case .text(let bytes) = value else { return "" }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let upper = string(of: store[200])
+        // The column's declaration: Core Data's (TEXT affinity, which stores a number bound as text),
+        // with a collation, or none (a hand-made store's: a number stays one).
+        let (text, nocase, none) = ("VARCHAR", "VARCHAR COLLATE NOCASE", "")
+        let cases: [(name: String, store: [StoredValue], archive: [StoredValue], column: String, expected: Bool)] = [
+            ("disjoint", store, archive, text, true),
+            ("one in both, past the first 64", store, archive + [store[200]], text, false),
+            ("one in both, among the first 64", store, [store[7]] + archive, text, false),
+            ("a case twin", store, archive + [.text(Data(upper.lowercased().utf8))], text, true),
+            // The Bloom filter compares bytes, as the lookup does: a twin NOCASE takes for the
+            // same is no match there. Among the archive's first, `IN` takes it for one: no.
+            ("a case twin, NOCASE", store, archive + [.text(Data(upper.lowercased().utf8))], nocase, true),
+            ("a case twin among the first, NOCASE", store, [.text(Data(upper.lowercased().utf8))] + archive, nocase, false),
+            ("a NUL after one of the store's", store, archive + [.text(Data(upper.utf8) + Data([0]))], text, true),
+            ("NULLs", store + [.null], [.null] + archive + [.null], text, true),
+            ("the archive's all NULL", store, [.null, .null], text, true),
+            ("the store's all NULL", [.null], archive, text, true),
+            ("a BLOB in the store", store + [.blob(Data(upper.utf8))], archive, text, false),
+            ("a number in the archive", store, archive + [.integer(7)], none, false),
+            ("a number in the archive, stored as text", store, archive + [.integer(7)], text, true),
+            ("the same number on both sides", store + [.integer(7)], archive + [.real(7)], none, false),
+        ]
+        var answers: Set<Bool> = []
+        for (name, storeValues, archiveValues, column, expected) in cases {
+            let queue = try DatabaseQueue()
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ':memory:' AS incoming")
+                for schema in ["main", "incoming"] {
+                    try db.execute(
+                        sql: """
+                            CREATE TABLE \(schema).ZTHING (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZCLOUDID \(column))
+                            """)
+                }
+                try db.inTransaction {
+                    for (schema, values) in [("main", storeValues), ("incoming", archiveValues)] {
+                        let insert = try db.makeStatement(sql: "INSERT INTO \(schema).ZTHING (Z_ENT, ZCLOUDID) VALUES (?, ?)")
+                        for value in values { try ExactSQL.execute(insert, [.integer(1), value]) }
+                    }
+                    // Another entity of the store's table holds every archive cloudID: not the entity's records.
+                    let other = try db.makeStatement(sql: "INSERT INTO main.ZTHING (Z_ENT, ZCLOUDID) VALUES (2, ?)")
+                    for value in archiveValues { try ExactSQL.execute(other, [value]) }
+                    // The lookup as `RecordMerge.match` runs it: the store's values in a column
+                    // without affinity or collation, each archive value looked up.
+                    try db.execute(sql: "CREATE TEMP TABLE questbak_key (pk INTEGER, k0)")
+                    try db.execute(
+                        sql:
+                            "INSERT INTO temp.questbak_key SELECT s.Z_PK, s.ZCLOUDID FROM main.ZTHING s WHERE s.Z_ENT = 1 AND s.ZCLOUDID IS NOT NULL"
+                    )
+                    let found =
+                        try Int.fetchOne(
+                            db,
+                            sql: """
+                                SELECT count(*) FROM incoming.ZTHING i WHERE i.Z_ENT = 1
+                                AND EXISTS (SELECT 1 FROM temp.questbak_key k WHERE k.k0 = +i.ZCLOUDID)
+                                """) ?? -1
+                    try db.execute(sql: "DROP TABLE temp.questbak_key")
+                    let answer = try RecordMerge.noCloudIDIsInBoth(
+                        column: "ZCLOUDID", of: "ZTHING", storeRows: "s.Z_ENT = 1", archiveRows: "i.Z_ENT = 1",
+                        storeCount: storeValues.count, db: db)
+                    // Yes only where the lookup finds none; no may be said of a lookup that finds
+                    // none (a number, a collation), never yes of one that finds any.
+                    if answer { XCTAssertEqual(found, 0, "\(name): the lookup finds \(found)") }
+                    XCTAssertEqual(answer, expected, name)
+                    answers.insert(answer)
+                    return .rollback
+                }
+            }
+        }
+        XCTAssertEqual(answers, [true, false], "the cases give both answers")
+    }
+
+    /// Two copies of a store whose estimations' cloudIDs differ, but for one past the first 64
+    /// (which the shortcut finds only in its full pass, and whose natural key differs, so that
+    /// only its cloudID matches it): merged with the shortcut and without, the stores, counts
+    /// and reports are the same, and that record is matched by its cloudID.
+    func testAMergeIsTheSameWithTheCloudIDShortcutAndWithout() throws {
+        let directory = try TemporaryTestDirectory()
+        let incoming = directory.path("incoming.store")
+        try InsertedValuesTests.clean().write(to: incoming, uuid: RuleRun.storeUUID)
+        let base = directory.path("base.store")
+        try InsertedValuesTests.clean().write(to: base, uuid: RuleRun.storeUUID)
+        func add(_ store: URL, side: Int) throws {
+            let queue = try DatabaseQueue(path: store.path)
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120)
+                        INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
+                        SELECT e.Z_ENT, 1, e.ZSESSION, 'task ' || n.i, \(side) * 10000 + n.i, 60 + \(side),
+                               printf('%08X-BFBC-4B98-A4F6-%012X', n.i, CASE WHEN n.i = 100 THEN 1 ELSE \(side) END)
+                        FROM n, (SELECT * FROM ZTASKESTIMATION WHERE Z_PK = 1) e
+                        """)
+                // The fixture's own estimations have the same cloudIDs in both: not in the archive.
+                if side == 2 {
+                    try db.execute(
+                        sql: "UPDATE ZTASKESTIMATION SET ZCLOUDID = printf('%08X-0000-4B98-A4F6-000000000002', Z_PK) WHERE Z_PK <= 3")
+                }
+            }
+            try queue.close()
+        }
+        try add(base, side: 1)
+        try add(incoming, side: 2)
+        func merge(usingShortcuts: Bool) throws -> (store: URL, counts: [String: RecordMerge.Counts], entries: [RepairLog.LoggedEntry]) {
+            let name = usingShortcuts ? "with" : "without"
+            let store = directory.path("\(name).store")
+            try FileManager.default.copyItem(at: base, to: store)
+            let work = directory.url.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            let log = try RepairLog(directory: work)
+            let queue = try DatabaseQueue(path: store.path)
+            let counts = try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
+                var merge = RecordMerge(
+                    db: db, layout: try MergeLayout(version: TimeQuestSchemas.newest), preference: .store, newerColumns: [:],
+                    keepDistinctIDs: false, log: log, storePath: store.path)
+                merge.usesShortcuts = usingShortcuts
+                try db.inTransaction {
+                    try merge.run()
+                    try log.finishWrites()
+                    return .commit
+                }
+                try db.execute(sql: "DETACH DATABASE incoming")
+                return merge.counts
+            }
+            try queue.close()
+            return (store, counts, try log.firstEntries(100_000))
+        }
+        let with = try merge(usingShortcuts: true)
+        let without = try merge(usingShortcuts: false)
+        XCTAssertEqual(with.counts["TaskEstimation"]?.matchedBy, ["cloudID": 1, "natural key": 3])
+        XCTAssertEqual(with.counts["TaskEstimation"]?.inserted, 119)
+        XCTAssertEqual(with.counts.keys.sorted(), without.counts.keys.sorted())
+        for (entity, counts) in with.counts {
+            let other = without.counts[entity]
+            XCTAssertEqual(counts.matchedBy, other?.matchedBy, entity)
+            XCTAssertEqual(
+                [counts.inStore, counts.inArchive, counts.inserted, counts.changed],
+                other.map { [$0.inStore, $0.inArchive, $0.inserted, $0.changed] }, entity)
+        }
+        XCTAssertEqual(with.entries, without.entries)
+        XCTAssertGreaterThan(with.entries.count, 119)
+        try assertSameTables(with.store, without.store)
+    }
+}
