@@ -42,12 +42,20 @@ package enum Differ {
         package let result: Result
         private let comparisons: [String: Comparison]
         private let keyMap: KeyMap
+        private let thin: ThinTables?
+        /// B was a store of A's bytes, not read (tests check when `Shortcuts` spare it).
+        let readBAsA: Bool
 
-        init(result: Result, comparisons: [String: Comparison], keyMap: KeyMap) {
+        init(result: Result, comparisons: [String: Comparison], keyMap: KeyMap, thin: ThinTables?, readBAsA: Bool) {
             self.result = result
             self.comparisons = comparisons
             self.keyMap = keyMap
+            self.thin = thin
+            self.readBAsA = readBAsA
         }
+
+        /// The entities whose tables are still thin (tests check when `Shortcuts` spare their load).
+        var thinEntities: Set<String> { thin?.entities ?? [] }
 
         /// The roots whose keys a statement looked up in `diff_map` (tests check when `Shortcuts`
         /// spare it).
@@ -74,6 +82,10 @@ package enum Differ {
         /// A twin whose every record its cloudID pairs with itself is counted so, its pairs not
         /// written to `diff_pairs` (`Comparison.pairsEveryRecordWithItself`).
         package var pairsIdentityByCount = true
+        /// A store A's entity whose member B may hold byte for byte (B an archive with the same
+        /// first line, or a store of the same bytes) is loaded thin (`ThinTables`), and whole only
+        /// when a statement would read more of it; B a store of A's bytes is not read at all.
+        package var loadsTwinsThin = true
 
         package init() {}
     }
@@ -154,12 +166,49 @@ package enum Differ {
         _ a: URL, _ b: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, db: Database,
         progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?, comparesSelfPairsInSQL: Bool, shortcuts: Shortcuts
     ) throws -> Listing {
-        var left = try side(
-            of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", db: db, progress: progress,
-            cancellation: cancellation)
-        var right = try side(
-            of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", twin: left, db: db, progress: progress,
-            cancellation: cancellation)
+        // A store against an archive: the archive's members are read up to their first record
+        // lines first, so that A's members that may be B's byte for byte are loaded thin.
+        // Two stores of the same bytes: B is not read at all, its side is A's.
+        // A store against an archive: the archive is read on another thread meanwhile (`ArchiveAhead`).
+        var ahead: ArchiveAhead?
+        var snapshots: (a: StoreSnapshot, b: StoreSnapshot)?
+        var sameBytes = false
+        if shortcuts.loadsTwinsThin, shortcuts.pairsIdentityByCount, shortcuts.fillsKeyMapWhenRead, !comparesSelfPairsInSQL,
+            FileKind.of(a.path) == .sqliteStore
+        {
+            if FileKind.of(b.path) != .sqliteStore {
+                ahead = ArchiveAhead(b, keys: keys)
+            } else if let left = try? StoreSnapshot(storeAt: a), let right = try? StoreSnapshot(storeAt: b) {
+                // (A store that cannot be opened is left to the reads below, which say why in order.)
+                snapshots = (left, right)
+                sameBytes = try StoreBytes.same(left, right)
+            }
+        }
+        var left: Side
+        do {
+            left = try side(
+                of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", expected: { ahead?.expected($0) },
+                thinAll: sameBytes, snapshot: snapshots?.a, db: db, progress: progress, cancellation: cancellation)
+        } catch {
+            _ = ahead?.finish(stop: true)
+            throw error
+        }
+        var right: Side
+        if sameBytes {
+            // B's records are A's, read once.
+            right = left
+            try reportReadAtOnce(right, progress: progress, cancellation: cancellation)
+        } else if let read = ahead?.finish(), let whole = side(from: read, twin: left, profiles: profiles) {
+            // B read ahead, and every member of it A's: reading it again would load nothing.
+            right = whole
+            try reportReadAtOnce(right, progress: progress, cancellation: cancellation)
+        } else {
+            right = try side(
+                of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", twin: left, snapshot: snapshots?.b,
+                db: db, progress: progress, cancellation: cancellation)
+        }
+        // Their copies go now, as each went after its read before.
+        snapshots = nil
         guard SameApp.check(left.entityNames, right.entityNames) else {
             throw DiffError.notTheSameApp(a: a.path, b: b.path, entitiesA: left.entityNames, entitiesB: right.entityNames)
         }
@@ -217,6 +266,7 @@ package enum Differ {
             var comparison = Comparison(
                 db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root), keyMap: keyMap,
                 pairsIdentityByCount: shortcuts.pairsIdentityByCount,
+                makeWhole: { [thin = left.thin] in try thin?.makeWhole([name]) },
                 deferred: Set(
                     plans[number].destinations.filter { field, destination in
                         !plans[number].toMany.contains(field) && unmatched.contains { $0.contains(destination) }
@@ -256,6 +306,12 @@ package enum Differ {
         let identicalRoots = Set(plans.map(\.root)).filter { root in
             names.indices.allSatisfy { plans[$0].root != root || comparisons[names[$0]]?.isIdentity == true }
         }
+        // The records compared are read whole: their tables loaded whole at once, in one pass.
+        try left.thin?.makeWhole(
+            Set(
+                comparisons.values.filter {
+                    $0.comparesRecords(identicalRoots: identicalRoots, comparesSelfPairsInSQL: comparesSelfPairsInSQL)
+                }.map(\.name)))
         let entities = try comparisons.values.map {
             try $0.summary(identicalRoots: identicalRoots, comparesSelfPairsInSQL: comparesSelfPairsInSQL)
         }.sorted { $0.name < $1.name }
@@ -264,7 +320,7 @@ package enum Differ {
                 a: a, b: b, comparedBy: byTables ? "tables" : "records", entities: entities,
                 added: entities.map(\.added).reduce(0, +), removed: entities.map(\.removed).reduce(0, +),
                 changed: entities.map(\.changed).reduce(0, +)),
-            comparisons: comparisons, keyMap: keyMap)
+            comparisons: comparisons, keyMap: keyMap, thin: left.thin, readBAsA: sameBytes)
     }
 
     /// A to-one that names no record of its own side (an orphan, which `import --validate` would
@@ -300,6 +356,65 @@ package enum Differ {
         }
     }
 
+    /// An entity member another side may hold byte for byte: its SHA-256 as the manifest lists
+    /// it, and its first record line.
+    struct Expected {
+        var sha256: String
+        var firstLine: [UInt8]
+    }
+
+    /// B's side as `side(of:)` makes it of an archive every member of which is `twin`'s (the
+    /// same SHA-256, checked as it was read, and a table) or holds no record: its manifest's
+    /// names, digests and counts, its first lines, `twin`'s tables, its model. Nil when a
+    /// member would be loaded.
+    static func side(from read: ArchiveAhead.Read, twin: Side, profiles: [AppProfile]) -> Side? {
+        let manifest = read.manifest
+        let twins = manifest.entities.filter { twin.digests[$0.name] == $0.sha256 && twin.tables[$0.name] != nil }.map(\.name)
+        guard manifest.entities.allSatisfy({ $0.count == 0 || twins.contains($0.name) }) else { return nil }
+        var side = Side(kind: manifest.source.schema, entityNames: manifest.entities.map(\.name))
+        side.digests = Dictionary(manifest.entities.map { ($0.name, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+        side.counts = Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +)
+        side.firstLines = read.firstLines
+        for name in twins { side.tables[name] = twin.tables[name] }
+        if side.kind == ArchiveManifest.Source.knownSchema {
+            side.model = profiles.lazy.compactMap { $0.version(manifest.effectiveSchemaVersion) }.first
+        } else if side.kind == ArchiveManifest.Source.modelSchema, let modelCache = read.modelCache {
+            side.model = (try? ModelCacheDecoder.decode(modelCache)).map { ModelVersion(compiled: $0) }
+        }
+        return side
+    }
+
+    /// A side not read record by record (its records are another's) reported read, entity by
+    /// entity, at once (step "read B").
+    static func reportReadAtOnce(_ side: Side, progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?) throws {
+        let counter = RecordProgressCounter(report: progress, totals: side.counts, step: "read B", cancellation: cancellation)
+        for name in side.entityNames { try counter.count(name, by: side.counts[name] ?? 0) }
+        counter.finishEntity()
+    }
+
+    /// A side's entities loaded thin (`Loader.thin`): their tables hold what a twin's
+    /// self-pairing count reads (`pk`, the flags, the cloudID) and what a root's dangling keys
+    /// read (the integers), every other value NULL. Any statement that would read more of
+    /// such a table first has it loaded whole (`makeWhole`): the count is read before it, the
+    /// comparison of its records, any other key (see `Comparison.match` and `summary`).
+    final class ThinTables {
+        private(set) var entities: Set<String>
+        private let reload: (Set<String>) throws -> Void
+
+        init(entities: Set<String>, reload: @escaping (Set<String>) throws -> Void) {
+            self.entities = entities
+            self.reload = reload
+        }
+
+        /// Loads `names`' tables whole where they are thin.
+        func makeWhole(_ names: Set<String>) throws {
+            let thin = names.intersection(entities)
+            guard !thin.isEmpty else { return }
+            entities.subtract(thin)
+            try reload(thin)
+        }
+    }
+
     /// One input as an archive holds it: its records by entity, and what says how to recognise them.
     struct Side {
         var kind: String
@@ -308,9 +423,14 @@ package enum Differ {
         var tables: [String: Table] = [:]
         /// Each entity member's SHA-256, as the manifest lists it and the read checked it.
         var digests: [String: String] = [:]
+        /// Each entity member's records, as the manifest counts them.
+        var counts: [String: Int] = [:]
         /// Each entity member's first record line (no newline): a store read after this side
         /// hashes a member without loading it only when its first line is this one (`side(ofStore:)`).
         var firstLines: [String: [UInt8]] = [:]
+        /// The entities whose table holds only keys, cloudIDs and integers (`Loader.thin`), and
+        /// how to load them whole.
+        var thin: ThinTables?
         /// The TimeQuest schema's version (its natural keys and singletons), or the store's own
         /// model; nil for a generic archive.
         var model: ModelVersion?
@@ -354,7 +474,9 @@ package enum Differ {
     /// own copy (`Comparison.isTwin`).
     static func side(
         of url: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, label: String, byTables: Bool = false,
-        twin: Side? = nil, db: Database, progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
+        twin: Side? = nil, expected: @escaping (String) -> Expected? = { _ in nil }, thinAll: Bool = false, snapshot: StoreSnapshot? = nil,
+        db: Database,
+        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
         var store: URL? = FileKind.of(url.path) == .sqliteStore ? url : nil
         if byTables, store == nil {
@@ -372,8 +494,9 @@ package enum Differ {
         }
         if let store {
             return try side(
-                ofStore: store, label: label, byTables: byTables, profiles: profiles, twin: twin, db: db, progress: progress,
-                cancellation: cancellation)
+                ofStore: store, label: label, byTables: byTables, profiles: profiles, twin: twin,
+                expected: byTables ? { _ in nil } : expected,
+                thinAll: thinAll && !byTables, snapshot: byTables ? nil : snapshot, db: db, progress: progress, cancellation: cancellation)
         }
         var side = Side(kind: "", entityNames: [])
         var modelCache: Data?
@@ -445,12 +568,21 @@ package enum Differ {
     /// the store is read again for those members alone. A member whose first record line differs
     /// cannot be `twin`'s (the lines of equal members are equal), and is loaded at once, as a
     /// second device's are.
+    ///
+    /// With `thinAll` (the other side is a store of the same bytes, never read), every member
+    /// is loaded thin, and stands for both sides'.
+    /// A member `expected` names (another side's, read before) is loaded thin when its first
+    /// record line is the one expected (`Loader.thin`): it may be that side's byte for byte.
+    /// One whose digest then differs, or a record of which has no well-formed cloudID (the count
+    /// that pairs a twin's records with themselves needs one each), is read again, whole.
     static func side(
-        ofStore store: URL, label: String, byTables: Bool, profiles: [AppProfile], twin: Side?, db: Database,
-        progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
+        ofStore store: URL, label: String, byTables: Bool, profiles: [AppProfile], twin: Side?,
+        expected: @escaping (String) -> Expected? = { _ in nil },
+        thinAll: Bool = false, snapshot: StoreSnapshot? = nil, db: Database, progress: ((RecordProgress) -> Void)?,
+        cancellation: Cancellation?
     ) throws -> Side {
         // One copy of the store for every read: the members read again are of the same moment.
-        let snapshot = try StoreSnapshot(storeAt: store)
+        let snapshot = try snapshot ?? StoreSnapshot(storeAt: store)
         func read(exportsByTables: Bool) throws -> Side {
             var side = Side(kind: "", entityNames: [])
             let loader = Loader(db: db, prefix: "\(label)\(byTables ? "t" : "")")
@@ -469,17 +601,20 @@ package enum Differ {
             var hashedOnly: Set<String> = []
             var loadOnly: Set<String>?
             var records: Exporter.Records?
-            repeat {
+            // One pass of the exporter over the snapshot: every member, or those in `loadOnly`.
+            func pass() throws {
                 try db.inTransaction {
                     // Encoded and parsed on a second core while SQLite inserts on this one, as an
                     // archive side is; what the producer sets is read once `run` has joined it.
                     try HandOff.run(
                         capacity: 4,
-                        produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
-                            var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
+                        produce: {
+                            (handOver: ([(entity: String, thin: Bool, members: [(key: String, value: JSONValue)])]) throws -> Void) in
+                            var batch: [(entity: String, thin: Bool, members: [(key: String, value: JSONValue)])] = []
                             var entity = ""
                             var lineNumber = 0
                             var loads = false
+                            var thin = false
                             records = try Exporter.records(of: snapshot, options: options) { name, bytes in
                                 if name != entity {
                                     entity = name
@@ -500,7 +635,22 @@ package enum Differ {
                                     loads = loadOnly.map { $0.contains(name) } ?? !hashedOnly.contains(name)
                                 }
                                 guard loads else { return }
-                                batch.append((name, try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }))
+                                let members = try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }
+                                if lineNumber == 2 {
+                                    // Thin only where the other side may hold the member (its
+                                    // first line is this one) and the count could pair it (the
+                                    // first record's cloudID is well formed).
+                                    thin =
+                                        loadOnly == nil && !exportsByTables
+                                        && (expected(name).map { $0.firstLine[...] == line } ?? thinAll)
+                                        && members.contains {
+                                            guard $0.key == CompiledEntity.cloudIDAttribute, case .string(let id) = $0.value else {
+                                                return false
+                                            }
+                                            return DeterministicID.isWellFormed(id)
+                                        }
+                                }
+                                batch.append((name, thin, members))
                                 if batch.count >= 256 {
                                     try handOver(batch)
                                     batch.removeAll(keepingCapacity: true)
@@ -509,19 +659,43 @@ package enum Differ {
                             if !batch.isEmpty { try handOver(batch) }
                         },
                         consume: { batch in
-                            for record in batch { try loader.add(record.entity, record.members) }
+                            for record in batch { try loader.add(record.entity, record.members, thin: record.thin) }
                         })
                     try loader.flush()
                     return .commit
                 }
+            }
+            repeat {
+                try pass()
                 guard loadOnly == nil, let manifest = records?.manifest else { break }
                 side.kind = manifest.source.schema
                 side.entityNames = manifest.entities.map(\.name)
                 side.digests = Dictionary(manifest.entities.map { ($0.name, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+                side.counts = Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +)
                 let twins = hashedOnly.filter { twin?.digests[$0] == side.digests[$0] }
                 for name in twins { side.tables[name] = twin?.tables[name] }
-                loadOnly = hashedOnly.subtracting(twins)
+                // Thin members that are not the other side's after all, or have a record without
+                // a well-formed cloudID, go again, whole, into their emptied tables.
+                let reloads = Set(loader.tables.keys).intersection(loader.thin).filter {
+                    loader.demoted.contains($0) || (!thinAll && side.digests[$0] != expected($0)?.sha256)
+                }
+                for name in reloads { try loader.empty(name) }
+                loadOnly = hashedOnly.subtracting(twins).union(reloads)
             } while loadOnly?.isEmpty == false
+            // The snapshot is kept while a thin table may be read again: its cache is not.
+            snapshot.database.releaseMemory()
+            if !loader.thin.isEmpty {
+                side.thin = ThinTables(
+                    entities: loader.thin,
+                    reload: { names in
+                        // Read again, whole, from the same snapshot, into their emptied tables:
+                        // the same rows in the same order, so the same rowids.
+                        for name in names { try loader.empty(name) }
+                        loadOnly = names
+                        try pass()
+                        snapshot.database.releaseMemory()
+                    })
+            }
             for (name, table) in loader.tables { side.tables[name] = table }
             guard let records else { return side }
             if side.kind == ArchiveManifest.Source.knownSchema {
@@ -566,6 +740,8 @@ package enum Differ {
         private var inserts: [String: Statement] = [:]
         private let text = ValueText()
         private static let wellFormed = StoredValue.integer(1)
+        /// The place of the cloudID attribute's form flag (`w0`) in a record's values.
+        private static let cloudIDFlagPlace = Table.leadingColumns.firstIndex(of: Table.flag(of: CompiledEntity.cloudIDAttribute)!)!
         /// The well-formed cloudIDs loaded so far, as a filter (made at the first).
         private var seen: SharedValueFilter?
         private let filterBits: Int
@@ -576,6 +752,13 @@ package enum Differ {
         private var pendingRecords = 0
         /// Per table: the statement inserting `rowsPerInsert(width)` records, for the width it was made for.
         private var batchInserts: [String: (width: Int, statement: Statement)] = [:]
+        /// The entities loaded thin: of each record, `pk`, the flags, the flagged properties'
+        /// strings and every integer (what a twin's self-pairing count and the dangling keys of
+        /// a root read: `typeof(…) = 'integer'`); every other value NULL. A thin table is kept
+        /// only while nothing reads more of it (`diff` checks, else runs again without).
+        private(set) var thin: Set<String> = []
+        /// Thin entities with a record whose cloudID is missing or not well formed.
+        private(set) var demoted: Set<String> = []
 
         /// `filterBits`: the size of the filter of cloudIDs seen (a test makes it small).
         init(db: Database, prefix: String, filterBits: Int = 1 << 23) {
@@ -584,7 +767,7 @@ package enum Differ {
             self.filterBits = filterBits
         }
 
-        func add(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws {
+        func add(_ entity: String, _ members: [(key: String, value: JSONValue)], thin isThin: Bool = false) throws {
             let layout: Layout
             if let last, last.entity == entity, last.keys.count == members.count,
                 zip(last.keys, members).allSatisfy({ $0 == $1.key })
@@ -597,13 +780,17 @@ package enum Differ {
                 last = layout
             }
             tables[entity]!.count += 1
+            if isThin { thin.insert(entity) }
             var values = [StoredValue](repeating: .null, count: layout.width)
             for (index, member) in members.enumerated() {
                 guard let place = layout.places[index] else { continue }
                 if place == 0 {
                     if case .integer(let key) = member.value { values[0] = .integer(key) }
-                } else {
+                } else if !isThin || layout.flags[index] != nil {
                     values[place] = DiffValue.encode(member.value, text)
+                } else if case .integer(let integer) = member.value {
+                    // As `DiffValue.encode` has it.
+                    values[place] = .integer(integer)
                 }
                 if let flag = layout.flags[index], case .string(let cloudID) = member.value, DeterministicID.isWellFormed(cloudID) {
                     values[flag] = Self.wellFormed
@@ -612,9 +799,24 @@ package enum Differ {
                 }
             }
             if case .null = values[0] { values[0] = .integer(Int64.min) }
+            // The self-pairing count that keeps a thin table pairs only well-formed cloudIDs.
+            if isThin, case .null = values[Self.cloudIDFlagPlace] {
+                demoted.insert(entity)
+            }
             pending.append(contentsOf: values)
             pendingRecords += 1
             if pendingRecords == Self.rowsPerInsert(layout.width) { try flush() }
+        }
+
+        /// Empties `entity`'s table, to load it again (whole): its rows get the rowids a first load gives.
+        func empty(_ entity: String) throws {
+            try flush()
+            last = nil
+            guard let table = tables[entity] else { return }
+            try db.execute(sql: "DELETE FROM \(table.name)")
+            tables[entity]?.count = 0
+            thin.remove(entity)
+            demoted.remove(entity)
         }
 
         /// Records to an INSERT of `width` columns: many, within the 999 arguments any SQLite
@@ -750,6 +952,9 @@ package enum Differ {
         let keyMap: KeyMap
         /// A twin's cloudID that pairs every record with itself is counted, not written (`Shortcuts`).
         let pairsIdentityByCount: Bool
+        /// Loads this entity's table whole when it was loaded thin (`ThinTables`): called before
+        /// every statement that reads more of it than the count and the dangling keys do.
+        let makeWhole: () throws -> Void
         /// The relationships to records not all matched yet when this entity is (see `diff`):
         /// first no part of the content key, which then pairs only records alike in nothing else;
         /// once every entity is matched, the rounds in `diff` pair the rest with them.
@@ -850,6 +1055,7 @@ package enum Differ {
         private func keyTables(
             _ fields: [String], unmatchedOnly: Bool, filter: String, cloudID: Bool = false, numbering: (String) -> String
         ) throws {
+            try makeWhole()
             // B's keys of the records these fields name are translated through `diff_map`.
             try keyMap.fill(fields.compactMap { plan.references[$0] })
             let names = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
@@ -905,6 +1111,8 @@ package enum Differ {
                         if !used.contains(key.kind) { used.append(key.kind) }
                         continue
                     }
+                    // Not every record paired so: what follows reads the whole table.
+                    try makeWhole()
                     try pair(key.kind, "INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id \(selfPairs) ORDER BY id")
                     continue
                 }
@@ -919,6 +1127,7 @@ package enum Differ {
                     AND \(unmatched("b", "r.id")) ORDER BY l.id
                     """)
             }
+            if !isDone { try makeWhole() }
             if plan.isSingleton {
                 let left = try Int64.fetchAll(db, sql: "SELECT x.rowid FROM \(a.name) x WHERE \(unmatched("a", "x.rowid")) LIMIT 2")
                 let right = try Int64.fetchAll(db, sql: "SELECT x.rowid FROM \(b.name) x WHERE \(unmatched("b", "x.rowid")) LIMIT 2")
@@ -971,6 +1180,7 @@ package enum Differ {
                 if !tried.contains("content") { tried.append("content") }
                 return 0
             }
+            try makeWhole()
             let content = shared.filter { field in
                 switch fields {
                 case .all: !plan.toMany.contains(field)
@@ -1052,12 +1262,8 @@ package enum Differ {
         func summary(identicalRoots: Set<String> = [], comparesSelfPairsInSQL: Bool = false) throws -> EntityDiff {
             let shared = self.shared
             var changed = 0
-            let cannotDiffer =
-                isIdentity
-                && shared.allSatisfy { field in
-                    !plan.toMany.contains(field) && plan.references[field].map(identicalRoots.contains) != false
-                }
-            if !shared.isEmpty, comparesSelfPairsInSQL || !cannotDiffer {
+            if comparesRecords(identicalRoots: identicalRoots, comparesSelfPairsInSQL: comparesSelfPairsInSQL) {
+                try makeWhole()
                 try keyMap.fill(shared.compactMap { plan.references[$0] })
                 let (pairs, condition) = pairsSQL
                 try db.execute(
@@ -1076,6 +1282,17 @@ package enum Differ {
                 fieldsOnlyInA: empty ? [] : Set(a.columns.keys).subtracting(b.columns.keys).sorted())
         }
 
+        /// Whether `summary` runs the comparison of this entity's pairs (see there).
+        func comparesRecords(identicalRoots: Set<String>, comparesSelfPairsInSQL: Bool) -> Bool {
+            let shared = self.shared
+            let cannotDiffer =
+                isIdentity
+                && shared.allSatisfy { field in
+                    !plan.toMany.contains(field) && plan.references[field].map(identicalRoots.contains) != false
+                }
+            return !shared.isEmpty && (comparesSelfPairsInSQL || !cannotDiffer)
+        }
+
         /// The records only B has, then only A has, then the changed ones, each read as it is listed.
         func forEachLine(_ body: (Line) throws -> Void) throws {
             for (table, side, line) in [(b, "b", Line.added), (a, "a", Line.removed)] {
@@ -1090,6 +1307,7 @@ package enum Differ {
             guard !shared.isEmpty,
                 try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM diff_changed WHERE entity = \(number))") == true
             else { return }
+            try makeWhole()
             try keyMap.fill(shared.compactMap { plan.references[$0] })
             let text = ValueText()
             let values = shared.map { "l.\(a.columns[$0]!), r.\(b.columns[$0]!)" }
