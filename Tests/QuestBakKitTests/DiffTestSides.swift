@@ -25,4 +25,17 @@ struct DiffTestSides {
         options.profiles = [.timeQuest]
         _ = try Exporter.export(storeAt: store, to: .file(archive, overwrite: false), options: options)
     }
+
+    /// What a diff test compares of a listing: the counts, how each entity was matched, the
+    /// fields only one side has and every listed line.
+    static func lines(of listing: Differ.Listing) throws -> [String] {
+        var lines = ["\(listing.result.added) added, \(listing.result.removed) removed, \(listing.result.changed) changed"]
+        for entity in listing.result.entities {
+            lines.append(
+                "\(entity.name) by \(entity.matchedBy): \(entity.added) \(entity.removed) \(entity.changed) "
+                    + "\(entity.fieldsOnlyInA) \(entity.fieldsOnlyInB)")
+            try listing.forEachLine(of: entity.name) { lines.append(String(describing: $0)) }
+        }
+        return lines
+    }
 }

@@ -20,14 +20,8 @@ final class DifferShortcutTests: XCTestCase {
     private func diff(_ a: URL, _ b: URL, _ shortcuts: Differ.Shortcuts) throws -> Outcome {
         let work = try TemporaryTestDirectory()
         return try Differ.diff(a, b, profiles: [.timeQuest], workDirectory: work.url, shortcuts: shortcuts) { listing in
-            var lines = ["\(listing.result.added) added, \(listing.result.removed) removed, \(listing.result.changed) changed"]
-            for entity in listing.result.entities {
-                lines.append(
-                    "\(entity.name) by \(entity.matchedBy): \(entity.added) \(entity.removed) \(entity.changed) "
-                        + "\(entity.fieldsOnlyInA) \(entity.fieldsOnlyInB)")
-                try listing.forEachLine(of: entity.name) { lines.append(String(describing: $0)) }
-            }
-            return Outcome(lines: lines, rootsLookedUp: listing.rootsLookedUp, pairsWritten: try listing.pairsWritten())
+            return Outcome(
+                lines: try DiffTestSides.lines(of: listing), rootsLookedUp: listing.rootsLookedUp, pairsWritten: try listing.pairsWritten())
         }
     }
 

@@ -23,14 +23,7 @@ final class DifferThinTwinTests: XCTestCase {
         var shortcuts = Differ.Shortcuts()
         shortcuts.loadsTwinsThin = thin
         return try Differ.diff(a, b, profiles: [.timeQuest], workDirectory: work.url, shortcuts: shortcuts) { listing in
-            var lines = ["\(listing.result.added) added, \(listing.result.removed) removed, \(listing.result.changed) changed"]
-            for entity in listing.result.entities {
-                lines.append(
-                    "\(entity.name) by \(entity.matchedBy): \(entity.added) \(entity.removed) \(entity.changed) "
-                        + "\(entity.fieldsOnlyInA) \(entity.fieldsOnlyInB)")
-                try listing.forEachLine(of: entity.name) { lines.append(String(describing: $0)) }
-            }
-            return Outcome(lines: lines, thinEntities: listing.thinEntities, readBAsA: listing.readBAsA)
+            return Outcome(lines: try DiffTestSides.lines(of: listing), thinEntities: listing.thinEntities, readBAsA: listing.readBAsA)
         }
     }
 

@@ -131,22 +131,7 @@ final class RecordMergeShortcutTests: XCTestCase {
             let work = directory.url.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             let log = try RepairLog(directory: work)
-            let queue = try DatabaseQueue(path: store.path)
-            let counts = try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
-                var merge = RecordMerge(
-                    db: db, layout: try MergeLayout(version: TimeQuestSchemas.newest), preference: .store, newerColumns: [:],
-                    keepDistinctIDs: false, log: log, storePath: store.path)
-                merge.usesShortcuts = usingShortcuts
-                try db.inTransaction {
-                    try merge.run()
-                    try log.finishWrites()
-                    return .commit
-                }
-                try db.execute(sql: "DETACH DATABASE incoming")
-                return merge.counts
-            }
-            try queue.close()
+            let counts = try RecordMergeTestRun.merge(incoming, into: store, log: log, usesShortcuts: usingShortcuts)
             return (store, counts, try log.firstEntries(100_000))
         }
         let with = try merge(usingShortcuts: true)

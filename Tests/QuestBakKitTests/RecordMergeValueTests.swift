@@ -154,21 +154,7 @@ final class RecordMergeValueTests: XCTestCase {
                 sql: "UPDATE ZTASKESTIMATION SET ZCLOUDID = (SELECT ZCLOUDID FROM ZTASKESTIMATION WHERE Z_PK = 1) WHERE Z_PK = 2")
         }
         try edit.close()
-        let log = try RepairLog(directory: directory.url)
-        let queue = try DatabaseQueue(path: store.path)
-        let counts = try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
-            var merge = RecordMerge(
-                db: db, layout: try MergeLayout(version: TimeQuestSchemas.newest), preference: .store, newerColumns: [:],
-                keepDistinctIDs: false, log: log, storePath: store.path)
-            try db.inTransaction {
-                try merge.run()
-                try log.finishWrites()
-                return .commit
-            }
-            return merge.counts
-        }
-        try queue.close()
+        let counts = try RecordMergeTestRun.merge(incoming, into: store, log: try RepairLog(directory: directory.url))
         XCTAssertEqual(counts["TaskEstimation"]?.matchedBy, ["cloudID": 1, "natural key": 2])
         XCTAssertEqual(counts["TaskEstimation"]?.inserted, 0)
         // The other entities' cloudIDs are all identities: matched by them.
