@@ -181,7 +181,7 @@ package struct MigrationVerifier {
             return Check(fixture: label, name: "golden", passed: true, detail: expectation.lastPathComponent)
         }
         // A golden recorded in an earlier form differs on every line; a diff would hide the cause.
-        if expected.prefix { $0 != "\n" } != StoreDump.header {
+        if expected.prefix(while: { $0 != "\n" }) != StoreDump.header {
             return Check(
                 fixture: label, name: "golden", passed: false,
                 detail:
