@@ -231,23 +231,12 @@ package enum ExternalStorage {
         return created
     }
 
-    /// Whether two plain files hold the same bytes, compared a block at a time.
+    /// Whether two plain files hold the same bytes (`FileBytes.same`).
     static func sameBytes(_ first: URL, _ second: URL) throws -> Bool {
-        let size = { (url: URL) in (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value }
-        guard let firstSize = size(first), firstSize == size(second) else { return false }
-        guard let one = FileHandle(forReadingAtPath: first.path), let other = FileHandle(forReadingAtPath: second.path) else {
+        guard let same = try FileBytes.same(first.path, second.path) else {
             throw StoreError.unreadable(path: first.path, reason: "cannot open it to compare with the archive's file")
         }
-        defer {
-            try? one.close()
-            try? other.close()
-        }
-        while true {
-            let a = try one.read(upToCount: ExternalStorage.chunkSize) ?? Data()
-            let b = try other.read(upToCount: ExternalStorage.chunkSize) ?? Data()
-            guard a == b else { return false }
-            if a.isEmpty { return true }
-        }
+        return same
     }
 
     /// Removes what `install` created, files before their folders.

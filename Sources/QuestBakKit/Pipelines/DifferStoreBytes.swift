@@ -30,17 +30,8 @@ extension Differ {
             let manager = FileManager.default
             let (hasFirst, hasSecond) = (manager.fileExists(atPath: first), manager.fileExists(atPath: second))
             guard hasFirst, hasSecond else { return hasFirst == hasSecond }
-            guard let left = FileHandle(forReadingAtPath: first), let right = FileHandle(forReadingAtPath: second) else { return false }
-            defer {
-                try? left.close()
-                try? right.close()
-            }
-            // A MiB at a time: memory stays flat at any size.
-            while true {
-                let (one, other) = (try left.read(upToCount: 1 << 20) ?? Data(), try right.read(upToCount: 1 << 20) ?? Data())
-                guard one == other else { return false }
-                if one.isEmpty { return true }
-            }
+            // (A file that cannot be opened: not the same, and B is read, which says why.)
+            return try FileBytes.same(first, second) ?? false
         }
     }
 }
