@@ -287,9 +287,7 @@ struct RecordMerge {
                 allIdentities = false
                 return
             }
-            var hasher = StableHasher(seed: 0)
-            hasher.combine(bytes)
-            guard seen.insert(hasher.value) else { return }
+            guard seen.insert(Self.hash(bytes)) else { return }
             if suspects.count < InsertedValues.suspectLimit { suspects.append([row[0]]) } else { allIdentities = false }
         }
         return try allIdentities
@@ -356,6 +354,7 @@ struct RecordMerge {
         return try onlyText && !storeHoldsAny(of: suspects)
     }
 
+    /// A text's hash for the merge's filters (the same in every run).
     private static func hash(_ bytes: Data) -> UInt64 {
         var hasher = StableHasher(seed: 0)
         hasher.combine(bytes)
