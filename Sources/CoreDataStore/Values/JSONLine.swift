@@ -105,15 +105,31 @@ package enum JSONLine {
         }
     }
 
+    /// A member's value as `parseValues` reads it.
+    package enum MemberValue: Equatable {
+        /// A string of ASCII written without an escape: where its text lies in the line (the text
+        /// is those bytes, which `parseString` would make a `String` of as they are).
+        case asciiText(Range<Int>)
+        case value(JSONValue)
+
+        /// The value `parseObject` gives, read from `line` (the line the range is of).
+        package func json(in line: UnsafeBufferPointer<UInt8>) -> JSONValue {
+            switch self {
+            case .asciiText(let range): return .string(String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self))
+            case .value(let value): return value
+            }
+        }
+    }
+
     /// The values of an object whose keys are exactly `keys`, in that order, each written as its
-    /// bytes (no escape); nil for any other line: other keys, more or fewer, in another order, an
+    /// bytes (no escape), a string of ASCII as where it lies; nil for any other line: other keys, more or fewer, in another order, an
     /// escaped key, or text `parseObject` refuses (which its caller then reads with `parseObject`,
     /// for the members or the error). *Why a line read here is the line `parseObject` reads:*
     /// the same `Parser` reads it (white space, each value by `parseValue`, nothing after the
     /// object), and each key token is the key's bytes between quotes, which `parseString` decodes
     /// to that key; the keys are distinct, so the duplicate check `parseObject` makes passes. So
     /// `parseObject` would give these values, with the keys `keys.names`, in this order.
-    package static func parseValues(_ line: UnsafeBufferPointer<UInt8>, keys: KeysInOrder) -> [JSONValue]? {
+    package static func parseValues(_ line: UnsafeBufferPointer<UInt8>, keys: KeysInOrder) -> [MemberValue]? {
         var parser = Parser(bytes: line)
         parser.skipWhitespace()
         guard parser.peek() == UInt8(ascii: "{") else { return nil }
@@ -203,9 +219,9 @@ package enum JSONLine {
         /// At `{`: the members' values when their keys are exactly `keys`, in order, up to and
         /// including the closing `}`; nil at the first key that is not the next of `keys`. The
         /// same steps as `parseMembers`, a key compared where it makes a `String`.
-        mutating func parseValues(keys: KeysInOrder, depth: Int) throws -> [JSONValue]? {
+        mutating func parseValues(keys: KeysInOrder, depth: Int) throws -> [MemberValue]? {
             position += 1
-            var values: [JSONValue] = []
+            var values: [MemberValue] = []
             values.reserveCapacity(keys.count)
             skipWhitespace()
             if peek() == UInt8(ascii: "}") {
@@ -219,7 +235,12 @@ package enum JSONLine {
                 skipWhitespace()
                 guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
                 position += 1
-                values.append(try parseValue(depth: depth))
+                skipWhitespace()
+                if let text = asciiText() {
+                    values.append(.asciiText(text))
+                } else {
+                    values.append(.value(try parseValue(depth: depth)))
+                }
                 skipWhitespace()
                 switch peek() {
                 case UInt8(ascii: ","): position += 1
@@ -229,6 +250,25 @@ package enum JSONLine {
                 default: throw error("expected ',' or '}'")
                 }
             }
+        }
+
+        /// At a string whose bytes are ASCII (0x20 to 0x7F) with no quote or backslash in them:
+        /// the range of its text, past its closing quote. At anything else (another value, a
+        /// string with an escape, a control character or a byte past ASCII, unterminated): nil,
+        /// the position unchanged, for `parseValue` to read or refuse as always.
+        mutating func asciiText() -> Range<Int>? {
+            guard peek() == UInt8(ascii: "\"") else { return nil }
+            var end = position + 1
+            while end < bytes.count {
+                switch bytes[end] {
+                case UInt8(ascii: "\""):
+                    defer { position = end + 1 }
+                    return (position + 1)..<end
+                case UInt8(ascii: "\\"), 0..<0x20, 0x80...: return nil
+                default: end += 1
+                }
+            }
+            return nil
         }
 
         mutating func parseValue(depth: Int) throws -> JSONValue {

@@ -36,7 +36,7 @@ struct LegacyArchive {
     private var targetProperties: [String: [String: LineProperty]] = [:]
 
     /// A key of a record line, as the target's model has it.
-    fileprivate enum LineProperty: Sendable {
+    enum LineProperty: Sendable {
         case attribute(AttributeKind)
         case toOne(destination: String)
         case toMany(destination: String, inverse: String?)
@@ -150,13 +150,13 @@ struct LegacyArchive {
     /// tables are laid out, so that a line's value goes to its column by one look-up, not through
     /// a record's dictionary of values looked up again for each column.
     struct LineColumns: Sendable {
-        fileprivate struct Key: Sendable {
+        struct Key: Sendable {
             var property: LineProperty
             var columns: [Int]
         }
         /// A class: a line looks its entity up and reads it, and a struct of arrays and
         /// dictionaries would be copied (retained and released member by member) for each line.
-        fileprivate final class Entity: Sendable {
+        final class Entity: Sendable {
             let plan: ModelLayout.EntityPlan?
             let keys: [String: Key]
             /// The keys an export of the source's version writes, in its order (`_pk`, `_opt`
@@ -173,7 +173,7 @@ struct LegacyArchive {
                 self.slotsInOrder = slotsInOrder
             }
         }
-        fileprivate var entities: [String: Entity] = [:]
+        var entities: [String: Entity] = [:]
     }
 
     /// The columns of each target entity's lines in `layout` (the target's tables). `byPosition`
@@ -325,10 +325,14 @@ struct LegacyArchive {
         line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String, columns: LineColumns
     ) throws -> DecodedLine {
         do {
-            if let target = columns.entities[member.name], let keys = target.keysInOrder,
-                let values = line.withUnsafeBytes({ JSONLine.parseValues($0.bindMemory(to: UInt8.self), keys: keys) })
-            {
-                return try decodeInOrder(values, keys: keys, target: target, entity: member.name)
+            if let target = columns.entities[member.name], let keys = target.keysInOrder {
+                let decoded = try line.withUnsafeBytes { raw in
+                    let bytes = raw.bindMemory(to: UInt8.self)
+                    return try JSONLine.parseValues(bytes, keys: keys).map {
+                        try decodeInOrder($0, of: bytes, keys: keys, target: target, entity: member.name)
+                    }
+                }
+                if let decoded { return decoded }
             }
             return try decodeByName(line: line, member: member, columns: columns)
         } catch let problem as LineProblem {
@@ -342,21 +346,48 @@ struct LegacyArchive {
         var reason: String
     }
 
-    /// A line whose values are those of `keys`, in order (`decode`).
+    /// A line whose values are those of `keys`, in order (`decode`). A string of ASCII goes to
+    /// a text or date property from its bytes (`ValueJSON.keepsStringAsText`, `ValueJSON.date`,
+    /// the steps `ValueJSON.value` takes for them), without a `String` made of it; every other
+    /// value through `store`.
     private func decodeInOrder(
-        _ members: [JSONValue], keys: JSONLine.KeysInOrder, target: LineColumns.Entity, entity: String
+        _ members: [JSONLine.MemberValue], of line: UnsafeBufferPointer<UInt8>, keys: JSONLine.KeysInOrder, target: LineColumns.Entity,
+        entity: String
     ) throws -> DecodedLine {
-        let primaryKey = try Self.primaryKey(members[0])
+        let primaryKey = try Self.primaryKey(members[0].json(in: line))
         var opt: Int64? = 1
         let carriesOpt = manifest.formatVersion >= 2
-        if carriesOpt { opt = try Self.opt(members[1]) }
+        if carriesOpt { opt = try Self.opt(members[1].json(in: line)) }
         let plan = target.plan
         var values = [StoredValue](repeating: .null, count: plan.map { $0.fields.count + $0.toOne.count } ?? 0)
         let first = carriesOpt ? 2 : 1
         for (index, slot) in target.slotsInOrder.enumerated() {
-            try Self.store(members[first + index], key: keys.names[first + index], slot: slot, into: &values)
+            let member = members[first + index]
+            if case .asciiText(let range) = member, case .attribute(let kind) = slot.property,
+                let stored = try Self.storedText(UnsafeBufferPointer(rebasing: line[range]), kind: kind, key: keys.names[first + index])
+            {
+                for column in slot.columns { values[column] = stored }
+            } else {
+                try Self.store(member.json(in: line), key: keys.names[first + index], slot: slot, into: &values)
+            }
         }
         return DecodedLine(entity: entity, plan: plan, row: Row(primaryKey: primaryKey, opt: opt, values: values))
+    }
+
+    /// A string's bytes stored as a text or date property (nil for any other kind): what `store`
+    /// stores of the string, its error included.
+    private static func storedText(_ text: UnsafeBufferPointer<UInt8>, kind: AttributeKind, key: String) throws -> StoredValue? {
+        if ValueJSON.keepsStringAsText(kind) { return ValueCoding.storedText(text) }
+        guard kind == .date else { return nil }
+        do {
+            return ValueCoding.encode(try ValueJSON.date(text: text, exactSpelling: false))
+        } catch let mismatch as ValueJSON.TypeMismatch {
+            throw Self.mismatch(key, mismatch)
+        }
+    }
+
+    private static func mismatch(_ key: String, _ mismatch: ValueJSON.TypeMismatch) -> LineProblem {
+        LineProblem(reason: "\(key) must be \(mismatch.expected), found \(mismatch.found)")
     }
 
     private static func primaryKey(_ value: JSONValue?) throws -> Int64 {
@@ -385,7 +416,7 @@ struct LegacyArchive {
             do {
                 value = try ValueJSON.value(json, as: kind)
             } catch let mismatch as ValueJSON.TypeMismatch {
-                throw LineProblem(reason: "\(key) must be \(mismatch.expected), found \(mismatch.found)")
+                throw Self.mismatch(key, mismatch)
             }
             let stored = ValueCoding.encode(value)
             for column in slot.columns { values[column] = stored }
