@@ -1,8 +1,8 @@
 import Foundation
+import QuestBakTestSupport
 import XCTest
 
 @testable import CoreDataStore
-import QuestBakTestSupport
 
 /// `FileBytes.copy`, the one copy of a whole store (a snapshot, a backup before a replace): the
 /// bytes exactly, at every size around its block, the permissions it is asked for or the
@@ -30,7 +30,9 @@ final class FileBytesTests: XCTestCase {
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: source.path)
         try FileBytes.copy(source.path, to: directory.path("kept").path)
         try FileBytes.copy(source.path, to: directory.path("private").path, permissions: 0o600)
-        let mode = { (name: String) in (try FileManager.default.attributesOfItem(atPath: directory.path(name).path)[.posixPermissions] as? NSNumber)?.intValue }
+        let mode = { (name: String) in
+            (try FileManager.default.attributesOfItem(atPath: directory.path(name).path)[.posixPermissions] as? NSNumber)?.intValue
+        }
         XCTAssertEqual(try mode("kept"), 0o666)
         XCTAssertEqual(try mode("private"), 0o600)
     }
