@@ -614,10 +614,19 @@ struct StatementRestore {
             if let linesAhead, !linesAhead.started {
                 let plans = Dictionary(made.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
                 var decoders: [String: ModelMemberEncoding.LineDecoder] = [:]
+                // A member's lines come one after another: its decoder is looked up once for them.
+                var current: (entity: String, decoder: ModelMemberEncoding.LineDecoder)?
                 linesAhead.start { input in
-                    // A line of an entity the model lacks is never taken: its insert fails first.
-                    guard let plan = plans[input.entity] else { return Result.failure(NotInTheModel()) }
-                    return Result { try Self.decoder(of: plan, in: &decoders).decode(input.line) }
+                    if current?.entity != input.entity {
+                        // A line of an entity the model lacks is never taken: its insert fails first.
+                        guard let plan = plans[input.entity] else {
+                            current = nil
+                            return Result.failure(NotInTheModel())
+                        }
+                        current = (input.entity, Self.decoder(of: plan, in: &decoders))
+                    }
+                    guard let decoder = current?.decoder else { return Result.failure(NotInTheModel()) }
+                    return Result { try decoder.decode(input.line) }
                 }
             }
             return made
