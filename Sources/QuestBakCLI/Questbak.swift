@@ -8,12 +8,25 @@ public enum CommandLineTool {
     public static func main() {
         ProcessHooks.install()
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let message = Suggestions.message(for: arguments) {
-            FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
-            exit(ExitStatus.usage.rawValue)
+        func suggest() {
+            if let message = Suggestions.message(for: arguments) {
+                FileHandle.standardError.write(Data("questbak: error: \(message)\n".utf8))
+                exit(ExitStatus.usage.rawValue)
+            }
+        }
+        // `help COMMAND` parses whatever COMMAND is (argument-parser shows the overview for one
+        // it lacks). Any other mistyped command or option fails the parse (no command takes an
+        // unknown word or `--name`), so the suggestions, which render every option's help (a few
+        // ms, a seventh of a short command's time), are looked for only then.
+        if arguments.first == "help" { suggest() }
+        var command: ParsableCommand
+        do {
+            command = try Questbak.parseAsRoot(arguments)
+        } catch {
+            suggest()
+            reportParserError(error)
         }
         do {
-            var command = try Questbak.parseAsRoot(arguments)
             try command.run()
         } catch {
             reportParserError(error)

@@ -105,4 +105,67 @@ final class DifferSelfPairTests: XCTestCase {
             }
         }
     }
+
+    /// A twin's count of records whose cloudID is well formed and their own, decided from the
+    /// loader's census (`Comparison.everyRecordHasItsOwn`), against the count in SQL: the same
+    /// answer wherever the census answers, over values shared next to each other or far apart,
+    /// by three records, differing only in case, malformed, missing, and with filters that flag
+    /// nearly everything, a few, or more than the census keeps.
+    func testTheCensusOfCloudIDsAnswersAsTheCountInSQL() throws {
+        func cloudID(_ value: Int) -> String { String(format: "%08X-0000-4000-8000-%012X", value, value) }
+        let unique: [JSONValue?] = (0..<2000).map { .string(cloudID($0)) }
+        var cases: [(label: String, values: [JSONValue?], expected: Bool?)] = [
+            ("unique", unique, true),
+            ("none", [], true),
+            ("one", [.string(cloudID(7))], true),
+            ("shared next to each other", unique + [unique[1999]], nil),
+            ("shared far apart", unique + [unique[0]], nil),
+            ("shared by three", unique + [unique[5], unique[5]], nil),
+            // Well formed or not, the same letters in lower case are another value.
+            ("in lower case", unique + [.string(cloudID(0xAB).lowercased())], DeterministicID.isWellFormed(cloudID(0xAB).lowercased())),
+            ("malformed", unique + [.string("not a cloudID")], false),
+            ("missing", unique + [nil], false),
+            ("shared and malformed", unique + [unique[3], .string("x")], false),
+        ]
+        cases.append(("all the same", Array(repeating: unique[0], count: 50), nil))
+        var decided = 0
+        try DatabaseQueue().write { db in
+            for (bits, limit) in [(64, 5000), (1 << 12, 5000), (1 << 23, Differ.CloudIDCensus.suspectLimit), (64, 10)] {
+                for (number, item) in cases.enumerated() {
+                    let loader = Differ.Loader(db: db, prefix: "t\(bits)_\(limit)_\(number)_", filterBits: bits, suspectLimit: limit)
+                    // Another entity's values share the filter: its flags are suspects of nobody's.
+                    try loader.add("Other", [("_pk", .integer(1)), ("cloudID", .string(cloudID(9)))])
+                    for (index, value) in item.values.enumerated() {
+                        var members: [(key: String, value: JSONValue)] = [("_pk", .integer(Int64(index + 1)))]
+                        if let value { members.append(("cloudID", value)) } else { members.append(("title", .string("no cloudID"))) }
+                        try loader.add("Entity", members)
+                    }
+                    try loader.flush()
+                    guard let table = loader.tables["Entity"] else {
+                        XCTAssertTrue(item.values.isEmpty)
+                        continue
+                    }
+                    let column = try XCTUnwrap(table.columns["cloudID"])
+                    let rows = "SELECT \(column) AS k FROM \(table.name) WHERE w0 = 1"
+                    let counted = try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM (\(rows)) WHERE k NOT IN (SELECT k FROM (\(rows)) GROUP BY k HAVING count(*) > 1)")
+                    let inSQL = counted == table.count
+                    let label = "\(item.label), \(bits) bits, \(limit) kept"
+                    let answer = try Differ.Comparison.everyRecordHasItsOwn("cloudID", in: table, db)
+                    if let answer {
+                        decided += 1
+                        XCTAssertEqual(answer, inSQL, label)
+                    }
+                    // Where the census must answer, and where it must leave it to SQL.
+                    if limit > 10 || item.values.count < 20 || item.expected == false {
+                        XCTAssertEqual(answer, item.expected, label)
+                    } else {
+                        XCTAssertNil(answer, "\(label): more flagged than the census keeps")
+                    }
+                    XCTAssertEqual(inSQL, item.expected ?? false, label)
+                }
+            }
+        }
+        XCTAssertGreaterThan(decided, 20)
+    }
 }

@@ -29,6 +29,7 @@ final class DifferShortcutTests: XCTestCase {
         var shortcuts = Differ.Shortcuts()
         shortcuts.fillsKeyMapWhenRead = false
         shortcuts.pairsIdentityByCount = false
+        shortcuts.decidesIdentityFromLoad = false
         return shortcuts
     }
 
@@ -42,6 +43,9 @@ final class DifferShortcutTests: XCTestCase {
         var onlyCount = Differ.Shortcuts()
         onlyCount.fillsKeyMapWhenRead = false
         XCTAssertEqual(fast.lines, try diff(a, b, onlyCount).lines, label, file: file, line: line)
+        var countedInSQL = Differ.Shortcuts()
+        countedInSQL.decidesIdentityFromLoad = false
+        XCTAssertEqual(fast.lines, try diff(a, b, countedInSQL).lines, label, file: file, line: line)
         return fast
     }
 

@@ -176,7 +176,14 @@ package enum StorePlacement {
             TemporaryFiles.created(temporary)
             defer { TemporaryFiles.removed(temporary) }
             do {
-                try FileManager.default.copyItem(atPath: source.path + suffix, toPath: temporary)
+                do {
+                    try FileBytes.copy(source.path + suffix, to: temporary)
+                } catch {
+                    if case .reading = error {
+                        throw OutputError.io(path: source.path + suffix, reason: "cannot read it to back it up: \(error.reason)")
+                    }
+                    throw OutputError.io(path: final, reason: "cannot write the backup: \(error.reason)")
+                }
                 try syncFile(URL(fileURLWithPath: temporary))
                 FaultPoint.reached("copied \(suffix.isEmpty ? "main file" : suffix) to backup")
                 guard rename(temporary, final) == 0 else { throw OutputError.io(path: final, reason: String(cString: strerror(errno))) }

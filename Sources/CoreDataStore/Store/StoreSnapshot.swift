@@ -44,9 +44,9 @@ package final class StoreSnapshot {
                 let before = try FileFingerprint.of([url])
                 try? fileManager.removeItem(at: copy)
                 try? fileManager.removeItem(at: walCopy)
-                try fileManager.copyItem(at: url, to: copy)
+                try FileBytes.copy(url.path, to: copy.path, permissions: 0o600)
                 if fileManager.fileExists(atPath: walURL.path) {
-                    try fileManager.copyItem(at: walURL, to: walCopy)
+                    try FileBytes.copy(walURL.path, to: walCopy.path, permissions: 0o600)
                     frames = WriteAheadLog.committedFrameCount(at: walCopy)
                 }
                 if try FileFingerprint.of([url]) == before {
@@ -64,20 +64,18 @@ package final class StoreSnapshot {
                 // SQLite fails here with the source's name rather than later.
                 _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
             }
-        } catch let error as CocoaError {
+        } catch let failure as FileBytes.CopyFailure {
             TemporaryDirectory.remove(directory)
-            if error.code == .fileReadNoPermission {
+            switch failure {
+            case .reading(errno: EACCES), .reading(errno: EPERM):
                 throw StoreError.unreadable(path: url.path, reason: "permission denied")
+            case .reading:
+                throw StoreError.io(path: url.path, reason: failure.reason)
+            case .writing:
+                // Reading the source worked: the copy into the temporary folder did not (a full
+                // disk, a file-size limit). That is the temporary folder's fault, not the store's.
+                throw StoreError.io(path: directory.path, reason: "cannot copy the store into the temporary folder: \(failure.reason)")
             }
-            // Reading the source worked: the copy into the temporary folder did not (a full disk,
-            // a file-size limit). That is the temporary folder's fault, not the store's.
-            if error.code.rawValue >= CocoaError.fileWriteUnknown.rawValue,
-                error.code.rawValue <= CocoaError.fileWriteVolumeReadOnly.rawValue
-            {
-                let reason = (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
-                throw StoreError.io(path: directory.path, reason: "cannot copy the store into the temporary folder: \(reason)")
-            }
-            throw StoreError.io(path: url.path, reason: error.localizedDescription)
         } catch {
             TemporaryDirectory.remove(directory)
             throw StoreError.wrapping(error, path: url.path)

@@ -86,6 +86,9 @@ package enum Differ {
         /// first line, or a store of the same bytes) is loaded thin (`ThinTables`), and whole only
         /// when a statement would read more of it; B a store of A's bytes is not read at all.
         package var loadsTwinsThin = true
+        /// That count is decided from what the loader saw of the cloudIDs (`CloudIDCensus`) and at
+        /// most one pass over their column, when that can decide it, instead of SQL's grouping.
+        package var decidesIdentityFromLoad = true
 
         package init() {}
     }
@@ -265,7 +268,7 @@ package enum Differ {
             let unmatched = lineages[number...]
             var comparison = Comparison(
                 db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root), keyMap: keyMap,
-                pairsIdentityByCount: shortcuts.pairsIdentityByCount,
+                pairsIdentityByCount: shortcuts.pairsIdentityByCount, decidesIdentityFromLoad: shortcuts.decidesIdentityFromLoad,
                 makeWhole: { [thin = left.thin] in try thin?.makeWhole([name]) },
                 deferred: Set(
                     plans[number].destinations.filter { field, destination in
@@ -447,6 +450,8 @@ package enum Differ {
         /// Property → column.
         var columns: [String: String] = [:]
         var count = 0
+        /// Per `flagged` property: what the loader saw of its well-formed values.
+        var census = Array(repeating: CloudIDCensus(), count: flagged.count)
 
         /// The properties whose form is flagged: the cloudID attribute, and the column a generic
         /// archive names it by (`Plan`'s cloudID key is one of them).
@@ -464,6 +469,22 @@ package enum Differ {
             try db.execute(
                 sql: "CREATE TABLE \(name) (pk INTEGER, \(leadingColumns.dropFirst().map { "\($0) INTEGER" }.joined(separator: ", ")))")
             return Table(name: name)
+        }
+    }
+
+    /// Of one table's values of a `Table.flagged` property, loaded: how many are well formed, and
+    /// the hashes of those `SharedValueFilter` flagged as maybe seen before (a value a record
+    /// before had, or one sharing its bit), up to `suspectLimit`, past which the set is dropped
+    /// (nil): at that many, the count in SQL decides (`Comparison.everyRecordHasItsOwn`).
+    struct CloudIDCensus {
+        /// About 1.5 MB of hashes at most; at a million values, the default filter flags some 60,000.
+        static let suspectLimit = 1 << 17
+        var wellFormed = 0
+        var suspects: Set<UInt64>? = []
+
+        mutating func flagged(_ hash: UInt64, limit: Int) {
+            guard suspects != nil else { return }
+            if suspects!.count >= limit { suspects = nil } else { suspects!.insert(hash) }
         }
     }
 
@@ -742,14 +763,21 @@ package enum Differ {
         private static let wellFormed = StoredValue.integer(1)
         /// The place of the cloudID attribute's form flag (`w0`) in a record's values.
         private static let cloudIDFlagPlace = Table.leadingColumns.firstIndex(of: Table.flag(of: CompiledEntity.cloudIDAttribute)!)!
+        /// The place of the first flagged property's form flag: the `n`th's is `n` places on.
+        private static let firstFlagPlace = Table.leadingColumns.firstIndex(of: Table.flag(of: Table.flagged[0])!)!
         /// The well-formed cloudIDs loaded so far, as a filter (made at the first).
         private var seen: SharedValueFilter?
         private let filterBits: Int
+        private let suspectLimit: Int
         /// Records of `last`'s layout not inserted yet, their values one after another: they are
         /// inserted `rowsPerInsert` to a statement (one statement run per record cost as much as
         /// SQLite's insert itself), in the order they came, so each gets the rowid it would have.
         private var pending: [StoredValue] = []
         private var pendingRecords = 0
+        /// Of the records waiting, per `Table.flagged` property: the well-formed values, and the
+        /// hashes of those the filter flagged; added to their table's census as they go in.
+        private var pendingWellFormed = Array(repeating: 0, count: Table.flagged.count)
+        private var pendingFlagged: [(which: Int, hash: UInt64)] = []
         /// Per table: the statement inserting `rowsPerInsert(width)` records, for the width it was made for.
         private var batchInserts: [String: (width: Int, statement: Statement)] = [:]
         /// The entities loaded thin: of each record, `pk`, the flags, the flagged properties'
@@ -760,11 +788,13 @@ package enum Differ {
         /// Thin entities with a record whose cloudID is missing or not well formed.
         private(set) var demoted: Set<String> = []
 
-        /// `filterBits`: the size of the filter of cloudIDs seen (a test makes it small).
-        init(db: Database, prefix: String, filterBits: Int = 1 << 23) {
+        /// `filterBits`: the size of the filter of cloudIDs seen; `suspectLimit`: how many hashes
+        /// of flagged values a census keeps (a test makes them small).
+        init(db: Database, prefix: String, filterBits: Int = 1 << 23, suspectLimit: Int = CloudIDCensus.suspectLimit) {
             self.db = db
             self.prefix = prefix
             self.filterBits = filterBits
+            self.suspectLimit = suspectLimit
         }
 
         func add(_ entity: String, _ members: [(key: String, value: JSONValue)], thin isThin: Bool = false) throws {
@@ -794,8 +824,14 @@ package enum Differ {
                 }
                 if let flag = layout.flags[index], case .string(let cloudID) = member.value, DeterministicID.isWellFormed(cloudID) {
                     values[flag] = Self.wellFormed
+                    let which = flag - Self.firstFlagPlace
+                    let hash = StableHasher.fnv1a(cloudID.utf8)
+                    pendingWellFormed[which] += 1
                     if seen == nil { seen = SharedValueFilter(bits: filterBits) }
-                    if seen?.insert(cloudID) == true { values[flag + Table.flagged.count] = Self.wellFormed }
+                    if seen!.insert(hash: hash) {
+                        values[flag + Table.flagged.count] = Self.wellFormed
+                        pendingFlagged.append((which, hash))
+                    }
                 }
             }
             if case .null = values[0] { values[0] = .integer(Int64.min) }
@@ -815,6 +851,7 @@ package enum Differ {
             guard let table = tables[entity] else { return }
             try db.execute(sql: "DELETE FROM \(table.name)")
             tables[entity]?.count = 0
+            tables[entity]?.census = Table(name: table.name).census
             thin.remove(entity)
             demoted.remove(entity)
         }
@@ -830,6 +867,12 @@ package enum Differ {
                 pending.removeAll(keepingCapacity: true)
                 pendingRecords = 0
             }
+            for (which, count) in pendingWellFormed.enumerated() where count > 0 {
+                tables[layout.entity]!.census[which].wellFormed += count
+                pendingWellFormed[which] = 0
+            }
+            for (which, hash) in pendingFlagged { tables[layout.entity]!.census[which].flagged(hash, limit: suspectLimit) }
+            pendingFlagged.removeAll(keepingCapacity: true)
             // Bound with exact byte lengths: GRDB binds text up to its first NUL, and two strings
             // that differ only after one would compare equal.
             guard pendingRecords == Self.rowsPerInsert(layout.width), pendingRecords > 1 else {
@@ -952,6 +995,8 @@ package enum Differ {
         let keyMap: KeyMap
         /// A twin's cloudID that pairs every record with itself is counted, not written (`Shortcuts`).
         let pairsIdentityByCount: Bool
+        /// That count is decided from the loader's census of the cloudIDs where it can be.
+        let decidesIdentityFromLoad: Bool
         /// Loads this entity's table whole when it was loaded thin (`ThinTables`): called before
         /// every statement that reads more of it than the count and the dangling keys do.
         let makeWhole: () throws -> Void
@@ -1105,7 +1150,9 @@ package enum Differ {
                         FROM \(rows) AND (\(tuple)) NOT IN (SELECT \(tuple) FROM \(rows) \(flagged) GROUP BY \(tuple) HAVING count(*) > 1) \
                         AND \(unmatched("a", "id")) AND \(unmatched("b", "id"))
                         """
-                    if pairsIdentityByCount, paired == 0, key.isCloudID, try pairsEveryRecordWithItself(counting: selfPairs) {
+                    if pairsIdentityByCount, paired == 0, key.isCloudID,
+                        try pairsEveryRecordWithItself(counting: selfPairs, cloudID: key.fields[0])
+                    {
                         // As `pair` records a statement that paired some.
                         if !tried.contains(key.kind) { tried.append(key.kind) }
                         if !used.contains(key.kind) { used.append(key.kind) }
@@ -1157,11 +1204,48 @@ package enum Differ {
         /// Whether the self-pairing `selfPairs` (`FROM … WHERE …` of records `id`) would pair every
         /// record, counted rather than written: when it would, every record is paired with
         /// itself (`pairsEveryRecordWithItself`), as its `INSERT` would pair them. Its rows are
-        /// distinct rowids of the one table, so as many as the table has are all of them.
-        private mutating func pairsEveryRecordWithItself(counting selfPairs: String) throws -> Bool {
-            guard try Int.fetchOne(db, sql: "SELECT count(*) \(selfPairs)") == a.count else { return false }
+        /// distinct rowids of the one table, so as many as the table has are all of them. It
+        /// counts every record whose `cloudID` is well formed and shared by no other: as many as
+        /// the table has exactly when each has a well-formed value of its own, which the loader's
+        /// census decides, when it can, without the count (`everyRecordHasItsOwn`).
+        private mutating func pairsEveryRecordWithItself(counting selfPairs: String, cloudID: String) throws -> Bool {
+            let decided = decidesIdentityFromLoad ? try Self.everyRecordHasItsOwn(cloudID, in: a, db) : nil
+            guard try decided ?? (Int.fetchOne(db, sql: "SELECT count(*) \(selfPairs)") == a.count) else { return false }
             pairsEveryRecordWithItself = true
             paired = a.count
+            return true
+        }
+
+        /// Whether every record of `table` has a well-formed value of `field` (one of
+        /// `Table.flagged`) that no other record of it has, decided from the loader's census of
+        /// the field (`CloudIDCensus`); nil when the census cannot say (too many values flagged, or
+        /// one hash of those flagged found twice), and the count in SQL decides.
+        ///
+        /// Why it is exact: a value a record shares with one loaded before it is flagged (the
+        /// filter never misses a value seen), so its hash is among the suspects, and the pass over
+        /// the column finds that hash on both records. A hash found once for every suspect means
+        /// no value is on two records. Values are hashed over the bytes SQL compares (the column's
+        /// TEXT is the string's UTF-8, `DiffValue.encode`), so "the same" means what it means to
+        /// the count's `GROUP BY`.
+        static func everyRecordHasItsOwn(_ field: String, in table: Table, _ db: Database) throws -> Bool? {
+            guard let which = Table.flagged.firstIndex(of: field), let column = table.columns[field] else { return nil }
+            let census = table.census[which]
+            // A record without a well-formed value is one the count leaves out.
+            guard census.wellFormed == table.count else { return false }
+            guard let suspects = census.suspects else { return nil }
+            if suspects.isEmpty { return true }
+            struct FoundTwice: Error {}
+            var found = Set<UInt64>(minimumCapacity: suspects.count)
+            do {
+                try ExactSQL.forEachRow(db, sql: "SELECT \(column) FROM \(table.name)") { row in
+                    guard case .text(let bytes) = row[0] else { return }
+                    // Over the buffer: `Data`'s own iterator took a quarter of the pass.
+                    let hash = bytes.withUnsafeBytes { StableHasher.fnv1a($0) }
+                    if suspects.contains(hash), !found.insert(hash).inserted { throw FoundTwice() }
+                }
+            } catch is FoundTwice {
+                return nil
+            }
             return true
         }
 
@@ -1490,10 +1574,10 @@ struct SharedValueFilter {
 
     init(bits: Int) { words = Array(repeating: 0, count: max(bits / 64, 1)) }
 
-    /// Sets `value`'s bit; true when it was set.
-    mutating func insert(_ value: String) -> Bool {
-        // FNV-1a of the UTF-8 bytes (`hashValue` hashes the string's normalized form).
-        let bit = StableHasher.fnv1a(value.utf8) % UInt64(words.count * 64)
+    /// Sets the bit of the value whose FNV-1a hash of its UTF-8 bytes is `hash` (`hashValue`
+    /// would hash a string's normalized form); true when it was set.
+    mutating func insert(hash: UInt64) -> Bool {
+        let bit = hash % UInt64(words.count * 64)
         let (word, mask) = (Int(bit / 64), UInt64(1) << (bit % 64))
         defer { words[word] |= mask }
         return words[word] & mask != 0

@@ -47,6 +47,9 @@ package enum Importer {
         /// rules out anything to find (`InsertedValues`). Off only in the tests that compare the
         /// two ways: every check then runs, as before.
         package var skipsChecksTheInsertsRuleOut = true
+        /// Whether a model archive's record lines are decoded on a second core, ahead of the
+        /// inserts (`StatementRestore.write`). Off only in the tests that compare the two ways.
+        package var decodesLinesAhead = true
 
         public init() {}
     }
@@ -197,7 +200,7 @@ package enum Importer {
         let restore = source.restore
         var result = try restore.write(
             from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, progress: progress,
-            notingInserts: options.skipsChecksTheInsertsRuleOut)
+            notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead)
         progress.finishEntity()
         let written: [String: Int]
         do {

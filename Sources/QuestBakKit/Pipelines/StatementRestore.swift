@@ -160,10 +160,12 @@ struct StatementRestore {
     /// `encodingDigests`: encode the records' digests inside the transaction even where the
     /// archive's own would be proof enough (a second attempt after `NotAsExported`).
     /// `notingInserts`: note what the inserted values rule out (`InsertedValues`), so that a
-    /// repair rule skips a check that could find nothing.
+    /// repair rule skips a check that could find nothing. `decodingAhead`: decode a model
+    /// archive's lines on a second core (`RecordInserter.linesAhead`); off only in the tests that
+    /// compare the two ways.
     func write(
         from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil,
-        encodingDigests: Bool = false, notingInserts: Bool = true
+        encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true
     ) throws -> Written {
         var written = Written()
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
@@ -209,15 +211,26 @@ struct StatementRestore {
                 // The model's repairs run only with --validate (its layout comes with its cache).
                 records.notesInsertions = validate && isModel && notingInserts
             }
+            // A model archive's lines are decoded on a second core once its layout is known (below).
+            let linesAhead = legacy == nil && isModel && decodingAhead ? RecordInserter.LinesAhead() : nil
+            records.linesAhead = linesAhead
+            defer { linesAhead?.stop() }
             // SQLite counts AUTOINCREMENT keys as rows go in; the archive's counters replace its
             // count once every row is in (a counter above the largest key, after deletes, stays).
             var sequenceLines: [(table: ArchiveManifest.TableMember, lineNumber: Int, line: Data)] = []
             // Reading the archive (`produce`) hands each item over to what writes it (`consume`), in
             // the archive's order. A format 1 or 2 archive's schema is known before its first line,
             // so its lines are read and decoded on a second core while SQLite inserts on this one
-            // (the transaction's). A format 3 archive's lines can be decoded only here, once its
-            // model has come: reading alone on a second core gained nothing measurable (100k
-            // records: 2.38 s either way) and cost 10 MB of peak memory, so it is read here too.
+            // (the transaction's). A format 3 archive is read here, on the transaction's thread,
+            // and each batch is written where it is read (`produce(consume)`): an error the
+            // inserts throw then reaches the reader at the line it read last, which, for a member
+            // whose bytes are damaged, reports the checksum instead (`ArchiveReader.readLines`).
+            // Handed over to another thread, a line's error would come back at a later point of the
+            // reading and could win over the checksum. (Reading alone on a second core gained
+            // nothing measurable, 2.38 s either way at 100k, and cost 10 MB of peak memory.) Only
+            // the decoding of a model archive's lines, which has no effect but its row, runs
+            // ahead on a second core (`linesAhead`), taken back line by line as the inserts reach
+            // each one.
             enum Item {
                 case records([RecordLine])
                 case tableLine(ArchiveManifest.TableMember, Int, Data)
@@ -237,6 +250,7 @@ struct StatementRestore {
                 }
                 _ = try reader.read(
                     onRecordLine: { member, lineNumber, line in
+                        linesAhead?.submit((member.name, line))
                         let content: RecordLine.Content =
                             try legacy.map {
                                 .decoded(
@@ -539,8 +553,12 @@ struct StatementRestore {
         /// Whether a model archive's inserts are noted (`inserted`, made with its layout).
         var notesInsertions = false
         var statements: [String: (insert: Statement, columns: [String])] = [:]
-        /// Each entity's reader of its lines, made at its first line.
+        /// Each entity's reader of its lines, made at its first line (when they are not decoded ahead).
         var lineDecoders: [String: ModelMemberEncoding.LineDecoder] = [:]
+        /// A model archive's record lines (by entity name), decoded on a second core as they are
+        /// read, into the row or the error `LineDecoder` gives; started once the layout is made.
+        typealias LinesAhead = WorkAhead<(entity: String, line: Data), Result<ModelMemberEncoding.Row, Error>>
+        var linesAhead: LinesAhead?
         /// `linkInsert()`'s statement, once made.
         var linkInsertStatement: Statement?
         /// A generic archive's entity tables: their columns but `Z_PK`, and every column's affinity
@@ -590,6 +608,39 @@ struct StatementRestore {
             if notesInsertions { inserted = try restore.noting(layout: made, naturalKeys: [:], db: db) }
             context = RepairContext(
                 db: db, layout: made, model: model, log: log, path: restore.archive, storeUUID: restore.manifest.source.storeUUID)
+            // Lines can be decoded from here on: the layout is the one every line is inserted by.
+            // (Made at the first record's insert, as without the second core: a model cache that
+            // comes after the records, or is damaged, fails there, as before.)
+            if let linesAhead, !linesAhead.started {
+                let plans = Dictionary(made.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+                var decoders: [String: ModelMemberEncoding.LineDecoder] = [:]
+                // A member's lines come one after another: its decoder is looked up once for them.
+                var current: (entity: String, decoder: ModelMemberEncoding.LineDecoder)?
+                linesAhead.start { input in
+                    if current?.entity != input.entity {
+                        // A line of an entity the model lacks is never taken: its insert fails first.
+                        guard let plan = plans[input.entity] else {
+                            current = nil
+                            return Result.failure(NotInTheModel())
+                        }
+                        current = (input.entity, Self.decoder(of: plan, in: &decoders))
+                    }
+                    guard let decoder = current?.decoder else { return Result.failure(NotInTheModel()) }
+                    return Result { try decoder.decode(input.line) }
+                }
+            }
+            return made
+        }
+
+        struct NotInTheModel: Error {}
+
+        /// `plan`'s line reader, made at its first line and kept in `decoders`.
+        static func decoder(
+            of plan: ModelLayout.EntityPlan, in decoders: inout [String: ModelMemberEncoding.LineDecoder]
+        ) -> ModelMemberEncoding.LineDecoder {
+            if let known = decoders[plan.name] { return known }
+            let made = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true)
+            decoders[plan.name] = made
             return made
         }
 
@@ -617,14 +668,13 @@ struct StatementRestore {
                 }
                 let row: ModelMemberEncoding.Row
                 do {
-                    let decoder: ModelMemberEncoding.LineDecoder
-                    if let known = lineDecoders[plan.name] {
-                        decoder = known
+                    if let linesAhead {
+                        // Every record line was submitted, in the order the inserts reach them
+                        // (the first error ends the restore), so the next output is this line's.
+                        row = try linesAhead.next().get()
                     } else {
-                        decoder = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true)
-                        lineDecoders[plan.name] = decoder
+                        row = try Self.decoder(of: plan, in: &lineDecoders).decode(line)
                     }
-                    row = try decoder.decode(line)
                 } catch let error as ModelMemberEncoding.LineError {
                     throw restore.invalid(member.path, lineNumber, error.reason)
                 }
