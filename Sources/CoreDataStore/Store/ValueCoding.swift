@@ -73,11 +73,7 @@ package enum ValueCoding {
         case .integer(let number), .integerDate(let number): return .integer(number)
         case .boolean(let flag): return .integer(flag ? 1 : 0)
         case .double(let number), .date(let number): return .real(number)
-        case .string(var text):
-            // The same bytes as `Data(text.utf8)`, copied from the string's own storage: the
-            // generic `Data(_: Sequence)` first tries dynamic casts of its argument, a tenth of
-            // an import's reading thread.
-            return .text(text.withUTF8 { Data(buffer: $0) })
+        case .string(var text): return text.withUTF8(storedText)
         case .textBytes(let bytes): return .text(bytes)
         case .uuid(let uuid): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
         case .binary(let bytes): return .blob(bytes)
@@ -87,6 +83,12 @@ package enum ValueCoding {
         case .stringArray(let texts): return .blob(TransformableArray.archive(texts.map { .string($0) }))
         }
     }
+
+    /// A string's UTF-8 bytes as stored TEXT: what `encode` stores of `.string`, and a line reader
+    /// of the bytes it has, without a `String` made of them. The same bytes as `Data(text.utf8)`,
+    /// copied from the storage: the generic `Data(_: Sequence)` first tries dynamic casts of its
+    /// argument, a tenth of an import's reading thread.
+    package static func storedText(_ bytes: UnsafeBufferPointer<UInt8>) -> StoredValue { .text(Data(buffer: bytes)) }
 
     /// The canonical text of a stored decimal: an INTEGER's digits, a REAL's shortest round-trip
     /// form, the infinities by name; nil for NaN (SQLite stores NaN as NULL, so none is stored).

@@ -58,6 +58,86 @@ package enum JSONLine {
         return members
     }
 
+    /// The keys an object is expected to have, in order, as the bytes a line spells them with
+    /// (no escape needed): `parseValues(_:keys:)` compares a line's keys with them where
+    /// `parseObject` makes a `String` of each.
+    package struct KeysInOrder: Sendable {
+        package let names: [String]
+        /// Every key's bytes, one after another; `ends[i]` is where key `i` ends.
+        private let bytes: [UInt8]
+        private let ends: [Int]
+
+        /// Nil when two names are the same (as `String`s compare: the readers by name look keys up
+        /// so) or one needs an escape in JSON (a quote, a backslash, a control character), whose
+        /// line could not spell it as its bytes.
+        package init?(_ names: [String]) {
+            guard Set(names).count == names.count,
+                !names.contains(where: { $0.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } })
+            else { return nil }
+            self.names = names
+            var bytes: [UInt8] = []
+            var ends: [Int] = []
+            for name in names {
+                bytes.append(contentsOf: name.utf8)
+                ends.append(bytes.count)
+            }
+            self.bytes = bytes
+            self.ends = ends
+        }
+
+        var count: Int { ends.count }
+
+        /// The length of the string token at `position` (its opening quote) when it is key
+        /// `index`, unescaped; nil when it is not.
+        fileprivate func keyToken(_ index: Int, at position: Int, in line: UnsafeBufferPointer<UInt8>) -> Int? {
+            let start = index == 0 ? 0 : ends[index - 1]
+            let length = ends[index] - start
+            // `"`, the key's bytes, `"`: the key has no quote or backslash, so these bytes are a
+            // whole string token that decodes to the key, and no other token does.
+            guard position + length + 2 <= line.count, line[position] == UInt8(ascii: "\""),
+                line[position + 1 + length] == UInt8(ascii: "\"")
+            else { return nil }
+            guard length > 0 else { return 2 }
+            let same = bytes.withUnsafeBufferPointer { keys in
+                memcmp(line.baseAddress! + position + 1, keys.baseAddress! + start, length) == 0
+            }
+            return same ? length + 2 : nil
+        }
+    }
+
+    /// A member's value as `parseValues` reads it.
+    package enum MemberValue: Equatable {
+        /// A string of ASCII written without an escape: where its text lies in the line (the text
+        /// is those bytes, which `parseString` would make a `String` of as they are).
+        case asciiText(Range<Int>)
+        case value(JSONValue)
+
+        /// The value `parseObject` gives, read from `line` (the line the range is of).
+        package func json(in line: UnsafeBufferPointer<UInt8>) -> JSONValue {
+            switch self {
+            case .asciiText(let range): return .string(String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self))
+            case .value(let value): return value
+            }
+        }
+    }
+
+    /// The values of an object whose keys are exactly `keys`, in that order, each written as its
+    /// bytes (no escape), a string of ASCII as where it lies; nil for any other line: other keys, more or fewer, in another order, an
+    /// escaped key, or text `parseObject` refuses (which its caller then reads with `parseObject`,
+    /// for the members or the error). *Why a line read here is the line `parseObject` reads:*
+    /// the same `Parser` reads it (white space, each value by `parseValue`, nothing after the
+    /// object), and each key token is the key's bytes between quotes, which `parseString` decodes
+    /// to that key; the keys are distinct, so the duplicate check `parseObject` makes passes. So
+    /// `parseObject` would give these values, with the keys `keys.names`, in this order.
+    package static func parseValues(_ line: UnsafeBufferPointer<UInt8>, keys: KeysInOrder) -> [MemberValue]? {
+        var parser = Parser(bytes: line)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "{") else { return nil }
+        guard let values = try? parser.parseValues(keys: keys, depth: 1) else { return nil }
+        parser.skipWhitespace()
+        return parser.position == parser.bytes.count ? values : nil
+    }
+
     private struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
@@ -134,6 +214,61 @@ package enum JSONLine {
                 default: throw error("expected ',' or '}'")
                 }
             }
+        }
+
+        /// At `{`: the members' values when their keys are exactly `keys`, in order, up to and
+        /// including the closing `}`; nil at the first key that is not the next of `keys`. The
+        /// same steps as `parseMembers`, a key compared where it makes a `String`.
+        mutating func parseValues(keys: KeysInOrder, depth: Int) throws -> [MemberValue]? {
+            position += 1
+            var values: [MemberValue] = []
+            values.reserveCapacity(keys.count)
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") {
+                position += 1
+                return keys.count == 0 ? values : nil
+            }
+            while true {
+                skipWhitespace()
+                guard values.count < keys.count, let token = keys.keyToken(values.count, at: position, in: bytes) else { return nil }
+                position += token
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
+                position += 1
+                skipWhitespace()
+                if let text = asciiText() {
+                    values.append(.asciiText(text))
+                } else {
+                    values.append(.value(try parseValue(depth: depth)))
+                }
+                skipWhitespace()
+                switch peek() {
+                case UInt8(ascii: ","): position += 1
+                case UInt8(ascii: "}"):
+                    position += 1
+                    return values.count == keys.count ? values : nil
+                default: throw error("expected ',' or '}'")
+                }
+            }
+        }
+
+        /// At a string whose bytes are ASCII (0x20 to 0x7F) with no quote or backslash in them:
+        /// the range of its text, past its closing quote. At anything else (another value, a
+        /// string with an escape, a control character or a byte past ASCII, unterminated): nil,
+        /// the position unchanged, for `parseValue` to read or refuse as always.
+        mutating func asciiText() -> Range<Int>? {
+            guard peek() == UInt8(ascii: "\"") else { return nil }
+            var end = position + 1
+            while end < bytes.count {
+                switch bytes[end] {
+                case UInt8(ascii: "\""):
+                    defer { position = end + 1 }
+                    return (position + 1)..<end
+                case UInt8(ascii: "\\"), 0..<0x20, 0x80...: return nil
+                default: end += 1
+                }
+            }
+            return nil
         }
 
         mutating func parseValue(depth: Int) throws -> JSONValue {

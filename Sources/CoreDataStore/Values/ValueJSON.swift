@@ -278,15 +278,7 @@ extension ValueJSON {
         case (.double, .string(let text)), (.float, .string(let text)):
             guard let number = nonFiniteSpellings[text] else { throw mismatch("a number") }
             return .double(number)
-        case (.date, .string(let text)):
-            if let number = nonFiniteSpellings[text] { return .date(number) }
-            guard let seconds = DateText.secondsSinceReferenceDate(iso8601: text) else {
-                throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: quoted(text))
-            }
-            if exactSpelling, let written = DateText.iso8601(secondsSinceReferenceDate: seconds), written != text {
-                throw TypeMismatch(expected: "the date as questbak writes it (\"\(written)\")", found: quoted(text))
-            }
-            return .date(seconds)
+        case (.date, .string(var text)): return try text.withUTF8 { try date(text: $0, exactSpelling: exactSpelling) }
         case (.date, .integer(let number)):
             let value = Value.date(integer: number)
             if exactSpelling, case .date(let seconds) = value {
@@ -301,7 +293,7 @@ extension ValueJSON {
                 throw TypeMismatch(expected: "an ISO 8601 date (a number only outside years 0001–9999): \"\(written)\"", found: "\(number)")
             }
             return .date(number)
-        case (.string, .string(let text)), (.uri, .string(let text)): return .string(text)
+        case (_, .string(let text)) where keepsStringAsText(kind): return .string(text)
         case (.string, .object(let members)) where members.count == 1 && members[textBytesKey] != nil,
             (.uri, .object(let members)) where members.count == 1 && members[textBytesKey] != nil:
             guard case .string(let encoded)? = members[textBytesKey], let bytes = base64(encoded, exactSpelling: exactSpelling) else {
@@ -351,6 +343,28 @@ extension ValueJSON {
         // A composite is read element by element (its elements are the stored values).
         case (.composite, _), (.objectID, _): throw mismatch("a value of one of its elements")
         }
+    }
+
+    /// Whether a property of `kind` keeps a JSON string as its text, as it is (`value(_:as:)`;
+    /// a reader that has the string's bytes stores them as they are: `ValueCoding.storedText`).
+    package static func keepsStringAsText(_ kind: AttributeKind) -> Bool { kind == .string || kind == .uri }
+
+    /// A date property's value from a JSON string (its UTF-8 bytes, valid UTF-8): the one reading
+    /// of a date's text, which `value(_:as:)` makes of a `String` and a line reader of the bytes
+    /// it has, without a `String` made of them. The date is tried before the infinities' names:
+    /// text `DateText` reads is ASCII that starts with a digit, never `"Infinity"` or
+    /// `"-Infinity"`, so the order changes no result, and a `String` is made only of text that is
+    /// no date (and for the exact spelling's check).
+    package static func date(text bytes: UnsafeBufferPointer<UInt8>, exactSpelling: Bool) throws -> Value {
+        func text() -> String { String(decoding: bytes, as: UTF8.self) }
+        if let seconds = DateText.secondsSinceReferenceDate(iso8601: bytes) {
+            if exactSpelling, let written = DateText.iso8601(secondsSinceReferenceDate: seconds), written != text() {
+                throw TypeMismatch(expected: "the date as questbak writes it (\"\(written)\")", found: "\"\(text().prefix(40))\"")
+            }
+            return .date(seconds)
+        }
+        if let number = nonFiniteSpellings[text()] { return .date(number) }
+        throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: "\"\(text().prefix(40))\"")
     }
 
     /// A number as a Double, or as a Float attribute holds it: 1e300 is beyond any Float, and an

@@ -36,7 +36,7 @@ struct LegacyArchive {
     private var targetProperties: [String: [String: LineProperty]] = [:]
 
     /// A key of a record line, as the target's model has it.
-    fileprivate enum LineProperty: Sendable {
+    enum LineProperty: Sendable {
         case attribute(AttributeKind)
         case toOne(destination: String)
         case toMany(destination: String, inverse: String?)
@@ -150,20 +150,37 @@ struct LegacyArchive {
     /// tables are laid out, so that a line's value goes to its column by one look-up, not through
     /// a record's dictionary of values looked up again for each column.
     struct LineColumns: Sendable {
-        fileprivate struct Key: Sendable {
+        struct Key: Sendable {
             var property: LineProperty
             var columns: [Int]
         }
-        fileprivate struct Entity: Sendable {
-            var plan: ModelLayout.EntityPlan?
-            var keys: [String: Key]
+        /// A class: a line looks its entity up and reads it, and a struct of arrays and
+        /// dictionaries would be copied (retained and released member by member) for each line.
+        final class Entity: Sendable {
+            let plan: ModelLayout.EntityPlan?
+            let keys: [String: Key]
+            /// The keys an export of the source's version writes, in its order (`_pk`, `_opt`
+            /// from format 2, then every stored property: `storedPropertyNames`), and where each
+            /// property's value goes; nil when lines are read by name only (two keys the same,
+            /// or a property the target does not have).
+            let keysInOrder: JSONLine.KeysInOrder?
+            let slotsInOrder: [Key]
+
+            init(plan: ModelLayout.EntityPlan?, keys: [String: Key], keysInOrder: JSONLine.KeysInOrder?, slotsInOrder: [Key]) {
+                self.plan = plan
+                self.keys = keys
+                self.keysInOrder = keysInOrder
+                self.slotsInOrder = slotsInOrder
+            }
         }
-        fileprivate var entities: [String: Entity] = [:]
+        var entities: [String: Entity] = [:]
     }
 
-    /// The columns of each target entity's lines in `layout` (the target's tables).
-    func lineColumns(_ layout: ModelLayout) -> LineColumns {
+    /// The columns of each target entity's lines in `layout` (the target's tables). `byPosition`
+    /// false reads every line by name (the tests compare the two ways).
+    func lineColumns(_ layout: ModelLayout, byPosition: Bool = true) -> LineColumns {
         var columns = LineColumns()
+        let leadingKeys = [RecordJSON.primaryKeyKey] + (manifest.formatVersion >= 2 ? [RecordJSON.optKey] : [])
         for (name, properties) in targetProperties {
             let plan = layout.entity(named: name)
             var keys: [String: LineColumns.Key] = [:]
@@ -176,7 +193,18 @@ struct LegacyArchive {
                 }
                 keys[key] = LineColumns.Key(property: property, columns: indexes)
             }
-            columns.entities[name] = LineColumns.Entity(plan: plan, keys: keys)
+            // A line is read by position only where reading it by name would look each key up
+            // and find it: every key distinct (`KeysInOrder`), every property the target's.
+            var keysInOrder: JSONLine.KeysInOrder?
+            var slotsInOrder: [LineColumns.Key] = []
+            if byPosition, let names = requiredKeys[name] {
+                let slots = names.compactMap { keys[$0] }
+                if slots.count == names.count, let inOrder = JSONLine.KeysInOrder(leadingKeys + names) {
+                    keysInOrder = inOrder
+                    slotsInOrder = slots
+                }
+            }
+            columns.entities[name] = LineColumns.Entity(plan: plan, keys: keys, keysInOrder: keysInOrder, slotsInOrder: slotsInOrder)
         }
         return columns
     }
@@ -283,32 +311,149 @@ struct LegacyArchive {
 
     /// Decodes one record line (on any thread: it touches neither the store nor the log); what
     /// the target cannot store is kept for the report (`--allow-newer`) or refused.
+    ///
+    /// A line whose keys are exactly those an export of the source's version writes, in its
+    /// order, is read by position (`JSONLine.parseValues`: no `String` of a key, no look-up by
+    /// name); any other line by name, as every line was before. *Why both ways give the same row
+    /// or the same first error:* the parser refuses a key written twice, so a line whose keys are
+    /// exactly the expected ones (distinct, each the target's) holds each once: every look-up by
+    /// name finds the member at its position, the by-name loop visits the same keys in the same
+    /// order, no key is unknown and none is missing. What is left are the same checks of the
+    /// same values in the same order (`_pk`, `_opt`, then each property by `store`, the one
+    /// function both ways call). `LegacyLineReadingTests` reads lines both ways and compares.
     func decode(
         line: Data, member: ArchiveManifest.EntityMember, lineNumber: Int, archive: String, columns: LineColumns
     ) throws -> DecodedLine {
-        var decoded = DecodedLine()
-        func invalid(_ reason: String) -> ArchiveError {
-            ArchiveError.invalidLine(path: archive, member: member.path, line: lineNumber, reason: reason)
+        do {
+            if let target = columns.entities[member.name], let keys = target.keysInOrder {
+                let decoded = try line.withUnsafeBytes { raw in
+                    let bytes = raw.bindMemory(to: UInt8.self)
+                    return try JSONLine.parseValues(bytes, keys: keys).map {
+                        try decodeInOrder($0, of: bytes, keys: keys, target: target, entity: member.name)
+                    }
+                }
+                if let decoded { return decoded }
+            }
+            return try decodeByName(line: line, member: member, columns: columns)
+        } catch let problem as LineProblem {
+            throw ArchiveError.invalidLine(path: archive, member: member.path, line: lineNumber, reason: problem.reason)
         }
+    }
+
+    /// What is wrong with a line, said by the steps of `decode`, which names the line: the
+    /// steps take no closure that holds the line's member and number.
+    private struct LineProblem: Error {
+        var reason: String
+    }
+
+    /// A line whose values are those of `keys`, in order (`decode`). A string of ASCII goes to
+    /// a text or date property from its bytes (`ValueJSON.keepsStringAsText`, `ValueJSON.date`,
+    /// the steps `ValueJSON.value` takes for them), without a `String` made of it; every other
+    /// value through `store`.
+    private func decodeInOrder(
+        _ members: [JSONLine.MemberValue], of line: UnsafeBufferPointer<UInt8>, keys: JSONLine.KeysInOrder, target: LineColumns.Entity,
+        entity: String
+    ) throws -> DecodedLine {
+        let primaryKey = try Self.primaryKey(members[0].json(in: line))
+        var opt: Int64? = 1
+        let carriesOpt = manifest.formatVersion >= 2
+        if carriesOpt { opt = try Self.opt(members[1].json(in: line)) }
+        let plan = target.plan
+        var values = [StoredValue](repeating: .null, count: plan.map { $0.fields.count + $0.toOne.count } ?? 0)
+        let first = carriesOpt ? 2 : 1
+        for (index, slot) in target.slotsInOrder.enumerated() {
+            let member = members[first + index]
+            if case .asciiText(let range) = member, case .attribute(let kind) = slot.property,
+                let stored = try Self.storedText(UnsafeBufferPointer(rebasing: line[range]), kind: kind, key: keys.names[first + index])
+            {
+                for column in slot.columns { values[column] = stored }
+            } else {
+                try Self.store(member.json(in: line), key: keys.names[first + index], slot: slot, into: &values)
+            }
+        }
+        return DecodedLine(entity: entity, plan: plan, row: Row(primaryKey: primaryKey, opt: opt, values: values))
+    }
+
+    /// A string's bytes stored as a text or date property (nil for any other kind): what `store`
+    /// stores of the string, its error included.
+    private static func storedText(_ text: UnsafeBufferPointer<UInt8>, kind: AttributeKind, key: String) throws -> StoredValue? {
+        if ValueJSON.keepsStringAsText(kind) { return ValueCoding.storedText(text) }
+        guard kind == .date else { return nil }
+        do {
+            return ValueCoding.encode(try ValueJSON.date(text: text, exactSpelling: false))
+        } catch let mismatch as ValueJSON.TypeMismatch {
+            throw Self.mismatch(key, mismatch)
+        }
+    }
+
+    private static func mismatch(_ key: String, _ mismatch: ValueJSON.TypeMismatch) -> LineProblem {
+        LineProblem(reason: "\(key) must be \(mismatch.expected), found \(mismatch.found)")
+    }
+
+    private static func primaryKey(_ value: JSONValue?) throws -> Int64 {
+        guard case .integer(let primaryKey)? = value else { throw LineProblem(reason: "\(RecordJSON.primaryKeyKey) must be an integer") }
+        return primaryKey
+    }
+
+    // Format version 2 carries Z_OPT; version 1 did not, and its records restore with 1,
+    // as Core Data gives a newly inserted row (docs/archive-format.md).
+    private static func opt(_ value: JSONValue?) throws -> Int64? {
+        switch value {
+        case .integer(let number)?: return number
+        case .null?: return nil
+        case nil: throw LineProblem(reason: "\(RecordJSON.optKey) is missing")
+        case let other?: throw LineProblem(reason: "\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
+        }
+    }
+
+    /// A property's value checked and put into its columns: the one step both readings take.
+    private static func store(
+        _ json: JSONValue, key: String, slot: LineColumns.Key, into values: inout [StoredValue]
+    ) throws {
+        switch slot.property {
+        case .attribute(let kind):
+            let value: Value
+            do {
+                value = try ValueJSON.value(json, as: kind)
+            } catch let mismatch as ValueJSON.TypeMismatch {
+                throw Self.mismatch(key, mismatch)
+            }
+            let stored = ValueCoding.encode(value)
+            for column in slot.columns { values[column] = stored }
+        case .toMany(let destination, let inverse):
+            // A to-many follows from its inverse's keys, so the format has no place for it:
+            // a value given here would be dropped without a word.
+            throw LineProblem(
+                reason:
+                    "\(key) is a to-many relationship, which a record does not carry (it follows from \(destination).\(inverse ?? "its inverse")); found \(json.typeName)"
+            )
+        case .toOne(let destination):
+            // Any integer: a key that points at no record is an orphan, whatever its value.
+            let stored: StoredValue
+            switch json {
+            case .null: stored = .null
+            case .integer(let target): stored = .integer(target)
+            default: throw LineProblem(reason: "\(key) must be the _pk of a \(destination) or null, found \(json.typeName)")
+            }
+            for column in slot.columns { values[column] = stored }
+        }
+    }
+
+    /// Any line, its members looked up by name (`decode`).
+    private func decodeByName(
+        line: Data, member: ArchiveManifest.EntityMember, columns: LineColumns
+    ) throws -> DecodedLine {
+        var decoded = DecodedLine()
         let members: [(key: String, value: JSONValue)]
         do {
             members = try JSONLine.parseObject(line)
         } catch let error as JSONLine.SyntaxError {
-            throw invalid(error.lineReason)
+            throw LineProblem(reason: error.lineReason)
         }
-        guard case .integer(let primaryKey)? = members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value else {
-            throw invalid("\(RecordJSON.primaryKeyKey) must be an integer")
-        }
-        // Format version 2 carries Z_OPT; version 1 did not, and its records restore with 1,
-        // as Core Data gives a newly inserted row (docs/archive-format.md).
+        let primaryKey = try Self.primaryKey(members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value)
         var opt: Int64? = 1
         if manifest.formatVersion >= 2 {
-            switch members.first(where: { $0.key == RecordJSON.optKey })?.value {
-            case .integer(let number)?: opt = number
-            case .null?: opt = nil
-            case nil: throw invalid("\(RecordJSON.optKey) is missing")
-            case let other?: throw invalid("\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
-            }
+            opt = try Self.opt(members.first(where: { $0.key == RecordJSON.optKey })?.value)
         }
         guard let target = columns.entities[member.name] else {
             // Only with allowNewer: an entity the target does not have is kept in the report.
@@ -323,46 +468,22 @@ struct LegacyArchive {
         let carriesOpt = manifest.formatVersion >= 2
         let entity = member.name
         for (key, json) in members where key != RecordJSON.primaryKeyKey && !(carriesOpt && key == RecordJSON.optKey) {
-            let slot = target.keys[key]
-            switch slot?.property {
-            case .attribute(let kind)?:
-                let value: Value
-                do {
-                    value = try ValueJSON.value(json, as: kind)
-                } catch let mismatch as ValueJSON.TypeMismatch {
-                    throw invalid("\(key) must be \(mismatch.expected), found \(mismatch.found)")
-                }
-                let stored = ValueCoding.encode(value)
-                for column in slot?.columns ?? [] { values[column] = stored }
-            case .toMany(let destination, let inverse)?:
-                // A to-many follows from its inverse's keys, so the format has no place for it:
-                // a value given here would be dropped without a word.
-                throw invalid(
-                    "\(key) is a to-many relationship, which a record does not carry (it follows from \(destination).\(inverse ?? "its inverse")); found \(json.typeName)"
-                )
-            case .toOne(let destination)?:
-                // Any integer: a key that points at no record is an orphan, whatever its value.
-                let stored: StoredValue
-                switch json {
-                case .null: stored = .null
-                case .integer(let target): stored = .integer(target)
-                default: throw invalid("\(key) must be the _pk of a \(destination) or null, found \(json.typeName)")
-                }
-                for column in slot?.columns ?? [] { values[column] = stored }
-            case nil where newerSource:
+            if let slot = target.keys[key] {
+                try Self.store(json, key: key, slot: slot, into: &values)
+            } else if newerSource {
                 decoded.unstorable.append(
                     RepairEntry(
                         rule: .unknownProperty, kind: .unstorable, entity: entity, primaryKey: primaryKey, cloudID: nil,
                         field: key,
                         old: .value(Self.reportable(json)), new: nil))
-            case nil:
-                throw invalid("unknown property \(key) for \(entity) in schema \(source.versionIdentifier)")
+            } else {
+                throw LineProblem(reason: "unknown property \(key) for \(entity) in schema \(source.versionIdentifier)")
             }
         }
         // Every property is written, null when empty: a missing key is damage, not a null.
         if !newerSource, let names = requiredKeys[member.name] {
             for name in names where !members.contains(where: { $0.key == name }) {
-                throw invalid("\(name) is missing (every property of \(entity) is written, null when empty)")
+                throw LineProblem(reason: "\(name) is missing (every property of \(entity) is written, null when empty)")
             }
         }
         decoded.entity = entity
