@@ -40,7 +40,9 @@ struct RecordMerge {
     let log: RepairLog
     let storePath: String
     /// Whether the merge may leave out a lookup it has shown would find nothing
-    /// (`noCloudIDIsInBoth`): off only in tests, which compare the merge with and without.
+    /// (`noCloudIDIsInBoth`), and read the records in both in place where it has shown that
+    /// gives what the scratch table would (`storeKeysRise`): off only in tests, which compare
+    /// the merge with and without.
     var usesShortcuts = true
 
     struct Counts {
@@ -530,22 +532,37 @@ struct RecordMerge {
             ["m.store", "m.incoming", newer.map { "s.\($0)" } ?? "NULL", newer.map { "i.\($0)" } ?? "NULL"]
             + fields.map { "s.\($0.column)" } + incoming
         let differs = zip(fields, incoming).map { "s.\($0.column) IS NOT +\($1)" }.joined(separator: " OR ")
-        // Columns without a declared type: no affinity, so values keep their storage class.
-        try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_differing")
-        try db.execute(
-            sql: "CREATE TEMP TABLE questbak_differing (\(selected.indices.map { "c\($0)" }.joined(separator: ", ")))")
-        try db.execute(
-            sql: """
-                INSERT INTO temp.questbak_differing
-                SELECT \(selected.joined(separator: ", "))
-                FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
-                JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store\(translations)
-                WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
-                ORDER BY m.incoming
-                """, arguments: [entity.table])
+        let differing = """
+            FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
+            JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store\(translations)
+            WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
+            """
+        // Where every store record in both was matched once, the store keys rising with the
+        // archive's (`storeKeysRise`), the differing records are read from the tables
+        // themselves, in the map's order, and the changes the settling makes are written after
+        // the last is read (`questbak_changes`). Else they are copied to a scratch table first,
+        // because the settling changes the store's table they are read from, and a record
+        // matched twice is settled the second time as the first left it.
         usedCloudIDs = nil
-        // No record in both differs (a store's own archive): nothing to settle, nothing to ask.
-        guard db.changesCount > 0 else { return try db.execute(sql: "DROP TABLE temp.questbak_differing") }
+        if usesShortcuts {
+            // No record in both differs (a store's own archive): nothing to settle, nothing to ask.
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 \(differing))", arguments: [entity.table]) == true else { return }
+        }
+        let readsInPlace = try usesShortcuts && Self.storeKeysRise(table: entity.table, db: db)
+        if readsInPlace {
+            try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_changes")
+            try db.execute(sql: "CREATE TEMP TABLE questbak_changes (k INTEGER, c TEXT, v)")
+        } else {
+            // Columns without a declared type: no affinity, so values keep their storage class.
+            try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_differing")
+            try db.execute(
+                sql: "CREATE TEMP TABLE questbak_differing (\(selected.indices.map { "c\($0)" }.joined(separator: ", ")))")
+            try db.execute(
+                sql: "INSERT INTO temp.questbak_differing SELECT \(selected.joined(separator: ", ")) \(differing) ORDER BY m.incoming",
+                arguments: [entity.table])
+            // No record in both differs (a store's own archive): nothing to settle, nothing to ask.
+            guard db.changesCount > 0 else { return try db.execute(sql: "DROP TABLE temp.questbak_differing") }
+        }
         // The cloudIDs that name no one record (shared defaults) of each side, as before the merge
         // fills any; few, whatever the size of the tables. The archive's are looked for only
         // when a record first asks (its table is not changed by the merge, so they are the
@@ -592,7 +609,11 @@ struct RecordMerge {
         // device 3% of its time.
         if let cloud = entity.cloudIDColumn, !storeCloudIDsAreIdentities, let index = fields.firstIndex(where: { $0.column == cloud }) {
             var needed = false
-            try ExactSQL.forEachRow(db, sql: "SELECT c\(4 + index) FROM temp.questbak_differing WHERE c\(4 + index) IS NOT NULL") { row in
+            let storeCloudIDs =
+                readsInPlace
+                ? "SELECT s.\(cloud) \(differing) AND s.\(cloud) IS NOT NULL"
+                : "SELECT c\(4 + index) FROM temp.questbak_differing WHERE c\(4 + index) IS NOT NULL"
+            try ExactSQL.forEachRow(db, sql: storeCloudIDs, readsInPlace ? [.text(Data(entity.table.utf8))] : []) { row in
                 needed = try needed || Self.isNoIdentity(row[0], shared: sharedInStore, in: db)
             }
             if needed {
@@ -614,21 +635,34 @@ struct RecordMerge {
         // a second device). Where the store keys never fall as the archive keys rise (a store's
         // own archive, a second device made in the same order), that is the order by store key;
         // else they are sorted here.
-        let written = "SELECT * FROM temp.questbak_differing"
-        let storeKeysFall =
-            try Int.fetchOne(
-                db,
-                sql: """
-                    SELECT count(*) FROM (SELECT 1 FROM temp.questbak_differing a JOIN temp.questbak_differing b ON b.rowid = a.rowid + 1
-                                          WHERE b.c0 < a.c0 LIMIT 1)
-                    """) != 0
-        try ExactSQL.forEachRow(db, sql: written + (storeKeysFall ? " ORDER BY c0, c1" : " ORDER BY rowid")) { row in
+        let toSettle: (sql: String, arguments: [StoredValue])
+        if readsInPlace {
+            toSettle = ("SELECT \(selected.joined(separator: ", ")) \(differing) ORDER BY m.incoming", [.text(Data(entity.table.utf8))])
+        } else {
+            let storeKeysFall =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM (SELECT 1 FROM temp.questbak_differing a JOIN temp.questbak_differing b ON b.rowid = a.rowid + 1
+                                              WHERE b.c0 < a.c0 LIMIT 1)
+                        """) != 0
+            toSettle = ("SELECT * FROM temp.questbak_differing" + (storeKeysFall ? " ORDER BY c0, c1" : " ORDER BY rowid"), [])
+        }
+        try ExactSQL.forEachRow(db, sql: toSettle.sql, toSettle.arguments) { row in
             guard case .integer(let storeKey) = row[0] else { return }
             var storeDate = row[2]
             var store = (0..<fields.count).map { row[4 + $0] }
-            if previous?.key == storeKey, let now = try fetchFirst(current, [.integer(storeKey)]) {
-                storeDate = now[0]
-                store = Array(now.dropFirst())
+            if previous?.key == storeKey {
+                // Read in place, the record would be read as it was before the change the
+                // settling has not yet written: `storeKeysRise` said no record comes twice.
+                guard !readsInPlace else {
+                    throw ImportError.verificationFailed(
+                        store: storePath, entity: entity.name, expected: "each store record in both once", found: "_pk \(storeKey) twice")
+                }
+                if let now = try fetchFirst(current, [.integer(storeKey)]) {
+                    storeDate = now[0]
+                    store = Array(now.dropFirst())
+                }
             }
             // A dated copy is newer than an undated one: else the archive's date fills the
             // store's, and the store's older values pass for the newer ones at every later merge.
@@ -637,18 +671,70 @@ struct RecordMerge {
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
             let changed = try settle(
                 entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer,
-                shared: (store: sharedStoreText, archive: sharedArchiveText))
+                shared: (store: sharedStoreText, archive: sharedArchiveText), defersChanges: readsInPlace)
             let counted = previous?.key == storeKey && previous?.changed == true
             if changed && !counted { counts[entity.name]?.changed += 1 }
             previous = (storeKey, changed || counted)
         }
-        try db.execute(sql: "DROP TABLE temp.questbak_differing")
+        if readsInPlace {
+            try applyDeferredChanges(entity)
+        } else {
+            try db.execute(sql: "DROP TABLE temp.questbak_differing")
+        }
+    }
+
+    /// Whether the store keys the map gives `table`'s records in both rise strictly with the
+    /// archive keys, in the map's order: then every store record in both was matched once (a
+    /// record matched twice would repeat its key), and the order by archive key is the order by
+    /// store key. One read of the map's integers, in the order of its primary key.
+    static func storeKeysRise(table: String, db: Database) throws -> Bool {
+        var last: Int64?
+        var rises = true
+        try ExactSQL.forEachRow(
+            try db.cachedStatement(sql: "SELECT store FROM temp.questbak_map WHERE tbl = ? AND how <> 'new' ORDER BY incoming"),
+            [.text(Data(table.utf8))]
+        ) { row in
+            guard rises else { return }
+            guard let key = row.integer(0), last.map({ key > $0 }) ?? true else {
+                rises = false
+                return
+            }
+            last = key
+        }
+        return rises
+    }
+
+    /// The changes the settling noted while it read the records in place, written now, record
+    /// by record in the order they were settled, by the same statement it would have run (each
+    /// record settled once: `storeKeysRise`).
+    private func applyDeferredChanges(_ entity: MergeLayout.EntityPlan) throws {
+        var record: (key: Int64, changes: [(column: String, value: StoredValue)])?
+        try ExactSQL.forEachRow(db, sql: "SELECT k, c, v FROM temp.questbak_changes ORDER BY rowid") { row in
+            guard let key = row.integer(0), let column = row[1].validText else { return }
+            if let pending = record, pending.key != key { try update(entity, storeKey: pending.key, pending.changes) }
+            if record?.key != key { record = (key, []) }
+            record?.changes.append((column, row[2]))
+        }
+        if let pending = record { try update(entity, storeKey: pending.key, pending.changes) }
+        try db.execute(sql: "DROP TABLE temp.questbak_changes")
+    }
+
+    /// Writes one settled record's changes. Core Data counts a record's versions in Z_OPT: a
+    /// changed record is a new version. A record's changed columns are one of few sets: each
+    /// set's statement is prepared once.
+    private func update(_ entity: MergeLayout.EntityPlan, storeKey: Int64, _ changes: [(column: String, value: StoredValue)]) throws {
+        try ExactSQL.execute(
+            try db.cachedStatement(
+                sql:
+                    "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())\(optColumn) = coalesce(\(optColumn), 0) + 1 WHERE \(keyColumn) = ?"
+            ),
+            changes.map(\.value) + [.integer(storeKey)])
     }
 
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
         _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
-        shared: (store: Set<String>, archive: () throws -> Set<String>)
+        shared: (store: Set<String>, archive: () throws -> Set<String>), defersChanges: Bool
     ) throws -> Bool {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
@@ -701,14 +787,13 @@ struct RecordMerge {
             if archiveWins { changes.append((field.column, theirs)) }
         }
         guard !changes.isEmpty else { return false }
-        // Core Data counts a record's versions in Z_OPT: a changed record is a new version.
-        // A record's changed columns are one of few sets: each set's statement is prepared once.
-        try ExactSQL.execute(
-            try db.cachedStatement(
-                sql:
-                    "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())\(optColumn) = coalesce(\(optColumn), 0) + 1 WHERE \(keyColumn) = ?"
-            ),
-            changes.map(\.value) + [.integer(storeKey)])
+        guard defersChanges else {
+            try update(entity, storeKey: storeKey, changes)
+            return true
+        }
+        // Noted for `applyDeferredChanges`, in a column without affinity: each value as bound.
+        let note = try db.cachedStatement(sql: "INSERT INTO temp.questbak_changes (k, c, v) VALUES (?, ?, ?)")
+        for change in changes { try ExactSQL.execute(note, [.integer(storeKey), .text(Data(change.column.utf8)), change.value]) }
         return true
     }
 
