@@ -235,13 +235,18 @@ struct RecordMerge {
         // `OFFSET 0` keeps SQLite from flattening the inner query (it flattens none with an
         // OFFSET), which would copy `found`, a lookup, into the outer WHERE and ask it twice. The
         // map is asked last, only of the records that found one: a second device's find none.
+        // Where no key before this one matched any record of the entity (`unmatchedCount`: the
+        // map holds a row for one of its records only from its own matching, each counted),
+        // every record is still unmatched, and the map is not asked at all: a second device's
+        // records, none matched by cloudID, all find one by natural key.
+        let noneMatched = unmatchedCount(entity) == counts[entity.name]?.inArchive && usesShortcuts
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_map (tbl, incoming, store, how)
                 SELECT ?, ipk, spk, ? FROM (
                     SELECT i.\(keyColumn) AS ipk, \(found) AS spk FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) LIMIT -1 OFFSET 0
-                ) WHERE spk IS NOT NULL AND NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = ipk)
-                """, arguments: [entity.table, key.kind.rawValue, entity.table])
+                ) WHERE spk IS NOT NULL\(noneMatched ? "" : " AND NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = ipk)")
+                """, arguments: StatementArguments([entity.table, key.kind.rawValue] + (noneMatched ? [] : [entity.table])))
         var matched = db.changesCount
         if key.kind == .cloudID, let cloud, matched > 0,
             try !Self.cloudIDsAreIdentities(
@@ -671,7 +676,8 @@ struct RecordMerge {
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
             let changed = try settle(
                 entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer,
-                shared: (store: sharedStoreText, archive: sharedArchiveText), defersChanges: readsInPlace)
+                shared: (store: sharedStoreText, storeAreIdentities: storeCloudIDsAreIdentities, archive: sharedArchiveText),
+                defersChanges: readsInPlace)
             let counted = previous?.key == storeKey && previous?.changed == true
             if changed && !counted { counts[entity.name]?.changed += 1 }
             previous = (storeKey, changed || counted)
@@ -734,7 +740,7 @@ struct RecordMerge {
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
         _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
-        shared: (store: Set<String>, archive: () throws -> Set<String>), defersChanges: Bool
+        shared: (store: Set<String>, storeAreIdentities: Bool, archive: () throws -> Set<String>), defersChanges: Bool
     ) throws -> Bool {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
@@ -759,7 +765,11 @@ struct RecordMerge {
                 func isIdentity(_ value: StoredValue, sharedOnItsSide: Set<String>) -> Bool {
                     value.validText.map { DeterministicID.isWellFormed($0) && !sharedOnItsSide.contains($0) } ?? false
                 }
-                if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: try shared.archive()),
+                // Where every store cloudID was shown an identity (`cloudIDsAreIdentities`), the
+                // store's is one: as the store has it, or an archive identity a record settled
+                // before filled (a text that passed the test below), and none is shared.
+                if !shared.storeAreIdentities, !isIdentity(mine, sharedOnItsSide: shared.store),
+                    isIdentity(theirs, sharedOnItsSide: try shared.archive()),
                     try !isUsed(theirs, entity)
                 {
                     try ExactSQL.execute(try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.questbak_used (id) VALUES (?)"), [theirs])
