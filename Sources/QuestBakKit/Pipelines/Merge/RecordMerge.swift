@@ -556,7 +556,10 @@ struct RecordMerge {
         let readsInPlace = try usesShortcuts && Self.storeKeysRise(table: entity.table, db: db)
         if readsInPlace {
             try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_changes")
-            try db.execute(sql: "CREATE TEMP TABLE questbak_changes (k INTEGER, c TEXT, v)")
+            // A settled record's key, the columns it changed (their names, a space between), and
+            // their values, in columns without affinity: each value as bound.
+            try db.execute(
+                sql: "CREATE TEMP TABLE questbak_changes (k INTEGER, c TEXT\(fields.indices.map { ", v\($0)" }.joined()))")
         } else {
             // Columns without a declared type: no affinity, so values keep their storage class.
             try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_differing")
@@ -714,14 +717,10 @@ struct RecordMerge {
     /// by record in the order they were settled, by the same statement it would have run (each
     /// record settled once: `storeKeysRise`).
     private func applyDeferredChanges(_ entity: MergeLayout.EntityPlan) throws {
-        var record: (key: Int64, changes: [(column: String, value: StoredValue)])?
-        try ExactSQL.forEachRow(db, sql: "SELECT k, c, v FROM temp.questbak_changes ORDER BY rowid") { row in
-            guard let key = row.integer(0), let column = row[1].validText else { return }
-            if let pending = record, pending.key != key { try update(entity, storeKey: pending.key, pending.changes) }
-            if record?.key != key { record = (key, []) }
-            record?.changes.append((column, row[2]))
+        try ExactSQL.forEachRow(db, sql: "SELECT * FROM temp.questbak_changes ORDER BY rowid") { row in
+            guard let key = row.integer(0), let columns = row[1].validText?.split(separator: " ") else { return }
+            try update(entity, storeKey: key, columns.enumerated().map { (String($1), row[2 + $0]) })
         }
-        if let pending = record { try update(entity, storeKey: pending.key, pending.changes) }
         try db.execute(sql: "DROP TABLE temp.questbak_changes")
     }
 
@@ -802,8 +801,14 @@ struct RecordMerge {
             return true
         }
         // Noted for `applyDeferredChanges`, in a column without affinity: each value as bound.
-        let note = try db.cachedStatement(sql: "INSERT INTO temp.questbak_changes (k, c, v) VALUES (?, ?, ?)")
-        for change in changes { try ExactSQL.execute(note, [.integer(storeKey), .text(Data(change.column.utf8)), change.value]) }
+        // One row per record: one row per changed value took a merge that rewrites every record
+        // (`--prefer archive`) four rows a record.
+        let note = try db.cachedStatement(
+            sql:
+                "INSERT INTO temp.questbak_changes (k, c\(changes.indices.map { ", v\($0)" }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: changes.count)))"
+        )
+        try ExactSQL.execute(
+            note, [.integer(storeKey), .text(Data(changes.map(\.column).joined(separator: " ").utf8))] + changes.map(\.value))
         return true
     }
 
