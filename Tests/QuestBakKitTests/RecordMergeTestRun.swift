@@ -4,15 +4,17 @@ import GRDB
 @testable import QuestBakKit
 
 /// `RecordMerge` alone, as the merge tests run it: `incoming` (a store attached as `incoming`)
-/// merged into `store` by TimeQuest's newest model, the store's values preferred, in one
+/// merged into `store` by TimeQuest's newest model, the store's values preferred unless told, in one
 /// transaction; the counts by entity.
 enum RecordMergeTestRun {
-    static func merge(_ incoming: URL, into store: URL, log: RepairLog, usesShortcuts: Bool = true) throws -> [String: RecordMerge.Counts] {
+    static func merge(
+        _ incoming: URL, into store: URL, log: RepairLog, usesShortcuts: Bool = true, preference: Merger.Preference = .store
+    ) throws -> [String: RecordMerge.Counts] {
         let queue = try DatabaseQueue(path: store.path)
         let counts = try queue.writeWithoutTransaction { db in
             try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
             var merge = RecordMerge(
-                db: db, layout: try MergeLayout(version: TimeQuestSchemas.newest), preference: .store, newerColumns: [:],
+                db: db, layout: try MergeLayout(version: TimeQuestSchemas.newest), preference: preference, newerColumns: [:],
                 keepDistinctIDs: false, log: log, storePath: store.path)
             merge.usesShortcuts = usesShortcuts
             try db.inTransaction {

@@ -70,4 +70,33 @@ final class RepairLogBatchTests: XCTestCase {
         XCTAssertEqual(try log.firstEntries(100), (0..<3).map { logged(entry($0)) })
         XCTAssertEqual(log.total, 3)
     }
+
+    /// Texts the entry before had are bound from the same bytes, and each statement's texts
+    /// from one buffer: an empty text must stay empty, not NULL, and a missing one NULL, also
+    /// where a run of them crosses from one statement (64 entries) to the next, and in the
+    /// last statement of a batch, which holds fewer.
+    func testEmptyAndMissingTextsReadBackAsRecordedAcrossStatements() throws {
+        let directory = try TemporaryTestDirectory()
+        let log = try RepairLog(directory: directory.url)
+        let texts: [String?] = ["", nil, "\u{0}cut at once", "x", ""]
+        let fields: [String?] = ["", nil, "x", "", "y"]
+        let entries = (0..<10_000 + 150).map { index in
+            RepairEntry(
+                rule: .conflict, kind: .merge, entity: index / 60 % 2 == 0 ? "" : "GameSession", primaryKey: Int64(index),
+                cloudID: texts[index / 7 % texts.count], field: fields[index / 3 % fields.count],
+                old: index % 5 == 0 ? nil : .value(.string(index % 2 == 0 ? "" : "v\(index)")), new: .value(.null))
+        }
+        for entry in entries { try log.record(entry) }
+        let read = try log.firstEntries(entries.count)
+        XCTAssertEqual(read.count, entries.count)
+        for index in entries.indices where read[index] != logged(entries[index]) {
+            XCTFail("entry \(index): \(read[index]), not \(logged(entries[index]))")
+            break
+        }
+        XCTAssertEqual(read[1].cloudID, "")
+        XCTAssertEqual(read[7].cloudID, nil)
+        XCTAssertEqual(read[14].cloudID, "")
+        XCTAssertEqual(read[2].old, "\"\"")
+        XCTAssertEqual(read[0].old, nil)
+    }
 }

@@ -199,17 +199,16 @@ package final class RepairLog {
             // `rowsPerInsert` entries go in one statement: each statement run has a cost of its
             // own (reset, start, end) that a merge's half a million entries paid one by one.
             let columns = 8
-            func insert(rows: Int) throws -> Statement {
-                try db.cachedStatement(
-                    sql: "INSERT INTO entry (rule, kind, entity, pk, cloud, field, old, new) VALUES "
-                        + repeatElement("(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", "))
+            func insert(rows: Int) -> String {
+                "INSERT INTO entry (rule, kind, entity, pk, cloud, field, old, new) VALUES "
+                    + repeatElement("(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
             }
-            let full = try insert(rows: Self.rowsPerInsert)
-            // A text the entry before had (its record's entity, cloudID and field) is bound from
-            // the value already made: a merge logs several entries per record, and making every
-            // text again took half of the log's own time.
-            var arguments = [StoredValue](repeating: .null, count: columns * Self.rowsPerInsert)
-            var json: [UInt8] = []
+            let full = try db.cachedStatement(sql: insert(rows: Self.rowsPerInsert))
+            // A statement's texts are written into one buffer and bound from their ranges of it,
+            // not each made a `Data` of its own and copied again to be bound.
+            var arguments: [ExactArgument] = []
+            arguments.reserveCapacity(columns * Self.rowsPerInsert)
+            var texts: [UInt8] = []
             var row = 0
             // Rule and kind by the entry before's codes where they are the same (a merge's
             // entries come in runs), not looked up in the two maps for each entry.
@@ -222,32 +221,34 @@ package final class RepairLog {
             // By index: each entry is compared with the one before where they lie, not copied.
             for index in entries.indices {
                 let at = row * columns
-                let before = row == 0 ? (Self.rowsPerInsert - 1) * columns : at - columns
-                let previous = max(index - 1, entries.startIndex)
+                // A text the entry before in the same statement had (its record's entity,
+                // cloudID and field) is bound from the same bytes: a merge logs several entries
+                // per record, and making every text again took half of the log's own time.
                 func text(_ column: Int, same: Bool, _ string: @autoclosure () -> String?) {
-                    arguments[at + column] = index != previous && same ? arguments[before + column] : Self.text(string())
+                    arguments.append(row > 0 && same ? arguments[at - columns + column] : Self.append(string(), to: &texts))
                 }
+                let previous = max(index - 1, entries.startIndex)
                 if entries[index].rule != rule.0 { rule = (entries[index].rule, Self.ruleCodes[entries[index].rule] ?? -1) }
                 if entries[index].kind != kind.0 { kind = (entries[index].kind, Self.kindCodes[entries[index].kind] ?? -1) }
-                arguments[at] = .integer(rule.1)
-                arguments[at + 1] = .integer(kind.1)
+                arguments.append(.integer(rule.1))
+                arguments.append(.integer(kind.1))
                 text(2, same: entries[index].entity == entries[previous].entity, entries[index].entity)
-                arguments[at + 3] = .integer(entries[index].primaryKey)
+                arguments.append(.integer(entries[index].primaryKey))
                 text(4, same: entries[index].cloudID == entries[previous].cloudID, entries[index].cloudID)
                 text(5, same: entries[index].field == entries[previous].field, entries[index].field)
-                arguments[at + 6] = Self.text(entries[index].old, buffer: &json)
-                arguments[at + 7] = Self.text(entries[index].new, buffer: &json)
+                arguments.append(Self.append(entries[index].old, to: &texts))
+                arguments.append(Self.append(entries[index].new, to: &texts))
                 row += 1
                 if row == Self.rowsPerInsert {
-                    try ExactSQL.execute(full, arguments)
+                    try ExactSQL.execute(full, arguments, texts: texts)
+                    arguments.removeAll(keepingCapacity: true)
+                    texts.removeAll(keepingCapacity: true)
                     row = 0
                 }
             }
-            // The last entries, fewer than a statement's rows, one by one.
-            let single = try insert(rows: 1)
-            for first in stride(from: 0, to: row * columns, by: columns) {
-                try ExactSQL.execute(single, Array(arguments[first..<first + columns]))
-            }
+            // The last entries, fewer than a statement's rows, in one statement of their own
+            // (prepared once per batch, not cached: its row count is the batch's remainder).
+            if row > 0 { try ExactSQL.execute(try db.makeStatement(sql: insert(rows: row)), arguments, texts: texts) }
         }
     }
 
@@ -267,26 +268,28 @@ package final class RepairLog {
 
     /// Text as GRDB bound it before: up to its first NUL (the log's readers read text as C
     /// strings, and look entries up by entity with GRDB's binding), so every report is as it was.
-    private static func text(_ string: String?) -> StoredValue {
+    /// Its bytes are appended to `texts`; the argument names them.
+    private static func append(_ string: String?, to texts: inout [UInt8]) -> ExactArgument {
         guard var string else { return .null }
         // Through the contiguous bytes: searched and copied by the view, this took a third of the log's time.
         return string.withUTF8 { bytes in
-            .text(Data(buffer: UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0) ?? bytes.endIndex)])))
+            let start = texts.count
+            texts.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0) ?? bytes.endIndex)]))
+            return .text(start..<texts.count)
         }
     }
 
-    /// A report value's JSON text (`ReportValue.json`), cut as `text(_:)` cuts it: one value is
-    /// written by the codec straight into `buffer` and copied once, not made a `String` first.
-    private static func text(_ value: ReportValue?, buffer: inout [UInt8]) -> StoredValue {
+    /// A report value's JSON text (`ReportValue.json`), cut as `append(_:to:)` cuts a text: one
+    /// value is written by the codec straight into `texts`, not made a `String` first.
+    private static func append(_ value: ReportValue?, to texts: inout [UInt8]) -> ExactArgument {
         guard let value else { return .null }
-        guard case .value(let one) = value else { return text(value.json) }
-        buffer.removeAll(keepingCapacity: true)
-        ValueJSON.append(one, to: &buffer)
+        guard case .value(let one) = value else { return append(value.json, to: &texts) }
+        let start = texts.count
+        ValueJSON.append(one, to: &texts)
         // The codec escapes every control character, so no NUL is written: the cut is kept
-        // only so that this says exactly what `text(_:)` of the same JSON says.
-        return buffer.withUnsafeBufferPointer { bytes in
-            .text(Data(buffer: UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0) ?? bytes.endIndex)])))
-        }
+        // only so that this says exactly what `append(_:to:)` of the same JSON says.
+        if let nul = texts[start...].firstIndex(of: 0) { texts.removeSubrange(nul...) }
+        return .text(start..<texts.count)
     }
 
     /// Forgets every entry, for a restore made again from the start.

@@ -40,7 +40,9 @@ struct RecordMerge {
     let log: RepairLog
     let storePath: String
     /// Whether the merge may leave out a lookup it has shown would find nothing
-    /// (`noCloudIDIsInBoth`): off only in tests, which compare the merge with and without.
+    /// (`noCloudIDIsInBoth`), and read the records in both in place where it has shown that
+    /// gives what the scratch table would (`storeKeysRise`): off only in tests, which compare
+    /// the merge with and without.
     var usesShortcuts = true
 
     struct Counts {
@@ -233,13 +235,18 @@ struct RecordMerge {
         // `OFFSET 0` keeps SQLite from flattening the inner query (it flattens none with an
         // OFFSET), which would copy `found`, a lookup, into the outer WHERE and ask it twice. The
         // map is asked last, only of the records that found one: a second device's find none.
+        // Where no key before this one matched any record of the entity (`unmatchedCount`: the
+        // map holds a row for one of its records only from its own matching, each counted),
+        // every record is still unmatched, and the map is not asked at all: a second device's
+        // records, none matched by cloudID, all find one by natural key.
+        let noneMatched = unmatchedCount(entity) == counts[entity.name]?.inArchive && usesShortcuts
         try db.execute(
             sql: """
                 INSERT INTO temp.questbak_map (tbl, incoming, store, how)
                 SELECT ?, ipk, spk, ? FROM (
                     SELECT i.\(keyColumn) AS ipk, \(found) AS spk FROM incoming.\(entity.table) i WHERE \(entity.rows("i")) LIMIT -1 OFFSET 0
-                ) WHERE spk IS NOT NULL AND NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = ipk)
-                """, arguments: [entity.table, key.kind.rawValue, entity.table])
+                ) WHERE spk IS NOT NULL\(noneMatched ? "" : " AND NOT EXISTS (SELECT 1 FROM temp.questbak_map m WHERE m.tbl = ? AND m.incoming = ipk)")
+                """, arguments: StatementArguments([entity.table, key.kind.rawValue] + (noneMatched ? [] : [entity.table])))
         var matched = db.changesCount
         if key.kind == .cloudID, let cloud, matched > 0,
             try !Self.cloudIDsAreIdentities(
@@ -530,22 +537,40 @@ struct RecordMerge {
             ["m.store", "m.incoming", newer.map { "s.\($0)" } ?? "NULL", newer.map { "i.\($0)" } ?? "NULL"]
             + fields.map { "s.\($0.column)" } + incoming
         let differs = zip(fields, incoming).map { "s.\($0.column) IS NOT +\($1)" }.joined(separator: " OR ")
-        // Columns without a declared type: no affinity, so values keep their storage class.
-        try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_differing")
-        try db.execute(
-            sql: "CREATE TEMP TABLE questbak_differing (\(selected.indices.map { "c\($0)" }.joined(separator: ", ")))")
-        try db.execute(
-            sql: """
-                INSERT INTO temp.questbak_differing
-                SELECT \(selected.joined(separator: ", "))
-                FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
-                JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store\(translations)
-                WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
-                ORDER BY m.incoming
-                """, arguments: [entity.table])
+        let differing = """
+            FROM temp.questbak_map m JOIN incoming.\(entity.table) i ON i.\(keyColumn) = m.incoming
+            JOIN main.\(entity.table) s ON s.\(keyColumn) = m.store\(translations)
+            WHERE m.tbl = ? AND m.how <> 'new' AND \(entity.rows("i")) AND (\(differs))
+            """
+        // Where every store record in both was matched once, the store keys rising with the
+        // archive's (`storeKeysRise`), the differing records are read from the tables
+        // themselves, in the map's order, and the changes the settling makes are written after
+        // the last is read (`questbak_changes`). Else they are copied to a scratch table first,
+        // because the settling changes the store's table they are read from, and a record
+        // matched twice is settled the second time as the first left it.
         usedCloudIDs = nil
-        // No record in both differs (a store's own archive): nothing to settle, nothing to ask.
-        guard db.changesCount > 0 else { return try db.execute(sql: "DROP TABLE temp.questbak_differing") }
+        if usesShortcuts {
+            // No record in both differs (a store's own archive): nothing to settle, nothing to ask.
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 \(differing))", arguments: [entity.table]) == true else { return }
+        }
+        let readsInPlace = try usesShortcuts && Self.storeKeysRise(table: entity.table, db: db)
+        if readsInPlace {
+            try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_changes")
+            // A settled record's key, the columns it changed (their names, a space between), and
+            // their values, in columns without affinity: each value as bound.
+            try db.execute(
+                sql: "CREATE TEMP TABLE questbak_changes (k INTEGER, c TEXT\(fields.indices.map { ", v\($0)" }.joined()))")
+        } else {
+            // Columns without a declared type: no affinity, so values keep their storage class.
+            try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_differing")
+            try db.execute(
+                sql: "CREATE TEMP TABLE questbak_differing (\(selected.indices.map { "c\($0)" }.joined(separator: ", ")))")
+            try db.execute(
+                sql: "INSERT INTO temp.questbak_differing SELECT \(selected.joined(separator: ", ")) \(differing) ORDER BY m.incoming",
+                arguments: [entity.table])
+            // No record in both differs (a store's own archive): nothing to settle, nothing to ask.
+            guard db.changesCount > 0 else { return try db.execute(sql: "DROP TABLE temp.questbak_differing") }
+        }
         // The cloudIDs that name no one record (shared defaults) of each side, as before the merge
         // fills any; few, whatever the size of the tables. The archive's are looked for only
         // when a record first asks (its table is not changed by the merge, so they are the
@@ -592,7 +617,11 @@ struct RecordMerge {
         // device 3% of its time.
         if let cloud = entity.cloudIDColumn, !storeCloudIDsAreIdentities, let index = fields.firstIndex(where: { $0.column == cloud }) {
             var needed = false
-            try ExactSQL.forEachRow(db, sql: "SELECT c\(4 + index) FROM temp.questbak_differing WHERE c\(4 + index) IS NOT NULL") { row in
+            let storeCloudIDs =
+                readsInPlace
+                ? "SELECT s.\(cloud) \(differing) AND s.\(cloud) IS NOT NULL"
+                : "SELECT c\(4 + index) FROM temp.questbak_differing WHERE c\(4 + index) IS NOT NULL"
+            try ExactSQL.forEachRow(db, sql: storeCloudIDs, readsInPlace ? [.text(Data(entity.table.utf8))] : []) { row in
                 needed = try needed || Self.isNoIdentity(row[0], shared: sharedInStore, in: db)
             }
             if needed {
@@ -614,21 +643,34 @@ struct RecordMerge {
         // a second device). Where the store keys never fall as the archive keys rise (a store's
         // own archive, a second device made in the same order), that is the order by store key;
         // else they are sorted here.
-        let written = "SELECT * FROM temp.questbak_differing"
-        let storeKeysFall =
-            try Int.fetchOne(
-                db,
-                sql: """
-                    SELECT count(*) FROM (SELECT 1 FROM temp.questbak_differing a JOIN temp.questbak_differing b ON b.rowid = a.rowid + 1
-                                          WHERE b.c0 < a.c0 LIMIT 1)
-                    """) != 0
-        try ExactSQL.forEachRow(db, sql: written + (storeKeysFall ? " ORDER BY c0, c1" : " ORDER BY rowid")) { row in
+        let toSettle: (sql: String, arguments: [StoredValue])
+        if readsInPlace {
+            toSettle = ("SELECT \(selected.joined(separator: ", ")) \(differing) ORDER BY m.incoming", [.text(Data(entity.table.utf8))])
+        } else {
+            let storeKeysFall =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM (SELECT 1 FROM temp.questbak_differing a JOIN temp.questbak_differing b ON b.rowid = a.rowid + 1
+                                              WHERE b.c0 < a.c0 LIMIT 1)
+                        """) != 0
+            toSettle = ("SELECT * FROM temp.questbak_differing" + (storeKeysFall ? " ORDER BY c0, c1" : " ORDER BY rowid"), [])
+        }
+        try ExactSQL.forEachRow(db, sql: toSettle.sql, toSettle.arguments) { row in
             guard case .integer(let storeKey) = row[0] else { return }
             var storeDate = row[2]
             var store = (0..<fields.count).map { row[4 + $0] }
-            if previous?.key == storeKey, let now = try fetchFirst(current, [.integer(storeKey)]) {
-                storeDate = now[0]
-                store = Array(now.dropFirst())
+            if previous?.key == storeKey {
+                // Read in place, the record would be read as it was before the change the
+                // settling has not yet written: `storeKeysRise` said no record comes twice.
+                guard !readsInPlace else {
+                    throw ImportError.verificationFailed(
+                        store: storePath, entity: entity.name, expected: "each store record in both once", found: "_pk \(storeKey) twice")
+                }
+                if let now = try fetchFirst(current, [.integer(storeKey)]) {
+                    storeDate = now[0]
+                    store = Array(now.dropFirst())
+                }
             }
             // A dated copy is newer than an undated one: else the archive's date fills the
             // store's, and the store's older values pass for the newer ones at every later merge.
@@ -637,18 +679,67 @@ struct RecordMerge {
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
             let changed = try settle(
                 entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer,
-                shared: (store: sharedStoreText, archive: sharedArchiveText))
+                shared: (store: sharedStoreText, storeAreIdentities: storeCloudIDsAreIdentities, archive: sharedArchiveText),
+                defersChanges: readsInPlace)
             let counted = previous?.key == storeKey && previous?.changed == true
             if changed && !counted { counts[entity.name]?.changed += 1 }
             previous = (storeKey, changed || counted)
         }
-        try db.execute(sql: "DROP TABLE temp.questbak_differing")
+        if readsInPlace {
+            try applyDeferredChanges(entity)
+        } else {
+            try db.execute(sql: "DROP TABLE temp.questbak_differing")
+        }
+    }
+
+    /// Whether the store keys the map gives `table`'s records in both rise strictly with the
+    /// archive keys, in the map's order: then every store record in both was matched once (a
+    /// record matched twice would repeat its key), and the order by archive key is the order by
+    /// store key. One read of the map's integers, in the order of its primary key.
+    static func storeKeysRise(table: String, db: Database) throws -> Bool {
+        var last: Int64?
+        var rises = true
+        try ExactSQL.forEachRow(
+            try db.cachedStatement(sql: "SELECT store FROM temp.questbak_map WHERE tbl = ? AND how <> 'new' ORDER BY incoming"),
+            [.text(Data(table.utf8))]
+        ) { row in
+            guard rises else { return }
+            guard let key = row.integer(0), last.map({ key > $0 }) ?? true else {
+                rises = false
+                return
+            }
+            last = key
+        }
+        return rises
+    }
+
+    /// The changes the settling noted while it read the records in place, written now, record
+    /// by record in the order they were settled, by the same statement it would have run (each
+    /// record settled once: `storeKeysRise`).
+    private func applyDeferredChanges(_ entity: MergeLayout.EntityPlan) throws {
+        try ExactSQL.forEachRow(db, sql: "SELECT * FROM temp.questbak_changes ORDER BY rowid") { row in
+            guard let key = row.integer(0), let columns = row[1].validText?.split(separator: " ") else { return }
+            try update(entity, storeKey: key, columns.enumerated().map { (String($1), row[2 + $0]) })
+        }
+        try db.execute(sql: "DROP TABLE temp.questbak_changes")
+    }
+
+    /// Writes one settled record's changes. Core Data counts a record's versions in Z_OPT: a
+    /// changed record is a new version. A record's changed columns are one of few sets: each
+    /// set's statement is prepared once.
+    private func update(_ entity: MergeLayout.EntityPlan, storeKey: Int64, _ changes: [(column: String, value: StoredValue)]) throws {
+        try ExactSQL.execute(
+            try db.cachedStatement(
+                sql:
+                    "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())\(optColumn) = coalesce(\(optColumn), 0) + 1 WHERE \(keyColumn) = ?"
+            ),
+            changes.map(\.value) + [.integer(storeKey)])
     }
 
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
         _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
-        shared: (store: Set<String>, archive: () throws -> Set<String>)
+        shared: (store: Set<String>, storeAreIdentities: Bool, archive: () throws -> Set<String>), defersChanges: Bool
     ) throws -> Bool {
         let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
             cloudID(store[$0])
@@ -673,7 +764,11 @@ struct RecordMerge {
                 func isIdentity(_ value: StoredValue, sharedOnItsSide: Set<String>) -> Bool {
                     value.validText.map { DeterministicID.isWellFormed($0) && !sharedOnItsSide.contains($0) } ?? false
                 }
-                if !isIdentity(mine, sharedOnItsSide: shared.store), isIdentity(theirs, sharedOnItsSide: try shared.archive()),
+                // Where every store cloudID was shown an identity (`cloudIDsAreIdentities`), the
+                // store's is one: as the store has it, or an archive identity a record settled
+                // before filled (a text that passed the test below), and none is shared.
+                if !shared.storeAreIdentities, !isIdentity(mine, sharedOnItsSide: shared.store),
+                    isIdentity(theirs, sharedOnItsSide: try shared.archive()),
                     try !isUsed(theirs, entity)
                 {
                     try ExactSQL.execute(try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.questbak_used (id) VALUES (?)"), [theirs])
@@ -701,14 +796,19 @@ struct RecordMerge {
             if archiveWins { changes.append((field.column, theirs)) }
         }
         guard !changes.isEmpty else { return false }
-        // Core Data counts a record's versions in Z_OPT: a changed record is a new version.
-        // A record's changed columns are one of few sets: each set's statement is prepared once.
+        guard defersChanges else {
+            try update(entity, storeKey: storeKey, changes)
+            return true
+        }
+        // Noted for `applyDeferredChanges`, in a column without affinity: each value as bound.
+        // One row per record: one row per changed value took a merge that rewrites every record
+        // (`--prefer archive`) four rows a record.
+        let note = try db.cachedStatement(
+            sql:
+                "INSERT INTO temp.questbak_changes (k, c\(changes.indices.map { ", v\($0)" }.joined())) VALUES (?, ?\(String(repeating: ", ?", count: changes.count)))"
+        )
         try ExactSQL.execute(
-            try db.cachedStatement(
-                sql:
-                    "UPDATE main.\(entity.table) SET \(changes.map { "\($0.column) = ?, " }.joined())\(optColumn) = coalesce(\(optColumn), 0) + 1 WHERE \(keyColumn) = ?"
-            ),
-            changes.map(\.value) + [.integer(storeKey)])
+            note, [.integer(storeKey), .text(Data(changes.map(\.column).joined(separator: " ").utf8))] + changes.map(\.value))
         return true
     }
 
