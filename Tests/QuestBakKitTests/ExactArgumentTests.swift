@@ -52,4 +52,23 @@ final class ExactArgumentTests: XCTestCase {
             XCTAssertEqual(try ExactSQL.fetchAll(db, sql: "SELECT a FROM t"), [[.text(Data("bc".utf8))]])
         }
     }
+
+    /// `ExactRow.withText` lends a TEXT's bytes as `self[column]` reads them (every byte, a NUL
+    /// inside, empty text), and gives nil for every other storage class without calling its body.
+    func testATextLentInPlaceIsTheTextReadAsAValue() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (v)")
+            for text in texts { try ExactSQL.execute(db, sql: "INSERT INTO t VALUES (?)", [.text(Data(text))]) }
+            try ExactSQL.execute(db, sql: "INSERT INTO t VALUES (?), (?), (?), (NULL)", [.integer(7), .real(1.5), .blob(Data([0x61]))])
+            var lent: [[UInt8]?] = []
+            var read: [[UInt8]?] = []
+            try ExactSQL.forEachRow(db, sql: "SELECT v FROM t ORDER BY rowid") { row in
+                lent.append(row.withText(0) { Array($0) })
+                if case .text(let bytes) = row[0] { read.append(Array(bytes)) } else { read.append(nil) }
+            }
+            XCTAssertEqual(lent, read)
+            XCTAssertEqual(lent, texts.map { $0 } + [nil, nil, nil, nil])
+        }
+    }
 }

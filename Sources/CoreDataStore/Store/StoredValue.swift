@@ -290,4 +290,15 @@ package struct ExactRow {
         guard sqlite3_column_type(handle, Int32(column)) == SQLITE_INTEGER else { return nil }
         return sqlite3_column_int64(handle, Int32(column))
     }
+
+    /// A TEXT column's every byte, lent to `body` in SQLite's own buffer (valid until the next
+    /// step), for a pass that only looks at them: no `Data` made per row, as `self[column]`
+    /// makes. Other storage classes give nil without calling `body`.
+    package func withText<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
+        guard sqlite3_column_type(handle, Int32(column)) == SQLITE_TEXT else { return nil }
+        // Text first, then its length: the order SQLite documents for exact lengths.
+        let bytes = sqlite3_column_text(handle, Int32(column))
+        let count = Int(sqlite3_column_bytes(handle, Int32(column)))
+        return try body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+    }
 }
