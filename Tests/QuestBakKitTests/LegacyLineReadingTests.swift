@@ -70,7 +70,7 @@ final class LegacyLineReadingTests: XCTestCase {
                     var members = try JSONLine.parseObject(Data(exportedLine.utf8))
                     // Format 1 has no `_opt`: its lines as such an export wrote them.
                     if reading.formatVersion == 1 { members.removeAll { $0.key == RecordJSON.optKey } }
-                    let line = Self.text(members)
+                    let line = JSONLineText.text(members)
                     // The lines as written are read by position: else this compares one way with itself.
                     if let keys = byPosition.entities[member.name]?.keysInOrder,
                         Array(line.utf8).withUnsafeBufferPointer({ JSONLine.parseValues($0, keys: keys) }) != nil
@@ -78,7 +78,7 @@ final class LegacyLineReadingTests: XCTestCase {
                         readByPosition += 1
                     }
                     XCTAssertNil(byName.entities[member.name]?.keysInOrder)
-                    let variants = [line] + Self.variants(of: members).map(Self.text) + Self.spellings(of: line)
+                    let variants = [line] + Self.variants(of: members).map(JSONLineText.text) + Self.spellings(of: line)
                     for variant in variants {
                         XCTAssertEqual(
                             Self.outcome(legacy, variant, member, byPosition), Self.outcome(legacy, variant, member, byName),
@@ -196,37 +196,5 @@ final class LegacyLineReadingTests: XCTestCase {
             String(line.dropLast()),
             line.replacingOccurrences(of: ":", with: ": ", options: [], range: line.range(of: ":")),
         ]
-    }
-
-    /// JSON text of members in their order (a composite's keys sorted), as a variant's line.
-    private static func text(_ members: [(key: String, value: JSONValue)]) -> String {
-        var bytes: [UInt8] = [UInt8(ascii: "{")]
-        for (index, member) in members.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            ValueJSON.appendString(member.key, to: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            append(member.value, to: &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func append(_ value: JSONValue, to bytes: inout [UInt8]) {
-        switch value {
-        case .null: bytes.append(contentsOf: "null".utf8)
-        case .boolean(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .integer(let number): bytes.append(contentsOf: String(number).utf8)
-        case .number(let number): ValueJSON.appendDouble(number, to: &bytes)
-        case .string(let text): ValueJSON.appendString(text, to: &bytes)
-        case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                append(element, to: &bytes)
-            }
-            bytes.append(UInt8(ascii: "]"))
-        case .object(let members):
-            bytes.append(contentsOf: text(members.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }).utf8)
-        }
     }
 }
