@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import QuestBakTestSupport
 import XCTest
 
@@ -25,6 +26,25 @@ final class MergeCommandTests: XCTestCase, MergeTesting {
             XCTAssertEqual(matched, read, "\(fixture): every archive record is found in its own store")
             XCTAssertGreaterThan(read.reduce(0, +), 0, fixture)
         }
+    }
+
+    /// The merged store takes the store's place with the store's permissions, as its backup
+    /// does: the merge builds it from a copy of the store (a regression: the private copy was
+    /// once made 0600, and the merged store with it).
+    func testAMergedStoreAndItsBackupKeepTheStoresPermissions() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        let archive = directory.path("backup.qbak")
+        try export(store, to: archive)
+        try DatabaseQueue(path: store.path).write { db in
+            try db.execute(sql: "DELETE FROM ZTASKESTIMATION WHERE Z_PK = (SELECT max(Z_PK) FROM ZTASKESTIMATION)")
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o664], ofItemAtPath: store.path)
+        let document = try merge(archive, into: store)
+        let backup = try XCTUnwrap(document["backup"] as? String, "the merge adds the estimation back")
+        let mode = { (path: String) in (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue }
+        XCTAssertEqual(try mode(store.path), 0o664)
+        XCTAssertEqual(try mode(backup), 0o664)
     }
 
     // MARK: The scenarios

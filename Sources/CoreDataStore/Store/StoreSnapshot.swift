@@ -44,9 +44,11 @@ package final class StoreSnapshot {
                 let before = try FileFingerprint.of([url])
                 try? fileManager.removeItem(at: copy)
                 try? fileManager.removeItem(at: walCopy)
-                try FileBytes.copy(url.path, to: copy.path, permissions: 0o600)
+                // The source's permissions are kept: `copyFiles` hands them on to the store a
+                // merge puts in the source's place.
+                try FileBytes.copy(url.path, to: copy.path)
                 if fileManager.fileExists(atPath: walURL.path) {
-                    try FileBytes.copy(walURL.path, to: walCopy.path, permissions: 0o600)
+                    try FileBytes.copy(walURL.path, to: walCopy.path)
                     frames = WriteAheadLog.committedFrameCount(at: walCopy)
                 }
                 if try FileFingerprint.of([url]) == before {
@@ -92,7 +94,9 @@ package final class StoreSnapshot {
     public func copyFiles(to destination: URL) throws {
         do {
             try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-            try FileManager.default.copyItem(atPath: directory.appendingPathComponent("snapshot.store").path, toPath: destination.path)
+            try FileBytes.copy(copyPath, to: destination.path)
+        } catch let failure as FileBytes.CopyFailure {
+            throw OutputError.io(path: destination.path, reason: failure.reason)
         } catch {
             throw StoreError.wrapping(error, path: destination.path)
         }
