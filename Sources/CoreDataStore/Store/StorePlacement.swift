@@ -176,20 +176,17 @@ package enum StorePlacement {
             TemporaryFiles.created(temporary)
             defer { TemporaryFiles.removed(temporary) }
             do {
-                do {
-                    try FileBytes.copy(source.path + suffix, to: temporary)
-                } catch {
-                    if case .reading = error {
-                        throw OutputError.io(path: source.path + suffix, reason: "cannot read it to back it up: \(error.reason)")
-                    }
-                    throw OutputError.io(path: final, reason: "cannot write the backup: \(error.reason)")
-                }
+                try FileBytes.copy(source.path + suffix, to: temporary)
                 try syncFile(URL(fileURLWithPath: temporary))
                 FaultPoint.reached("copied \(suffix.isEmpty ? "main file" : suffix) to backup")
                 guard rename(temporary, final) == 0 else { throw OutputError.io(path: final, reason: String(cString: strerror(errno))) }
             } catch {
                 try? FileManager.default.removeItem(atPath: temporary)
-                throw error
+                guard let failure = error as? FileBytes.CopyFailure else { throw error }
+                if case .reading = failure {
+                    throw OutputError.io(path: source.path + suffix, reason: "cannot read it to back it up: \(failure.reason)")
+                }
+                throw OutputError.io(path: final, reason: "cannot write the backup: \(failure.reason)")
             }
         }
         Durability.syncDirectory(of: destination)

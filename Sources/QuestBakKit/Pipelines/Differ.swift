@@ -451,7 +451,9 @@ package enum Differ {
         var columns: [String: String] = [:]
         var count = 0
         /// Per `flagged` property: what the loader saw of its well-formed values.
-        var census = Array(repeating: CloudIDCensus(), count: flagged.count)
+        var census = noCensus
+        /// The census of a table nothing is loaded into yet.
+        static let noCensus = Array(repeating: CloudIDCensus(), count: flagged.count)
 
         /// The properties whose form is flagged: the cloudID attribute, and the column a generic
         /// archive names it by (`Plan`'s cloudID key is one of them).
@@ -851,7 +853,7 @@ package enum Differ {
             guard let table = tables[entity] else { return }
             try db.execute(sql: "DELETE FROM \(table.name)")
             tables[entity]?.count = 0
-            tables[entity]?.census = Table(name: table.name).census
+            tables[entity]?.census = Table.noCensus
             thin.remove(entity)
             demoted.remove(entity)
         }
