@@ -239,7 +239,7 @@ public struct PowerLossHarness {
         var seen: Set<String> = []
         var rerunKeys: [String] = []
         var rerunKeySet: Set<String> = []
-        try explorer.forEachState { prefix, state in
+        explorer.forEachState { prefix, state in
             report.states += 1
             let distinct = seen.insert(CrashStateExplorer.key(state)).inserted
             // Once the command has returned, its result is durable: no loss may take it back.

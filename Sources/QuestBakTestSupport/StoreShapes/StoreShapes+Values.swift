@@ -7,7 +7,10 @@ extension StoreShapes {
     /// dates before 2001 and beyond year 9999, decimals beyond Int64), and kept in their storage
     /// classes (−0.0 in a column without a type, which SQLite keeps, text that is not UTF-8).
     public static var values: [StoreShape] {
-        [
+        // The subnormal that the literal 1e-320 rounds to, built from its bits: the compiler warns
+        // that a literal that small is inexact.
+        let subnormal = Double(sign: .plus, exponentBitPattern: 0, significandBitPattern: 2024)
+        return [
             StoreShape("values: model types at their limits") { folder in
                 try kitchenSink(in: folder) { db in
                     // Int16 and Int32 at both ends, Float's largest, smallest and infinite values
@@ -34,7 +37,8 @@ extension StoreShapes {
                     try db.execute(sql: "ALTER TABLE ZRECIPE ADD COLUMN ZEXTRA")
                     try db.execute(sql: "UPDATE ZRECIPE SET ZEXTRA = ? WHERE Z_PK = 1", arguments: [-0.0])
                     try db.execute(sql: "UPDATE ZRECIPE SET ZEXTRA = CAST(X'FF00C328' AS TEXT) WHERE Z_PK = 2")
-                    try db.execute(sql: "UPDATE ZRECIPE SET ZEXTRA = ?, ZMEMO = CAST(X'C0AF' AS TEXT) WHERE Z_PK = 3", arguments: [1e-320])
+                    try db.execute(
+                        sql: "UPDATE ZRECIPE SET ZEXTRA = ?, ZMEMO = CAST(X'C0AF' AS TEXT) WHERE Z_PK = 3", arguments: [subnormal])
                 }
             },
             StoreShape("values: another tool's table at the edges, beside a model") { folder in
@@ -43,7 +47,7 @@ extension StoreShapes {
                     let rows: [[DatabaseValueConvertible?]] = [
                         [1, -0.0, Double.infinity, "", 1.5],
                         [2, Int64.min, -Double.infinity, nil, Int64.max],
-                        [3, Data([0xFF, 0x00]), 1e-320, "Infinity", 1e300],
+                        [3, Data([0xFF, 0x00]), subnormal, "Infinity", 1e300],
                         [4, "-0", 0.0, "1.0", -9_007_199_254_740_993],
                     ]
                     for row in rows {
