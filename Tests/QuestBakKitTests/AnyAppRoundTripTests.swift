@@ -373,6 +373,7 @@ final class AnyAppReviewRegressionTests: XCTestCase {
 
 /// Export, restore and compare, for the tests of other apps' stores.
 extension XCTestCase {
+    @discardableResult
     func exportAnyApp(_ store: URL, to archive: URL) throws -> Exporter.Summary {
         try Exporter.export(
             storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600, compression: .zstd))

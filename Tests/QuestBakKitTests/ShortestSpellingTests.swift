@@ -10,9 +10,9 @@ final class ShortestSpellingTests: XCTestCase {
     static func doubles() -> [Double] {
         var random = SeededGenerator(seed: 26)
         var values: [Double] = [
-            0, 1, -1, 0.1, 0.1 + 0.2, 1e-7, -1.5e-7, 1e16, 1e22, 123_456_789.987_654, 94.46693657219973, 5e-324,
+            0, 1, -1, 0.1, 0.1 + 0.2, 1e-7, -1.5e-7, 1e16, 1e22, 123_456_789.987_654, 94.46693657219973, .leastNonzeroMagnitude,
             2.2250738585072014e-308, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 0.30000001192092896,
-            Double(Float(0.1)), 9_007_199_254_740_993, 4e11, -4e11, 3.2e11,
+            Double(Float(0.1)), 9_007_199_254_740_992, 4e11, -4e11, 3.2e11,
         ]
         for _ in 0..<20_000 {
             values.append(Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random)))

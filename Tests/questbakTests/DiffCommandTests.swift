@@ -394,7 +394,8 @@ final class DiffCommandTests: XCTestCase {
         let b = try directory.copyFixture("v2-typical", as: "other")
         let text = String(decoding: (1..<0x80).map { UInt8($0) }, as: UTF8.self) + " é 😀 \\/ \""
         let numbers: [Double] = [
-            1, -3.75, 0.1, 1e-7, 1e21, 123_456_789.125, 5e-324, 1.7976931348623157e308, 2.5e-5, 1e16, 12_345_678_901_234_567,
+            1, -3.75, 0.1, 1e-7, 1e21, 123_456_789.125, .leastNonzeroMagnitude, 1.7976931348623157e308, 2.5e-5, 1e16,
+            12_345_678_901_234_568,
         ]
         let keys = try DatabaseQueue(path: b.path).write { db -> [Int64] in
             try db.execute(sql: "UPDATE ZROUTINE SET ZNAME = ? WHERE Z_PK = 1", arguments: [text])
