@@ -65,4 +65,17 @@ final class FileBytesTests: XCTestCase {
             "no copy is left where one failed")
         XCTAssertEqual(FileBytes.CopyFailure.writing(errno: ENOSPC).reason, "No space left on device")
     }
+
+    /// The copy is made in the kernel (`copy_file_range`) where it can be, and by reads and writes
+    /// where it cannot: a file of /proc, whose size says 0, is copied by the loop, every byte.
+    func testAFileTheKernelCannotCopyIsCopiedByTheLoop() throws {
+        #if os(Linux)
+            let directory = try TemporaryTestDirectory()
+            let copy = directory.path("version")
+            try FileBytes.copy("/proc/version", to: copy.path)
+            let expected = try Data(contentsOf: URL(fileURLWithPath: "/proc/version"))
+            XCTAssertFalse(expected.isEmpty)
+            XCTAssertEqual(try Data(contentsOf: copy), expected)
+        #endif
+    }
 }

@@ -112,21 +112,6 @@ package final class StoreSnapshot {
     }
 }
 
-/// Size and modification time of a set of files (absent files included), to notice a change.
-package struct FileFingerprint: Equatable {
-    var entries: [String]
-
-    package static func of(_ urls: [URL]) throws -> FileFingerprint {
-        FileFingerprint(
-            entries: urls.map { url in
-                guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return "absent" }
-                let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
-                let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-                return "\(size)@\(modified)"
-            })
-    }
-}
-
 /// Reading SQLite's WAL file format (https://sqlite.org/fileformat.html#the_write_ahead_log).
 package enum WriteAheadLog {
     /// The number of frames up to the last commit whose salts match the header: what SQLite's

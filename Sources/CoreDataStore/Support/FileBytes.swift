@@ -8,8 +8,7 @@ package enum FileBytes {
     /// at a time, so memory stays flat at any size; nil when either file cannot be opened (each
     /// caller says what that means for it).
     package static func same(_ first: String, _ second: String) throws -> Bool? {
-        let size = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value }
-        guard let firstSize = size(first), firstSize == size(second) else { return false }
+        guard let firstSize = size(atPath: first), firstSize == size(atPath: second) else { return false }
         guard let one = FileHandle(forReadingAtPath: first), let other = FileHandle(forReadingAtPath: second) else { return nil }
         defer {
             try? one.close()
@@ -21,6 +20,15 @@ package enum FileBytes {
             guard a == b else { return false }
             if a.isEmpty { return true }
         }
+    }
+}
+
+extension FileBytes {
+    /// A file's size as `FileManager.attributesOfItem` gives it (`lstat`: a symbolic link's own),
+    /// nil when it cannot be examined; without the owner's and group's names that
+    /// `attributesOfItem` looks up in /etc/passwd and /etc/group on every call.
+    package static func size(atPath path: String) -> Int64? {
+        FileFingerprint.entry(atPath: path)?.size
     }
 }
 
@@ -57,6 +65,7 @@ extension FileBytes {
         guard output >= 0 else { throw .writing(errno: errno) }
         var failure: CopyFailure?
         if fchmod(output, mode) != 0 { failure = .writing(errno: errno) }
+        if failure == nil { failure = copyInKernel(from: input, to: output) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ExternalStorage.chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         copying: while failure == nil {
@@ -84,5 +93,42 @@ extension FileBytes {
             unlink(destination)
             throw failure
         }
+    }
+
+    #if os(Linux)
+        /// glibc's `copy_file_range` (2.27 and later), found at run time: Swift's Glibc module does
+        /// not declare it (it is a GNU extension), and an older glibc lacks it.
+        private typealias CopyFileRange =
+            @convention(c) (
+                Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
+            ) -> Int
+        private static let kernelCopy: CopyFileRange? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range").map {
+            unsafeBitCast($0, to: CopyFileRange.self)
+        }
+    #endif
+
+    /// Copies what `copy_file_range` will copy (Linux): the kernel moves the bytes from one file's
+    /// pages to the other's, without the round trip through this process's buffer that `read`
+    /// and `write` make (a 10 MB store: 5-7 ms of CPU with the loop, 4-5 ms with this). Both
+    /// files' offsets advance by what was copied, so the loop after it goes on from there: when
+    /// this stops early for any reason but the destination's own (a file system that cannot,
+    /// an old kernel, a read error), the loop copies the rest and names the failure's side as
+    /// before. Nil, or the write failure that no second try would cure.
+    private static func copyInKernel(from input: Int32, to output: Int32) -> CopyFailure? {
+        #if os(Linux)
+            guard let copyFileRange = kernelCopy else { return nil }
+            while true {
+                let copied = copyFileRange(input, nil, output, nil, 1 << 30, 0)
+                if copied > 0 { continue }
+                if copied == 0 { return nil }
+                switch errno {
+                case EINTR: continue
+                case ENOSPC, EFBIG, EDQUOT: return .writing(errno: errno)
+                default: return nil
+                }
+            }
+        #else
+            return nil
+        #endif
     }
 }

@@ -41,7 +41,7 @@ package enum TemporaryDirectory {
     @discardableResult
     private static func remove(prefixes: [String], in parent: URL?, where matches: (Int32) -> Bool) -> [String] {
         let base = parent ?? FileManager.default.temporaryDirectory
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base.path) else { return [] }
+        guard let names = DirectoryNames.starting(with: prefixes.map { $0 + "-" }, in: base.path) else { return [] }
         var removed: [String] = []
         for name in names {
             guard let prefix = prefixes.first(where: { name.hasPrefix($0 + "-") }) else { continue }

@@ -1,0 +1,27 @@
+import Foundation
+
+/// One piece of work started on another thread now, its result (or error) taken later: the
+/// caller goes on with other work meanwhile, on the other core.
+package final class BackgroundResult<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `result` is written once on the work's thread before `group` leaves, and read
+    // only after `group.wait()`, which orders the read after the write.
+    private let group = DispatchGroup()
+    private var result: Result<Value, Error>?
+
+    package init(_ work: @escaping @Sendable () throws -> Value) {
+        DispatchQueue.global().async(group: group) { self.result = Result { try work() } }
+    }
+
+    /// Waits for the work; its value, or its error thrown.
+    package func value() throws -> Value {
+        group.wait()
+        return try result!.get()
+    }
+
+    /// Waits for the work; its error, if it failed.
+    package func error() -> Error? {
+        group.wait()
+        if case .failure(let error) = result { return error }
+        return nil
+    }
+}
