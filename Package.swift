@@ -44,8 +44,8 @@ let package = Package(
         ),
         // SQLite's variadic configuration calls, wrapped for Swift (triggers off during a restore).
         .systemLibrary(name: "CSQLiteConfig", path: "Sources/CSQLiteConfig"),
-        // glibc's malloc settings, which Swift's Glibc module does not import (the CLI's merge).
-        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        // glibc functions Swift's Glibc module does not import (malloc's settings, copy_file_range).
+        .systemLibrary(name: "CLibcExtras", path: "Sources/CLibcExtras"),
         // The library, in three modules whose dependencies point one way, so that a wrong-way
         // import cannot be written: CoreDataStore ← QuestBakArchive ← QuestBakKit. None reads a
         // flag or the environment or installs a signal handler: an app can embed them.
@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "CoreDataStore",
             dependencies: [
-                "CZlib",
+                "CZlib", "CLibcExtras",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for reading and binding TEXT with exact byte lengths (StoredValue).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -93,7 +93,7 @@ let package = Package(
         // The command line: subcommands, rendering, hints, exit statuses, process hooks.
         .target(
             name: "QuestBakCLI",
-            dependencies: ["QuestBakKit", "CMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["QuestBakKit", "CLibcExtras", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(name: "questbak", dependencies: ["QuestBakCLI"], swiftSettings: [.swiftLanguageMode(.v6)]),

@@ -1,4 +1,4 @@
-import CMalloc
+import CLibcExtras
 
 /// Settings of glibc's malloc that a command makes before its work, where the defaults make its
 /// peak memory depend on the threads' timing. A process setting, so the CLI's and not the

@@ -1,3 +1,4 @@
+import CLibcExtras
 import Foundation
 
 /// A file's bytes compared with another's, or copied into a new file: one comparison for the
@@ -95,18 +96,6 @@ extension FileBytes {
         }
     }
 
-    #if os(Linux)
-        /// glibc's `copy_file_range` (2.27 and later), found at run time: Swift's Glibc module does
-        /// not declare it (it is a GNU extension), and an older glibc lacks it.
-        private typealias CopyFileRange =
-            @convention(c) (
-                Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
-            ) -> Int
-        private static let kernelCopy: CopyFileRange? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range").map {
-            unsafeBitCast($0, to: CopyFileRange.self)
-        }
-    #endif
-
     /// Copies what `copy_file_range` will copy (Linux): the kernel moves the bytes from one file's
     /// pages to the other's, without the round trip through this process's buffer that `read`
     /// and `write` make (a 10 MB store: 5-7 ms of CPU with the loop, 4-5 ms with this). Both
@@ -115,20 +104,15 @@ extension FileBytes {
     /// an old kernel, a read error), the loop copies the rest and names the failure's side as
     /// before. Nil, or the write failure that no second try would cure.
     private static func copyInKernel(from input: Int32, to output: Int32) -> CopyFailure? {
-        #if os(Linux)
-            guard let copyFileRange = kernelCopy else { return nil }
-            while true {
-                let copied = copyFileRange(input, nil, output, nil, 1 << 30, 0)
-                if copied > 0 { continue }
-                if copied == 0 { return nil }
-                switch errno {
-                case EINTR: continue
-                case ENOSPC, EFBIG, EDQUOT: return .writing(errno: errno)
-                default: return nil
-                }
+        while true {
+            let copied = questbak_copy_file_range(input, output, 1 << 30)
+            if copied > 0 { continue }
+            if copied == 0 { return nil }
+            switch errno {
+            case EINTR: continue
+            case ENOSPC, EFBIG, EDQUOT: return .writing(errno: errno)
+            default: return nil
             }
-        #else
-            return nil
-        #endif
+        }
     }
 }
