@@ -167,6 +167,32 @@ final class ReadBackTests: XCTestCase {
         XCTAssertTrue(digestOnly.contains("TaskEstimation") && !digestOnly.contains("integrity_check"), digestOnly)
     }
 
+    /// A store kept in WAL mode is built with a rollback journal and switched to WAL after its
+    /// commit (`StatementRestore.switchToWAL`): the store put in place is in WAL mode as the
+    /// archived one was (the header's read and write versions 2), with no journal left beside it,
+    /// and holds what an import writing in WAL mode throughout held (`ReadBackTests`' other tests
+    /// compare the rows; before and after the change, the dumps of every fixture's import are the
+    /// same byte for byte, docs/performance.md).
+    func testAStoreKeptInWALModeIsRestoredInWALMode() throws {
+        let directory = try TemporaryTestDirectory("questbak-read-back-source")
+        let archive = try exported(try directory.copyFixture("v2-typical"), to: directory.path("v2-typical.qbak"))
+        let target = directory.path("restored/default.store")
+        var options = Importer.Options.timeQuest
+        options.validate = true
+        let work = try TemporaryTestDirectory()
+        _ = try Importer.run(archive: archive.path, into: target, options: options, workDirectory: work.url)
+        let header = try Data(contentsOf: target).prefix(20)
+        XCTAssertEqual(Array(header.suffix(2)), [2, 2], "read and write versions")
+        for suffix in ["-wal", "-journal"] {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: target.path + suffix), suffix)
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: target.path, configuration: configuration)
+        defer { try? queue.close() }
+        XCTAssertEqual(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }, "wal")
+    }
+
     /// Changes the first estimation's name in the store at `url`, then does `more`.
     static func change(_ url: URL, more: (Database) throws -> Void) {
         do {
