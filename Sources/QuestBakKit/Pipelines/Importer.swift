@@ -50,8 +50,9 @@ package enum Importer {
         /// Whether a model archive's record lines are decoded on a second core, ahead of the
         /// inserts (`StatementRestore.write`). Off only in the tests that compare the two ways.
         package var decodesLinesAhead = true
-        /// How many more read-only connections encode a format 1 or 2 archive's large entities
-        /// in ranges of keys for the read-back proof, each on a thread of its own (the digests
+        /// How many more read-only connections encode large entities described by a model (a
+        /// format 1 or 2 archive's schema, a format 3 archive's own) in ranges of keys for the
+        /// read-back proof, each on a thread of its own (the digests
         /// are of the same bytes with any number, 0 included), and how many rows a range holds
         /// (the tests make it small, to cut every entity into ranges).
         package var readBackReaders = ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 0

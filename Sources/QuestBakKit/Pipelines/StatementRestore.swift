@@ -869,9 +869,9 @@ struct StatementRestore {
     /// archive was restored), byte for byte. Returns the records of each entity.
     ///
     /// The file is closed and nothing writes it, so the reads need not follow one another: the
-    /// `integrity_check` runs on a connection and thread of its own while the rest is read, and a
-    /// format 1 or 2 archive's large entities are encoded in ranges of keys on `readers` more
-    /// connections (`ModelMemberEncoding.encode`: the same bytes in the same order, so the same
+    /// `integrity_check` runs on a connection and thread of its own while the rest is read, and
+    /// large entities described by a model (a format 1 or 2 archive's schema, or a format 3
+    /// archive's own model) are encoded in ranges of keys on `readers` more connections (`ModelMemberEncoding.encode`: the same bytes in the same order, so the same
     /// digests). *Why the outcome is the same:* every check still runs on the same file, and the
     /// first failure in the order the checks were made is the one thrown: the integrity check's
     /// (its error or its "damage") is waited for and thrown before anything the other reads
@@ -890,7 +890,7 @@ struct StatementRestore {
         }
         let rest = Result {
             let rangeReaders =
-                legacy != nil && readers > 0
+                (legacy != nil || isModel) && readers > 0
                 ? try KeyRangeReaders.open(path: url.path, count: readers, rowsPerRange: rowsPerRange) : nil
             defer { for connection in rangeReaders?.connections ?? [] { try? connection.close() } }
             return try queue.read { try verifyReadBackRest($0, url, written: written, readers: rangeReaders) }
