@@ -277,12 +277,14 @@ package enum ModelMemberEncoding {
     /// Ends a range's rows early (the statement is reset by `forEachRow`'s exit).
     private struct RangeCut: Error {}
 
+    /// With `readers`, the lines are encoded in ranges as `encode` does: the same bytes, in the
+    /// same order, into the one digest.
     package static func digest(
-        _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String
+        _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String, readers: KeyRangeReaders? = nil
     ) throws
         -> EntityMemberEncoding.Digest
     {
-        try .of { try encode(db, plan: plan, schemaVersion: schemaVersion, path: path, write: $0) }
+        try .of { try encode(db, plan: plan, schemaVersion: schemaVersion, path: path, readers: readers, write: $0) }
     }
 
     /// One record line, read back into its row and its links.

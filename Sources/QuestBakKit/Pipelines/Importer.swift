@@ -50,6 +50,13 @@ package enum Importer {
         /// Whether a model archive's record lines are decoded on a second core, ahead of the
         /// inserts (`StatementRestore.write`). Off only in the tests that compare the two ways.
         package var decodesLinesAhead = true
+        /// How many more read-only connections encode large entities described by a model (a
+        /// format 1 or 2 archive's schema, a format 3 archive's own) in ranges of keys for the
+        /// read-back proof, each on a thread of its own (the digests
+        /// are of the same bytes with any number, 0 included), and how many rows a range holds
+        /// (the tests make it small, to cut every entity into ranges).
+        package var readBackReaders = ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 0
+        package var readBackRowsPerRange = 2048
 
         public init() {}
     }
@@ -204,7 +211,8 @@ package enum Importer {
         progress.finishEntity()
         let written: [String: Int]
         do {
-            written = try restore.verifyReadBack(storeURL, written: result)
+            written = try restore.verifyReadBack(
+                storeURL, written: result, readers: options.readBackReaders, rowsPerRange: options.readBackRowsPerRange)
         } catch is StatementRestore.NotAsExported {
             // Lines an export would have written otherwise (another tool's): restored again, its
             // records encoded inside the transaction, as every archive's were before. Its records
@@ -214,7 +222,8 @@ package enum Importer {
             result = try restore.write(
                 from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, encodingDigests: true,
                 notingInserts: options.skipsChecksTheInsertsRuleOut)
-            written = try restore.verifyReadBack(storeURL, written: result)
+            written = try restore.verifyReadBack(
+                storeURL, written: result, readers: options.readBackReaders, rowsPerRange: options.readBackRowsPerRange)
         }
         let readCounts = result.readCounts
         var notes = result.notes

@@ -168,7 +168,16 @@ struct StatementRestore {
         encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true
     ) throws -> Written {
         var written = Written()
-        try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData) { db in
+        // A store kept in WAL mode is built with a rollback journal and switched to WAL once
+        // committed (`switchToWAL`): in WAL mode each page would be written twice, into the WAL
+        // inside the transaction and into the file by the checkpoint, while the pages of a new
+        // file need no rollback journal, so each is written once. The file is the restore's
+        // temporary store, not in place until it is read back, so no reader sees it between.
+        let settings = manifest.sqlite ?? .coreData
+        let switchesToWAL = settings.journalMode != StoreFileSettings.rollbackJournal
+        var building = settings
+        if switchesToWAL { building.journalMode = StoreFileSettings.rollbackJournal }
+        try StoreWriter.writeDatabase(to: url, settings: building) { db in
             // Every statement in its order, triggers and views among the tables as the source had
             // them; triggers stay off while the rows go in.
             do {
@@ -393,7 +402,29 @@ struct StatementRestore {
                 }
             }
         }
+        if switchesToWAL { try Self.switchToWAL(url) }
         return written
+    }
+
+    /// Puts the committed store at `url` in WAL mode, as `StoreWriter` would have written it:
+    /// the same pages, the header's read and write versions set to 2 as a store made in WAL mode
+    /// has them (the read-back compares the file's settings with the archive's). On failure
+    /// nothing is left at `url`, as after `StoreWriter`'s.
+    private static func switchToWAL(_ url: URL) throws {
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = false
+            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            try queue.writeWithoutTransaction { db in
+                for pragma in Durability.sqlitePragmas { try db.execute(sql: pragma) }
+                let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+                guard mode == "wal" else { throw StoreError.io(path: url.path, reason: "journal mode \(mode ?? "none"), not WAL") }
+            }
+            try queue.close()
+        } catch {
+            for suffix in CoreDataSQL.storeFileSuffixes { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+            throw StoreError.wrapping(error, path: url.path)
+        }
     }
 
     /// What the inserts will note for the repair rules' checks of a store laid out as `layout`:
@@ -459,12 +490,15 @@ struct StatementRestore {
         }
     }
 
-    /// Each entity member's digest, encoded from the store open on `db` as an export would.
-    func digests(_ db: Database, layout: ModelLayout?, path: String) throws -> [String: EntityMemberEncoding.Digest] {
+    /// Each entity member's digest, encoded from the store open on `db` as an export would (with
+    /// `readers`, other connections to the same closed file, a large entity's in ranges of keys).
+    func digests(
+        _ db: Database, layout: ModelLayout?, path: String, readers: KeyRangeReaders? = nil
+    ) throws -> [String: EntityMemberEncoding.Digest] {
         var digests: [String: EntityMemberEncoding.Digest] = [:]
         for name in entityNames {
             if let plan = layout?.entity(named: name) {
-                digests[name] = try ModelMemberEncoding.digest(db, plan: plan, schemaVersion: schemaVersion, path: path)
+                digests[name] = try ModelMemberEncoding.digest(db, plan: plan, schemaVersion: schemaVersion, path: path, readers: readers)
             } else {
                 digests[name] = try GenericMemberEncoding.digest(
                     db, entity: name, table: CompiledEntity.tableName(name), schemaVersion: schemaVersion, path: path)
@@ -850,102 +884,128 @@ struct StatementRestore {
     /// `integrity_check`, and every member (entities, tables, metadata, model cache) is what
     /// `write` says it wrote (the manifest's, unless repairs changed the records or a format 1 or 2
     /// archive was restored), byte for byte. Returns the records of each entity.
-    func verifyReadBack(_ url: URL, written: Written) throws -> [String: Int] {
-        let digests = written.digests
-        let expectedFiles = written.files
+    ///
+    /// The file is closed and nothing writes it, so the reads need not follow one another: the
+    /// `integrity_check` runs on a connection and thread of its own while the rest is read, and
+    /// large entities described by a model (a format 1 or 2 archive's schema, or a format 3
+    /// archive's own model) are encoded in ranges of keys on `readers` more connections (`ModelMemberEncoding.encode`: the same bytes in the same order, so the same
+    /// digests). *Why the outcome is the same:* every check still runs on the same file, and the
+    /// first failure in the order the checks were made is the one thrown: the integrity check's
+    /// (its error or its "damage") is waited for and thrown before anything the other reads
+    /// found. SQLite reads a damaged file without harm (it returns an error), so reading the rest
+    /// of one meanwhile changes nothing but the time. `ReadBackTests` compares both ways.
+    func verifyReadBack(_ url: URL, written: Written, readers: Int = 0, rowsPerRange: Int = 2048) throws -> [String: Int] {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: url.path, configuration: configuration)
         defer { try? queue.close() }
-        return try queue.read { db in
-            func fail(_ what: String, expected: String, found: String) -> ImportError {
-                ImportError.verificationFailed(store: url.path, entity: what, expected: expected, found: found)
-            }
-            guard try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok" else {
-                throw fail("(file)", expected: "integrity_check ok", found: "damage")
-            }
-            guard try CoreDataSQL.schemaStatements(db) == written.statements else {
-                throw fail("(statements)", expected: "the \(written.statements.count) statements written", found: "others")
-            }
-            if let settings = manifest.sqlite {
-                let found = try StoreFileSettings.of(db)
-                guard found == settings else { throw fail("(file)", expected: settings.summary, found: found.summary) }
-            }
-            let layout: ModelLayout?
-            if let legacy {
-                do {
-                    layout = try legacy.layout(db, archive: archive)
-                } catch {
-                    throw fail(
-                        "(model)", expected: "schema \(legacy.schemaVersion)",
-                        found: (error as? LocalizedError)?.errorDescription ?? "\(error)")
-                }
-            } else if isModel {
-                do {
-                    let cache = try StoreReader.modelCache(db) ?? Data()
-                    layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache), carriedAsTables: carriedTableNames)
-                } catch {
-                    throw fail(
-                        "(model)", expected: "the archive's model", found: (error as? LocalizedError)?.errorDescription ?? "\(error)")
-                }
-                if let problem = layout?.problems.first { throw fail("(model)", expected: "the model explains the store", found: problem) }
-            } else {
-                layout = nil
-            }
-            let found = try self.digests(db, layout: layout, path: url.path)
-            var counts: [String: Int] = [:]
-            for name in entityNames {
-                guard let digest = found[name], let wanted = digests[name], digest == wanted else {
-                    if written.digestsAreTheArchives { throw NotAsExported() }
-                    let expected = digests[name].map { "\($0.count) records \($0.sha256)" } ?? "a member"
-                    throw fail(name, expected: expected, found: found[name].map { "\($0.count) records \($0.sha256)" } ?? "none")
-                }
-                counts[name] = digest.count
-            }
-            try CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false).verify(db, store: url.path)
-            // Core Data's one metadata row and one cache row, exactly as archived (when carried
-            // as rows, their members' digests above say so).
-            if !carriedTableNames.contains(CoreDataSQL.metadataTable) {
-                let metadataRows = try ExactSQL.fetchAll(db, sql: "SELECT Z_VERSION, Z_UUID FROM \(CoreDataSQL.metadataTable)")
-                let uuid: StoredValue = manifest.source.storeUUID.isEmpty ? .null : .text(Data(manifest.source.storeUUID.utf8))
-                guard metadataRows.count == 1, metadataRows.first?[1] == uuid else {
-                    throw fail(
-                        CoreDataSQL.metadataTable, expected: "one row, Z_UUID \(manifest.source.storeUUID)",
-                        found: "\(metadataRows.count) rows")
-                }
-            }
-            if !carriedTableNames.contains(CoreDataSQL.modelCacheTable) {
-                let cacheRows =
-                    try db.tableExists(CoreDataSQL.modelCacheTable)
-                    ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(CoreDataSQL.modelCacheTable)") ?? 0 : 0
-                let cacheExpected = expectedFiles[ArchiveManifest.modelCachePath] == nil ? 0 : 1
-                guard cacheRows == cacheExpected else {
-                    throw fail(CoreDataSQL.modelCacheTable, expected: "\(cacheExpected) row(s)", found: "\(cacheRows)")
-                }
-            }
-            let files = [
-                ArchiveManifest.metadataPath: try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist),
-                ArchiveManifest.modelCachePath: try StoreReader.modelCache(db),
-            ]
-            for (path, digest) in expectedFiles.sorted(by: { $0.key < $1.key }) where !path.hasPrefix(ExternalStorage.memberPrefix) {
-                let actual = files[path].flatMap { $0 }.map { SHA256.hash(data: $0).hexString }
-                guard actual == digest else { throw fail(path, expected: "sha256 \(digest)", found: actual ?? "nothing") }
-            }
-            // Every table is accounted for: an entity's, a carried one, a join table the records
-            // fill, Core Data's bookkeeping, or its history and mirroring, which start empty.
-            let entityTables = Set(layout?.entities.map(\.table) ?? entityNames.map { CompiledEntity.tableName($0) })
-            let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union(replayed.virtualTables).union(
-                CoreDataSQL.bookkeepingTables)
-            for table in try String.fetchAll(
-                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
-            where !accounted.contains(table) {
-                guard CoreDataSQL.isHistoryOrMirroringTable(table), try StoreReader.rowCount(db, table: table) == 0 else {
-                    throw fail(
-                        "table \(table)", expected: "a table the archive fills or names", found: "one its statements make and nothing fills"
-                    )
-                }
-            }
-            return counts
+        let readOnly = configuration
+        let integrity = BackgroundCheck {
+            let check = try DatabaseQueue(path: url.path, configuration: readOnly)
+            defer { try? check.close() }
+            return try check.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok"
         }
+        let rest = Result {
+            let rangeReaders =
+                (legacy != nil || isModel) && readers > 0
+                ? try KeyRangeReaders.open(path: url.path, count: readers, rowsPerRange: rowsPerRange) : nil
+            defer { for connection in rangeReaders?.connections ?? [] { try? connection.close() } }
+            return try queue.read { try verifyReadBackRest($0, url, written: written, readers: rangeReaders) }
+        }
+        guard try integrity.result() else {
+            throw ImportError.verificationFailed(store: url.path, entity: "(file)", expected: "integrity_check ok", found: "damage")
+        }
+        return try rest.get()
+    }
+
+    /// Every check of `verifyReadBack` after `integrity_check`, in their order.
+    private func verifyReadBackRest(_ db: Database, _ url: URL, written: Written, readers: KeyRangeReaders?) throws -> [String: Int] {
+        let digests = written.digests
+        let expectedFiles = written.files
+        func fail(_ what: String, expected: String, found: String) -> ImportError {
+            ImportError.verificationFailed(store: url.path, entity: what, expected: expected, found: found)
+        }
+        guard try CoreDataSQL.schemaStatements(db) == written.statements else {
+            throw fail("(statements)", expected: "the \(written.statements.count) statements written", found: "others")
+        }
+        if let settings = manifest.sqlite {
+            let found = try StoreFileSettings.of(db)
+            guard found == settings else { throw fail("(file)", expected: settings.summary, found: found.summary) }
+        }
+        let layout: ModelLayout?
+        if let legacy {
+            do {
+                layout = try legacy.layout(db, archive: archive)
+            } catch {
+                throw fail(
+                    "(model)", expected: "schema \(legacy.schemaVersion)",
+                    found: (error as? LocalizedError)?.errorDescription ?? "\(error)")
+            }
+        } else if isModel {
+            do {
+                let cache = try StoreReader.modelCache(db) ?? Data()
+                layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache), carriedAsTables: carriedTableNames)
+            } catch {
+                throw fail(
+                    "(model)", expected: "the archive's model", found: (error as? LocalizedError)?.errorDescription ?? "\(error)")
+            }
+            if let problem = layout?.problems.first { throw fail("(model)", expected: "the model explains the store", found: problem) }
+        } else {
+            layout = nil
+        }
+        let found = try self.digests(db, layout: layout, path: url.path, readers: readers)
+        var counts: [String: Int] = [:]
+        for name in entityNames {
+            guard let digest = found[name], let wanted = digests[name], digest == wanted else {
+                if written.digestsAreTheArchives { throw NotAsExported() }
+                let expected = digests[name].map { "\($0.count) records \($0.sha256)" } ?? "a member"
+                throw fail(name, expected: expected, found: found[name].map { "\($0.count) records \($0.sha256)" } ?? "none")
+            }
+            counts[name] = digest.count
+        }
+        try CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: false).verify(db, store: url.path)
+        // Core Data's one metadata row and one cache row, exactly as archived (when carried
+        // as rows, their members' digests above say so).
+        if !carriedTableNames.contains(CoreDataSQL.metadataTable) {
+            let metadataRows = try ExactSQL.fetchAll(db, sql: "SELECT Z_VERSION, Z_UUID FROM \(CoreDataSQL.metadataTable)")
+            let uuid: StoredValue = manifest.source.storeUUID.isEmpty ? .null : .text(Data(manifest.source.storeUUID.utf8))
+            guard metadataRows.count == 1, metadataRows.first?[1] == uuid else {
+                throw fail(
+                    CoreDataSQL.metadataTable, expected: "one row, Z_UUID \(manifest.source.storeUUID)",
+                    found: "\(metadataRows.count) rows")
+            }
+        }
+        if !carriedTableNames.contains(CoreDataSQL.modelCacheTable) {
+            let cacheRows =
+                try db.tableExists(CoreDataSQL.modelCacheTable)
+                ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(CoreDataSQL.modelCacheTable)") ?? 0 : 0
+            let cacheExpected = expectedFiles[ArchiveManifest.modelCachePath] == nil ? 0 : 1
+            guard cacheRows == cacheExpected else {
+                throw fail(CoreDataSQL.modelCacheTable, expected: "\(cacheExpected) row(s)", found: "\(cacheRows)")
+            }
+        }
+        let files = [
+            ArchiveManifest.metadataPath: try Data.fetchOne(db, sql: CoreDataSQL.selectMetadataPlist),
+            ArchiveManifest.modelCachePath: try StoreReader.modelCache(db),
+        ]
+        for (path, digest) in expectedFiles.sorted(by: { $0.key < $1.key }) where !path.hasPrefix(ExternalStorage.memberPrefix) {
+            let actual = files[path].flatMap { $0 }.map { SHA256.hash(data: $0).hexString }
+            guard actual == digest else { throw fail(path, expected: "sha256 \(digest)", found: actual ?? "nothing") }
+        }
+        // Every table is accounted for: an entity's, a carried one, a join table the records
+        // fill, Core Data's bookkeeping, or its history and mirroring, which start empty.
+        let entityTables = Set(layout?.entities.map(\.table) ?? entityNames.map { CompiledEntity.tableName($0) })
+        let accounted = entityTables.union(carriedTableNames).union(layout?.joinTables ?? []).union(replayed.virtualTables).union(
+            CoreDataSQL.bookkeepingTables)
+        for table in try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+        where !accounted.contains(table) {
+            guard CoreDataSQL.isHistoryOrMirroringTable(table), try StoreReader.rowCount(db, table: table) == 0 else {
+                throw fail(
+                    "table \(table)", expected: "a table the archive fills or names", found: "one its statements make and nothing fills"
+                )
+            }
+        }
+        return counts
     }
 }
