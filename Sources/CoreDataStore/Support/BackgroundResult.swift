@@ -1,7 +1,9 @@
 import Foundation
 
 /// One piece of work started on another thread now, its result (or error) taken later: the
-/// caller goes on with other work meanwhile, on the other core.
+/// caller goes on with other work meanwhile, on the other core. The caller takes the result on
+/// every path, after a failure of its own too, so that no work outlives the operation that
+/// started it (e.g. one still reading a store that a restore is about to delete and write again).
 package final class BackgroundResult<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `result` is written once on the work's thread before `group` leaves, and read
     // only after `group.wait()`, which orders the read after the write.

@@ -900,7 +900,7 @@ struct StatementRestore {
         let queue = try DatabaseQueue(path: url.path, configuration: configuration)
         defer { try? queue.close() }
         let readOnly = configuration
-        let integrity = BackgroundCheck {
+        let integrity = BackgroundResult {
             let check = try DatabaseQueue(path: url.path, configuration: readOnly)
             defer { try? check.close() }
             return try check.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok"
@@ -912,7 +912,7 @@ struct StatementRestore {
             defer { for connection in rangeReaders?.connections ?? [] { try? connection.close() } }
             return try queue.read { try verifyReadBackRest($0, url, written: written, readers: rangeReaders) }
         }
-        guard try integrity.result() else {
+        guard try integrity.value() else {
             throw ImportError.verificationFailed(store: url.path, entity: "(file)", expected: "integrity_check ok", found: "damage")
         }
         return try rest.get()
