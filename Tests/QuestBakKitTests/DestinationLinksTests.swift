@@ -17,35 +17,8 @@ final class DestinationLinksTests: XCTestCase {
             ("ZSTEP", "ZRECIPE1", 4, 13), ("ZSTEP", "ZRECIPE1", 4, 13), ("ZSTEP", "ZRECIPE1", 99, 14), ("ZSTEP", "ZDRAFT2", 2, 20),
             ("ZSTEP", "ZDRAFT2", 5, 21), ("ZSTEP", "ZDRAFT2", 5, 19), ("ZNOTE", "ZBOOK1", 7, 30), ("ZNOTE", "ZBOOK1", 8, 31),
         ]
-        func run(_ apply: (Database, RepairLog) throws -> Void) throws -> (rows: [[String]], entries: [String]) {
-            let directory = try TemporaryTestDirectory()
-            let log = try RepairLog(directory: directory.url)
-            let queue = try DatabaseQueue()
-            let rows = try queue.write { db -> [[String]] in
-                try db.execute(sql: "CREATE TABLE ZSTEP (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZRECIPE1 INTEGER, ZDRAFT2 INTEGER)")
-                try db.execute(sql: "CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZBOOK1 INTEGER)")
-                for key in 1...6 { try db.execute(sql: "INSERT INTO ZSTEP VALUES (?, 3, NULL, ?)", arguments: [key, key == 6 ? 77 : nil]) }
-                for key in 7...8 { try db.execute(sql: "INSERT INTO ZNOTE VALUES (?, 4, NULL)", arguments: [key]) }
-                try db.execute(
-                    sql:
-                        "CREATE TEMP TABLE questbak_links (tableName TEXT, columnName TEXT, target INTEGER, source INTEGER, entity TEXT, relationship TEXT)"
-                )
-                for link in links {
-                    try db.execute(
-                        sql: "INSERT INTO temp.questbak_links VALUES (?, ?, ?, ?, ?, ?)",
-                        arguments: [link.table, link.column, link.target, link.source, "Recipe", link.column.lowercased()])
-                }
-                try apply(db, log)
-                return try ["ZSTEP", "ZNOTE"].flatMap { table in
-                    try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY Z_PK").map { row in
-                        [table] + row.databaseValues.map { $0.description }
-                    }
-                }
-            }
-            return (rows, try log.firstEntries(100).map(\.sentence))
-        }
-        let joined = try run { try StatementRestore.applyDestinationLinks($0, log: $1) }
-        let perRow = try run { try Self.previousApplyDestinationLinks($0, log: $1) }
+        let joined = try applied(links) { try StatementRestore.applyDestinationLinks($0, log: $1) }
+        let perRow = try applied(links) { try Self.previousApplyDestinationLinks($0, log: $1) }
         XCTAssertEqual(joined.rows, perRow.rows)
         XCTAssertEqual(joined.entries, perRow.entries)
         // The comparison saw links set, dropped and a value no link touches.
