@@ -198,7 +198,7 @@ final class ReadBackTests: XCTestCase {
     }
 
     /// A store kept in WAL mode is built with a rollback journal and switched to WAL after its
-    /// commit (`StatementRestore.switchToWAL`): the store put in place is in WAL mode as the
+    /// commit (`StoreWriter.writeDatabase`'s `writingPagesOnce`): the store put in place is in WAL mode as the
     /// archived one was (the header's read and write versions 2), with no journal left beside it,
     /// and holds what an import writing in WAL mode throughout held (`ReadBackTests`' other tests
     /// compare the rows; before and after the change, the dumps of every fixture's import are the

@@ -168,16 +168,9 @@ struct StatementRestore {
         encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true
     ) throws -> Written {
         var written = Written()
-        // A store kept in WAL mode is built with a rollback journal and switched to WAL once
-        // committed (`switchToWAL`): in WAL mode each page would be written twice, into the WAL
-        // inside the transaction and into the file by the checkpoint, while the pages of a new
-        // file need no rollback journal, so each is written once. The file is the restore's
-        // temporary store, not in place until it is read back, so no reader sees it between.
-        let settings = manifest.sqlite ?? .coreData
-        let switchesToWAL = settings.journalMode != StoreFileSettings.rollbackJournal
-        var building = settings
-        if switchesToWAL { building.journalMode = StoreFileSettings.rollbackJournal }
-        try StoreWriter.writeDatabase(to: url, settings: building) { db in
+        // Each page written once (`writingPagesOnce`): the file is the restore's temporary
+        // store, not in place until it is read back, so no reader sees it before its WAL mode.
+        try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData, writingPagesOnce: true) { db in
             // Every statement in its order, triggers and views among the tables as the source had
             // them; triggers stay off while the rows go in.
             do {
@@ -402,29 +395,7 @@ struct StatementRestore {
                 }
             }
         }
-        if switchesToWAL { try Self.switchToWAL(url) }
         return written
-    }
-
-    /// Puts the committed store at `url` in WAL mode, as `StoreWriter` would have written it:
-    /// the same pages, the header's read and write versions set to 2 as a store made in WAL mode
-    /// has them (the read-back compares the file's settings with the archive's). On failure
-    /// nothing is left at `url`, as after `StoreWriter`'s.
-    private static func switchToWAL(_ url: URL) throws {
-        do {
-            var configuration = Configuration()
-            configuration.foreignKeysEnabled = false
-            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
-            try queue.writeWithoutTransaction { db in
-                for pragma in Durability.sqlitePragmas { try db.execute(sql: pragma) }
-                let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
-                guard mode == "wal" else { throw StoreError.io(path: url.path, reason: "journal mode \(mode ?? "none"), not WAL") }
-            }
-            try queue.close()
-        } catch {
-            for suffix in CoreDataSQL.storeFileSuffixes { try? FileManager.default.removeItem(atPath: url.path + suffix) }
-            throw StoreError.wrapping(error, path: url.path)
-        }
     }
 
     /// What the inserts will note for the repair rules' checks of a store laid out as `layout`:
