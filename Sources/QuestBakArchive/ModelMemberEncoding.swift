@@ -299,6 +299,8 @@ package enum ModelMemberEncoding {
 
     package struct LineError: Error {
         package var reason: String
+
+        package init(reason: String) { self.reason = reason }
     }
 
     /// Parses a record line of `plan`'s member strictly: every key the member has, no other, each
@@ -412,12 +414,15 @@ package enum ModelMemberEncoding {
             )
         }
 
-        private static func primaryKey(_ value: JSONValue?) throws -> Int64 {
+        /// A line's `_pk`; TimeQuest's lines (`LegacyArchive`) are checked by it too.
+        package static func primaryKey(_ value: JSONValue?) throws(LineError) -> Int64 {
             guard case .integer(let primaryKey)? = value else { throw LineError(reason: "\(RecordJSON.primaryKeyKey) must be an integer") }
             return primaryKey
         }
 
-        private static func opt(_ value: JSONValue?) throws -> Int64? {
+        /// A line's `_opt` (format 2 and later; a format 1 line has none, and its records restore
+        /// with 1, as Core Data gives a newly inserted row: docs/archive-format.md).
+        package static func opt(_ value: JSONValue?) throws(LineError) -> Int64? {
             switch value {
             case .integer(let number)?: return number
             case .null?: return nil

@@ -340,11 +340,10 @@ struct LegacyArchive {
         }
     }
 
-    /// What is wrong with a line, said by the steps of `decode`, which names the line: the
-    /// steps take no closure that holds the line's member and number.
-    private struct LineProblem: Error {
-        var reason: String
-    }
+    /// What is wrong with a line, said by the steps of `decode`, which names the line (the
+    /// steps take no closure that holds the line's member and number): the model reader's error,
+    /// whose `_pk` and `_opt` checks the steps share.
+    private typealias LineProblem = ModelMemberEncoding.LineError
 
     /// A line whose values are those of `keys`, in order (`decode`). A string of ASCII goes to
     /// a text or date property from its bytes (`ValueJSON.keepsStringAsText`, `ValueJSON.date`,
@@ -354,10 +353,10 @@ struct LegacyArchive {
         _ members: [JSONLine.MemberValue], of line: UnsafeBufferPointer<UInt8>, keys: JSONLine.KeysInOrder, target: LineColumns.Entity,
         entity: String
     ) throws -> DecodedLine {
-        let primaryKey = try Self.primaryKey(members[0].json(in: line))
+        let primaryKey = try ModelMemberEncoding.LineDecoder.primaryKey(members[0].json(in: line))
         var opt: Int64? = 1
         let carriesOpt = manifest.formatVersion >= 2
-        if carriesOpt { opt = try Self.opt(members[1].json(in: line)) }
+        if carriesOpt { opt = try ModelMemberEncoding.LineDecoder.opt(members[1].json(in: line)) }
         let plan = target.plan
         var values = [StoredValue](repeating: .null, count: plan.map { $0.fields.count + $0.toOne.count } ?? 0)
         let first = carriesOpt ? 2 : 1
@@ -388,22 +387,6 @@ struct LegacyArchive {
 
     private static func mismatch(_ key: String, _ mismatch: ValueJSON.TypeMismatch) -> LineProblem {
         LineProblem(reason: "\(key) must be \(mismatch.expected), found \(mismatch.found)")
-    }
-
-    private static func primaryKey(_ value: JSONValue?) throws -> Int64 {
-        guard case .integer(let primaryKey)? = value else { throw LineProblem(reason: "\(RecordJSON.primaryKeyKey) must be an integer") }
-        return primaryKey
-    }
-
-    // Format version 2 carries Z_OPT; version 1 did not, and its records restore with 1,
-    // as Core Data gives a newly inserted row (docs/archive-format.md).
-    private static func opt(_ value: JSONValue?) throws -> Int64? {
-        switch value {
-        case .integer(let number)?: return number
-        case .null?: return nil
-        case nil: throw LineProblem(reason: "\(RecordJSON.optKey) is missing")
-        case let other?: throw LineProblem(reason: "\(RecordJSON.optKey) must be an integer or null, found \(other.typeName)")
-        }
     }
 
     /// A property's value checked and put into its columns: the one step both readings take.
@@ -450,10 +433,10 @@ struct LegacyArchive {
         } catch let error as JSONLine.SyntaxError {
             throw LineProblem(reason: error.lineReason)
         }
-        let primaryKey = try Self.primaryKey(members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value)
+        let primaryKey = try ModelMemberEncoding.LineDecoder.primaryKey(members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value)
         var opt: Int64? = 1
         if manifest.formatVersion >= 2 {
-            opt = try Self.opt(members.first(where: { $0.key == RecordJSON.optKey })?.value)
+            opt = try ModelMemberEncoding.LineDecoder.opt(members.first(where: { $0.key == RecordJSON.optKey })?.value)
         }
         guard let target = columns.entities[member.name] else {
             // Only with allowNewer: an entity the target does not have is kept in the report.
