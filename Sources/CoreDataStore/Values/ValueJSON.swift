@@ -243,7 +243,6 @@ extension ValueJSON {
     /// checksums (format 3) would otherwise find the difference only after writing the store.
     package static func value(_ json: JSONValue, as kind: AttributeKind, exactSpelling: Bool = false) throws -> Value {
         func mismatch(_ expected: String) -> TypeMismatch { TypeMismatch(expected: expected, found: json.typeName) }
-        func quoted(_ text: String) -> String { "\"\(text.prefix(40))\"" }
         // SQLite keeps no negative zero (a REAL or NUMERIC column stores it as the integer 0), so
         // a store can never give one back: refused rather than changed without a word.
         if case .number(let number) = json, number == 0, number.sign == .minus {
@@ -349,6 +348,9 @@ extension ValueJSON {
     /// a reader that has the string's bytes stores them as they are: `ValueCoding.storedText`).
     package static func keepsStringAsText(_ kind: AttributeKind) -> Bool { kind == .string || kind == .uri }
 
+    /// A text value as an error names it: quoted, its first 40 characters.
+    private static func quoted(_ text: String) -> String { "\"\(text.prefix(40))\"" }
+
     /// A date property's value from a JSON string (its UTF-8 bytes, valid UTF-8): the one reading
     /// of a date's text, which `value(_:as:)` makes of a `String` and a line reader of the bytes
     /// it has, without a `String` made of them. The date is tried before the infinities' names:
@@ -359,12 +361,12 @@ extension ValueJSON {
         func text() -> String { String(decoding: bytes, as: UTF8.self) }
         if let seconds = DateText.secondsSinceReferenceDate(iso8601: bytes) {
             if exactSpelling, let written = DateText.iso8601(secondsSinceReferenceDate: seconds), written != text() {
-                throw TypeMismatch(expected: "the date as questbak writes it (\"\(written)\")", found: "\"\(text().prefix(40))\"")
+                throw TypeMismatch(expected: "the date as questbak writes it (\"\(written)\")", found: quoted(text()))
             }
             return .date(seconds)
         }
         if let number = nonFiniteSpellings[text()] { return .date(number) }
-        throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: "\"\(text().prefix(40))\"")
+        throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: quoted(text()))
     }
 
     /// A number as a Double, or as a Float attribute holds it: 1e300 is beyond any Float, and an
