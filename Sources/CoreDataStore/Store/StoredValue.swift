@@ -85,11 +85,9 @@ package enum StoredValue: Sendable, Hashable {
         case .integer(let number): return sqlite3_bind_int64(statement, index, number)
         case .real(let number): return sqlite3_bind_double(statement, index, number)
         case .text(let bytes):
-            // Empty text needs a non-nil pointer (nil would bind NULL): "" gives one that lives forever.
-            guard !bytes.isEmpty, let storage else { return sqlite3_bind_text(statement, index, "", 0, unowned) }
+            guard !bytes.isEmpty, let storage else { return bindText(statement, index, nil, count: 0) }
             bytes.copyBytes(to: storage.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-            return sqlite3_bind_text64(
-                statement, index, storage.assumingMemoryBound(to: CChar.self), UInt64(bytes.count), unowned, UInt8(SQLITE_UTF8))
+            return bindText(statement, index, storage.assumingMemoryBound(to: CChar.self), count: bytes.count)
         case .blob(let bytes):
             guard !bytes.isEmpty, let storage else { return sqlite3_bind_zeroblob(statement, index, 0) }
             bytes.copyBytes(to: storage.assumingMemoryBound(to: UInt8.self), count: bytes.count)
@@ -240,12 +238,9 @@ package enum ExactArgument: Sendable, Equatable {
                     resultCode: .SQLITE_MISUSE, message: "text bytes \(range) of a buffer of \(texts.count)",
                     sql: String(cString: sqlite3_sql(statement)))
             }
-            let unowned = unsafeBitCast(0, to: sqlite3_destructor_type.self)
-            // Empty text needs a non-nil pointer (nil would bind NULL), as `StoredValue` binds it.
-            guard !range.isEmpty, let base = texts.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, unowned) }
-            return sqlite3_bind_text64(
-                statement, index, UnsafeRawPointer(base + range.lowerBound).assumingMemoryBound(to: CChar.self), UInt64(range.count),
-                unowned, UInt8(SQLITE_UTF8))
+            guard !range.isEmpty, let base = texts.baseAddress else { return bindText(statement, index, nil, count: 0) }
+            return bindText(
+                statement, index, UnsafeRawPointer(base + range.lowerBound).assumingMemoryBound(to: CChar.self), count: range.count)
         }
     }
 }
@@ -301,4 +296,14 @@ package struct ExactRow {
         let count = Int(sqlite3_column_bytes(handle, Int32(column)))
         return try body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
     }
+}
+
+/// Binds `count` bytes of UTF-8 text at `text`, which must stay as they are until the statement
+/// is reset and its bindings cleared (SQLITE_STATIC: SQLite neither copies nor frees them). Empty
+/// text (nil or a count of 0) is bound from "", a pointer that lives forever: a nil pointer would
+/// bind NULL.
+private func bindText(_ statement: SQLiteStatement, _ index: Int32, _ text: UnsafePointer<CChar>?, count: Int) -> Int32 {
+    let unowned = unsafeBitCast(0, to: sqlite3_destructor_type.self)
+    guard let text, count > 0 else { return sqlite3_bind_text(statement, index, "", 0, unowned) }
+    return sqlite3_bind_text64(statement, index, text, UInt64(count), unowned, UInt8(SQLITE_UTF8))
 }
