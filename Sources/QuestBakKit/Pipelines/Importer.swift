@@ -221,7 +221,7 @@ package enum Importer {
             try log.reset()
             result = try restore.write(
                 from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, encodingDigests: true,
-                notingInserts: options.skipsChecksTheInsertsRuleOut)
+                notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead)
             written = try restore.verifyReadBack(
                 storeURL, written: result, readers: options.readBackReaders, rowsPerRange: options.readBackRowsPerRange)
         }
