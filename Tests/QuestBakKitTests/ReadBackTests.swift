@@ -41,12 +41,12 @@ final class ReadBackTests: XCTestCase {
         options.readBackRowsPerRange = reading.rowsPerRange
         let target = directory.path("restored/default.store")
         if let damage {
-            // The restore's file, committed (its writer still open, the point named "checkpointed"), is built
-            // beside the target.
+            // The restore's file, committed (its writer still open, at the point named "complete in
+            // its main file"), is built beside the target.
             let folder = target.deletingLastPathComponent()
             Hooks.faultPoint = { label in
-                guard label.hasPrefix("checkpointed ") else { return }
-                damage(folder.appendingPathComponent(String(label.dropFirst("checkpointed ".count))))
+                guard label.hasPrefix("complete in its main file ") else { return }
+                damage(folder.appendingPathComponent(String(label.dropFirst("complete in its main file ".count))))
             }
         }
         defer { Hooks.faultPoint = nil }

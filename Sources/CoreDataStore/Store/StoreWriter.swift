@@ -51,7 +51,9 @@ package enum StoreWriter {
                 } else if !rollbackJournal {
                     try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
                 }
-                FaultPoint.reached("checkpointed \(url.lastPathComponent)")
+                // Named for every journal mode: the whole store is now in its main file, whether
+                // committed with a rollback journal, switched to WAL after it, or checkpointed.
+                FaultPoint.reached("complete in its main file \(url.lastPathComponent)")
             }
             try queue.close()
         } catch {
