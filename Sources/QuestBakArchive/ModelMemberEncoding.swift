@@ -63,9 +63,11 @@ package enum ModelMemberEncoding {
     /// With `readers` (other connections to the same file, which nothing writes meanwhile), a
     /// large entity's rows are encoded in ranges of keys on their threads at once; `write` is
     /// still called on this thread, line by line in key order, with the same bytes.
+    /// `tableIsTheEntitys`: every row of `plan.table` is a record of `plan`'s entity (checked:
+    /// `ModelLayout.tablesOfOneEntity`), so the ranges are cut without a pass over its keys.
     package static func encode(
         _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String,
-        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, readers: KeyRangeReaders? = nil,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, readers: KeyRangeReaders? = nil, tableIsTheEntitys: Bool = false,
         write: ([UInt8]) throws -> Void
     ) throws -> Int {
         let rows = RowEncoder(plan: plan, path: path)
@@ -79,7 +81,9 @@ package enum ModelMemberEncoding {
         var ranges: (readers: KeyRangeReaders, starts: [Int64])?
         let total: Int
         if let readers, !readers.connections.isEmpty, try KeyRangeReaders.isKeyedByRowid(db, table: plan.table) {
-            let (starts, count) = try readers.rangeStarts(db, keysSQL: rows.keysSQL)
+            let (starts, count) =
+                try (tableIsTheEntitys ? readers.rangeStarts(db, everyKeyOf: plan.table) : nil)
+                ?? readers.rangeStarts(db, keysSQL: rows.keysSQL)
             ranges = (readers, starts)
             total = count
         } else {

@@ -92,6 +92,10 @@ package struct ModelLayout: Sendable {
     /// What is odd about the store's data though the model explains it (a join-table row that
     /// links no record), one sentence each: a backup says it.
     package var warnings: [String]
+    /// Entity tables that hold one entity of the model and every row of which the row checks
+    /// found to be its record: there, `SELECT count(*)` of the table is the entity's count, and
+    /// its `Z_PK`s are the entity's keys (empty when the rows were not checked).
+    package var tablesOfOneEntity: Set<String> = []
 
     /// The layout of `model` in the store open on `db`. `checkRows` also checks that every row
     /// and every link belongs to an entity and a record (off for a store that is being written).
@@ -113,6 +117,7 @@ package struct ModelLayout: Sendable {
         problems = builder.problems
         notes = builder.notes
         warnings = builder.warnings
+        tablesOfOneEntity = builder.tablesOfOneEntity
     }
 
     package func entity(named name: String) -> EntityPlan? { entities.first { $0.name == name } }
@@ -129,6 +134,7 @@ package struct ModelLayout: Sendable {
         /// Declared column types by table (upper-cased names), read once.
         var columns: [String: [String: String]] = [:]
         var carriedAsTables: Set<String> = []
+        var tablesOfOneEntity: Set<String> = []
 
         init(_ db: Database, model: CompiledModel, numbers given: [String: Int64]?) throws {
             self.db = db
@@ -327,7 +333,7 @@ package struct ModelLayout: Sendable {
         mutating func checkRows(readers: KeyRangeReaders?) throws {
             /// What one count says when it is not 0.
             enum Finding {
-                case strayRows(table: String)
+                case strayRows(table: String, entities: Int)
                 case strayLinks(plan: String, link: String, table: String, column: String)
                 case untypedJoinTable(plan: String, link: String, table: String)
             }
@@ -338,7 +344,7 @@ package struct ModelLayout: Sendable {
                 let list = entityNumbers.map(String.init).joined(separator: ", ")
                 checks.append(
                     (
-                        .strayRows(table: table),
+                        .strayRows(table: table, entities: entityNumbers.count),
                         "SELECT count(*) FROM \(table) WHERE \(CoreDataSQL.entityColumn) IS NULL OR \(CoreDataSQL.entityColumn) NOT IN (\(list))"
                     ))
             }
@@ -372,9 +378,12 @@ package struct ModelLayout: Sendable {
             } else {
                 counts = try checks.map { try Int.fetchOne(db, sql: $0.sql) ?? 0 }
             }
+            for (check, bad) in zip(checks, counts) where bad == 0 {
+                if case .strayRows(let table, let entities) = check.finding, entities == 1 { tablesOfOneEntity.insert(table) }
+            }
             for (check, bad) in zip(checks, counts) where bad > 0 {
                 switch check.finding {
-                case .strayRows(let table):
+                case .strayRows(let table, _):
                     problems.append("\(table) has \(bad) row(s) whose \(CoreDataSQL.entityColumn) is no entity of the model")
                 case .strayLinks(let plan, let link, let table, let column):
                     problems.append("\(table).\(column) (the links of \(plan).\(link)) has \(bad) value(s) that name no \(plan)")
