@@ -70,8 +70,10 @@ package struct KeyRangeReaders: Sendable {
     package func rangeStarts(_ db: Database, everyKeyOf table: String) throws -> (starts: [Int64], count: Int)? {
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
         guard count > 0 else { return ([], 0) }
-        let bounds = try Row.fetchOne(db, sql: "SELECT min(\(CoreDataSQL.keyColumn)), max(\(CoreDataSQL.keyColumn)) FROM \(table)")
-        guard let low = bounds?[0] as Int64?, let high = bounds?[1] as Int64? else { return nil }
+        // One statement each: asked together, `min` and `max` are a pass over every key.
+        guard let low = try Int64.fetchOne(db, sql: "SELECT min(\(CoreDataSQL.keyColumn)) FROM \(table)"),
+            let high = try Int64.fetchOne(db, sql: "SELECT max(\(CoreDataSQL.keyColumn)) FROM \(table)")
+        else { return nil }
         let step = Int64(rowsPerRange)
         let (span, overflow) = high.subtractingReportingOverflow(low)
         guard !overflow, high <= Int64.max - step, span / step <= Int64(count / rowsPerRange) * 2 + 1 else { return nil }
