@@ -63,9 +63,11 @@ package enum ModelMemberEncoding {
     /// With `readers` (other connections to the same file, which nothing writes meanwhile), a
     /// large entity's rows are encoded in ranges of keys on their threads at once; `write` is
     /// still called on this thread, line by line in key order, with the same bytes.
+    /// `tableIsTheEntitys`: every row of `plan.table` is a record of `plan`'s entity (checked:
+    /// `ModelLayout.tablesOfOneEntity`), so the ranges are cut without a pass over its keys.
     package static func encode(
         _ db: Database, plan: ModelLayout.EntityPlan, schemaVersion: String, path: String,
-        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, readers: KeyRangeReaders? = nil,
+        progress: ((_ done: Int, _ total: Int) -> Void)? = nil, readers: KeyRangeReaders? = nil, tableIsTheEntitys: Bool = false,
         write: ([UInt8]) throws -> Void
     ) throws -> Int {
         let rows = RowEncoder(plan: plan, path: path)
@@ -79,7 +81,9 @@ package enum ModelMemberEncoding {
         var ranges: (readers: KeyRangeReaders, starts: [Int64])?
         let total: Int
         if let readers, !readers.connections.isEmpty, try KeyRangeReaders.isKeyedByRowid(db, table: plan.table) {
-            let (starts, count) = try readers.rangeStarts(db, keysSQL: rows.keysSQL)
+            let (starts, count) =
+                try (tableIsTheEntitys ? readers.rangeStarts(db, everyKeyOf: plan.table) : nil)
+                ?? readers.rangeStarts(db, keysSQL: rows.keysSQL)
             ranges = (readers, starts)
             total = count
         } else {
@@ -177,6 +181,13 @@ package enum ModelMemberEncoding {
                 "SELECT \(CoreDataSQL.keyColumn) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number) ORDER BY \(CoreDataSQL.keyColumn)"
         }
 
+        /// Whether every byte is ASCII, so that the bytes are valid UTF-8 and a `String` of them has them.
+        static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            var any: UInt8 = 0
+            for byte in bytes { any |= byte }
+            return any < 0x80
+        }
+
         private func undecodable(_ primaryKey: Int64, _ property: String, _ reason: String) -> StoreError {
             StoreError.undecodableValue(path: path, entity: plan.name, primaryKey: primaryKey, property: property, reason: reason)
         }
@@ -225,6 +236,21 @@ package enum ModelMemberEncoding {
                     }
                     for index in kinds.indices {
                         line.append(contentsOf: UnsafeBufferPointer(rebasing: keys[fieldKeys[index]]))
+                        // ASCII text of a string or URI attribute goes from SQLite's buffer into
+                        // the line: `ValueCoding.decode` would make a `Data` and a validated
+                        // `String` of it (for bytes that are all ASCII, the same bytes) only for
+                        // `ValueJSON` to write those bytes. Other text, and every other value,
+                        // takes the one path below.
+                        if kinds[index] == .string || kinds[index] == .uri {
+                            let written =
+                                row.withText(2 + index) { text in
+                                    let bytes = text.assumingMemoryBound(to: UInt8.self)
+                                    guard Self.isASCII(bytes) else { return false }
+                                    ValueJSON.appendString(utf8: bytes, to: &line)
+                                    return true
+                                } ?? false
+                            if written { continue }
+                        }
                         do {
                             ValueJSON.append(try ValueCoding.decode(row[2 + index], as: kinds[index]), to: &line)
                         } catch let failure as ValueCoding.Failure {

@@ -92,6 +92,10 @@ package struct ModelLayout: Sendable {
     /// What is odd about the store's data though the model explains it (a join-table row that
     /// links no record), one sentence each: a backup says it.
     package var warnings: [String]
+    /// Entity tables that hold one entity of the model and every row of which the row checks
+    /// found to be its record: there, `SELECT count(*)` of the table is the entity's count, and
+    /// its `Z_PK`s are the entity's keys (empty when the rows were not checked).
+    package var tablesOfOneEntity: Set<String> = []
 
     /// The layout of `model` in the store open on `db`. `checkRows` also checks that every row
     /// and every link belongs to an entity and a record (off for a store that is being written).
@@ -113,9 +117,49 @@ package struct ModelLayout: Sendable {
         problems = builder.problems
         notes = builder.notes
         warnings = builder.warnings
+        tablesOfOneEntity = builder.tablesOfOneEntity
     }
 
     package func entity(named name: String) -> EntityPlan? { entities.first { $0.name == name } }
+
+    /// The statement that counts the links of `plan`'s to-many kept in `storage` that name no
+    /// record of it: a link value that is not an INTEGER (a join-table row counts when either of
+    /// its values is not), or that is no `Z_PK` of the entity's rows (`S` below).
+    ///
+    /// Asked as a set, `value NOT IN (SELECT Z_PK ... WHERE Z_ENT = n)`, SQLite copies `S` into a
+    /// B-tree of its own and searches it once per link (at 1M rows, 850,000 searches: a third of
+    /// the row checks' time). Where the entity's table is keyed by its rowid
+    /// (`KeyRangeReaders.isKeyedByRowid`), the same number is the links that are not NULL (every
+    /// row of a join table) less the pairs of a record of `S` and a link of INTEGER value equal
+    /// to its key, which SQLite counts by walking `S`'s rows and looking up each one's links in
+    /// the link column's index. The two agree: a link counted by the first is one whose value is
+    /// not NULL and (not an INTEGER or not in `S`); the links not NULL less those is exactly the
+    /// links whose value is an INTEGER in `S`; and each of those pairs with one record of `S` and
+    /// no other, since a rowid is unique and never NULL, so the pairs are as many as those links
+    /// (a NULL in `S` would have made `NOT IN` count nothing for a value outside it: a rowid is
+    /// never one). Values are compared as INTEGERs both ways (only INTEGER values pair). Another
+    /// key (`INT PRIMARY KEY`, none, a composite) may repeat or be NULL: the set's form is kept.
+    /// `ModelLayoutRowCheckTests` counts both forms on stores spoiled each way.
+    package static func strayLinksSQL(of plan: EntityPlan, _ storage: LinkStorage, sourceKeyedByRowid: Bool) -> String {
+        let key = CoreDataSQL.keyColumn
+        let entity = CoreDataSQL.entityColumn
+        let sources = "SELECT \(key) FROM \(plan.table) WHERE \(entity) = \(plan.number)"
+        let pairs = "SELECT count(*) FROM \(plan.table) AS source"
+        switch (storage, sourceKeyedByRowid) {
+        case (.destinationColumn(let table, let column), false):
+            return
+                "SELECT count(*) FROM \(table) WHERE \(column) IS NOT NULL AND (typeof(\(column)) != 'integer' OR \(column) NOT IN (\(sources)))"
+        case (.destinationColumn(let table, let column), true):
+            return
+                "SELECT (SELECT count(*) FROM \(table) WHERE \(column) IS NOT NULL) - (\(pairs), \(table) AS link WHERE source.\(entity) = \(plan.number) AND link.\(column) = source.\(key) AND typeof(link.\(column)) = 'integer')"
+        case (.joinTable(let table, let sourceColumn, let destinationColumn), false):
+            return
+                "SELECT count(*) FROM \(table) WHERE typeof(\(sourceColumn)) != 'integer' OR typeof(\(destinationColumn)) != 'integer' OR \(sourceColumn) NOT IN (\(sources))"
+        case (.joinTable(let table, let sourceColumn, let destinationColumn), true):
+            return
+                "SELECT (SELECT count(*) FROM \(table)) - (\(pairs), \(table) AS link WHERE source.\(entity) = \(plan.number) AND link.\(sourceColumn) = source.\(key) AND typeof(link.\(sourceColumn)) = 'integer' AND typeof(link.\(destinationColumn)) = 'integer')"
+        }
+    }
 
     private struct Builder {
         let db: Database
@@ -129,6 +173,7 @@ package struct ModelLayout: Sendable {
         /// Declared column types by table (upper-cased names), read once.
         var columns: [String: [String: String]] = [:]
         var carriedAsTables: Set<String> = []
+        var tablesOfOneEntity: Set<String> = []
 
         init(_ db: Database, model: CompiledModel, numbers given: [String: Int64]?) throws {
             self.db = db
@@ -327,7 +372,7 @@ package struct ModelLayout: Sendable {
         mutating func checkRows(readers: KeyRangeReaders?) throws {
             /// What one count says when it is not 0.
             enum Finding {
-                case strayRows(table: String)
+                case strayRows(table: String, entities: Int)
                 case strayLinks(plan: String, link: String, table: String, column: String)
                 case untypedJoinTable(plan: String, link: String, table: String)
             }
@@ -338,26 +383,19 @@ package struct ModelLayout: Sendable {
                 let list = entityNumbers.map(String.init).joined(separator: ", ")
                 checks.append(
                     (
-                        .strayRows(table: table),
+                        .strayRows(table: table, entities: entityNumbers.count),
                         "SELECT count(*) FROM \(table) WHERE \(CoreDataSQL.entityColumn) IS NULL OR \(CoreDataSQL.entityColumn) NOT IN (\(list))"
                     ))
             }
-            for plan in plans {
-                let sources = "SELECT \(CoreDataSQL.keyColumn) FROM \(plan.table) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)"
+            for plan in plans where !plan.toMany.isEmpty {
+                let keyedByRowid = try KeyRangeReaders.isKeyedByRowid(db, table: plan.table)
                 for link in plan.toMany {
+                    let sql = ModelLayout.strayLinksSQL(of: plan, link.storage, sourceKeyedByRowid: keyedByRowid)
                     switch link.storage {
                     case .destinationColumn(let table, let column):
-                        checks.append(
-                            (
-                                .strayLinks(plan: plan.name, link: link.name, table: table, column: column),
-                                "SELECT count(*) FROM \(table) WHERE \(column) IS NOT NULL AND (typeof(\(column)) != 'integer' OR \(column) NOT IN (\(sources)))"
-                            ))
-                    case .joinTable(let table, let sourceColumn, let destinationColumn):
-                        checks.append(
-                            (
-                                .untypedJoinTable(plan: plan.name, link: link.name, table: table),
-                                "SELECT count(*) FROM \(table) WHERE typeof(\(sourceColumn)) != 'integer' OR typeof(\(destinationColumn)) != 'integer' OR \(sourceColumn) NOT IN (\(sources))"
-                            ))
+                        checks.append((.strayLinks(plan: plan.name, link: link.name, table: table, column: column), sql))
+                    case .joinTable(let table, _, _):
+                        checks.append((.untypedJoinTable(plan: plan.name, link: link.name, table: table), sql))
                     }
                 }
             }
@@ -372,9 +410,12 @@ package struct ModelLayout: Sendable {
             } else {
                 counts = try checks.map { try Int.fetchOne(db, sql: $0.sql) ?? 0 }
             }
+            for (check, bad) in zip(checks, counts) where bad == 0 {
+                if case .strayRows(let table, let entities) = check.finding, entities == 1 { tablesOfOneEntity.insert(table) }
+            }
             for (check, bad) in zip(checks, counts) where bad > 0 {
                 switch check.finding {
-                case .strayRows(let table):
+                case .strayRows(let table, _):
                     problems.append("\(table) has \(bad) row(s) whose \(CoreDataSQL.entityColumn) is no entity of the model")
                 case .strayLinks(let plan, let link, let table, let column):
                     problems.append("\(table).\(column) (the links of \(plan).\(link)) has \(bad) value(s) that name no \(plan)")

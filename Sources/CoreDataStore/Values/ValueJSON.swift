@@ -72,33 +72,39 @@ package enum ValueJSON {
     /// `\u00XX`, everything else (slashes, non-ASCII) as it is. `shortBackspaceAndFormFeed` writes
     /// those two as `\b` and `\f`, as `JSONEncoder` does (`diff`'s listing is in its spelling).
     package static func appendString(_ text: String, to output: inout [UInt8], shortBackspaceAndFormFeed: Bool = false) {
-        output.append(UInt8(ascii: "\""))
         var text = text
-        text.withUTF8 { bytes in
-            // Runs of bytes that need no escape are copied in one piece: most strings are one run.
-            var start = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                switch byte {
-                case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
-                case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
-                case 0x0A: output.append(contentsOf: "\\n".utf8)
-                case 0x0D: output.append(contentsOf: "\\r".utf8)
-                case 0x09: output.append(contentsOf: "\\t".utf8)
-                case 0x08 where shortBackspaceAndFormFeed: output.append(contentsOf: "\\b".utf8)
-                case 0x0C where shortBackspaceAndFormFeed: output.append(contentsOf: "\\f".utf8)
-                default:
-                    let hex = Array("0123456789abcdef".utf8)
-                    output.append(contentsOf: "\\u00".utf8)
-                    output.append(hex[Int(byte >> 4)])
-                    output.append(hex[Int(byte & 0x0F)])
-                }
-                start = index + 1
+        text.withUTF8 { appendString(utf8: $0, to: &output, shortBackspaceAndFormFeed: shortBackspaceAndFormFeed) }
+    }
+
+    /// The same, of text given as its UTF-8 bytes, which must be valid UTF-8 (a `String`'s):
+    /// export's encoder writes ASCII text from SQLite's own buffer without a `String` made of it.
+    package static func appendString(
+        utf8 bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8], shortBackspaceAndFormFeed: Bool = false
+    ) {
+        output.append(UInt8(ascii: "\""))
+        // Runs of bytes that need no escape are copied in one piece: most strings are one run.
+        var start = 0
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
+            case 0x0A: output.append(contentsOf: "\\n".utf8)
+            case 0x0D: output.append(contentsOf: "\\r".utf8)
+            case 0x09: output.append(contentsOf: "\\t".utf8)
+            case 0x08 where shortBackspaceAndFormFeed: output.append(contentsOf: "\\b".utf8)
+            case 0x0C where shortBackspaceAndFormFeed: output.append(contentsOf: "\\f".utf8)
+            default:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: "\\u00".utf8)
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
             }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
+            start = index + 1
         }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
         output.append(UInt8(ascii: "\""))
     }
 

@@ -428,7 +428,7 @@ package enum Exporter {
                 try stageEntity(plan.name) { write in
                     try ModelMemberEncoding.encode(
                         db, plan: plan, schemaVersion: schemaVersion, path: path, progress: progress(plan.name), readers: readers,
-                        write: write)
+                        tableIsTheEntitys: layout.tablesOfOneEntity.contains(plan.table), write: write)
                 }
             }
             carriedByRecords = layout.joinTables
