@@ -80,7 +80,8 @@ final class RecordMergeShortcutTests: XCTestCase {
                     try db.execute(sql: "DROP TABLE temp.questbak_key")
                     let answer = try RecordMerge.noCloudIDIsInBoth(
                         column: "ZCLOUDID", of: "ZTHING", storeRows: "s.Z_ENT = 1", archiveRows: "i.Z_ENT = 1",
-                        storeCount: storeValues.count, db: db)
+                        storeCount: storeValues.count, db: db
+                    ).noneInBoth
                     // Yes only where the lookup finds none; no may be said of a lookup that finds
                     // none (a number, a collation), never yes of one that finds any.
                     if answer { XCTAssertEqual(found, 0, "\(name): the lookup finds \(found)") }
@@ -149,5 +150,91 @@ final class RecordMergeShortcutTests: XCTestCase {
         XCTAssertEqual(with.entries, without.entries)
         XCTAssertGreaterThan(with.entries.count, 119)
         try assertSameTables(with.store, without.store)
+    }
+
+    /// The settling's question whether every store cloudID is an identity, answered by the
+    /// matching's pass over the store's cloudIDs (`RecordMerge.CloudIDPass`) where no record was
+    /// inserted since, and asked again where one was: the merge is the same as with every
+    /// question asked on its own (no shortcut), where the store shares a cloudID from the start,
+    /// and where the archive's inserts make one shared. The archive's copies' identities fill
+    /// the shared ones: two records' in the first case, one in the second.
+    func testTheStoresCloudIDsAreAskedOnceOnlyWhereNothingWasInsertedBetween() throws {
+        for insertsAShared in [false, true] {
+            let directory = try TemporaryTestDirectory()
+            let incoming = directory.path("incoming.store")
+            try InsertedValuesTests.clean().write(to: incoming, uuid: RuleRun.storeUUID)
+            let base = directory.path("base.store")
+            try InsertedValuesTests.clean().write(to: base, uuid: RuleRun.storeUUID)
+            func add(_ store: URL, side: Int) throws {
+                let queue = try DatabaseQueue(path: store.path)
+                try queue.write { db in
+                    // The same natural keys on both sides, other cloudIDs and another estimate.
+                    try db.execute(
+                        sql: """
+                            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120)
+                            INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
+                            SELECT e.Z_ENT, 1, e.ZSESSION, 'task ' || n.i, 10000 + n.i, 60 + \(side),
+                                   printf('%08X-BFBC-4B98-A4F6-%012X', n.i, \(side))
+                            FROM n, (SELECT * FROM ZTASKESTIMATION WHERE Z_PK = 1) e
+                            """)
+                    if side == 1 {
+                        if !insertsAShared {
+                            // A default two of the store's records share.
+                            try db.execute(
+                                sql: """
+                                    UPDATE ZTASKESTIMATION SET ZCLOUDID = (SELECT ZCLOUDID FROM ZTASKESTIMATION WHERE ZTASKDISPLAYNAME = 'task 99')
+                                    WHERE ZTASKDISPLAYNAME = 'task 100'
+                                    """)
+                        }
+                    } else {
+                        // No archive cloudID among the store's first: the store's pass runs.
+                        try db.execute(
+                            sql: "UPDATE ZTASKESTIMATION SET ZCLOUDID = printf('%08X-0000-4B98-A4F6-000000000002', Z_PK) WHERE Z_PK <= 3")
+                        if insertsAShared {
+                            // Two records new to the store with one of its cloudIDs (a default
+                            // on the archive's side, so neither is matched by it): inserted.
+                            try db.execute(
+                                sql: """
+                                    INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
+                                    SELECT Z_ENT, 1, ZSESSION, 'extra ' || x.k, 20000 + x.k, 60, printf('%08X-BFBC-4B98-A4F6-%012X', 50, 1)
+                                    FROM ZTASKESTIMATION, (SELECT 1 AS k UNION ALL SELECT 2) x WHERE Z_PK = 1
+                                    """)
+                        }
+                    }
+                }
+                try queue.close()
+            }
+            try add(base, side: 1)
+            try add(incoming, side: 2)
+            func merge(
+                usingShortcuts: Bool
+            ) throws -> (
+                store: URL, counts: [String: RecordMerge.Counts], entries: [RepairLog.LoggedEntry]
+            ) {
+                let name = usingShortcuts ? "with" : "without"
+                let store = directory.path("\(name).store")
+                try FileManager.default.copyItem(at: base, to: store)
+                let work = directory.url.appendingPathComponent(name)
+                try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+                let log = try RepairLog(directory: work)
+                let counts = try RecordMergeTestRun.merge(incoming, into: store, log: log, usesShortcuts: usingShortcuts)
+                return (store, counts, try log.firstEntries(100_000))
+            }
+            let with = try merge(usingShortcuts: true)
+            let without = try merge(usingShortcuts: false)
+            let name = insertsAShared ? "shared by the inserts" : "shared in the store"
+            XCTAssertEqual(with.counts["TaskEstimation"]?.inserted, insertsAShared ? 2 : 0, name)
+            let filledCloudIDs = with.entries.filter { $0.rule == RepairEntry.Rule.fill.rawValue && $0.field == "cloudID" }
+            XCTAssertEqual(filledCloudIDs.count, insertsAShared ? 1 : 2, name)
+            for (entity, counts) in with.counts {
+                let other = without.counts[entity]
+                XCTAssertEqual(counts.matchedBy, other?.matchedBy, "\(name): \(entity)")
+                XCTAssertEqual(
+                    [counts.inStore, counts.inArchive, counts.inserted, counts.changed],
+                    other.map { [$0.inStore, $0.inArchive, $0.inserted, $0.changed] }, "\(name): \(entity)")
+            }
+            XCTAssertEqual(with.entries, without.entries, name)
+            try assertSameTables(with.store, without.store, name)
+        }
     }
 }
