@@ -80,7 +80,8 @@ final class RecordMergeShortcutTests: XCTestCase {
                     try db.execute(sql: "DROP TABLE temp.questbak_key")
                     let answer = try RecordMerge.noCloudIDIsInBoth(
                         column: "ZCLOUDID", of: "ZTHING", storeRows: "s.Z_ENT = 1", archiveRows: "i.Z_ENT = 1",
-                        storeCount: storeValues.count, db: db)
+                        storeCount: storeValues.count, db: db
+                    ).noneInBoth
                     // Yes only where the lookup finds none; no may be said of a lookup that finds
                     // none (a number, a collation), never yes of one that finds any.
                     if answer { XCTAssertEqual(found, 0, "\(name): the lookup finds \(found)") }
@@ -99,32 +100,22 @@ final class RecordMergeShortcutTests: XCTestCase {
     /// and reports are the same, and that record is matched by its cloudID.
     func testAMergeIsTheSameWithTheCloudIDShortcutAndWithout() throws {
         let directory = try TemporaryTestDirectory()
-        let incoming = directory.path("incoming.store")
-        try InsertedValuesTests.clean().write(to: incoming, uuid: RuleRun.storeUUID)
-        let base = directory.path("base.store")
-        try InsertedValuesTests.clean().write(to: base, uuid: RuleRun.storeUUID)
-        func add(_ store: URL, side: Int) throws {
-            let queue = try DatabaseQueue(path: store.path)
-            try queue.write { db in
-                try db.execute(
-                    sql: """
-                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120)
-                        INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
-                        SELECT e.Z_ENT, 1, e.ZSESSION, 'task ' || n.i, \(side) * 10000 + n.i, 60 + \(side),
-                               printf('%08X-BFBC-4B98-A4F6-%012X', n.i, CASE WHEN n.i = 100 THEN 1 ELSE \(side) END)
-                        FROM n, (SELECT * FROM ZTASKESTIMATION WHERE Z_PK = 1) e
-                        """)
-                // The fixture's own estimations have the same cloudIDs in both: not in the archive.
-                if side == 2 {
-                    try db.execute(
-                        sql: "UPDATE ZTASKESTIMATION SET ZCLOUDID = printf('%08X-0000-4B98-A4F6-000000000002', Z_PK) WHERE Z_PK <= 3")
-                }
-            }
-            try queue.close()
-        }
-        try add(base, side: 1)
-        try add(incoming, side: 2)
-        func merge(usingShortcuts: Bool) throws -> (store: URL, counts: [String: RecordMerge.Counts], entries: [RepairLog.LoggedEntry]) {
+        let (base, incoming) = try storeAndArchive(
+            in: directory, recordedAt: { "\($0) * 10000 + n.i" }, cloudIDSide: { "CASE WHEN n.i = 100 THEN 1 ELSE \($0) END" })
+        let (with, without) = try mergedWithAndWithoutShortcuts(incoming, into: base, in: directory)
+        XCTAssertEqual(with.counts["TaskEstimation"]?.matchedBy, ["cloudID": 1, "natural key": 3])
+        XCTAssertEqual(with.counts["TaskEstimation"]?.inserted, 119)
+        XCTAssertGreaterThan(with.entries.count, 119)
+        try assertSameMerges(with, without)
+    }
+
+    private typealias MergeRun = (store: URL, counts: [String: RecordMerge.Counts], entries: [RepairLog.LoggedEntry])
+
+    /// `incoming` merged into a copy of `base` with the shortcuts, and into another without.
+    private func mergedWithAndWithoutShortcuts(
+        _ incoming: URL, into base: URL, in directory: TemporaryTestDirectory
+    ) throws -> (with: MergeRun, without: MergeRun) {
+        func merge(usingShortcuts: Bool) throws -> MergeRun {
             let name = usingShortcuts ? "with" : "without"
             let store = directory.path("\(name).store")
             try FileManager.default.copyItem(at: base, to: store)
@@ -134,20 +125,94 @@ final class RecordMergeShortcutTests: XCTestCase {
             let counts = try RecordMergeTestRun.merge(incoming, into: store, log: log, usesShortcuts: usingShortcuts)
             return (store, counts, try log.firstEntries(100_000))
         }
-        let with = try merge(usingShortcuts: true)
-        let without = try merge(usingShortcuts: false)
-        XCTAssertEqual(with.counts["TaskEstimation"]?.matchedBy, ["cloudID": 1, "natural key": 3])
-        XCTAssertEqual(with.counts["TaskEstimation"]?.inserted, 119)
-        XCTAssertEqual(with.counts.keys.sorted(), without.counts.keys.sorted())
+        return (try merge(usingShortcuts: true), try merge(usingShortcuts: false))
+    }
+
+    /// The same counts, report entries and tables.
+    private func assertSameMerges(_ with: MergeRun, _ without: MergeRun, _ name: String = "") throws {
+        XCTAssertEqual(with.counts.keys.sorted(), without.counts.keys.sorted(), name)
         for (entity, counts) in with.counts {
             let other = without.counts[entity]
-            XCTAssertEqual(counts.matchedBy, other?.matchedBy, entity)
+            XCTAssertEqual(counts.matchedBy, other?.matchedBy, "\(name) \(entity)")
             XCTAssertEqual(
                 [counts.inStore, counts.inArchive, counts.inserted, counts.changed],
-                other.map { [$0.inStore, $0.inArchive, $0.inserted, $0.changed] }, entity)
+                other.map { [$0.inStore, $0.inArchive, $0.inserted, $0.changed] }, "\(name) \(entity)")
         }
-        XCTAssertEqual(with.entries, without.entries)
-        XCTAssertGreaterThan(with.entries.count, 119)
-        try assertSameTables(with.store, without.store)
+        XCTAssertEqual(with.entries, without.entries, name)
+        try assertSameTables(with.store, without.store, name)
+    }
+
+    /// The fixture store (`InsertedValuesTests.clean()`) twice, as the store (side 1) and the
+    /// archive's store (side 2), each with 120 more estimations of one session, their recording
+    /// date and their cloudID's last part (SQL of the side, over `n.i`, 1 to 120) as given; the
+    /// fixture's own estimations get other cloudIDs on the archive's side, so that the
+    /// shortcut's guess finds none of its first among the store's. `edit` changes each more.
+    private func storeAndArchive(
+        in directory: TemporaryTestDirectory, recordedAt: (Int) -> String, cloudIDSide: (Int) -> String,
+        edit: (Database, Int) throws -> Void = { _, _ in }
+    ) throws -> (store: URL, archive: URL) {
+        let stores = (directory.path("base.store"), directory.path("incoming.store"))
+        for (side, store) in [(1, stores.0), (2, stores.1)] {
+            try InsertedValuesTests.clean().write(to: store, uuid: RuleRun.storeUUID)
+            let queue = try DatabaseQueue(path: store.path)
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120)
+                        INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
+                        SELECT e.Z_ENT, 1, e.ZSESSION, 'task ' || n.i, \(recordedAt(side)), 60 + \(side),
+                               printf('%08X-BFBC-4B98-A4F6-%012X', n.i, \(cloudIDSide(side)))
+                        FROM n, (SELECT * FROM ZTASKESTIMATION WHERE Z_PK = 1) e
+                        """)
+                if side == 2 {
+                    try db.execute(
+                        sql: "UPDATE ZTASKESTIMATION SET ZCLOUDID = printf('%08X-0000-4B98-A4F6-000000000002', Z_PK) WHERE Z_PK <= 3")
+                }
+                try edit(db, side)
+            }
+            try queue.close()
+        }
+        return stores
+    }
+
+    /// The settling's question whether every store cloudID is an identity, answered by the
+    /// matching's pass over the store's cloudIDs (`RecordMerge.CloudIDPass`) where no record was
+    /// inserted since, and asked again where one was: the merge is the same as with every
+    /// question asked on its own (no shortcut), where the store shares a cloudID from the start,
+    /// and where the archive's inserts make one shared. The archive's copies' identities fill
+    /// the shared ones: two records' in the first case, one in the second.
+    func testTheStoresCloudIDsAreAskedOnceOnlyWhereNothingWasInsertedBetween() throws {
+        for insertsAShared in [false, true] {
+            let directory = try TemporaryTestDirectory()
+            // The same natural keys on both sides, other cloudIDs and another estimate.
+            let (base, incoming) = try storeAndArchive(
+                in: directory, recordedAt: { _ in "10000 + n.i" }, cloudIDSide: { "\($0)" },
+                edit: { db, side in
+                    if side == 1, !insertsAShared {
+                        // A default two of the store's records share.
+                        try db.execute(
+                            sql: """
+                                UPDATE ZTASKESTIMATION SET ZCLOUDID = (SELECT ZCLOUDID FROM ZTASKESTIMATION WHERE ZTASKDISPLAYNAME = 'task 99')
+                                WHERE ZTASKDISPLAYNAME = 'task 100'
+                                """)
+                    }
+                    if side == 2, insertsAShared {
+                        // Two records new to the store with one of its cloudIDs (a default on the
+                        // archive's side, so neither is matched by it): inserted.
+                        try db.execute(
+                            sql: """
+                                INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
+                                SELECT Z_ENT, 1, ZSESSION, 'extra ' || x.k, 20000 + x.k, 60, printf('%08X-BFBC-4B98-A4F6-%012X', 50, 1)
+                                FROM ZTASKESTIMATION, (SELECT 1 AS k UNION ALL SELECT 2) x WHERE Z_PK = 1
+                                """)
+                    }
+                })
+            let (with, without) = try mergedWithAndWithoutShortcuts(incoming, into: base, in: directory)
+            let name = insertsAShared ? "shared by the inserts" : "shared in the store"
+            XCTAssertEqual(with.counts["TaskEstimation"]?.inserted, insertsAShared ? 2 : 0, name)
+            let filledCloudIDs = with.entries.filter { $0.rule == RepairEntry.Rule.fill.rawValue && $0.field == "cloudID" }
+            XCTAssertEqual(filledCloudIDs.count, insertsAShared ? 1 : 2, name)
+            try assertSameMerges(with, without, name)
+        }
     }
 }

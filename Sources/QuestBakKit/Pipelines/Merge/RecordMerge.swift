@@ -57,6 +57,9 @@ struct RecordMerge {
     private(set) var notes: [String] = []
     /// The table whose cloudIDs `temp.questbak_used` holds, if any.
     var usedCloudIDs: String?
+    /// By entity: whether every store cloudID is an identity (`cloudIDsAreIdentities`), as the
+    /// matching's pass over the store's cloudIDs (`noCloudIDIsInBoth`) found it, where that pass ran.
+    private(set) var storeCloudIDsShownIdentities: [String: Bool] = [:]
 
     mutating func run() throws {
         try db.execute(
@@ -197,12 +200,12 @@ struct RecordMerge {
         // A second device's records have cloudIDs of their own: none of the archive's is the
         // store's, and the key table of the store's cloudIDs (a copy and a sort of the column)
         // and one lookup per archive record would find nothing.
-        if key.kind == .cloudID, let cloud, usesShortcuts,
-            try Self.noCloudIDIsInBoth(
+        if key.kind == .cloudID, let cloud, usesShortcuts {
+            let shortcut = try Self.noCloudIDIsInBoth(
                 column: cloud, of: entity.table, storeRows: entity.rows("s"), archiveRows: entity.rows("i"),
                 storeCount: counts[entity.name]?.inStore ?? 0, db: db)
-        {
-            return
+            storeCloudIDsShownIdentities[entity.name] = shortcut.storeCloudIDsAreIdentities
+            if shortcut.noneInBoth { return }
         }
         try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_key")
         // Columns without a declared type: no affinity, so values keep their storage class.
@@ -284,21 +287,67 @@ struct RecordMerge {
     static func cloudIDsAreIdentities(
         column: String, of table: String, in schema: String, rows: String, expectedCount: Int, db: Database
     ) throws -> Bool {
-        guard try !CoreDataSQL.declaresCollation(db, table: table, schema: schema) else { return false }
-        var seen = ProbableSet(expectedCount: expectedCount)
-        var suspects: [[StoredValue]] = []
-        var allIdentities = true
-        try ExactSQL.forEachRow(db, sql: "SELECT i.\(column) FROM \(schema).\(table) i WHERE \(rows)") { row in
-            guard allIdentities else { return }
-            guard case .text(let bytes) = row[0], DeterministicID.isWellFormed(bytes) else {
-                allIdentities = false
-                return
+        try CloudIDPass(
+            column: column, of: table, in: schema, alias: "i", rows: rows, expectedCount: expectedCount, keepingTexts: false, db: db
+        ).allIdentities
+    }
+
+    /// One read of an entity's cloudIDs on one side, for what two questions ask of the store's:
+    /// whether every record's is an identity (`cloudIDsAreIdentities`, before the settling), and
+    /// which texts the store holds (`noCloudIDIsInBoth`, in the matching). Where nothing is
+    /// inserted between the two, the store's column is the same for both, and is read once.
+    struct CloudIDPass {
+        /// `cloudIDsAreIdentities`'s answer.
+        var allIdentities: Bool
+        /// Whether every non-NULL value is TEXT; then `texts` (if kept) holds each one's hash.
+        var onlyText: Bool
+        var texts: ProbableSet
+
+        /// `rows` of the alias `alias`. `keepingTexts`: read on after the answer is no (for
+        /// `texts`), until a value is neither NULL nor TEXT.
+        ///
+        /// *Why the answer is `cloudIDsAreIdentities`'s as it was asked alone:* the filter is
+        /// sized by the same count and takes the same hashes in the same order (the records'
+        /// order, NULLs none) up to the first record that is no identity, after which the answer
+        /// is no whatever follows: so the same values are suspects, and the same SQL looks them up.
+        /// The texts kept past that point are the store's side of `noCloudIDIsInBoth`, which read
+        /// every non-NULL value until one was not TEXT: a Bloom filter's "contains" does not
+        /// depend on the order its values came in.
+        init(
+            column: String, of table: String, in schema: String, alias: String, rows: String, expectedCount: Int, keepingTexts: Bool,
+            db: Database
+        ) throws {
+            let collation = try CoreDataSQL.declaresCollation(db, table: table, schema: schema)
+            // A collation declared in the table could make two different texts equal in SQL:
+            // such a table's cloudIDs are never shown identities here, and are asked in SQL.
+            var identities = !collation
+            var texts = ProbableSet(expectedCount: identities || keepingTexts ? expectedCount : 0)
+            var onlyText = true
+            var suspects: [[StoredValue]] = []
+            if identities || keepingTexts {
+                try ExactSQL.forEachRow(db, sql: "SELECT \(alias).\(column) FROM \(schema).\(table) \(alias) WHERE \(rows)") { row in
+                    guard identities || (keepingTexts && onlyText) else { return }
+                    switch row[0] {
+                    case .null:
+                        identities = false
+                    case .text(let bytes):
+                        if identities && !DeterministicID.isWellFormed(bytes) { identities = false }
+                        let seen = texts.insert(RecordMerge.hash(bytes))
+                        guard identities, seen else { return }
+                        if suspects.count < InsertedValues.suspectLimit { suspects.append([row[0]]) } else { identities = false }
+                    default:
+                        onlyText = false
+                        identities = false
+                    }
+                }
             }
-            guard seen.insert(Self.hash(bytes)) else { return }
-            if suspects.count < InsertedValues.suspectLimit { suspects.append([row[0]]) } else { allIdentities = false }
+            self.texts = texts
+            self.onlyText = onlyText
+            allIdentities =
+                try identities
+                && !InsertedValues.anyRepeated(
+                    suspects, columns: ["\(alias).\(column)"], rows: "FROM \(schema).\(table) \(alias) WHERE \(rows)", db: db)
         }
-        return try allIdentities
-            && !InsertedValues.anyRepeated(suspects, columns: ["i.\(column)"], rows: "FROM \(schema).\(table) i WHERE \(rows)", db: db)
     }
 
     /// Whether no archive record (`archiveRows`, alias `i`, of `incoming.table`) holds in
@@ -314,9 +363,13 @@ struct RecordMerge {
     ///
     /// Asked first of the archive's first cloudIDs: where the store holds one of them (a
     /// store's own archive) the answer is no without the pass over the store's table.
+    ///
+    /// Also returns, where the pass over the store's cloudIDs ran, whether every one of them is
+    /// an identity (`CloudIDPass`, read in the same pass): the settling asks that again where
+    /// records were inserted since.
     static func noCloudIDIsInBoth(
         column: String, of table: String, storeRows: String, archiveRows: String, storeCount: Int, db: Database
-    ) throws -> Bool {
+    ) throws -> (noneInBoth: Bool, storeCloudIDsAreIdentities: Bool?) {
         let archive = "SELECT i.\(column) FROM incoming.\(table) i WHERE \(archiveRows) AND i.\(column) IS NOT NULL"
         func storeHoldsAny(of values: [StoredValue]) throws -> Bool {
             guard !values.isEmpty else { return false }
@@ -338,27 +391,21 @@ struct RecordMerge {
                     "SELECT 1 FROM (SELECT s.\(column) AS c FROM main.\(table) s WHERE \(storeRows) LIMIT 4096) WHERE c IN (\(list)) LIMIT 1",
                 first
             ).isEmpty
-        if guessed { return false }
-        var stored = ProbableSet(expectedCount: storeCount)
+        if guessed { return (false, nil) }
+        let store = try CloudIDPass(
+            column: column, of: table, in: "main", alias: "s", rows: storeRows, expectedCount: storeCount, keepingTexts: true, db: db)
+        guard store.onlyText else { return (false, store.allIdentities) }
         var onlyText = true
-        try ExactSQL.forEachRow(db, sql: "SELECT s.\(column) FROM main.\(table) s WHERE \(storeRows) AND s.\(column) IS NOT NULL") { row in
-            guard onlyText, case .text(let bytes) = row[0] else {
-                onlyText = false
-                return
-            }
-            _ = stored.insert(Self.hash(bytes))
-        }
-        guard onlyText else { return false }
         var suspects: [StoredValue] = []
         try ExactSQL.forEachRow(db, sql: archive) { row in
             guard onlyText, case .text(let bytes) = row[0] else {
                 onlyText = false
                 return
             }
-            guard stored.contains(Self.hash(bytes)) else { return }
+            guard store.texts.contains(Self.hash(bytes)) else { return }
             if suspects.count < InsertedValues.suspectLimit { suspects.append(row[0]) } else { onlyText = false }
         }
-        return try onlyText && !storeHoldsAny(of: suspects)
+        return (try onlyText && !storeHoldsAny(of: suspects), store.allIdentities)
     }
 
     /// A text's hash for the merge's filters (the same in every run).
@@ -591,9 +638,14 @@ struct RecordMerge {
         // Where one pass shows every store cloudID an identity (well formed, each once), none is
         // shared and none is no identity: the `GROUP BY` here and the reading of every differing
         // record's value below (`needed`) would find nothing.
+        // The matching's pass over the store's cloudIDs answered this already where no record of
+        // the entity was inserted since: nothing else writes the entity's rows before its own
+        // settling (another entity's inserts and changes are rows of its own `Z_ENT`, or of a
+        // table this one does not share), so the column and the count sizing the filter are the same.
         let storeCloudIDsAreIdentities =
             try entity.cloudIDColumn.map {
-                try Self.cloudIDsAreIdentities(
+                if counts[entity.name]?.inserted == 0, let shown = storeCloudIDsShownIdentities[entity.name] { return shown }
+                return try Self.cloudIDsAreIdentities(
                     column: $0, of: table, in: "main", rows: entity.rows("i"),
                     expectedCount: counts[entity.name].map { $0.inStore + $0.inserted } ?? 0, db: db)
             } ?? false
