@@ -62,30 +62,44 @@ final class LinesAheadTests: XCTestCase {
         _ archive: URL, _ name: String, validate: Bool = true, in directory: TemporaryTestDirectory, file: StaticString = #filePath,
         line: UInt = #line
     ) -> String {
-        let ahead = outcome(archive, validate: validate, ahead: true, into: directory)
-        let here = outcome(archive, validate: validate, ahead: false, into: directory)
-        XCTAssertEqual(ahead, here, name, file: file, line: line)
-        return ahead
+        Self.assertSame(name, file: file, line: line) { outcome(archive, validate: validate, ahead: $0, into: directory) }
     }
 
-    /// Every store shape whose archive goes by its model, with and without --validate.
-    func testEveryStoreShapeWithAModelRestoresTheSameBothWays() throws {
+    /// `outcome` one way (true) and the other (false), which must be the same; returns the first.
+    @discardableResult
+    static func assertSame(_ name: String, file: StaticString, line: UInt, _ outcome: (Bool) -> String) -> String {
+        let one = outcome(true)
+        XCTAssertEqual(one, outcome(false), name, file: file, line: line)
+        return one
+    }
+
+    /// Calls `body` with the archive of every store shape whose archive goes by its model, each in
+    /// a folder of its own, and checks there were enough of them (comparing none proves nothing).
+    static func forEveryStoreShapeByItsModel(
+        _ prefix: String, _ body: (StoreShape, URL, TemporaryTestDirectory) throws -> Void
+    ) throws {
         var models = 0
         for shape in StoreShapes.all {
-            let directory = try TemporaryTestDirectory("questbak-lines-ahead")
+            let directory = try TemporaryTestDirectory(prefix)
             let folder = directory.path("source")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let store = try shape.make(folder)
             let archive = directory.path("backup.qbak")
             guard (try? exportAnyApp(store, to: archive))?.schema == ArchiveManifest.Source.modelSchema else { continue }
             models += 1
+            try body(shape, archive, directory)
+        }
+        XCTAssertGreaterThan(models, 5)
+    }
+
+    /// Every store shape whose archive goes by its model, with and without --validate.
+    func testEveryStoreShapeWithAModelRestoresTheSameBothWays() throws {
+        try Self.forEveryStoreShapeByItsModel("questbak-lines-ahead") { shape, archive, directory in
             for validate in [true, false] {
                 let outcome = assertSameBothWays(archive, "\(shape.name) validate \(validate)", validate: validate, in: directory)
                 if !shape.needsRepairs { XCTAssertFalse(outcome.hasPrefix("error"), "\(shape.name): \(outcome.prefix(300))") }
             }
         }
-        // Comparing no archive by its model proves nothing.
-        XCTAssertGreaterThan(models, 5)
     }
 
     /// The kitchen-sink fixture with 2,000 more steps (some linked to a recipe): lines enough for
