@@ -375,6 +375,11 @@ final class AnyAppReviewRegressionTests: XCTestCase {
 extension XCTestCase {
     @discardableResult
     func exportAnyApp(_ store: URL, to archive: URL) throws -> Exporter.Summary {
+        try Self.exportAnyApp(store, to: archive)
+    }
+
+    @discardableResult
+    static func exportAnyApp(_ store: URL, to archive: URL) throws -> Exporter.Summary {
         try Exporter.export(
             storeAt: store, to: .file(archive, overwrite: false), options: .timeQuest(createdAt: 1_767_225_600, compression: .zstd))
     }

@@ -21,6 +21,11 @@ final class LinesAheadTests: XCTestCase {
         var options = Importer.Options.timeQuest
         options.validate = validate
         options.decodesLinesAhead = ahead
+        return Self.outcome(archive, options: options, into: directory)
+    }
+
+    /// The same, with `options`.
+    static func outcome(_ archive: URL, options: Importer.Options, into directory: TemporaryTestDirectory) -> String {
         // The same target both ways, so that a message naming it is the same.
         let folder = directory.path("restored")
         try? FileManager.default.removeItem(at: folder)
@@ -57,35 +62,49 @@ final class LinesAheadTests: XCTestCase {
         _ archive: URL, _ name: String, validate: Bool = true, in directory: TemporaryTestDirectory, file: StaticString = #filePath,
         line: UInt = #line
     ) -> String {
-        let ahead = outcome(archive, validate: validate, ahead: true, into: directory)
-        let here = outcome(archive, validate: validate, ahead: false, into: directory)
-        XCTAssertEqual(ahead, here, name, file: file, line: line)
-        return ahead
+        Self.assertSame(name, file: file, line: line) { outcome(archive, validate: validate, ahead: $0, into: directory) }
     }
 
-    /// Every store shape whose archive goes by its model, with and without --validate.
-    func testEveryStoreShapeWithAModelRestoresTheSameBothWays() throws {
+    /// `outcome` one way (true) and the other (false), which must be the same; returns the first.
+    @discardableResult
+    static func assertSame(_ name: String, file: StaticString, line: UInt, _ outcome: (Bool) -> String) -> String {
+        let one = outcome(true)
+        XCTAssertEqual(one, outcome(false), name, file: file, line: line)
+        return one
+    }
+
+    /// Calls `body` with the archive of every store shape whose archive goes by its model, each in
+    /// a folder of its own, and checks there were enough of them (comparing none proves nothing).
+    static func forEveryStoreShapeByItsModel(
+        _ prefix: String, _ body: (StoreShape, URL, TemporaryTestDirectory) throws -> Void
+    ) throws {
         var models = 0
         for shape in StoreShapes.all {
-            let directory = try TemporaryTestDirectory("questbak-lines-ahead")
+            let directory = try TemporaryTestDirectory(prefix)
             let folder = directory.path("source")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let store = try shape.make(folder)
             let archive = directory.path("backup.qbak")
             guard (try? exportAnyApp(store, to: archive))?.schema == ArchiveManifest.Source.modelSchema else { continue }
             models += 1
+            try body(shape, archive, directory)
+        }
+        XCTAssertGreaterThan(models, 5)
+    }
+
+    /// Every store shape whose archive goes by its model, with and without --validate.
+    func testEveryStoreShapeWithAModelRestoresTheSameBothWays() throws {
+        try Self.forEveryStoreShapeByItsModel("questbak-lines-ahead") { shape, archive, directory in
             for validate in [true, false] {
                 let outcome = assertSameBothWays(archive, "\(shape.name) validate \(validate)", validate: validate, in: directory)
                 if !shape.needsRepairs { XCTAssertFalse(outcome.hasPrefix("error"), "\(shape.name): \(outcome.prefix(300))") }
             }
         }
-        // Comparing no archive by its model proves nothing.
-        XCTAssertGreaterThan(models, 5)
     }
 
     /// The kitchen-sink fixture with 2,000 more steps (some linked to a recipe): lines enough for
     /// several batches of inserts and for the second core to run ahead of them.
-    func grownArchive(in directory: TemporaryTestDirectory) throws -> URL {
+    static func grownArchive(in directory: TemporaryTestDirectory) throws -> URL {
         let store = try directory.copyFixture("AnyApp/kitchen-sink")
         let queue = try DatabaseQueue(path: store.path)
         try queue.write { db in
@@ -109,7 +128,7 @@ final class LinesAheadTests: XCTestCase {
     /// Rewrites `archive` with `edit` applied to its members' bytes (by path); with `fixSums` the
     /// manifest then lists each member's new size and SHA-256, so that only the record checks
     /// can find the change. `order` reorders the members after the manifest.
-    func rewritten(
+    static func rewritten(
         _ archive: URL, in directory: TemporaryTestDirectory, fixSums: Bool = true, _ edit: (String, inout [String]) -> Void = { _, _ in },
         order: (([String]) -> [String])? = nil
     ) throws -> URL {
@@ -139,7 +158,7 @@ final class LinesAheadTests: XCTestCase {
     }
 
     /// Line `number` of Step's member (the header is line 1) changed by `change`.
-    func stepLine(_ number: Int, _ change: @escaping (String) -> String) -> (String, inout [String]) -> Void {
+    static func stepLine(_ number: Int, _ change: @escaping (String) -> String) -> (String, inout [String]) -> Void {
         { path, lines in
             if path == "entities/Step.jsonl" { lines[number - 1] = change(lines[number - 1]) }
         }
@@ -147,7 +166,7 @@ final class LinesAheadTests: XCTestCase {
 
     func testAnArchiveWhoseNthLineIsBadFailsTheSameBothWaysAtThatLine() throws {
         let directory = try TemporaryTestDirectory("questbak-lines-ahead")
-        let archive = try grownArchive(in: directory)
+        let archive = try Self.grownArchive(in: directory)
         let clean = assertSameBothWays(archive, "grown", in: directory)
         XCTAssertFalse(clean.hasPrefix("error"), String(clean.prefix(300)))
         XCTAssertTrue(clean.contains("Step 2005 2005"), "the grown steps were restored")
@@ -156,20 +175,20 @@ final class LinesAheadTests: XCTestCase {
         for number in [2, 3, 513, 514, 1026, 1500, stepCount + 1] {
             // A line that is no JSON, a value of the wrong type, a key written twice: each the
             // line's own error, named at that line.
-            let notJSON = try rewritten(
-                archive, in: directory, stepLine(number) { $0.replacingOccurrences(of: "\"_pk\":", with: "\"_pk\";") })
+            let notJSON = try Self.rewritten(
+                archive, in: directory, Self.stepLine(number) { $0.replacingOccurrences(of: "\"_pk\":", with: "\"_pk\";") })
             XCTAssertTrue(
                 assertSameBothWays(notJSON, "not JSON at \(number)", in: directory).contains("Step.jsonl line \(number): not a JSON object")
             )
-            let wrongType = try rewritten(
-                archive, in: directory, stepLine(number) { $0.replacingOccurrences(of: "\"_opt\":1", with: "\"_opt\":\"1\"") })
+            let wrongType = try Self.rewritten(
+                archive, in: directory, Self.stepLine(number) { $0.replacingOccurrences(of: "\"_opt\":1", with: "\"_opt\":\"1\"") })
             XCTAssertTrue(
                 assertSameBothWays(wrongType, "wrong type at \(number)", in: directory).contains(
                     "Step.jsonl line \(number): _opt must be an integer or null"))
             // A line that decodes but whose row the table refuses: the insert's error, at that line.
-            let twice = try rewritten(
+            let twice = try Self.rewritten(
                 archive, in: directory,
-                stepLine(number) { line in
+                Self.stepLine(number) { line in
                     line.replacingOccurrences(of: "\"_pk\":\(number - 1),", with: "\"_pk\":\(number == 2 ? 2 : number - 2),")
                 })
             // (The first record's key made 2: the error is at the record of key 2, line 3.)
@@ -180,13 +199,13 @@ final class LinesAheadTests: XCTestCase {
             // The same damage with the manifest's checksums left as they were (each edit keeps the
             // member's size): the member's checksum is what the reader reports, whichever way the
             // lines are decoded, though a line's error is met first (`ArchiveReader.readLines`).
-            let damaged = try rewritten(
-                archive, in: directory, fixSums: false, stepLine(number) { $0.replacingOccurrences(of: "\"_pk\":", with: "\"_pk\";") })
+            let damaged = try Self.rewritten(
+                archive, in: directory, fixSums: false, Self.stepLine(number) { $0.replacingOccurrences(of: "\"_pk\":", with: "\"_pk\";") })
             XCTAssertTrue(
                 assertSameBothWays(damaged, "damaged at \(number)", in: directory).contains("member entities/Step.jsonl has SHA-256"))
-            let damagedTwice = try rewritten(
+            let damagedTwice = try Self.rewritten(
                 archive, in: directory, fixSums: false,
-                stepLine(number) { line in
+                Self.stepLine(number) { line in
                     line.replacingOccurrences(of: "\"_pk\":\(number - 1),", with: "\"_pk\":\(number == 2 ? 2 : number - 2),")
                 })
             XCTAssertTrue(
@@ -194,14 +213,15 @@ final class LinesAheadTests: XCTestCase {
                     "member entities/Step.jsonl has SHA-256"))
         }
         // Two bad lines: the earlier one's error, though a later line's is found first ahead.
-        let two = try rewritten(archive, in: directory) { path, lines in
+        let two = try Self.rewritten(archive, in: directory) { path, lines in
             guard path == "entities/Step.jsonl" else { return }
             lines[1200] = lines[1200].replacingOccurrences(of: "\"_pk\":", with: "\"_pk\";")
             lines[1400] = lines[1400].replacingOccurrences(of: #""_pk":\d+"#, with: "\"_pk\":1", options: .regularExpression)
         }
         XCTAssertTrue(assertSameBothWays(two, "two bad lines", in: directory).contains("Step.jsonl line 1201: not a JSON object"))
         // A line of another entity, in the Step member, is decoded by Step's plan both ways.
-        let foreign = try rewritten(archive, in: directory, stepLine(700) { _ in #"{"_pk":9000,"_opt":1,"color":3,"label":"x"}"# })
+        let foreign = try Self.rewritten(
+            archive, in: directory, Self.stepLine(700) { _ in #"{"_pk":9000,"_opt":1,"color":3,"label":"x"}"# })
         XCTAssertTrue(assertSameBothWays(foreign, "another entity's line", in: directory).contains("Step.jsonl line 700"))
     }
 
@@ -209,8 +229,8 @@ final class LinesAheadTests: XCTestCase {
     /// made where the first record is inserted, and is not there yet, both ways.
     func testAModelCacheAfterTheRecordsIsRefusedTheSameBothWays() throws {
         let directory = try TemporaryTestDirectory("questbak-lines-ahead")
-        let archive = try grownArchive(in: directory)
-        let late = try rewritten(
+        let archive = try Self.grownArchive(in: directory)
+        let late = try Self.rewritten(
             archive, in: directory,
             order: { members in members.filter { $0 != ArchiveManifest.modelCachePath } + [ArchiveManifest.modelCachePath] })
         XCTAssertTrue(

@@ -50,6 +50,9 @@ package enum Importer {
         /// Whether a model archive's record lines are decoded on a second core, ahead of the
         /// inserts (`StatementRestore.write`). Off only in the tests that compare the two ways.
         package var decodesLinesAhead = true
+        /// Whether a model archive's links kept on destination rows go into each destination's
+        /// row as it is inserted (`StatementRestore.write`). Off only in the tests that compare the two ways.
+        package var bindsLinksOnInsert = true
         /// How many more read-only connections encode large entities described by a model (a
         /// format 1 or 2 archive's schema, a format 3 archive's own) in ranges of keys for the
         /// read-back proof, each on a thread of its own (the digests
@@ -207,7 +210,8 @@ package enum Importer {
         let restore = source.restore
         var result = try restore.write(
             from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, progress: progress,
-            notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead)
+            notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
+            bindingLinksOnInsert: options.bindsLinksOnInsert)
         progress.finishEntity()
         let written: [String: Int]
         do {
@@ -221,7 +225,8 @@ package enum Importer {
             try log.reset()
             result = try restore.write(
                 from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, encodingDigests: true,
-                notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead)
+                notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
+                bindingLinksOnInsert: options.bindsLinksOnInsert)
             written = try restore.verifyReadBack(
                 storeURL, written: result, readers: options.readBackReaders, rowsPerRange: options.readBackRowsPerRange)
         }

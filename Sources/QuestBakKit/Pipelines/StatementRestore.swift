@@ -137,6 +137,8 @@ struct StatementRestore {
         /// have written the lines otherwise), so it says `NotAsExported` and the restore is made
         /// again, proved by an encoding of what the transaction wrote.
         var digestsAreTheArchives = false
+        /// Links kept on destination rows that the rows took as they were inserted (`RecordInserter.bindsLinksOnInsert`).
+        var linksTakenOnInsert = 0
     }
 
     /// A format 1 or 2 archive's read-back did not find its members' digests: restore it again,
@@ -163,9 +165,12 @@ struct StatementRestore {
     /// repair rule skips a check that could find nothing. `decodingAhead`: decode a model
     /// archive's lines on a second core (`RecordInserter.linesAhead`); off only in the tests that
     /// compare the two ways.
+    /// `bindingLinksOnInsert`: a model archive's links kept on destination rows go into each
+    /// destination's row as it is inserted, where they are known by then
+    /// (`RecordInserter.bindsLinksOnInsert`); off only in the tests that compare the two ways.
     func write(
         from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil,
-        encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true
+        encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true, bindingLinksOnInsert: Bool = true
     ) throws -> Written {
         var written = Written()
         // Each page written once (`writingPagesOnce`): the file is the restore's temporary
@@ -212,6 +217,7 @@ struct StatementRestore {
             } else {
                 // The model's repairs run only with --validate (its layout comes with its cache).
                 records.notesInsertions = validate && isModel && notingInserts
+                records.bindsLinksOnInsert = isModel && bindingLinksOnInsert
             }
             // A model archive's lines are decoded on a second core once its layout is known (below).
             let linesAhead = legacy == nil && isModel && decodingAhead ? RecordInserter.LinesAhead() : nil
@@ -320,9 +326,13 @@ struct StatementRestore {
                 inserted.settle(loggedCount: log.total)
                 records.context?.inserted = inserted
             }
+            // Every link a destination's row took as it was inserted is in place; the link step
+            // sets and checks the rest (none, in an export's member order, unless a repair is due).
+            let boundOnInsert = records.linkGroupsBoundOnInsert()
+            written.linksTakenOnInsert = records.linksTakenOnInsert
             if let context = records.context {
                 written.notes += try RepairPipeline.run(in: context, phase: .restoring)
-                try Self.applyDestinationLinks(db, log: log)
+                try Self.applyDestinationLinks(db, log: log, skipping: boundOnInsert)
                 // Without --validate the store is restored as it was archived: what the model would
                 // repair is the app's data as the store held it. (Duplicates a unique index refuses
                 // and links no column can hold cannot be stored as they were: those need --validate.)
@@ -330,7 +340,7 @@ struct StatementRestore {
                     written.notes += try RepairPipeline.run(in: context, phase: .repairing)
                 }
             } else {
-                try Self.applyDestinationLinks(db, log: log)
+                try Self.applyDestinationLinks(db, log: log, skipping: boundOnInsert)
             }
             if let legacy, !legacy.options.asArchived {
                 // A store an app profile describes: the same rules, driven by the profile's version
@@ -487,7 +497,12 @@ struct StatementRestore {
     /// record is in. A link to a record the archive lacks is left out, and of two sources that
     /// name one destination (which one column cannot hold) the lower `_pk` keeps it: repairs,
     /// reported, which an import without `--validate` refuses.
-    static func applyDestinationLinks(_ db: Database, log: RepairLog) throws {
+    ///
+    /// `skipping`: groups of links (a table and column) every one of which a destination's row
+    /// took as it was inserted (`RecordInserter.linkGroupsBoundOnInsert`), which this step would
+    /// set as they are and find nothing to drop in.
+    static func applyDestinationLinks(_ db: Database, log: RepairLog, skipping: DestinationLinkGroups = .none) throws {
+        if case .all = skipping { return }
         // Every query below looks links up by destination: without this index each lookup read
         // them all, and 500,000 steps of a recipe took hours instead of seconds.
         try db.execute(
@@ -497,6 +512,7 @@ struct StatementRestore {
         for target in targets {
             let table: String = target[0]
             let column: String = target[1]
+            if case .some(let bound) = skipping, bound.contains(DestinationLinkGroup(table: table, column: column)) { continue }
             let scope = "FROM temp.questbak_links WHERE tableName = ? AND columnName = ?"
             let join =
                 "UPDATE \(table) SET \(column) = l.source FROM temp.questbak_links l WHERE l.tableName = ? AND l.columnName = ? AND l.target = \(table).\(key)"
@@ -579,6 +595,17 @@ struct StatementRestore {
         var linesAhead: LinesAhead?
         /// `linkInsert()`'s statement, once made.
         var linkInsertStatement: Statement?
+        /// Whether a destination's row takes the links kept on it that are known when it is
+        /// inserted (a model archive's: its source's member comes first in an export's order).
+        var bindsLinksOnInsert = false
+        /// How many links of each group went into `temp.questbak_links`, and the groups' readers.
+        var linkCounts: [DestinationLinkGroup: Int] = [:]
+        var linkCursors: [DestinationLinkGroup: DestinationLinkCursor] = [:]
+        var linksTakenOnInsert = 0
+        /// Each entity's links to take (made at its first row), and the last one asked for: a
+        /// member's rows come one after another.
+        var linkBindings: [String: DestinationLinkBinding] = [:]
+        var lastLinkBinding: (entity: String, binding: DestinationLinkBinding?)?
         /// A generic archive's entity tables: their columns but `Z_PK`, and every column's affinity
         /// (`Z_PK`'s first), read once.
         var genericColumns: [String: (names: [String], affinities: [ColumnAffinity])] = [:]
@@ -710,6 +737,9 @@ struct StatementRestore {
                                 primaryKey: String(row.primaryKey))
                         }
                     case .destinationColumn(let table, let column):
+                        if bindsLinksOnInsert {
+                            linkCounts[DestinationLinkGroup(table: table, column: column), default: 0] += targets.count
+                        }
                         // The names' bytes made once for the record's links, not for each link.
                         var arguments: [StoredValue] = [
                             .text(Data(table.utf8)), .text(Data(column.utf8)), .null, .integer(row.primaryKey),
@@ -727,6 +757,54 @@ struct StatementRestore {
             }
         }
 
+        /// What `plan`'s rows take as they are inserted: nil when its table keeps no link, or
+        /// none that a row can take without changing what an insert may refuse.
+        mutating func linkBinding(of plan: ModelLayout.EntityPlan) throws -> DestinationLinkBinding? {
+            if let last = lastLinkBinding, last.entity == plan.name { return last.binding }
+            var binding = linkBindings[plan.name]
+            if binding == nil, let layout {
+                let insertColumns = CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column)
+                var groups: [DestinationLinkGroup] = []
+                for source in layout.entities {
+                    for link in source.toMany {
+                        guard case .destinationColumn(let table, let column) = link.storage, table == plan.table else { continue }
+                        let group = DestinationLinkGroup(table: table, column: column)
+                        if !groups.contains(group) { groups.append(group) }
+                    }
+                }
+                var cursors: [DestinationLinkCursor] = []
+                for group in groups.sorted(by: { $0.column < $1.column }) where cursors.count < 32 {
+                    guard try DestinationLinkBinding.takesLinksOnInsert(db, group, insertColumns: insertColumns) else { continue }
+                    let cursor = try linkCursors[group] ?? DestinationLinkCursor(db, group)
+                    linkCursors[group] = cursor
+                    cursors.append(cursor)
+                }
+                let made = DestinationLinkBinding(plan: plan, insertColumns: insertColumns, cursors: cursors)
+                linkBindings[plan.name] = made
+                binding = made
+            }
+            let taking = binding?.cursors.isEmpty == false ? binding : nil
+            lastLinkBinding = (plan.name, taking)
+            return taking
+        }
+
+        /// Ends the reading of links on insert: the groups whose every link a destination's row
+        /// took (all of them, when nothing is left for the link step). None after a row was
+        /// refused: a duplicate dropped by a uniqueness constraint moves links afterwards
+        /// (`UniqueConstraintRule.repoint`), which the link step must then set.
+        mutating func linkGroupsBoundOnInsert() -> DestinationLinkGroups {
+            defer {
+                // Their statements are reset: the link step changes, and the restore drops, the links' table.
+                for cursor in linkCursors.values { cursor.close() }
+                linkCursors = [:]
+                linkBindings = [:]
+                lastLinkBinding = nil
+            }
+            guard bindsLinksOnInsert, !refusedRow else { return .none }
+            let bound = Set(linkCounts.filter { group, count in linkCursors[group]?.bound == count }.keys)
+            return bound.count == linkCounts.count ? .all : .some(bound)
+        }
+
         /// Inserts one record's row into its entity's table. A row a constraint refuses is a key
         /// that appears twice, or a duplicate (`duplicate`, the decoded row) by the model's
         /// uniqueness constraints, dropped for the record restored before it.
@@ -734,12 +812,28 @@ struct StatementRestore {
             plan: ModelLayout.EntityPlan, primaryKey: Int64, opt: Int64?, values: [StoredValue], duplicate: ModelMemberEncoding.Row?,
             member: String, lineNumber: Int
         ) throws {
-            let insert =
+            var insert =
                 try statements[plan.name]?.insert
                 ?? statement(
                     plan.table, key: plan.name, columns: CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column))
+            var arguments: [StoredValue] = [.integer(primaryKey), .integer(plan.number), opt.map { .integer($0) } ?? .null] + values
+            // The links the row takes as it goes in (bits of `binding.cursors`), their sources after its values.
+            var linksTaken = 0
+            let binding = bindsLinksOnInsert ? try linkBinding(of: plan) : nil
+            if let binding {
+                for (index, cursor) in binding.cursors.enumerated() {
+                    guard let source = try cursor.source(linkingTo: primaryKey) else { continue }
+                    linksTaken |= 1 << index
+                    arguments.append(.integer(source))
+                }
+                if linksTaken != 0 { insert = try binding.insert(taking: linksTaken, db: db) }
+            }
             do {
-                try ExactSQL.execute(insert, [.integer(primaryKey), .integer(plan.number), opt.map { .integer($0) } ?? .null] + values)
+                try ExactSQL.execute(insert, arguments)
+                if let binding, linksTaken != 0 {
+                    binding.stored(linksTaken)
+                    linksTakenOnInsert += linksTaken.nonzeroBitCount
+                }
                 FaultPoint.reached("inserted \(plan.name) \(primaryKey)")
                 largestKeys[plan.name] = max(largestKeys[plan.name] ?? 0, primaryKey)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
