@@ -287,8 +287,17 @@ struct StatementRestore {
             let consume: (Item) throws -> Void = { item in
                 switch item {
                 case .records(let lines):
+                    // Counted by runs of one member's lines (a batch holds one or two), not with
+                    // a look-up by the member's name for each line.
+                    var run: (name: String, count: Int)?
+                    defer { if let run { written.readCounts[run.name, default: 0] += run.count } }
                     for record in lines {
-                        written.readCounts[record.member.name, default: 0] += 1
+                        if run?.name == record.member.name {
+                            run?.count += 1
+                        } else {
+                            if let run { written.readCounts[run.name, default: 0] += run.count }
+                            run = (record.member.name, 1)
+                        }
                         if let line = record.firstLine { firstLines[record.member.name] = line }
                         try records.insert(record, files: files)
                         try progress?.count(record.member.name)
@@ -561,7 +570,21 @@ struct StatementRestore {
         let log: RepairLog
         var layout: ModelLayout?
         /// The largest key inserted, by entity: a format 1 or 2 archive's `Z_MAX` is made from it.
-        var largestKeys: [String: Int64] = [:]
+        var largestKeys: [String: Int64] {
+            var keys = earlierLargestKeys
+            if let rowEntity, let key = rowEntity.largestKey { keys[rowEntity.name] = max(keys[rowEntity.name] ?? 0, key) }
+            return keys
+        }
+        /// `largestKeys` of the entities inserted into before the current one (`rowEntity`).
+        private var earlierLargestKeys: [String: Int64] = [:]
+        /// The entity whose row was inserted last, its insert statement and the largest key it
+        /// got since it became the current one: rows come member by member, so nearly every row
+        /// is its, and needs no look-up by its entity's name (its statement's and its largest
+        /// key's, read and written: three hashes of a `String` a row).
+        private var rowEntity: (name: String, insert: Statement, largestKey: Int64?)?
+        /// The arguments of the row being inserted, kept to be filled again: a new array a row
+        /// (its three leading values, then the record's appended) was two allocations.
+        private var rowArguments: [StoredValue] = []
         /// What the model's repairs work on, once the model is known.
         var context: RepairContext?
         /// What the inserted values say of the repairs' checks; nil when no repair will run.
@@ -666,14 +689,16 @@ struct StatementRestore {
             let (member, lineNumber) = (read.member, read.lineNumber)
             switch read.content {
             case .decoded(let decoded):
-                guard let legacy = restore.legacy, layout != nil else {
+                // (Not `let legacy = restore.legacy`: a copy of the archive's description, its
+                // strings, arrays and dictionaries retained and released, for each row.)
+                guard restore.legacy != nil, layout != nil else {
                     preconditionFailure("a line is decoded only for a format 1 or 2 archive, laid out before its first record")
                 }
                 // What the target cannot store (`--allow-newer`) is reported, not written.
                 for entry in decoded.unstorable { try log.record(entry) }
                 guard let entity = decoded.entity, let row = decoded.row else { return }
                 guard let plan = decoded.plan else {
-                    throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(legacy.schemaVersion)")
+                    throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(restore.schemaVersion)")
                 }
                 inserted?.observe(row.values, primaryKey: row.primaryKey, plan: plan)
                 try insertRow(
@@ -734,14 +759,29 @@ struct StatementRestore {
             plan: ModelLayout.EntityPlan, primaryKey: Int64, opt: Int64?, values: [StoredValue], duplicate: ModelMemberEncoding.Row?,
             member: String, lineNumber: Int
         ) throws {
-            let insert =
-                try statements[plan.name]?.insert
-                ?? statement(
-                    plan.table, key: plan.name, columns: CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column))
+            // Names of one plan share their storage: comparing them is comparing two words.
+            if rowEntity?.name != plan.name {
+                if let previous = rowEntity, let key = previous.largestKey {
+                    earlierLargestKeys[previous.name] = max(earlierLargestKeys[previous.name] ?? 0, key)
+                }
+                let insert =
+                    try statements[plan.name]?.insert
+                    ?? statement(
+                        plan.table, key: plan.name, columns: CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column))
+                rowEntity = (plan.name, insert, nil)
+            }
+            guard let insert = rowEntity?.insert else { preconditionFailure("the row's entity was made current above") }
+            rowArguments.removeAll(keepingCapacity: true)
+            rowArguments.append(.integer(primaryKey))
+            rowArguments.append(.integer(plan.number))
+            rowArguments.append(opt.map { .integer($0) } ?? .null)
+            rowArguments.append(contentsOf: values)
+            defer { rowArguments.removeAll(keepingCapacity: true) }
             do {
-                try ExactSQL.execute(insert, [.integer(primaryKey), .integer(plan.number), opt.map { .integer($0) } ?? .null] + values)
+                try ExactSQL.execute(insert, rowArguments)
                 FaultPoint.reached("inserted \(plan.name) \(primaryKey)")
-                largestKeys[plan.name] = max(largestKeys[plan.name] ?? 0, primaryKey)
+                let largest = max(rowEntity?.largestKey ?? 0, primaryKey)
+                rowEntity?.largestKey = largest
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 refusedRow = true
                 if try Int.fetchOne(
