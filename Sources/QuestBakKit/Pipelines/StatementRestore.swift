@@ -162,11 +162,10 @@ struct StatementRestore {
     /// `notingInserts`: note what the inserted values rule out (`InsertedValues`), so that a
     /// repair rule skips a check that could find nothing. `decodingAhead`: decode a model
     /// archive's lines on a second core (`RecordInserter.linesAhead`); off only in the tests that
-    /// compare the two ways. `indexesAfterRecords`: make a format 1 or 2 archive's indexes once
-    /// its records are in (`indexesMadeAfterRecords`); off only in the tests that compare the two ways.
+    /// compare the two ways.
     func write(
         from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil,
-        encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true, indexesAfterRecords: Bool = true
+        encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true
     ) throws -> Written {
         var written = Written()
         // Each page written once (`writingPagesOnce`): the file is the restore's temporary
@@ -174,9 +173,8 @@ struct StatementRestore {
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData, writingPagesOnce: true) { db in
             // Every statement in its order, triggers and views among the tables as the source had
             // them; triggers stay off while the rows go in.
-            let indexesAfter = legacy != nil && indexesAfterRecords ? Self.indexesMadeAfterRecords(statements) : []
             do {
-                _ = try StatementReplay.replay(statements.filter { !indexesAfter.contains($0) }, in: db)
+                _ = try StatementReplay.replay(statements, in: db)
             } catch let refusal as StatementReplay.Refusal {
                 throw ImportError.notImportable(archive: archive, reason: "sql: \(refusal.reason)")
             }
@@ -189,8 +187,7 @@ struct StatementRestore {
             try carried.create(in: db)
             let tables = carried
             try legacy?.createEntityKeys(db)
-            // A format 1 or 2 archive's as SQLite keeps them, read once its indexes are made (below).
-            if legacy == nil { written.statements = statements }
+            written.statements = legacy == nil ? statements : try CoreDataSQL.schemaStatements(db)
             try db.execute(
                 sql:
                     "CREATE TEMP TABLE questbak_links (tableName TEXT, columnName TEXT, target INTEGER, source INTEGER, entity TEXT, relationship TEXT)"
@@ -322,10 +319,6 @@ struct StatementRestore {
             } else {
                 try produce(consume)
             }
-            // In their order, each built from its table's rows in one pass: what a replay of
-            // `sqlite3 .dump` does, where keeping them up row by row cost 10% of the replay's time.
-            for sql in indexesAfter { try db.execute(sql: sql) }
-            if legacy != nil { written.statements = try CoreDataSQL.schemaStatements(db) }
             // A format 1 or 2 archive's members were checked against its schema with the manifest.
             if legacy == nil { try records.checkEveryEntityListed(files: files) }
             if let inserted = records.inserted {
@@ -494,42 +487,8 @@ struct StatementRestore {
         return digests
     }
 
-    /// The index statements among a format 1 or 2 archive's `statements` that the restore makes
-    /// once the records are in, in their order: all of them, or none where one is unique on a
-    /// table the records fill, or where a trigger or a view is made (checked here for any
-    /// statements, though a TimeQuest schema's have neither).
-    ///
-    /// *Why the store is the same.* An index holds one entry a row of its table, made from the
-    /// row's columns: built from the rows in one pass, or kept up as each goes in, it holds the
-    /// same entries (`PRAGMA integrity_check`, which the read-back runs, compares them with the
-    /// rows). The repair rules run after the indexes are made, as before. A unique index on a
-    /// table the records fill would refuse a duplicate at its row, naming the record; made
-    /// after, it would fail as a whole: such statements keep every index where it was. The
-    /// statements in `sqlite_master` are the same; only their order changes, every table before
-    /// every index (tables in their order, indexes in theirs), which is the order a replay of
-    /// `sqlite3 .dump` gives its file, since `.dump` writes the indexes after the rows. `.dump`
-    /// lists tables, then indexes, triggers and views, each in `sqlite_master`'s order, so a dump
-    /// is byte for byte the same (without a trigger or a view, whose place among the indexes
-    /// would move). The read-back compares the statements with those read after the indexes
-    /// were made. `IndexesAfterRecordsTests` restores every way and compares.
-    static func indexesMadeAfterRecords(_ statements: [String]) -> [String] {
-        let indexes = statements.filter { normalized($0).hasPrefix("CREATE INDEX ") || isUniqueIndex($0) }
-        // History's unique index is on ATRANSACTIONSTRING, which a restore leaves empty.
-        guard !statements.contains(where: isLater),
-            indexes.allSatisfy({ !isUniqueIndex($0) || CoreDataSQL.history.contains($0) })
-        else { return [] }
-        return indexes
-    }
-
-    private static func isUniqueIndex(_ sql: String) -> Bool { normalized(sql).hasPrefix("CREATE UNIQUE INDEX ") }
-
-    /// Upper-cased, each run of white space one space: how the prefixes are compared.
-    private static func normalized(_ sql: String) -> String {
-        sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
-    }
-
     static func isLater(_ sql: String) -> Bool {
-        let words = normalized(sql)
+        let words = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return laterPrefixes.contains { words.hasPrefix($0) }
     }
 
