@@ -110,8 +110,9 @@ package struct ModelVersion: Sendable, Equatable {
 
     /// The store's tables as this model lays them out, checked against the store; a field the
     /// model calls transformable is read as the typed array the schema says it is.
-    package func layout(_ db: Database, path: String, checkRows: Bool = true) throws -> ModelLayout {
-        var layout = try ModelLayout(db, model: compiled, checkRows: checkRows)
+    /// `entityNumbers`: the `Z_ENT`s, for a store whose `Z_PRIMARYKEY` does not hold them yet.
+    package func layout(_ db: Database, path: String, checkRows: Bool = true, entityNumbers: [String: Int64]? = nil) throws -> ModelLayout {
+        var layout = try ModelLayout(db, model: compiled, checkRows: checkRows, entityNumbers: entityNumbers)
         if let problem = layout.problems.first { throw StoreError.noModel(path: path, reason: problem) }
         layout.entities = layout.entities.map(typed)
         return layout

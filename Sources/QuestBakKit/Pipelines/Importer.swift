@@ -60,6 +60,10 @@ package enum Importer {
         /// (the tests make it small, to cut every entity into ranges).
         package var readBackReaders = ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 0
         package var readBackRowsPerRange = 2048
+        /// Whether a format 1 or 2 archive's indexes (and Core Data's tables after them) are made
+        /// once its records are in (`StatementRestore.statementsAfterRecords`), not kept up row by
+        /// row. Off only in the tests that compare the two ways.
+        package var makesIndexesAfterRecords = true
 
         public init() {}
     }
@@ -211,7 +215,7 @@ package enum Importer {
         var result = try restore.write(
             from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, progress: progress,
             notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
-            bindingLinksOnInsert: options.bindsLinksOnInsert)
+            bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords)
         progress.finishEntity()
         let written: [String: Int]
         do {
@@ -226,7 +230,7 @@ package enum Importer {
             result = try restore.write(
                 from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, encodingDigests: true,
                 notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
-                bindingLinksOnInsert: options.bindsLinksOnInsert)
+                bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords)
             written = try restore.verifyReadBack(
                 storeURL, written: result, readers: options.readBackReaders, rowsPerRange: options.readBackRowsPerRange)
         }

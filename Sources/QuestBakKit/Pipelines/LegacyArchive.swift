@@ -241,12 +241,19 @@ struct LegacyArchive {
         }
     }
 
+    /// The numbers `createEntityKeys` gives the target's entities, by name.
+    var entityNumbers: [String: Int64] {
+        Dictionary(target.entities.enumerated().map { ($1.name, Int64($0 + 1)) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// The store's tables laid out by the target's model (what a store of the version carries, or
     /// is read by when it carries none); a field the model calls transformable is the typed array
     /// the version says it is, as an export of the store reads it.
-    func layout(_ db: Database, archive: String) throws -> ModelLayout {
+    /// `numbered`: take the entities' numbers from `entityNumbers`, not from `Z_PRIMARYKEY` (a
+    /// store whose `Z_PRIMARYKEY` is made after its records).
+    func layout(_ db: Database, archive: String, numbered: Bool = false) throws -> ModelLayout {
         do {
-            return try target.layout(db, path: archive, checkRows: false)
+            return try target.layout(db, path: archive, checkRows: false, entityNumbers: numbered ? entityNumbers : nil)
         } catch StoreError.noModel(_, let problem) {
             throw ImportError.notImportable(archive: archive, reason: "schema \(target.versionIdentifier) does not lay out: \(problem)")
         }

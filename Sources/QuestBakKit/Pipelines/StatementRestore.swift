@@ -164,35 +164,37 @@ struct StatementRestore {
     /// `notingInserts`: note what the inserted values rule out (`InsertedValues`), so that a
     /// repair rule skips a check that could find nothing. `decodingAhead`: decode a model
     /// archive's lines on a second core (`RecordInserter.linesAhead`); off only in the tests that
-    /// compare the two ways.
-    /// `bindingLinksOnInsert`: a model archive's links kept on destination rows go into each
-    /// destination's row as it is inserted, where they are known by then
-    /// (`RecordInserter.bindsLinksOnInsert`); off only in the tests that compare the two ways.
+    /// compare the two ways. `bindingLinksOnInsert`: a model archive's links kept on destination
+    /// rows go into each destination's row as it is inserted, where they are known by then
+    /// (`RecordInserter.bindsLinksOnInsert`); `indexesAfterRecords`: make a format 1 or 2 archive's
+    /// statements from its first index on once its records are in (`statementsAfterRecords`); each
+    /// off only in the tests that compare the two ways.
     func write(
         from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil,
-        encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true, bindingLinksOnInsert: Bool = true
+        encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true, bindingLinksOnInsert: Bool = true,
+        indexesAfterRecords: Bool = true
     ) throws -> Written {
         var written = Written()
         // Each page written once (`writingPagesOnce`): the file is the restore's temporary
         // store, not in place until it is read back, so no reader sees it before its WAL mode.
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData, writingPagesOnce: true) { db in
             // Every statement in its order, triggers and views among the tables as the source had
-            // them; triggers stay off while the rows go in.
-            do {
-                _ = try StatementReplay.replay(statements, in: db)
-            } catch let refusal as StatementReplay.Refusal {
-                throw ImportError.notImportable(archive: archive, reason: "sql: \(refusal.reason)")
+            // them; triggers stay off while the rows go in. A format 1 or 2 archive's statements
+            // from its first index on (its entities' indexes, Core Data's own tables) wait for its
+            // records, in their order.
+            var later =
+                legacy != nil && indexesAfterRecords && (manifest.tables ?? []).isEmpty ? Self.statementsAfterRecords(statements) : []
+            try replay(Array(statements.dropLast(later.count)), in: db)
+            if let legacy, legacy.target.entities.contains(where: { (try? db.tableExists($0.tableName)) != true }) {
+                // A table the records fill is not made yet: everything now, as it always was.
+                try replay(later, in: db)
+                later = []
             }
-            for table in CoreDataSQL.requiredTables where try !db.tableExists(table) {
-                throw ArchiveError.notAQuestbakArchive(path: archive, reason: "its statements (sql) make no table \(table)")
-            }
-            // A format 1 or 2 archive's statements are its schema's: its own tables come with
-            // their own statements, and its entities are numbered before the first record.
+            if later.isEmpty { try checkRequiredTables(db) }
             var carried = CarriedTables(archive: archive, tables: manifest.tables ?? [], createsTables: legacy != nil)
             try carried.create(in: db)
             let tables = carried
-            try legacy?.createEntityKeys(db)
-            written.statements = legacy == nil ? statements : try CoreDataSQL.schemaStatements(db)
+            if later.isEmpty { written.statements = try numberEntities(db) }
             try db.execute(
                 sql:
                     "CREATE TEMP TABLE questbak_links (tableName TEXT, columnName TEXT, target INTEGER, source INTEGER, entity TEXT, relationship TEXT)"
@@ -203,7 +205,7 @@ struct StatementRestore {
             var firstLines: [String: Data] = [:]
             var records = RecordInserter(restore: self, db: db, log: log)
             if let legacy {
-                let layout = try legacy.layout(db, archive: archive)
+                let layout = try legacy.layout(db, archive: archive, numbered: !later.isEmpty)
                 records.layout = layout
                 if !legacy.options.asArchived && notingInserts {
                     // The checks the profile's rules make of this store (`RepairContext.inserted`).
@@ -293,8 +295,17 @@ struct StatementRestore {
             let consume: (Item) throws -> Void = { item in
                 switch item {
                 case .records(let lines):
+                    // Counted by runs of one member's lines (a batch holds one or two), not with
+                    // a look-up by the member's name for each line.
+                    var run: (name: String, count: Int)?
+                    defer { if let run { written.readCounts[run.name, default: 0] += run.count } }
                     for record in lines {
-                        written.readCounts[record.member.name, default: 0] += 1
+                        if run?.name == record.member.name {
+                            run?.count += 1
+                        } else {
+                            if let run { written.readCounts[run.name, default: 0] += run.count }
+                            run = (record.member.name, 1)
+                        }
                         if let line = record.firstLine { firstLines[record.member.name] = line }
                         try records.insert(record, files: files)
                         try progress?.count(record.member.name)
@@ -315,6 +326,14 @@ struct StatementRestore {
                 try HandOff.run(capacity: 16, produce: produce, consume: consume)
             } else {
                 try produce(consume)
+            }
+            // Each index built from its table's rows in one pass, as a replay of `sqlite3 .dump`
+            // builds them; kept up row by row they cost 10% of that replay's time.
+            if !later.isEmpty {
+                FaultPoint.reached("statements after the records")
+                try replay(later, in: db)
+                try checkRequiredTables(db)
+                written.statements = try numberEntities(db)
             }
             // A format 1 or 2 archive's members were checked against its schema with the manifest.
             if legacy == nil { try records.checkEveryEntityListed(files: files) }
@@ -408,6 +427,30 @@ struct StatementRestore {
         return written
     }
 
+    /// Runs `some` of the statements (`StatementReplay.replay`), a refusal said as the archive's.
+    private func replay(_ some: [String], in db: Database) throws {
+        do {
+            _ = try StatementReplay.replay(some, in: db)
+        } catch let refusal as StatementReplay.Refusal {
+            throw ImportError.notImportable(archive: archive, reason: "sql: \(refusal.reason)")
+        }
+    }
+
+    /// Once every statement is made: Core Data's own tables are there.
+    private func checkRequiredTables(_ db: Database) throws {
+        for table in CoreDataSQL.requiredTables where try !db.tableExists(table) {
+            throw ArchiveError.notAQuestbakArchive(path: archive, reason: "its statements (sql) make no table \(table)")
+        }
+    }
+
+    /// Once every statement is made and the carried tables: a format 1 or 2 archive's entities
+    /// are numbered (its statements are its schema's: its own tables come with their own
+    /// statements); returns the statements the read-back must find, in order.
+    private func numberEntities(_ db: Database) throws -> [String] {
+        try legacy?.createEntityKeys(db)
+        return legacy == nil ? statements : try CoreDataSQL.schemaStatements(db)
+    }
+
     /// What the inserts will note for the repair rules' checks of a store laid out as `layout`:
     /// natural keys as given, the filters sized by the manifest's count of records. The columns'
     /// affinities are read here, once, not for each row.
@@ -488,8 +531,42 @@ struct StatementRestore {
         return digests
     }
 
+    /// The statements a format 1 or 2 archive's restore makes once its records are in: those from
+    /// its first index on, where every statement before it makes a table (the tables the records
+    /// fill among them), none makes a trigger or a view, and no unique index is on a table the
+    /// records fill (history's is on `ATRANSACTIONSTRING`, which a restore leaves empty); else none.
+    ///
+    /// *Why the store is the same.* The statements are made in their order, so `sqlite_master`
+    /// holds the same rows in the same order (their root pages too where `auto_vacuum` keeps
+    /// root pages first, as in Core Data's stores; elsewhere a later table's root page is placed
+    /// after the records' pages, which only the file's layout shows). An index holds one
+    /// entry a row of its table, made from the row's columns: built from the rows in one pass, or
+    /// kept up as each goes in, it holds the same entries (`PRAGMA integrity_check`, which the
+    /// read-back runs, compares them with the rows). `Z_PRIMARYKEY` gets the same rows, and the
+    /// layout the numbers they hold (`LegacyArchive.entityNumbers`). Nothing reads the later tables
+    /// or the indexes while the records go in; the repair rules run after, as before. A unique
+    /// index on a table the records fill would refuse a duplicate at its row, naming the record
+    /// (made after, it would fail as a whole), and a trigger must not see the rows go in: such
+    /// statements are all made first, as before. `IndexesAfterRecordsTests` compares the two ways.
+    static func statementsAfterRecords(_ statements: [String]) -> [String] {
+        guard let first = statements.firstIndex(where: { isIndex($0) || isUniqueIndex($0) }),
+            statements[..<first].allSatisfy({ normalized($0).hasPrefix("CREATE TABLE ") }),
+            !statements.contains(where: isLater),
+            statements[first...].allSatisfy({ !isUniqueIndex($0) || CoreDataSQL.history.contains($0) })
+        else { return [] }
+        return Array(statements[first...])
+    }
+
+    private static func isIndex(_ sql: String) -> Bool { normalized(sql).hasPrefix("CREATE INDEX ") }
+    private static func isUniqueIndex(_ sql: String) -> Bool { normalized(sql).hasPrefix("CREATE UNIQUE INDEX ") }
+
+    /// Upper-cased, each run of white space one space: how the prefixes are compared.
+    private static func normalized(_ sql: String) -> String {
+        sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
     static func isLater(_ sql: String) -> Bool {
-        let words = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let words = normalized(sql)
         return laterPrefixes.contains { words.hasPrefix($0) }
     }
 
@@ -577,7 +654,21 @@ struct StatementRestore {
         let log: RepairLog
         var layout: ModelLayout?
         /// The largest key inserted, by entity: a format 1 or 2 archive's `Z_MAX` is made from it.
-        var largestKeys: [String: Int64] = [:]
+        var largestKeys: [String: Int64] {
+            var keys = earlierLargestKeys
+            if let rowEntity, let key = rowEntity.largestKey { keys[rowEntity.name] = max(keys[rowEntity.name] ?? 0, key) }
+            return keys
+        }
+        /// `largestKeys` of the entities inserted into before the current one (`rowEntity`).
+        private var earlierLargestKeys: [String: Int64] = [:]
+        /// The entity whose row was inserted last, its insert statement and the largest key it
+        /// got since it became the current one: rows come member by member, so nearly every row
+        /// is its, and needs no look-up by its entity's name (its statement's and its largest
+        /// key's, read and written: three hashes of a `String` a row).
+        private var rowEntity: (name: String, insert: Statement, largestKey: Int64?)?
+        /// The arguments of the row being inserted, kept to be filled again: a new array a row
+        /// (its three leading values, then the record's appended) was two allocations.
+        private var rowArguments: [StoredValue] = []
         /// What the model's repairs work on, once the model is known.
         var context: RepairContext?
         /// What the inserted values say of the repairs' checks; nil when no repair will run.
@@ -693,14 +784,16 @@ struct StatementRestore {
             let (member, lineNumber) = (read.member, read.lineNumber)
             switch read.content {
             case .decoded(let decoded):
-                guard let legacy = restore.legacy, layout != nil else {
+                // (Not `let legacy = restore.legacy`: a copy of the archive's description, its
+                // strings, arrays and dictionaries retained and released, for each row.)
+                guard restore.legacy != nil, layout != nil else {
                     preconditionFailure("a line is decoded only for a format 1 or 2 archive, laid out before its first record")
                 }
                 // What the target cannot store (`--allow-newer`) is reported, not written.
                 for entry in decoded.unstorable { try log.record(entry) }
                 guard let entity = decoded.entity, let row = decoded.row else { return }
                 guard let plan = decoded.plan else {
-                    throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(legacy.schemaVersion)")
+                    throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(restore.schemaVersion)")
                 }
                 inserted?.observe(row.values, primaryKey: row.primaryKey, plan: plan)
                 try insertRow(
@@ -812,11 +905,24 @@ struct StatementRestore {
             plan: ModelLayout.EntityPlan, primaryKey: Int64, opt: Int64?, values: [StoredValue], duplicate: ModelMemberEncoding.Row?,
             member: String, lineNumber: Int
         ) throws {
-            var insert =
-                try statements[plan.name]?.insert
-                ?? statement(
-                    plan.table, key: plan.name, columns: CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column))
-            var arguments: [StoredValue] = [.integer(primaryKey), .integer(plan.number), opt.map { .integer($0) } ?? .null] + values
+            // Names of one plan share their storage: comparing them is comparing two words.
+            if rowEntity?.name != plan.name {
+                if let previous = rowEntity, let key = previous.largestKey {
+                    earlierLargestKeys[previous.name] = max(earlierLargestKeys[previous.name] ?? 0, key)
+                }
+                let insert =
+                    try statements[plan.name]?.insert
+                    ?? statement(
+                        plan.table, key: plan.name, columns: CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column))
+                rowEntity = (plan.name, insert, nil)
+            }
+            guard var insert = rowEntity?.insert else { preconditionFailure("the row's entity was made current above") }
+            rowArguments.removeAll(keepingCapacity: true)
+            rowArguments.append(.integer(primaryKey))
+            rowArguments.append(.integer(plan.number))
+            rowArguments.append(opt.map { .integer($0) } ?? .null)
+            rowArguments.append(contentsOf: values)
+            defer { rowArguments.removeAll(keepingCapacity: true) }
             // The links the row takes as it goes in (bits of `binding.cursors`), their sources after its values.
             var linksTaken = 0
             let binding = bindsLinksOnInsert ? try linkBinding(of: plan) : nil
@@ -824,18 +930,19 @@ struct StatementRestore {
                 for (index, cursor) in binding.cursors.enumerated() {
                     guard let source = try cursor.source(linkingTo: primaryKey) else { continue }
                     linksTaken |= 1 << index
-                    arguments.append(.integer(source))
+                    rowArguments.append(.integer(source))
                 }
                 if linksTaken != 0 { insert = try binding.insert(taking: linksTaken, db: db) }
             }
             do {
-                try ExactSQL.execute(insert, arguments)
+                try ExactSQL.execute(insert, rowArguments)
                 if let binding, linksTaken != 0 {
                     binding.stored(linksTaken)
                     linksTakenOnInsert += linksTaken.nonzeroBitCount
                 }
                 FaultPoint.reached("inserted \(plan.name) \(primaryKey)")
-                largestKeys[plan.name] = max(largestKeys[plan.name] ?? 0, primaryKey)
+                let largest = max(rowEntity?.largestKey ?? 0, primaryKey)
+                rowEntity?.largestKey = largest
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 refusedRow = true
                 if try Int.fetchOne(
