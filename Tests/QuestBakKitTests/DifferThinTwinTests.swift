@@ -59,6 +59,22 @@ final class DifferThinTwinTests: XCTestCase {
         XCTAssertEqual(reversed.thinEntities, [])
     }
 
+    /// A diff whose twins stay thin leaves no copy of a store in the temporary folder: the thin
+    /// tables' reload once held the side that held it, a cycle that kept each snapshot (and its
+    /// folder) alive as long as the process, which in an app is long.
+    func testAThinDiffLeavesNoSnapshotBehind() throws {
+        let sides = try DiffTestSides("v2-typical")
+        func snapshots() throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("questbak-snapshot") })
+        }
+        let before = try snapshots()
+        for b in [sides.copy, sides.archive] {
+            let outcome = try diff(sides.store, b, thin: true)
+            XCTAssertFalse(outcome.thinEntities.isEmpty, "a diff with nothing thin tests nothing here")
+            XCTAssertEqual(try snapshots().subtracting(before), [], b.lastPathComponent)
+        }
+    }
+
     func testEveryFixtureAgainstItsCopyAndArchive() throws {
         // v1-anomalies: orphans, cloudIDs shared and malformed; kitchen-sink: to-manys and
         // sub-entities; bennie-game: entities that name each other; the gates' stores.

@@ -624,6 +624,10 @@ package enum Differ {
             var hashedOnly: Set<String> = []
             var loadOnly: Set<String>?
             var records: Exporter.Records?
+            // Kept apart from `side` until the passes are done: `pass` lives on in the thin
+            // tables' reload, which `side` holds, and capturing `side` in it would be a cycle that
+            // keeps the snapshot, and its copy of the store in the temporary folder, forever.
+            var firstLines: [String: [UInt8]] = [:]
             // One pass of the exporter over the snapshot: every member, or those in `loadOnly`.
             func pass() throws {
                 try db.inTransaction {
@@ -650,7 +654,7 @@ package enum Differ {
                                 let line = bytes.last == 0x0A ? bytes.dropLast() : bytes[...]
                                 if lineNumber == 2 {
                                     if loadOnly == nil {
-                                        side.firstLines[name] = Array(line)
+                                        firstLines[name] = Array(line)
                                         if let twin, twin.tables[name] != nil, twin.firstLines[name]?[...] == line {
                                             hashedOnly.insert(name)
                                         }
@@ -705,6 +709,7 @@ package enum Differ {
                 for name in reloads { try loader.empty(name) }
                 loadOnly = hashedOnly.subtracting(twins).union(reloads)
             } while loadOnly?.isEmpty == false
+            side.firstLines = firstLines
             // The snapshot is kept while a thin table may be read again: its cache is not.
             snapshot.database.releaseMemory()
             if !loader.thin.isEmpty {
