@@ -64,8 +64,12 @@ final class DifferThinTwinTests: XCTestCase {
     /// folder) alive as long as the process, which in an app is long.
     func testAThinDiffLeavesNoSnapshotBehind() throws {
         let sides = try DiffTestSides("v2-typical")
+        // This process's only: the other tests of a parallel run make their own at the same time.
         func snapshots() throws -> Set<String> {
-            Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("questbak-snapshot") })
+            Set(
+                try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter {
+                    $0.hasPrefix("questbak-snapshot-\(getpid()).")
+                })
         }
         let before = try snapshots()
         for b in [sides.copy, sides.archive] {
