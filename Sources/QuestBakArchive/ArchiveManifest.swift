@@ -198,6 +198,10 @@ public struct ArchiveManifest: Codable, Sendable, Equatable {
     /// The schema version, "1.0.0" for an archive that names none (the first TimeQuest archives).
     public var effectiveSchemaVersion: String { schemaVersion ?? "1.0.0" }
 
+    /// Whether every record line carries its `Z_OPT` as `_opt` (`RecordJSON.optKey`), as format 2
+    /// and later write it; format 1's lines have none.
+    package var recordLinesCarryOpt: Bool { formatVersion >= 2 }
+
     /// The manifest as the archive holds it: JSON with sorted keys.
     public func encoded() throws -> Data {
         let encoder = JSONEncoder()

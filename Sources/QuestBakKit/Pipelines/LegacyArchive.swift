@@ -180,7 +180,7 @@ struct LegacyArchive {
     /// false reads every line by name (the tests compare the two ways).
     func lineColumns(_ layout: ModelLayout, byPosition: Bool = true) -> LineColumns {
         var columns = LineColumns()
-        let leadingKeys = [RecordJSON.primaryKeyKey] + (manifest.formatVersion >= 2 ? [RecordJSON.optKey] : [])
+        let leadingKeys = [RecordJSON.primaryKeyKey] + (manifest.recordLinesCarryOpt ? [RecordJSON.optKey] : [])
         for (name, properties) in targetProperties {
             let plan = layout.entity(named: name)
             var keys: [String: LineColumns.Key] = [:]
@@ -362,7 +362,7 @@ struct LegacyArchive {
     ) throws -> DecodedLine {
         let primaryKey = try ModelMemberEncoding.LineDecoder.primaryKey(members[0].json(in: line))
         var opt: Int64? = 1
-        let carriesOpt = manifest.formatVersion >= 2
+        let carriesOpt = manifest.recordLinesCarryOpt
         if carriesOpt { opt = try ModelMemberEncoding.LineDecoder.opt(members[1].json(in: line)) }
         let plan = target.plan
         var values = [StoredValue](repeating: .null, count: plan.map { $0.fields.count + $0.toOne.count } ?? 0)
@@ -442,7 +442,7 @@ struct LegacyArchive {
         }
         let primaryKey = try ModelMemberEncoding.LineDecoder.primaryKey(members.first(where: { $0.key == RecordJSON.primaryKeyKey })?.value)
         var opt: Int64? = 1
-        if manifest.formatVersion >= 2 {
+        if manifest.recordLinesCarryOpt {
             opt = try ModelMemberEncoding.LineDecoder.opt(members.first(where: { $0.key == RecordJSON.optKey })?.value)
         }
         guard let target = columns.entities[member.name] else {
@@ -455,7 +455,7 @@ struct LegacyArchive {
         }
         let plan = target.plan
         var values = [StoredValue](repeating: .null, count: plan.map { $0.fields.count + $0.toOne.count } ?? 0)
-        let carriesOpt = manifest.formatVersion >= 2
+        let carriesOpt = manifest.recordLinesCarryOpt
         let entity = member.name
         for (key, json) in members where key != RecordJSON.primaryKeyKey && !(carriesOpt && key == RecordJSON.optKey) {
             if let slot = target.keys[key] {

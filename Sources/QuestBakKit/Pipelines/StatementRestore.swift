@@ -150,7 +150,7 @@ struct StatementRestore {
     /// property is left out (a newer archive's).
     private var membersAreAsExported: Bool {
         guard let legacy else { return false }
-        return manifest.formatVersion >= 2 && !legacy.newerSource && legacy.source.versionIdentifier == legacy.target.versionIdentifier
+        return manifest.recordLinesCarryOpt && !legacy.newerSource && legacy.source.versionIdentifier == legacy.target.versionIdentifier
     }
 
     /// Writes the store at `url`, and the archive's external-storage files into the folder
