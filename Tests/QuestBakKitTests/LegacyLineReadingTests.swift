@@ -78,7 +78,7 @@ final class LegacyLineReadingTests: XCTestCase {
                         readByPosition += 1
                     }
                     XCTAssertNil(byName.entities[member.name]?.keysInOrder)
-                    let variants = [line] + Self.variants(of: members).map(JSONLineText.text) + Self.spellings(of: line)
+                    let variants = [line] + LineVariants.of(members).map(JSONLineText.text) + Self.spellings(of: line)
                     for variant in variants {
                         XCTAssertEqual(
                             Self.outcome(legacy, variant, member, byPosition), Self.outcome(legacy, variant, member, byName),
@@ -138,51 +138,6 @@ final class LegacyLineReadingTests: XCTestCase {
         } catch {
             return "error \(error)"
         }
-    }
-
-    private static let otherValues: [JSONValue] = [
-        .null, .integer(7), .integer(-1), .integer(40_000), .number(2.5), .number(1e300), .string("x"),
-        .string("2026-01-01T00:00:00Z"), .string("Infinity"), .string("8F2B6E9A-3C41-4D7E-9A0B-1C2D3E4F5A01"), .boolean(true),
-        .array([.integer(1)]), .array([.string("a")]), .object([:]), .object(["textBytes": .string("/w==")]),
-    ]
-
-    /// The line taken apart: each key dropped, renamed, swapped with the next, repeated with
-    /// another value, written with an escape; a key added first and last, `_opt` added or
-    /// dropped; each value replaced by values of every other type.
-    private static func variants(of members: [(key: String, value: JSONValue)]) -> [[(key: String, value: JSONValue)]] {
-        var variants: [[(key: String, value: JSONValue)]] = []
-        for index in members.indices {
-            var dropped = members
-            dropped.remove(at: index)
-            variants.append(dropped)
-            var renamed = members
-            renamed[index].key += "x"
-            variants.append(renamed)
-            var cased = members
-            cased[index].key = cased[index].key.uppercased()
-            variants.append(cased)
-            if index + 1 < members.count {
-                var swapped = members
-                swapped.swapAt(index, index + 1)
-                variants.append(swapped)
-            }
-            var repeated = members
-            repeated.append((key: members[index].key, value: .integer(1)))
-            variants.append(repeated)
-            for other in otherValues {
-                var replaced = members
-                replaced[index].value = other
-                variants.append(replaced)
-            }
-        }
-        variants.append([(key: "extra", value: .integer(1))] + members)
-        variants.append(members + [(key: "extra", value: .integer(1))])
-        if !members.contains(where: { $0.key == RecordJSON.optKey }) {
-            var withOpt = members
-            withOpt.insert((key: RecordJSON.optKey, value: .integer(1)), at: min(1, members.count))
-            variants.append(withOpt)
-        }
-        return variants
     }
 
     /// The same line spelled otherwise, or broken: a key with an escape, white space, text

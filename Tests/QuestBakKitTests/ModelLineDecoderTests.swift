@@ -119,7 +119,7 @@ final class ModelLineDecoderTests: XCTestCase {
         let byPosition = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true)
         let byName = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true, byPosition: false)
         let members = try JSONLine.parseObject(Data(line.utf8))
-        var variants = [line] + Self.variants(of: members).map(JSONLineText.text)
+        var variants = [line] + LineVariants.of(members).map(JSONLineText.text)
         variants.append(line.replacingOccurrences(of: "\"_opt\"", with: "\"_opt2\""))
         for variant in variants {
             XCTAssertEqual(
@@ -138,58 +138,5 @@ final class ModelLineDecoderTests: XCTestCase {
         } catch {
             return "other \(error)"
         }
-    }
-
-    private static let otherValues: [JSONValue] = [
-        .null, .integer(7), .integer(-1), .number(2.5), .string("x"), .string("2026-01-01T00:00:00Z"), .boolean(true),
-        .array([.integer(1)]), .array([.integer(2), .integer(1)]), .object([:]), .object(["name": .string("y")]),
-    ]
-
-    /// The line taken apart: each key dropped, doubled, swapped with the next, renamed; a key
-    /// added first and last; each value replaced by values of every other type; each composite
-    /// with a key dropped, one added, and each of its values replaced.
-    private static func variants(of members: [(key: String, value: JSONValue)]) -> [[(key: String, value: JSONValue)]] {
-        var variants: [[(key: String, value: JSONValue)]] = []
-        for index in members.indices {
-            var dropped = members
-            dropped.remove(at: index)
-            variants.append(dropped)
-            var renamed = members
-            renamed[index].key += "x"
-            variants.append(renamed)
-            if index + 1 < members.count {
-                var swapped = members
-                swapped.swapAt(index, index + 1)
-                variants.append(swapped)
-            }
-            for other in otherValues {
-                var replaced = members
-                replaced[index].value = other
-                variants.append(replaced)
-            }
-            if case .object(let inner) = members[index].value {
-                for key in inner.keys.sorted() {
-                    var without = inner
-                    without.removeValue(forKey: key)
-                    var replaced = members
-                    replaced[index].value = .object(without)
-                    variants.append(replaced)
-                    for other in otherValues.prefix(6) {
-                        var changed = inner
-                        changed[key] = other
-                        replaced[index].value = .object(changed)
-                        variants.append(replaced)
-                    }
-                }
-                var extra = inner
-                extra["extra"] = .integer(1)
-                var replaced = members
-                replaced[index].value = .object(extra)
-                variants.append(replaced)
-            }
-        }
-        variants.append([(key: "extra", value: .integer(1))] + members)
-        variants.append(members + [(key: "extra", value: .integer(1))])
-        return variants
     }
 }
