@@ -33,6 +33,16 @@ package struct EntityKey: Sendable, Equatable {
 
 /// Reads Core Data's tables inside a snapshot's read transaction.
 package enum StoreReader {
+    /// Whether the file at `path` passes `PRAGMA integrity_check`, asked on a read-only
+    /// connection of its own: a check that runs on another thread beside the caller's reads.
+    package static func passesIntegrityCheck(path: String) throws -> Bool {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok"
+    }
+
     public static func requireCoreDataSQL(_ db: Database, path: String) throws {
         let missing = try CoreDataSQL.requiredTables.filter { try !db.tableExists($0) }
         if !missing.isEmpty { throw StoreError.notACoreDataStore(path: path, missingTables: missing) }

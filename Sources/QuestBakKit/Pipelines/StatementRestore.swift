@@ -1071,12 +1071,8 @@ struct StatementRestore {
         configuration.readonly = true
         let queue = try DatabaseQueue(path: url.path, configuration: configuration)
         defer { try? queue.close() }
-        let readOnly = configuration
-        let integrity = BackgroundResult {
-            let check = try DatabaseQueue(path: url.path, configuration: readOnly)
-            defer { try? check.close() }
-            return try check.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok"
-        }
+        let path = url.path
+        let integrity = BackgroundResult { try StoreReader.passesIntegrityCheck(path: path) }
         let rest = Result {
             let rangeReaders =
                 (legacy != nil || isModel) && readers > 0

@@ -125,7 +125,7 @@ package enum Merger {
         // page of it: its integrity checked on a second core while the matching keeps this one
         // busy. `verify` takes its "ok" for the merged store's where the merge wrote no page.
         let copyPath = snapshot.copyPath
-        let integrityBeforeMerge = BackgroundResult { try integrityCheckPasses(copyPath) }
+        let integrityBeforeMerge = BackgroundResult { try StoreReader.passesIntegrityCheck(path: copyPath) }
         defer { withExtendedLifetime(snapshot) { _ = integrityBeforeMerge.error() } }
         let log = try RepairLog(directory: workDirectory)
         var merge: RecordMerge
@@ -280,15 +280,6 @@ package enum Merger {
             )
         }
         return columns
-    }
-
-    /// Whether the store file at `path` passes `PRAGMA integrity_check`, read on a connection of its own.
-    private static func integrityCheckPasses(_ path: String) throws -> Bool {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        return try queue.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok"
     }
 
     /// Reads the merged store back: intact (unless `integrityShown`: the same bytes passed the
