@@ -236,14 +236,19 @@ struct LegacyArchive {
     /// Numbers the target's entities in `Z_PRIMARYKEY` (`Z_MAX` 0 until the records are in), so
     /// that the store's tables can be laid out by the model before the first record.
     func createEntityKeys(_ db: Database) throws {
-        for (index, entity) in target.entities.enumerated() {
-            try CoreDataSQL.insertEntityKey(db, number: Int64(index + 1), name: entity.name, maximumPrimaryKey: 0)
+        for (name, number) in numberedEntities {
+            try CoreDataSQL.insertEntityKey(db, number: number, name: name, maximumPrimaryKey: 0)
         }
     }
 
     /// The numbers `createEntityKeys` gives the target's entities, by name.
     var entityNumbers: [String: Int64] {
-        Dictionary(target.entities.enumerated().map { ($1.name, Int64($0 + 1)) }, uniquingKeysWith: { first, _ in first })
+        Dictionary(numberedEntities, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The target's entities in its order, numbered from 1.
+    private var numberedEntities: [(String, Int64)] {
+        target.entities.enumerated().map { ($1.name, Int64($0 + 1)) }
     }
 
     /// The store's tables laid out by the target's model (what a store of the version carries, or
