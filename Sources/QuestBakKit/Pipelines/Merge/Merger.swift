@@ -228,6 +228,10 @@ package enum Merger {
         let copyPath = snapshot.copyPath
         let integrityBeforeMerge = BackgroundResult { try StoreReader.passesIntegrityCheck(path: copyPath) }
         integrityChecks.append(integrityBeforeMerge)
+        // Read beside the matching too: the store's copy is not written after `copyFiles`, and
+        // the restored archive not at all.
+        let referenceChecks = ReferenceChecks.start(layout: layout, storeCopy: copyPath, archive: restored.path)
+        defer { _ = (referenceChecks.danglingBefore.error(), referenceChecks.archiveNamesOnlyRecords.error()) }
         var merge: RecordMerge
         var framesWritten: Int?
         do {
@@ -241,6 +245,7 @@ package enum Merger {
                     db: db, layout: layout, preference: options.preference, newerColumns: newerColumns,
                     keepDistinctIDs: options.restore.keepDistinctIDs, log: log, storePath: snapshot.sourceURL.path)
                 merge.archiveCloudIDsAreMade = (restoreLog.counts["migration.cloudID"] ?? 0) > 0
+                merge.referenceChecks = referenceChecks
                 try db.inTransaction {
                     try merge.run()
                     // The report's last batch written in the background must have been written.
