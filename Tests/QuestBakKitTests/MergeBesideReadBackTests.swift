@@ -99,16 +99,8 @@ final class MergeBesideReadBackTests: XCTestCase {
         XCTAssertTrue(clean.hasPrefix("entities") && clean.contains("merge.supersede"), String(clean.prefix(400)))
         let damaged = try merge(archive, into: store, name: "damaged", in: directory) { file, _ in
             ReadBackTests.change(file) { db in
-                let indexes = ["ZGAMESESSION_ZROUTINE_INDEX", "ZROUTINETASK_ZROUTINE_INDEX"]
-                let roots = try Row.fetchAll(
-                    db, sql: "SELECT name, rootpage FROM sqlite_master WHERE name IN (?, ?)", arguments: StatementArguments(indexes))
-                XCTAssertEqual(roots.count, 2)
+                try ReadBackTests.swapIndexRoots(db)
                 try db.execute(sql: "PRAGMA writable_schema = ON")
-                for (row, other) in zip(roots, roots.reversed()) {
-                    try db.execute(
-                        sql: "UPDATE sqlite_master SET rootpage = ? WHERE name = ?",
-                        arguments: [other["rootpage"] as Int64, row["name"] as String])
-                }
                 try db.execute(
                     sql:
                         "UPDATE sqlite_master SET sql = replace(sql, 'ZTASKDISPLAYNAME', 'ZTASKDISPLAYLABEL') WHERE name = 'ZTASKESTIMATION'"
