@@ -169,23 +169,7 @@ final class ReadBackTests: XCTestCase {
     func testAStoreDamagedAfterItsCommitFailsItsIntegrityCheckFirst() throws {
         let directory = try TemporaryTestDirectory("questbak-read-back-source")
         let archive = try exported(try directory.copyFixture("v2-typical"), to: directory.path("v2-typical.qbak"))
-        let damage: @Sendable (URL) -> Void = { store in
-            Self.change(store) { db in
-                // Two indexes of one column each swap their B-trees: each now lists another
-                // table's rows.
-                let indexes = ["ZGAMESESSION_ZROUTINE_INDEX", "ZROUTINETASK_ZROUTINE_INDEX"]
-                let roots = try Row.fetchAll(
-                    db, sql: "SELECT name, rootpage FROM sqlite_master WHERE name IN (?, ?)", arguments: StatementArguments(indexes))
-                XCTAssertEqual(roots.count, 2)
-                try db.execute(sql: "PRAGMA writable_schema = ON")
-                for (row, other) in zip(roots, roots.reversed()) {
-                    try db.execute(
-                        sql: "UPDATE sqlite_master SET rootpage = ? WHERE name = ?",
-                        arguments: [other["rootpage"] as Int64, row["name"] as String])
-                }
-                try db.execute(sql: "PRAGMA writable_schema = OFF")
-            }
-        }
+        let damage: @Sendable (URL) -> Void = { store in Self.change(store) { db in try Self.swapIndexRoots(db) } }
         let inTurn = try outcome(archive, reading: .inTurn, damage: damage)
         XCTAssertTrue(inTurn.contains("integrity_check"), inTurn)
         for reading in Reading.inRanges {
@@ -224,6 +208,21 @@ final class ReadBackTests: XCTestCase {
     }
 
     /// Changes the first estimation's name in the store at `url`, then does `more`.
+    /// Two indexes of one column each swap their B-trees: each now lists another table's rows,
+    /// which `integrity_check` finds.
+    static func swapIndexRoots(_ db: Database) throws {
+        let indexes = ["ZGAMESESSION_ZROUTINE_INDEX", "ZROUTINETASK_ZROUTINE_INDEX"]
+        let roots = try Row.fetchAll(
+            db, sql: "SELECT name, rootpage FROM sqlite_master WHERE name IN (?, ?)", arguments: StatementArguments(indexes))
+        XCTAssertEqual(roots.count, 2)
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        for (row, other) in zip(roots, roots.reversed()) {
+            try db.execute(
+                sql: "UPDATE sqlite_master SET rootpage = ? WHERE name = ?", arguments: [other["rootpage"] as Int64, row["name"] as String])
+        }
+        try db.execute(sql: "PRAGMA writable_schema = OFF")
+    }
+
     static func change(_ url: URL, more: (Database) throws -> Void) {
         do {
             let queue = try DatabaseQueue(path: url.path)

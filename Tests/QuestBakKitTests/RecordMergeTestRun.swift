@@ -8,15 +8,25 @@ import GRDB
 /// transaction; the counts by entity.
 enum RecordMergeTestRun {
     static func merge(
-        _ incoming: URL, into store: URL, log: RepairLog, usesShortcuts: Bool = true, preference: Merger.Preference = .store
+        _ incoming: URL, into store: URL, log: RepairLog, usesShortcuts: Bool = true, preference: Merger.Preference = .store,
+        referenceChecksBeside: Bool = false
     ) throws -> [String: RecordMerge.Counts] {
+        let layout = try MergeLayout(version: TimeQuestSchemas.newest)
+        var referenceChecks: ReferenceChecks?
+        if referenceChecksBeside {
+            // As the merge asks them: of a copy of the store as it was before, and of the archive.
+            let copy = store.deletingLastPathComponent().appendingPathComponent(store.lastPathComponent + "-before")
+            try FileManager.default.copyItem(at: store, to: copy)
+            referenceChecks = ReferenceChecks.start(layout: layout, storeCopy: copy.path, archive: incoming.path)
+        }
         let queue = try DatabaseQueue(path: store.path)
         let counts = try queue.writeWithoutTransaction { db in
             try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
             var merge = RecordMerge(
-                db: db, layout: try MergeLayout(version: TimeQuestSchemas.newest), preference: preference, newerColumns: [:],
+                db: db, layout: layout, preference: preference, newerColumns: [:],
                 keepDistinctIDs: false, log: log, storePath: store.path)
             merge.usesShortcuts = usesShortcuts
+            merge.referenceChecks = referenceChecks
             try db.inTransaction {
                 try merge.run()
                 try log.finishWrites()

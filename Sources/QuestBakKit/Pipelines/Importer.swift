@@ -64,6 +64,13 @@ package enum Importer {
         /// once its records are in (`StatementRestore.statementsAfterRecords`), not kept up row by
         /// row. Off only in the tests that compare the two ways.
         package var makesIndexesAfterRecords = true
+        /// Work that reads the restored store (at the URL given, with the restore's log), run on
+        /// the calling thread while the read-back proof runs on threads of its own, once the
+        /// records are written: a merge's matching and settling, which kept one core busy after
+        /// the proof while the other had nothing to do. The proof's failure is the restore's,
+        /// whatever the work did (the work is waited for first, and runs again after a restore
+        /// made again): it must keep nothing it made unless the restore returns. `nil`: none.
+        package var besideReadBack: ((URL, RepairLog) throws -> Void)?
 
         public init() {}
     }
@@ -219,8 +226,7 @@ package enum Importer {
         progress.finishEntity()
         let written: [String: Int]
         do {
-            written = try restore.verifyReadBack(
-                storeURL, written: result, readers: options.readBackReaders, rowsPerRange: options.readBackRowsPerRange)
+            written = try readBack(restore, storeURL, written: result, log: log, options: options)
         } catch is StatementRestore.NotAsExported {
             // Lines an export would have written otherwise (another tool's): restored again, its
             // records encoded inside the transaction, as every archive's were before. Its records
@@ -231,8 +237,7 @@ package enum Importer {
                 from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, encodingDigests: true,
                 notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
                 bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords)
-            written = try restore.verifyReadBack(
-                storeURL, written: result, readers: options.readBackReaders, rowsPerRange: options.readBackRowsPerRange)
+            written = try readBack(restore, storeURL, written: result, log: log, options: options)
         }
         let readCounts = result.readCounts
         var notes = result.notes
@@ -253,6 +258,50 @@ package enum Importer {
             notes.append("no repairs are made to a store no model describes: restored exactly as archived")
         }
         return Restored(entities: entities, external: result.external, notes: notes)
+    }
+
+    /// The read-back proof of what `write` wrote, with `options.besideReadBack` run on this thread
+    /// meanwhile (the proof on threads of its own then). The work is waited for before the
+    /// proof's answer is taken, and the proof's failure is thrown before the work's: what fails
+    /// fails as it did when the work ran only after the proof had passed.
+    private static func readBack(
+        _ restore: StatementRestore, _ storeURL: URL, written: StatementRestore.Written, log: RepairLog, options: Options
+    ) throws -> [String: Int] {
+        let (readers, rowsPerRange) = (options.readBackReaders, options.readBackRowsPerRange)
+        guard let beside = options.besideReadBack else {
+            return try restore.verifyReadBack(storeURL, written: written, readers: readers, rowsPerRange: rowsPerRange)
+        }
+        let proof = ReadBackProof {
+            try restore.verifyReadBack(storeURL, written: written, readers: readers, rowsPerRange: rowsPerRange)
+        }
+        let work = Swift.Result { try beside(storeURL, log) }
+        let counts = try proof.value()
+        try work.get()
+        return counts
+    }
+
+    /// The read-back proof on a thread of its own, not one of the global queue's: the proof
+    /// waits there for its range readers and integrity check, which the global queue runs.
+    // @unchecked: `result` is written once on the proof's thread before `done` is signalled, and
+    // read only after `done.wait()`; the proof's inputs (a struct of constants, a copy of
+    // `Written`) are not touched by the calling thread while it runs.
+    private final class ReadBackProof: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private let proof: () throws -> [String: Int]
+        private var result: Swift.Result<[String: Int], Error>?
+
+        init(_ proof: @escaping () throws -> [String: Int]) {
+            self.proof = proof
+            Thread { [self] in
+                result = Swift.Result { try self.proof() }
+                done.signal()
+            }.start()
+        }
+
+        func value() throws -> [String: Int] {
+            done.wait()
+            return try result!.get()
+        }
     }
 
     /// Puts the new store in place (unless this is a dry run), its external-storage files first;

@@ -96,7 +96,35 @@ package enum Merger {
         let importWork = workDirectory.appendingPathComponent("import")
         try FileManager.default.createDirectory(at: importWork, withIntermediateDirectories: true)
         let scratch = scratchFolder.appendingPathComponent("default.store")
+
+        // The merged store is built beside the target, from a snapshot of it.
+        let merged = StorePlacement.temporaryStoreURL(besides: target)
+        TemporaryFiles.createdStore(merged)
+        defer { TemporaryFiles.removeStore(merged) }
+        let log = try RepairLog(directory: workDirectory)
+        // The merge reads the restored archive only, as the restore's read-back proof does: it
+        // runs beside the proof, on this core while the proof has the other (`besideReadBack`),
+        // and what it made counts only once the restore returns, the proof passed. A restore
+        // made again (`NotAsExported`) runs it again, from the store's copy made again.
+        var attempt: MergedCopy?
+        var attempts = 0
+        var integrityChecks: [BackgroundResult<Bool>] = []
+        defer { withExtendedLifetime(snapshot) { for check in integrityChecks { _ = check.error() } } }
+        importOptions.besideReadBack = { restoredStore, restoreLog in
+            attempts += 1
+            // What an attempt before made (or began, if it failed) is made again from the start.
+            if attempts > 1 {
+                attempt = nil
+                try log.reset()
+                for suffix in CoreDataSQL.storeFileSuffixes { try? FileManager.default.removeItem(atPath: merged.path + suffix) }
+            }
+            attempt = try mergeRecords(
+                of: restoredStore, restoreLog: restoreLog, into: merged, from: snapshot, description: description, options: options,
+                log: log, archive: path, targetVersion: targetVersion, integrityChecks: &integrityChecks)
+        }
         let restored = try Importer.run(archive: file, displayName: path, into: scratch, options: importOptions, workDirectory: importWork)
+        guard let done = attempt else { preconditionFailure("Importer.run returned without running besideReadBack") }
+        let (layout, merge, framesWritten) = (done.layout, done.merge, done.framesWritten)
         // What the restore did to the scratch store's own folder is no concern of the user's.
         var notes = restored.notes.filter { !$0.contains(scratchFolder.path) }.map { "archive: " + $0 }
         let archiveRepairs = restored.counts.filter { $0.key.hasPrefix("repair.") || $0.key.hasPrefix("unstorable.") }
@@ -105,59 +133,7 @@ package enum Merger {
                 "the archive's own records were repaired before the merge (\(archiveRepairs.values.reduce(0, +)) repairs, the same a validating import of the archive alone would make and list)"
             )
         }
-
-        let layout: MergeLayout
-        switch description {
-        case .knownVersion(let version): layout = try MergeLayout(version: version)
-        case .model(let storeLayout):
-            layout = try sameModel(store: snapshot, storeLayout: storeLayout, scratch: scratch, archive: path)
-        case .tables: preconditionFailure("refused above")
-        }
-        notes += layout.notes
-        let newerColumns = try newerColumns(layout, options: options, notes: &notes)
-
-        // The merged store is built beside the target, from a snapshot of it.
-        let merged = StorePlacement.temporaryStoreURL(besides: target)
-        TemporaryFiles.createdStore(merged)
-        defer { TemporaryFiles.removeStore(merged) }
-        try snapshot.copyFiles(to: merged)
-        // The store's copy, which the merged store is, byte for byte, until the merge writes a
-        // page of it: its integrity checked on a second core while the matching keeps this one
-        // busy. `verify` takes its "ok" for the merged store's where the merge wrote no page.
-        let copyPath = snapshot.copyPath
-        let integrityBeforeMerge = BackgroundResult { try StoreReader.passesIntegrityCheck(path: copyPath) }
-        defer { withExtendedLifetime(snapshot) { _ = integrityBeforeMerge.error() } }
-        let log = try RepairLog(directory: workDirectory)
-        var merge: RecordMerge
-        // The frames the merge's WAL held at its checkpoint: 0 where it wrote no page of the store.
-        var framesWritten: Int?
-        do {
-            var configuration = Configuration()
-            configuration.foreignKeysEnabled = false
-            let queue = try DatabaseQueue(path: merged.path, configuration: configuration)
-            merge = try queue.writeWithoutTransaction { db in
-                for pragma in Durability.sqlitePragmas { try db.execute(sql: pragma) }
-                try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [scratch.path])
-                var merge = RecordMerge(
-                    db: db, layout: layout, preference: options.preference, newerColumns: newerColumns,
-                    keepDistinctIDs: options.restore.keepDistinctIDs, log: log, storePath: target.path)
-                merge.archiveCloudIDsAreMade = (restored.counts["migration.cloudID"] ?? 0) > 0
-                try db.inTransaction {
-                    try merge.run()
-                    // The report's last batch written in the background must have been written.
-                    try log.finishWrites()
-                    FaultPoint.reached("before commit of the merge")
-                    return .commit
-                }
-                try db.execute(sql: "DETACH DATABASE incoming")
-                // One row: busy, the WAL's frames (-1 for a store not in WAL mode), those checkpointed.
-                framesWritten = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")?[1]
-                return merge
-            }
-            try queue.close()
-        } catch let error as DatabaseError {
-            throw StoreError.wrapping(error, path: target.path)
-        }
+        notes += done.layoutNotes
         notes += merge.notes
         if merge.archiveCloudIDsAreMade {
             notes.append(
@@ -168,7 +144,7 @@ package enum Merger {
         // written in one transaction, whose pages go to the WAL: with none there, no page of it
         // differs from the copy it was made from, and an integrity check reads the same bytes.
         // Any other answer of the copy's (damage, an error) is asked of the merged file again.
-        let integrityShown = framesWritten == 0 && (try? integrityBeforeMerge.value()) == true
+        let integrityShown = framesWritten == 0 && (try? done.integrityBeforeMerge.value()) == true
         let (written, referenced) = try verify(
             merged, layout: layout, counts: merge.counts, target: target, integrityShown: integrityShown)
         // The external-storage files that records merged in refer to, and the store lacks.
@@ -216,6 +192,78 @@ package enum Merger {
             schemaVersion: targetVersion ?? manifest.effectiveSchemaVersion, preference: options.preference, entities: entities,
             counts: log.counts, changes: log.total, archiveRepairs: archiveRepairs, backup: backup,
             backupFiles: backup.map { StorePlacement.backupFiles($0) } ?? [], notes: notes, log: log)
+    }
+
+    /// What the merge made of the restored archive in the store's copy, before it is read back.
+    private struct MergedCopy {
+        var layout: MergeLayout
+        /// The layout's notes and those of the `.newer` columns, in that order.
+        var layoutNotes: [String]
+        var merge: RecordMerge
+        /// The frames the merge's WAL held at its checkpoint: 0 where it wrote no page of the store.
+        var framesWritten: Int?
+        var integrityBeforeMerge: BackgroundResult<Bool>
+    }
+
+    /// The archive's records (`restored`, the restore's scratch store, read only) merged into a
+    /// copy of the store (`merged`) in one transaction; `log` gets the merge's entries.
+    private static func mergeRecords(
+        of restored: URL, restoreLog: RepairLog, into merged: URL, from snapshot: StoreSnapshot, description: StoreDescription,
+        options: Options, log: RepairLog, archive path: String, targetVersion: String?, integrityChecks: inout [BackgroundResult<Bool>]
+    ) throws -> MergedCopy {
+        let layout: MergeLayout
+        switch description {
+        case .knownVersion(let version): layout = try MergeLayout(version: version)
+        case .model(let storeLayout):
+            layout = try sameModel(store: snapshot, storeLayout: storeLayout, scratch: restored, archive: path)
+        case .tables: preconditionFailure("refused above")
+        }
+        var notes = layout.notes
+        let newerColumns = try newerColumns(layout, options: options, notes: &notes)
+
+        try snapshot.copyFiles(to: merged)
+        // The store's copy, which the merged store is, byte for byte, until the merge writes a
+        // page of it: its integrity checked on a second core while the matching keeps this one
+        // busy. `verify` takes its "ok" for the merged store's where the merge wrote no page.
+        let copyPath = snapshot.copyPath
+        let integrityBeforeMerge = BackgroundResult { try StoreReader.passesIntegrityCheck(path: copyPath) }
+        integrityChecks.append(integrityBeforeMerge)
+        // Read beside the matching too: the store's copy is not written after `copyFiles`, and
+        // the restored archive not at all.
+        let referenceChecks = ReferenceChecks.start(layout: layout, storeCopy: copyPath, archive: restored.path)
+        defer { _ = (referenceChecks.danglingBefore.error(), referenceChecks.archiveNamesOnlyRecords.error()) }
+        var merge: RecordMerge
+        var framesWritten: Int?
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = false
+            let queue = try DatabaseQueue(path: merged.path, configuration: configuration)
+            merge = try queue.writeWithoutTransaction { db in
+                for pragma in Durability.sqlitePragmas { try db.execute(sql: pragma) }
+                try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [restored.path])
+                var merge = RecordMerge(
+                    db: db, layout: layout, preference: options.preference, newerColumns: newerColumns,
+                    keepDistinctIDs: options.restore.keepDistinctIDs, log: log, storePath: snapshot.sourceURL.path)
+                merge.archiveCloudIDsAreMade = (restoreLog.counts["migration.cloudID"] ?? 0) > 0
+                merge.referenceChecks = referenceChecks
+                try db.inTransaction {
+                    try merge.run()
+                    // The report's last batch written in the background must have been written.
+                    try log.finishWrites()
+                    FaultPoint.reached("before commit of the merge")
+                    return .commit
+                }
+                try db.execute(sql: "DETACH DATABASE incoming")
+                // One row: busy, the WAL's frames (-1 for a store not in WAL mode), those checkpointed.
+                framesWritten = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")?[1]
+                return merge
+            }
+            try queue.close()
+        } catch let error as DatabaseError {
+            throw StoreError.wrapping(error, path: snapshot.sourceURL.path)
+        }
+        return MergedCopy(
+            layout: layout, layoutNotes: notes, merge: merge, framesWritten: framesWritten, integrityBeforeMerge: integrityBeforeMerge)
     }
 
     /// The archive's model must be the store's: the same entity hashes and the same tables.

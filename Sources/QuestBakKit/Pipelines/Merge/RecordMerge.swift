@@ -57,6 +57,10 @@ struct RecordMerge {
     private(set) var notes: [String] = []
     /// The table whose cloudIDs `temp.questbak_used` holds, if any.
     var usedCloudIDs: String?
+    /// The store's references to no record before the merge and the archive's fields whose
+    /// references each name a record, asked on other connections (`ReferenceChecks`); nil: asked
+    /// here, on the merge's connection.
+    var referenceChecks: ReferenceChecks?
     /// By entity: whether every store cloudID is an identity (`cloudIDsAreIdentities`), as the
     /// matching's pass over the store's cloudIDs (`noCloudIDIsInBoth`) found it, where that pass ran.
     private(set) var storeCloudIDsShownIdentities: [String: Bool] = [:]
@@ -68,7 +72,7 @@ struct RecordMerge {
                                                 PRIMARY KEY (tbl, incoming)) WITHOUT ROWID
                 """)
         for table in layout.tables { try checkSameColumns(table) }
-        let danglingBefore = try danglingReferences()
+        let danglingBefore = try referenceChecks?.danglingBefore.value() ?? danglingReferences()
         for entity in layout.entities {
             var entityCounts = Counts()
             entityCounts.inStore = try count("main", entity)
@@ -97,19 +101,33 @@ struct RecordMerge {
 
     /// By `table.column`: how many rows name a record their destination table does not hold.
     private func danglingReferences() throws -> [String: Int] {
-        var found: [String: Int] = [:]
+        try Self.danglingReferences(db, Self.danglingReferenceQueries(layout, schema: "main"))
+    }
+
+    /// `danglingReferences`'s count of each reference column (`table.column`, once each) of
+    /// `schema`'s tables, as SQL: run on the merge's connection, or on one of the store's copy.
+    static func danglingReferenceQueries(_ layout: MergeLayout, schema: String) -> [(place: String, sql: String)] {
+        var queries: [(place: String, sql: String)] = []
         for entity in layout.entities {
             for field in entity.fields {
-                guard let reference = field.reference, found["\(entity.table).\(field.column)"] == nil else { continue }
-                found["\(entity.table).\(field.column)"] =
-                    try Int.fetchOne(
-                        db,
-                        sql: """
-                            SELECT count(*) FROM main.\(entity.table) r
-                            WHERE r.\(field.column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM main.\(reference) d WHERE d.\(keyColumn) = r.\(field.column))
-                            """) ?? 0
+                guard let reference = field.reference, !queries.contains(where: { $0.place == "\(entity.table).\(field.column)" })
+                else { continue }
+                queries.append(
+                    (
+                        "\(entity.table).\(field.column)",
+                        """
+                        SELECT count(*) FROM \(schema).\(entity.table) r
+                        WHERE r.\(field.column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(schema).\(reference) d WHERE d.\(keyColumn) = r.\(field.column))
+                        """
+                    ))
             }
         }
+        return queries
+    }
+
+    static func danglingReferences(_ db: Database, _ queries: [(place: String, sql: String)]) throws -> [String: Int] {
+        var found: [String: Int] = [:]
+        for query in queries { found[query.place] = try Int.fetchOne(db, sql: query.sql) ?? 0 }
         return found
     }
 
@@ -518,8 +536,11 @@ struct RecordMerge {
     /// A reference to a record the archive does not have cannot be translated: it is left out
     /// (the column stays as the store has it, or NULL in a new record) and reported.
     private func reportDangling(_ entity: MergeLayout.EntityPlan) throws {
+        let namingRecords = try referenceChecks?.archiveNamesOnlyRecords.value() ?? []
         for field in entity.fields {
-            guard let reference = field.reference else { continue }
+            // Where every archive value of the field names a record, none is left to list
+            // (`ReferenceChecks`): a second device's merge read its map and archive for nothing.
+            guard let reference = field.reference, !namingRecords.contains("\(entity.name).\(field.name)") else { continue }
             try ExactSQL.forEachRow(
                 db,
                 sql: """
@@ -538,6 +559,9 @@ struct RecordMerge {
     }
 
     private func insertNew(_ entity: MergeLayout.EntityPlan) throws {
+        // The map's `new` rows of the entity's records are the ones `assignNewKeys` added, which
+        // it counted in `inserted` (and checked): with none, both passes below find nothing.
+        guard (counts[entity.name]?.inserted ?? 0) > 0 else { return }
         let references = layout.references(in: entity.table)
         let columns = try columns(entity.table, in: "main").filter { !CoreDataSQL.rowColumns.contains($0.uppercased()) }
         let values = columns.map { column in references[column].map { translated("i", column, to: $0) } ?? "i.\(column)" }

@@ -1,0 +1,97 @@
+import CoreDataStore
+import Foundation
+import GRDB
+import QuestBakTestSupport
+import XCTest
+
+@testable import QuestBakKit
+
+/// The merge asks two things of references on other connections, beside its matching
+/// (`ReferenceChecks`): the store's references to no record before it writes (of the store's
+/// copy), and which of the archive's reference fields name a record in every record (then
+/// `reportDangling` is not run for them). Asked there or on the merge's own connection, the
+/// merge must leave the same store and the same report.
+final class RecordMergeReferenceChecksTests: XCTestCase {
+    /// 30 estimations in both, matched by natural key, their estimates differing (a conflict
+    /// each); `archiveDangling` of the archive's name a session the archive does not have, and
+    /// `storeDangling` of the store's one the store does not have; `archiveNew` more only in the
+    /// archive (inserted: the merge writes records, so the store's references are counted again
+    /// after it and compared with the count before).
+    private func stores(
+        in directory: TemporaryTestDirectory, archiveDangling: Int, storeDangling: Int, archiveNew: Int
+    ) throws -> (incoming: URL, base: URL) {
+        let incoming = directory.path("incoming.store")
+        let base = directory.path("base.store")
+        for (store, side) in [(base, 1), (incoming, 2)] {
+            try InsertedValuesTests.clean().write(to: store, uuid: RuleRun.storeUUID)
+            let dangling = side == 1 ? storeDangling : archiveDangling
+            let count = side == 1 ? 30 : 30 + archiveNew
+            let queue = try DatabaseQueue(path: store.path)
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
+                        INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
+                        SELECT e.Z_ENT, 1, CASE WHEN n.i <= \(dangling) THEN 900000 + n.i ELSE e.ZSESSION END, 'task ' || n.i, 10000 + n.i,
+                               60 + \(side) + n.i, printf('%08X-BFBC-4B98-A4F6-%012X', n.i, \(side))
+                        FROM n, (SELECT * FROM ZTASKESTIMATION WHERE Z_PK = 1) e
+                        """)
+            }
+            try queue.close()
+        }
+        return (incoming, base)
+    }
+
+    private func merge(_ incoming: URL, _ base: URL, beside: Bool, name: String, in directory: TemporaryTestDirectory) throws -> String {
+        let store = directory.path("\(name).store")
+        try FileManager.default.copyItem(at: base, to: store)
+        let work = directory.url.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let log = try RepairLog(directory: work)
+        do {
+            let counts = try RecordMergeTestRun.merge(incoming, into: store, log: log, referenceChecksBeside: beside)
+            let summary = counts.sorted { $0.key < $1.key }.map {
+                "\($0.key) \($0.value.matchedBy.sorted { $0.key < $1.key }) \($0.value.inserted) \($0.value.changed)"
+            }
+            return "counts \(summary)\nlog \(log.counts.sorted { $0.key < $1.key })\n"
+                + "entries \(try log.firstEntries(10_000).map(\.sentence))\ntables \(try exactTables(store).sorted { $0.key < $1.key })"
+        } catch {
+            return "error \(error.localizedDescription)"
+        }
+    }
+
+    func testReferencesAskedBesideTheMatchingLeaveWhatTheMergesOwnConnectionLeaves() throws {
+        for (archiveDangling, storeDangling, archiveNew) in [(0, 0, 0), (3, 0, 0), (0, 2, 4), (5, 2, 4)] {
+            let directory = try TemporaryTestDirectory("questbak-reference-checks")
+            let (incoming, base) = try stores(
+                in: directory, archiveDangling: archiveDangling, storeDangling: storeDangling, archiveNew: archiveNew)
+            let message = "archive \(archiveDangling), store \(storeDangling), new \(archiveNew)"
+            let beside = try merge(incoming, base, beside: true, name: "beside", in: directory)
+            let own = try merge(incoming, base, beside: false, name: "own", in: directory)
+            XCTAssertEqual(beside, own, message)
+            XCTAssertTrue(own.hasPrefix("counts"), "\(message): \(own.prefix(300))")
+            // Each dangling reference of the archive's is listed, from either connection.
+            XCTAssertEqual(own.components(separatedBy: "merge.dangling").count - 1, archiveDangling > 0 ? 1 : 0, message)
+            XCTAssertEqual(
+                beside.components(separatedBy: "dangling").count > 1, archiveDangling > 0,
+                "\(message): \(beside.prefix(600))")
+        }
+    }
+
+    /// Which archive fields the check shows naming only records, and the store's count before.
+    func testTheChecksAnswerAsTheQueriesTheyStandFor() throws {
+        let directory = try TemporaryTestDirectory("questbak-reference-checks")
+        let (incoming, base) = try stores(in: directory, archiveDangling: 3, storeDangling: 2, archiveNew: 0)
+        let layout = try MergeLayout(version: TimeQuestSchemas.newest)
+        let checks = ReferenceChecks.start(layout: layout, storeCopy: base.path, archive: incoming.path)
+        let named = try checks.archiveNamesOnlyRecords.value()
+        XCTAssertFalse(named.contains("TaskEstimation.session"))
+        XCTAssertTrue(named.contains("GameSession.routine"), "\(named.sorted())")
+        XCTAssertEqual(try checks.danglingBefore.value()["ZTASKESTIMATION.ZSESSION"], 2)
+        let cleanDirectory = try TemporaryTestDirectory("questbak-reference-checks")
+        let (clean, _) = try stores(in: cleanDirectory, archiveDangling: 0, storeDangling: 0, archiveNew: 0)
+        XCTAssertTrue(
+            try ReferenceChecks.start(layout: layout, storeCopy: base.path, archive: clean.path).archiveNamesOnlyRecords.value()
+                .contains("TaskEstimation.session"))
+    }
+}
