@@ -60,10 +60,14 @@ package enum Importer {
         /// (the tests make it small, to cut every entity into ranges).
         package var readBackReaders = ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 0
         package var readBackRowsPerRange = 2048
-        /// Whether a format 1 or 2 archive's indexes (and Core Data's tables after them) are made
-        /// once its records are in (`StatementRestore.statementsAfterRecords`), not kept up row by
-        /// row. Off only in the tests that compare the two ways.
+        /// Whether an archive's indexes (and Core Data's tables after them) are made once its
+        /// records are in, not kept up row by row: a format 1 or 2 archive's
+        /// (`StatementRestore.statementsAfterRecords`), another app's (`ModelIndexesAfterRecords`).
+        /// Off only in the tests that compare the two ways.
         package var makesIndexesAfterRecords = true
+        /// How many links kept on destinations' rows are held in memory until their table is read
+        /// (`PendingLinks`); the tests make it small, to write them part way, or 0.
+        package var linksHeldInMemory = PendingLinks.limit
 
         public init() {}
     }
@@ -215,7 +219,8 @@ package enum Importer {
         var result = try restore.write(
             from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, progress: progress,
             notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
-            bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords)
+            bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords,
+            holdingLinks: options.linksHeldInMemory)
         progress.finishEntity()
         let written: [String: Int]
         do {
@@ -230,7 +235,8 @@ package enum Importer {
             result = try restore.write(
                 from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, encodingDigests: true,
                 notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
-                bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords)
+                bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords,
+                holdingLinks: options.linksHeldInMemory)
             written = try restore.verifyReadBack(
                 storeURL, written: result, readers: options.readBackReaders, rowsPerRange: options.readBackRowsPerRange)
         }
