@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GRDB
 import QuestBakTestSupport
@@ -65,14 +64,7 @@ final class ModelIndexesAfterRecordsTests: XCTestCase {
         let clean = assertSameEveryWay(
             archive, "as exported", ways: [(true, PendingLinks.limit), (true, 7), (false, PendingLinks.limit), (true, 0)], in: directory)
         XCTAssertFalse(clean.hasPrefix("error"), String(clean.prefix(300)))
-        func recipeLine(_ key: Int, _ change: @escaping (String) -> String) -> (String, inout [String]) -> Void {
-            { path, lines in
-                guard path == "entities/Recipe.jsonl", let index = lines.firstIndex(where: { $0.hasPrefix("{\"_pk\":\(key),") }) else {
-                    return
-                }
-                lines[index] = change(lines[index])
-            }
-        }
+        let recipeLine = LinksOnInsertTests.recipeLine
         // Recipe 3 takes recipe 1's code: refused at its insert by the unique index (or its stand-in), dropped, its links moved.
         let duplicate = try LinesAheadTests.rewritten(
             archive, in: directory, recipeLine(3) { $0.replacingOccurrences(of: #""code":"DRAFT""#, with: #""code":"NEGRONI""#) })
@@ -94,8 +86,8 @@ final class ModelIndexesAfterRecordsTests: XCTestCase {
         let repaired = assertSameEveryWay(repairs, "links to repair", in: directory)
         XCTAssertTrue(repaired.contains("99999"), String(repaired.prefix(2000)))
         // A carried table's line that repeats its key: refused at that line, both ways.
-        let carried = try Self.rewrittenTable(archive, "tables/sqlitemanager_extras.jsonl", in: directory) { lines in
-            lines.insert(lines[1], at: 2)
+        let carried = try LinesAheadTests.rewritten(archive, in: directory) { path, lines in
+            if path == "tables/sqlitemanager_extras.jsonl" { lines.insert(lines[1], at: 2) }
         }
         let carriedOutcome = assertSameEveryWay(carried, "a carried line twice", ways: [(true, PendingLinks.limit)], in: directory)
         XCTAssertTrue(carriedOutcome.contains("sqlitemanager_extras"), String(carriedOutcome.prefix(300)))
@@ -180,30 +172,5 @@ final class ModelIndexesAfterRecordsTests: XCTestCase {
             XCTAssertTrue(small.hold(kind: a, source: 1, targets: [1, 2]))
             XCTAssertFalse(small.hold(kind: a, source: 1, targets: [3]))
         }
-    }
-
-    /// `archive` with one table member's lines changed by `edit` (its header is line 1), its sums made right.
-    static func rewrittenTable(
-        _ archive: URL, _ path: String, in directory: TemporaryTestDirectory, _ edit: (inout [String]) -> Void
-    ) throws -> URL {
-        let folder = directory.path("t-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        XCTAssertEqual(try Questbak.runTool(["tar", "--zstd", "-xf", archive.path, "-C", folder.path]).status, 0)
-        var manifest = try JSONDecoder().decode(
-            ArchiveManifest.self, from: Data(contentsOf: folder.appendingPathComponent("manifest.json")))
-        let index = try XCTUnwrap(manifest.tables?.firstIndex { $0.path == path })
-        let url = folder.appendingPathComponent(path)
-        var lines = String(decoding: try Data(contentsOf: url), as: UTF8.self).components(separatedBy: "\n")
-        edit(&lines)
-        let data = Data(lines.joined(separator: "\n").utf8)
-        try data.write(to: url)
-        manifest.tables?[index].bytes = Int64(data.count)
-        manifest.tables?[index].sha256 = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-        try manifest.encoded().write(to: folder.appendingPathComponent("manifest.json"))
-        let members = manifest.files.map(\.path) + (manifest.tables ?? []).map(\.path) + manifest.entities.map(\.path)
-        let output = directory.path("rewritten-\(UUID().uuidString).qbak")
-        let result = try Questbak.runTool(["tar", "--zstd", "-cf", output.path, "-C", folder.path, "manifest.json"] + members)
-        XCTAssertEqual(result.status, 0, result.standardError)
-        return output
     }
 }
