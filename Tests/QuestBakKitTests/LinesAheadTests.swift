@@ -125,7 +125,7 @@ final class LinesAheadTests: XCTestCase {
         return archive
     }
 
-    /// Rewrites `archive` with `edit` applied to its members' bytes (by path); with `fixSums` the
+    /// Rewrites `archive` with `edit` applied to its entities' and tables' members (by path); with `fixSums` the
     /// manifest then lists each member's new size and SHA-256, so that only the record checks
     /// can find the change. `order` reorders the members after the manifest.
     static func rewritten(
@@ -137,15 +137,24 @@ final class LinesAheadTests: XCTestCase {
         XCTAssertEqual(try Questbak.runTool(["tar", "--zstd", "-xf", archive.path, "-C", folder.path]).status, 0)
         var manifest = try JSONDecoder().decode(
             ArchiveManifest.self, from: Data(contentsOf: folder.appendingPathComponent("manifest.json")))
-        for index in manifest.entities.indices {
-            let url = folder.appendingPathComponent(manifest.entities[index].path)
+        // Each member's lines edited; its size and digest, when `fixSums`.
+        func rewrite(_ path: String) throws -> (bytes: Int64, sha256: String)? {
+            let url = folder.appendingPathComponent(path)
             var lines = String(decoding: try Data(contentsOf: url), as: UTF8.self).components(separatedBy: "\n")
-            edit(manifest.entities[index].path, &lines)
+            edit(path, &lines)
             let data = Data(lines.joined(separator: "\n").utf8)
             try data.write(to: url)
-            if fixSums {
-                manifest.entities[index].bytes = Int64(data.count)
-                manifest.entities[index].sha256 = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+            return fixSums ? (Int64(data.count), SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()) : nil
+        }
+        for index in manifest.entities.indices {
+            if let sums = try rewrite(manifest.entities[index].path) {
+                (manifest.entities[index].bytes, manifest.entities[index].sha256) = sums
+            }
+        }
+        for index in (manifest.tables ?? []).indices {
+            if let path = manifest.tables?[index].path, let sums = try rewrite(path) {
+                manifest.tables?[index].bytes = sums.bytes
+                manifest.tables?[index].sha256 = sums.sha256
             }
         }
         try manifest.encoded().write(to: folder.appendingPathComponent("manifest.json"))

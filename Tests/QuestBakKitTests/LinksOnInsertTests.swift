@@ -55,15 +55,8 @@ final class LinksOnInsertTests: XCTestCase {
         XCTAssertFalse(clean.hasPrefix("error"), String(clean.prefix(300)))
         // Recipes 1, 2 and 4 name the first five steps, and recipes 1 and 2 1,335 of the copies.
         XCTAssertEqual(try linksTaken(archive, in: directory), 1_340)
+        let recipeLine = Self.recipeLine
 
-        func recipeLine(_ key: Int, _ change: @escaping (String) -> String) -> (String, inout [String]) -> Void {
-            { path, lines in
-                guard path == "entities/Recipe.jsonl", let index = lines.firstIndex(where: { $0.hasPrefix("{\"_pk\":\(key),") }) else {
-                    return
-                }
-                lines[index] = change(lines[index])
-            }
-        }
         // A recipe names a step the archive lacks: dropped and reported (refused without --validate).
         let missing = try LinesAheadTests.rewritten(
             archive, in: directory,
@@ -86,6 +79,16 @@ final class LinksOnInsertTests: XCTestCase {
             })
         XCTAssertEqual(assertSameBothWays(stepsFirst, "steps first", in: directory), clean)
         XCTAssertEqual(try linksTaken(stepsFirst, in: directory), 0)
+    }
+
+    /// Recipe `key`'s line changed by `change`.
+    static func recipeLine(_ key: Int, _ change: @escaping (String) -> String) -> (String, inout [String]) -> Void {
+        { path, lines in
+            guard path == "entities/Recipe.jsonl", let index = lines.firstIndex(where: { $0.hasPrefix("{\"_pk\":\(key),") }) else {
+                return
+            }
+            lines[index] = change(lines[index])
+        }
     }
 
     /// The reader of one group gives each key the lowest source of the links that name it, and

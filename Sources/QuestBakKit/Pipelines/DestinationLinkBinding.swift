@@ -36,6 +36,10 @@ enum DestinationLinkGroups {
 final class DestinationLinkCursor {
     let group: DestinationLinkGroup
     private var rows: RowCursor?
+    /// The group's links held in memory (`PendingLinks`), in the order the query gives them, and
+    /// the next one's place.
+    private var held: [PendingLinks.Link] = []
+    private var heldIndex = 0
     private var next: (target: Int64, source: Int64)?
     /// Links taken by rows that were stored.
     var bound = 0
@@ -48,8 +52,25 @@ final class DestinationLinkCursor {
         try advance()
     }
 
+    /// The group's links as they stand, none of them in `temp.questbak_links` yet: sorted by
+    /// target, then source, as the query above reads them from the table (where, once the
+    /// reading began, a link written later is not read either).
+    init(_ group: DestinationLinkGroup, held links: [PendingLinks.Link]) {
+        self.group = group
+        held = links
+        // Links come in their sources' order, and in an export's the targets ascend too: sorted already.
+        if !held.isSorted() { held.sort() }
+        next = held.first.map { ($0.target, $0.source) }
+        heldIndex = 1
+    }
+
     private func advance() throws {
         next = nil
+        if rows == nil {
+            if heldIndex < held.count { next = (held[heldIndex].target, held[heldIndex].source) }
+            heldIndex += 1
+            return
+        }
         guard let row = try rows?.next() else {
             rows = nil
             return
@@ -73,7 +94,105 @@ final class DestinationLinkCursor {
     /// Resets the statement (the link step writes the table, and the restore drops it).
     func close() {
         rows = nil
+        held = []
         next = nil
+    }
+}
+
+/// The rows of `temp.questbak_links` while there are few of them (at most `limit`), held in
+/// memory in the order they are written, not yet in the table: in an export's member order every
+/// link is taken by its destination's row as it goes in (`DestinationLinkCursor`), and the table
+/// is then never read. Each link went into the table, and the cursor sorted them back out of
+/// it: a fifth of the transaction thread's time for another app's store whose steps are each
+/// linked to their recipe.
+///
+/// *Why the outcome is the same.* The links are written to the table (`flush`), in the order
+/// they came, before anything reads or changes the table: before a row a constraint refuses is
+/// dropped (`UniqueConstraintRule` moves the links of a duplicate in the table), and once the
+/// records are in, unless every group's links were taken on insert and the link step does
+/// nothing (then no statement that changes the store reads the table: a repair that moves links
+/// in it after the step changes nothing either way). A later link is then written to the table
+/// as before. A cursor made while the links are held reads the links of its group written so
+/// far, sorted as its query sorts them, which are the rows that query would read; so every row
+/// takes the same link, and the table, once written, holds the same rows with the same rowids.
+/// Past `limit` the links go to the table: SQLite's sorter, not memory that grows with the store
+/// (24 bytes a link: 3 MB at most).
+final class PendingLinks {
+    struct Link: Comparable {
+        var target: Int64
+        var source: Int64
+
+        static func < (lhs: Link, rhs: Link) -> Bool { (lhs.target, lhs.source) < (rhs.target, rhs.source) }
+    }
+
+    /// A group and the entity and relationship its links come from, as the table's row names them.
+    struct Kind: Equatable {
+        var group: DestinationLinkGroup
+        var entity: String
+        var relationship: String
+    }
+
+    static let limit = 131_072
+
+    /// At most this many links are held (the tests make it small, to write them part way).
+    let limit: Int
+    private(set) var kinds: [Kind] = []
+    private var links: [Link] = []
+    private var linkKinds: [Int32] = []
+    /// Once written to the table, every link is written there as it comes.
+    private(set) var written = false
+
+    init(limit: Int = PendingLinks.limit) {
+        self.limit = limit
+    }
+
+    /// The number of `kind`, made the first time it is asked for.
+    func number(of kind: Kind) -> Int {
+        if let known = kinds.firstIndex(of: kind) { return known }
+        kinds.append(kind)
+        return kinds.count - 1
+    }
+
+    /// Holds the links from `source` to `targets` of kind `number`; false (holding none of them)
+    /// when they would be more than `limit` or the links are written already.
+    func hold(kind number: Int, source: Int64, targets: [Int64]) -> Bool {
+        guard !written, links.count + targets.count <= limit else { return false }
+        for target in targets {
+            links.append(Link(target: target, source: source))
+            linkKinds.append(Int32(number))
+        }
+        return true
+    }
+
+    /// The links of `group` held so far, in the order they came.
+    func links(of group: DestinationLinkGroup) -> [Link] {
+        let numbers = Set(kinds.indices.filter { kinds[$0].group == group }.map(Int32.init))
+        return links.indices.filter { numbers.contains(linkKinds[$0]) }.map { links[$0] }
+    }
+
+    /// Writes the links held into the table, in the order they came, through `insert`
+    /// (`INSERT INTO temp.questbak_links VALUES (?, ?, ?, ?, ?, ?)`); from here on each link goes there.
+    func write(through insert: Statement) throws {
+        guard !written else { return }
+        written = true
+        let names: [[StoredValue]] = kinds.map {
+            [
+                .text(Data($0.group.table.utf8)), .text(Data($0.group.column.utf8)), .text(Data($0.entity.utf8)),
+                .text(Data($0.relationship.utf8)),
+            ]
+        }
+        for (link, number) in zip(links, linkKinds) {
+            let kind = names[Int(number)]
+            try ExactSQL.execute(insert, [kind[0], kind[1], .integer(link.target), .integer(link.source), kind[2], kind[3]])
+        }
+        links = []
+        linkKinds = []
+    }
+}
+
+extension Array where Element: Comparable {
+    fileprivate func isSorted() -> Bool {
+        indices.dropFirst().allSatisfy { self[$0 - 1] <= self[$0] }
     }
 }
 

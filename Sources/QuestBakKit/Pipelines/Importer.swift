@@ -60,9 +60,10 @@ package enum Importer {
         /// (the tests make it small, to cut every entity into ranges).
         package var readBackReaders = ProcessInfo.processInfo.activeProcessorCount > 1 ? 2 : 0
         package var readBackRowsPerRange = 2048
-        /// Whether a format 1 or 2 archive's indexes (and Core Data's tables after them) are made
-        /// once its records are in (`StatementRestore.statementsAfterRecords`), not kept up row by
-        /// row. Off only in the tests that compare the two ways.
+        /// Whether an archive's indexes (and Core Data's tables after them) are made once its
+        /// records are in, not kept up row by row: a format 1 or 2 archive's
+        /// (`StatementRestore.statementsAfterRecords`), another app's (`ModelIndexesAfterRecords`).
+        /// Off only in the tests that compare the two ways.
         package var makesIndexesAfterRecords = true
         /// Work that reads the restored store (at the URL given, with the restore's log), run on
         /// the calling thread while the read-back proof runs on threads of its own, once the
@@ -71,6 +72,9 @@ package enum Importer {
         /// whatever the work did (the work is waited for first, and runs again after a restore
         /// made again): it must keep nothing it made unless the restore returns. `nil`: none.
         package var besideReadBack: ((URL, RepairLog) throws -> Void)?
+        /// How many links kept on destinations' rows are held in memory until their table is read
+        /// (`PendingLinks`); the tests make it small, to write them part way, or 0.
+        package var linksHeldInMemory = PendingLinks.limit
 
         public init() {}
     }
@@ -222,7 +226,8 @@ package enum Importer {
         var result = try restore.write(
             from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, progress: progress,
             notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
-            bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords)
+            bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords,
+            holdingLinks: options.linksHeldInMemory)
         progress.finishEntity()
         let written: [String: Int]
         do {
@@ -236,7 +241,8 @@ package enum Importer {
             result = try restore.write(
                 from: source.reader, to: storeURL, spool: spool, log: log, validate: options.validate, encodingDigests: true,
                 notingInserts: options.skipsChecksTheInsertsRuleOut, decodingAhead: options.decodesLinesAhead,
-                bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords)
+                bindingLinksOnInsert: options.bindsLinksOnInsert, indexesAfterRecords: options.makesIndexesAfterRecords,
+                holdingLinks: options.linksHeldInMemory)
             written = try readBack(restore, storeURL, written: result, log: log, options: options)
         }
         let readCounts = result.readCounts

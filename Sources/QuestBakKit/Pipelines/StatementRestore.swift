@@ -172,7 +172,7 @@ struct StatementRestore {
     func write(
         from reader: ArchiveReader, to url: URL, spool: URL?, log: RepairLog, validate: Bool, progress: RecordProgressCounter? = nil,
         encodingDigests: Bool = false, notingInserts: Bool = true, decodingAhead: Bool = true, bindingLinksOnInsert: Bool = true,
-        indexesAfterRecords: Bool = true
+        indexesAfterRecords: Bool = true, holdingLinks: Int = PendingLinks.limit
     ) throws -> Written {
         var written = Written()
         // Each page written once (`writingPagesOnce`): the file is the restore's temporary
@@ -184,7 +184,13 @@ struct StatementRestore {
             // records, in their order.
             var later =
                 legacy != nil && indexesAfterRecords && (manifest.tables ?? []).isEmpty ? Self.statementsAfterRecords(statements) : []
+            // Another app's store: its indexes after its records too, with stand-ins meanwhile.
+            let modelLater =
+                legacy == nil && isModel && indexesAfterRecords
+                ? ModelIndexesAfterRecords.plan(statements, carried: manifest.tables ?? []) : nil
+            if let modelLater { later = modelLater.later }
             try replay(Array(statements.dropLast(later.count)), in: db)
+            try modelLater?.makeStandIns(db)
             if let legacy, legacy.target.entities.contains(where: { (try? db.tableExists($0.tableName)) != true }) {
                 // A table the records fill is not made yet: everything now, as it always was.
                 try replay(later, in: db)
@@ -220,6 +226,7 @@ struct StatementRestore {
                 // The model's repairs run only with --validate (its layout comes with its cache).
                 records.notesInsertions = validate && isModel && notingInserts
                 records.bindsLinksOnInsert = isModel && bindingLinksOnInsert
+                records.pendingLinks = records.bindsLinksOnInsert ? PendingLinks(limit: holdingLinks) : nil
             }
             // A model archive's lines are decoded on a second core once its layout is known (below).
             let linesAhead = legacy == nil && isModel && decodingAhead ? RecordInserter.LinesAhead() : nil
@@ -329,7 +336,7 @@ struct StatementRestore {
             }
             // Each index built from its table's rows in one pass, as a replay of `sqlite3 .dump`
             // builds them; kept up row by row they cost 10% of that replay's time.
-            if !later.isEmpty {
+            if !later.isEmpty, modelLater == nil {
                 FaultPoint.reached("statements after the records")
                 try replay(later, in: db)
                 try checkRequiredTables(db)
@@ -347,8 +354,16 @@ struct StatementRestore {
             }
             // Every link a destination's row took as it was inserted is in place; the link step
             // sets and checks the rest (none, in an export's member order, unless a repair is due).
-            let boundOnInsert = records.linkGroupsBoundOnInsert()
+            let boundOnInsert = try records.linkGroupsBoundOnInsert()
             written.linksTakenOnInsert = records.linksTakenOnInsert
+            if let modelLater {
+                // Once the links' cursors are closed: SQLite changes no table's indexes while a
+                // statement reads (the table is "locked").
+                FaultPoint.reached("statements after the records")
+                try modelLater.finish(db) { try replay($0, in: db) }
+                try checkRequiredTables(db)
+                written.statements = try numberEntities(db)
+            }
             if let context = records.context {
                 written.notes += try RepairPipeline.run(in: context, phase: .restoring)
                 try Self.applyDestinationLinks(db, log: log, skipping: boundOnInsert)
@@ -693,6 +708,12 @@ struct StatementRestore {
         var linkCounts: [DestinationLinkGroup: Int] = [:]
         var linkCursors: [DestinationLinkGroup: DestinationLinkCursor] = [:]
         var linksTakenOnInsert = 0
+        /// The links kept on destinations' rows, held until something reads their table (`PendingLinks`);
+        /// nil when no row takes links on insert.
+        var pendingLinks: PendingLinks?
+        /// The kinds of the last entity's links to destinations' rows (`PendingLinks.number(of:)`),
+        /// by its to-manys: a member's rows come one after another.
+        var lastLinkKinds: (entity: String, numbers: [Int])?
         /// Each entity's links to take (made at its first row), and the last one asked for: a
         /// member's rows come one after another.
         var linkBindings: [String: DestinationLinkBinding] = [:]
@@ -820,7 +841,7 @@ struct StatementRestore {
                 try insertRow(
                     plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
                     lineNumber: lineNumber)
-                for (link, targets) in zip(plan.toMany, row.links) where !targets.isEmpty {
+                for (index, (link, targets)) in zip(plan.toMany, row.links).enumerated() where !targets.isEmpty {
                     switch link.storage {
                     case .joinTable(let table, let source, let destination):
                         let statement = try statement(table, key: table, columns: [source, destination])
@@ -832,6 +853,23 @@ struct StatementRestore {
                     case .destinationColumn(let table, let column):
                         if bindsLinksOnInsert {
                             linkCounts[DestinationLinkGroup(table: table, column: column), default: 0] += targets.count
+                        }
+                        if let pendingLinks, !pendingLinks.written {
+                            if lastLinkKinds?.entity != plan.name {
+                                lastLinkKinds = (plan.name, Array(repeating: -1, count: plan.toMany.count))
+                            }
+                            if var kinds = lastLinkKinds {
+                                if kinds.numbers[index] < 0 {
+                                    kinds.numbers[index] = pendingLinks.number(
+                                        of: .init(
+                                            group: DestinationLinkGroup(table: table, column: column), entity: plan.name,
+                                            relationship: link.name))
+                                    lastLinkKinds = kinds
+                                }
+                                if pendingLinks.hold(kind: kinds.numbers[index], source: row.primaryKey, targets: targets) { continue }
+                            }
+                            // Too many to hold: the links held so far go to the table first, in their order.
+                            try writePendingLinks()
                         }
                         // The names' bytes made once for the record's links, not for each link.
                         var arguments: [StoredValue] = [
@@ -868,7 +906,10 @@ struct StatementRestore {
                 var cursors: [DestinationLinkCursor] = []
                 for group in groups.sorted(by: { $0.column < $1.column }) where cursors.count < 32 {
                     guard try DestinationLinkBinding.takesLinksOnInsert(db, group, insertColumns: insertColumns) else { continue }
-                    let cursor = try linkCursors[group] ?? DestinationLinkCursor(db, group)
+                    let cursor =
+                        try linkCursors[group]
+                        ?? pendingLinks.flatMap { $0.written ? nil : DestinationLinkCursor(group, held: $0.links(of: group)) }
+                        ?? DestinationLinkCursor(db, group)
                     linkCursors[group] = cursor
                     cursors.append(cursor)
                 }
@@ -885,7 +926,7 @@ struct StatementRestore {
         /// took (all of them, when nothing is left for the link step). None after a row was
         /// refused: a duplicate dropped by a uniqueness constraint moves links afterwards
         /// (`UniqueConstraintRule.repoint`), which the link step must then set.
-        mutating func linkGroupsBoundOnInsert() -> DestinationLinkGroups {
+        mutating func linkGroupsBoundOnInsert() throws -> DestinationLinkGroups {
             defer {
                 // Their statements are reset: the link step changes, and the restore drops, the links' table.
                 for cursor in linkCursors.values { cursor.close() }
@@ -893,9 +934,17 @@ struct StatementRestore {
                 linkBindings = [:]
                 lastLinkBinding = nil
             }
-            guard bindsLinksOnInsert, !refusedRow else { return .none }
+            guard bindsLinksOnInsert, !refusedRow else {
+                try writePendingLinks()
+                return .none
+            }
             let bound = Set(linkCounts.filter { group, count in linkCursors[group]?.bound == count }.keys)
-            return bound.count == linkCounts.count ? .all : .some(bound)
+            guard bound.count == linkCounts.count else {
+                // The link step reads the table.
+                try writePendingLinks()
+                return .some(bound)
+            }
+            return .all
         }
 
         /// Inserts one record's row into its entity's table. A row a constraint refuses is a key
@@ -945,6 +994,8 @@ struct StatementRestore {
                 rowEntity?.largestKey = largest
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 refusedRow = true
+                // Dropping a duplicate moves its links in the table.
+                try writePendingLinks()
                 if try Int.fetchOne(
                     db, sql: "SELECT count(*) FROM \(plan.table) WHERE \(CoreDataSQL.keyColumn) = ?", arguments: [primaryKey]) != 0
                 {
@@ -999,6 +1050,12 @@ struct StatementRestore {
                     if case .integer(let number) = values[0] { return String(number) }
                     return values[0].summary
                 }())
+        }
+
+        /// The links held so far into `temp.questbak_links`, before anything reads or changes it.
+        mutating func writePendingLinks() throws {
+            guard let pendingLinks, !pendingLinks.written else { return }
+            try pendingLinks.write(through: try linkInsert())
         }
 
         /// The insert of one link kept on its destination's row, prepared once: made for each link,
