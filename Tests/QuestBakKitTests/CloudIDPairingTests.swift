@@ -129,8 +129,8 @@ final class CloudIDPairingTests: XCTestCase {
 }
 
 extension RecordMergeShortcutTests {
-    /// A store merged with its own archive (the same records, and 120 estimations more on both
-    /// sides), the store changed as each case says: with the shortcuts (the records paired by
+    /// A store merged with its own archive (the same records: the fixture's and 120 estimations
+    /// more), the store changed as each case says: with the shortcuts (the records paired by
     /// key) and without (the key table's lookup), the same counts, report and tables.
     func testAStoresOwnArchiveIsMergedTheSameWithThePairingByKeyAndWithout() throws {
         let cases: [(name: String, editStore: String?, matchedBy: [String: Int])] = [
@@ -154,22 +154,16 @@ extension RecordMergeShortcutTests {
         ]
         for (name, editStore, matchedBy) in cases {
             let directory = try TemporaryTestDirectory()
-            let (store, archive) = (directory.path("base.store"), directory.path("incoming.store"))
-            for (url, edit) in [(store, editStore), (archive, nil)] {
-                try InsertedValuesTests.clean().write(to: url, uuid: RuleRun.storeUUID)
-                let queue = try DatabaseQueue(path: url.path)
-                try queue.write { db in
+            // The store made as the archive's side (2) is, then changed.
+            let (store, archive) = try storeAndArchive(
+                in: directory, recordedAt: { _ in "10000 + n.i" }, cloudIDSide: { _ in "1" },
+                edit: { db, side in
+                    guard side == 1 else { return }
                     try db.execute(
-                        sql: """
-                            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120)
-                            INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
-                            SELECT e.Z_ENT, 1, e.ZSESSION, 'task ' || n.i, 10000 + n.i, 60, printf('%08X-BFBC-4B98-A4F6-%012X', n.i, 1)
-                            FROM n, (SELECT * FROM ZTASKESTIMATION WHERE Z_PK = 1) e
-                            """)
-                    if let edit { try db.execute(sql: edit) }
-                }
-                try queue.close()
-            }
+                        sql: "UPDATE ZTASKESTIMATION SET ZCLOUDID = printf('%08X-0000-4B98-A4F6-000000000002', Z_PK) WHERE Z_PK <= 3")
+                    try db.execute(sql: "UPDATE ZTASKESTIMATION SET ZESTIMATEDSECONDS = 62 WHERE Z_PK > 3")
+                    if let editStore { try db.execute(sql: editStore) }
+                })
             let (with, without) = try mergedWithAndWithoutShortcuts(archive, into: store, in: directory)
             XCTAssertEqual(with.counts["TaskEstimation"]?.matchedBy, matchedBy, name)
             try assertSameMerges(with, without, name)

@@ -147,7 +147,7 @@ final class RecordMergeShortcutTests: XCTestCase {
     /// date and their cloudID's last part (SQL of the side, over `n.i`, 1 to 120) as given; the
     /// fixture's own estimations get other cloudIDs on the archive's side, so that the
     /// shortcut's guess finds none of its first among the store's. `edit` changes each more.
-    private func storeAndArchive(
+    func storeAndArchive(
         in directory: TemporaryTestDirectory, recordedAt: (Int) -> String, cloudIDSide: (Int) -> String,
         edit: (Database, Int) throws -> Void = { _, _ in }
     ) throws -> (store: URL, archive: URL) {
