@@ -40,8 +40,8 @@ extension RecordMerge {
     /// (asked; else the lookup runs) the `GROUP BY` compares bytes. Every record passes, and
     /// there is nothing to take back.
     ///
-    /// Only for the first key that matches anything (`map` holds no row of the entity yet), so
-    /// that no map row conflicts with one written before. `storeCloudIDsAreIdentities`: the
+    /// Only where no key before it matched a record of the entity (the map holds no row of one
+    /// yet), so that no row written conflicts with one written before. `storeCloudIDsAreIdentities`: the
     /// answer of the matching's pass over the store's cloudIDs, if it ran (`noCloudIDIsInBoth`).
     static func pairedBySameKey(
         column: String, of table: String, storeRows: String, archiveRows: String, storeCount: Int, archiveCount: Int,
