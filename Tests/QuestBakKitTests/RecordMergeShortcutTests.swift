@@ -109,10 +109,10 @@ final class RecordMergeShortcutTests: XCTestCase {
         try assertSameMerges(with, without)
     }
 
-    private typealias MergeRun = (store: URL, counts: [String: RecordMerge.Counts], entries: [RepairLog.LoggedEntry])
+    typealias MergeRun = (store: URL, counts: [String: RecordMerge.Counts], entries: [RepairLog.LoggedEntry])
 
     /// `incoming` merged into a copy of `base` with the shortcuts, and into another without.
-    private func mergedWithAndWithoutShortcuts(
+    func mergedWithAndWithoutShortcuts(
         _ incoming: URL, into base: URL, in directory: TemporaryTestDirectory
     ) throws -> (with: MergeRun, without: MergeRun) {
         func merge(usingShortcuts: Bool) throws -> MergeRun {
@@ -129,7 +129,7 @@ final class RecordMergeShortcutTests: XCTestCase {
     }
 
     /// The same counts, report entries and tables.
-    private func assertSameMerges(_ with: MergeRun, _ without: MergeRun, _ name: String = "") throws {
+    func assertSameMerges(_ with: MergeRun, _ without: MergeRun, _ name: String = "") throws {
         XCTAssertEqual(with.counts.keys.sorted(), without.counts.keys.sorted(), name)
         for (entity, counts) in with.counts {
             let other = without.counts[entity]
@@ -147,7 +147,7 @@ final class RecordMergeShortcutTests: XCTestCase {
     /// date and their cloudID's last part (SQL of the side, over `n.i`, 1 to 120) as given; the
     /// fixture's own estimations get other cloudIDs on the archive's side, so that the
     /// shortcut's guess finds none of its first among the store's. `edit` changes each more.
-    private func storeAndArchive(
+    func storeAndArchive(
         in directory: TemporaryTestDirectory, recordedAt: (Int) -> String, cloudIDSide: (Int) -> String,
         edit: (Database, Int) throws -> Void = { _, _ in }
     ) throws -> (store: URL, archive: URL) {

@@ -224,6 +224,18 @@ struct RecordMerge {
                 storeCount: counts[entity.name]?.inStore ?? 0, db: db)
             storeCloudIDsShownIdentities[entity.name] = shortcut.storeCloudIDsAreIdentities
             if shortcut.noneInBoth { return }
+            // The store's own archive: every record paired with the store's of the same key.
+            if let entityCounts = counts[entity.name], unmatchedCount(entity) == entityCounts.inArchive {
+                let paired = try Self.pairedBySameKey(
+                    column: cloud, of: entity.table, storeRows: entity.rows("s"), archiveRows: entity.rows("i"),
+                    storeCount: entityCounts.inStore, archiveCount: entityCounts.inArchive,
+                    storeCloudIDsAreIdentities: shortcut.storeCloudIDsAreIdentities, db: db)
+                storeCloudIDsShownIdentities[entity.name] = paired.storeCloudIDsAreIdentities
+                if paired.matchedEveryRecord {
+                    counts[entity.name]?.matchedBy[key.kind.rawValue, default: 0] += entityCounts.inArchive
+                    return
+                }
+            }
         }
         try db.execute(sql: "DROP TABLE IF EXISTS temp.questbak_key")
         // Columns without a declared type: no affinity, so values keep their storage class.
