@@ -26,8 +26,7 @@ package struct KeyRangeReaders: Sendable {
 
     /// `count` read-only connections to the file at `path`.
     package static func open(path: String, count: Int, rowsPerRange: Int = 2048, bytesPerRange: Int = 2 << 20) throws -> KeyRangeReaders {
-        var configuration = Configuration()
-        configuration.readonly = true
+        var configuration = StoreReader.besideConfiguration(readonly: true)
         configuration.foreignKeysEnabled = false
         return KeyRangeReaders(
             connections: try (0..<max(0, count)).map { _ in try DatabaseQueue(path: path, configuration: configuration) },

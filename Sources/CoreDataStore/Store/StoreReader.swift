@@ -33,12 +33,29 @@ package struct EntityKey: Sendable, Equatable {
 
 /// Reads Core Data's tables inside a snapshot's read transaction.
 package enum StoreReader {
+    /// How long a connection opened beside others of questbak's on the same private file waits
+    /// for their locks.
+    static let besideBusyTimeout: TimeInterval = 10
+
+    /// A connection to a file questbak made (a snapshot's copy, a restored archive) that other
+    /// connections of its own open and read at the same time: the import's read-back proof and
+    /// its range readers, the merge's integrity check and reference checks, the merge itself
+    /// attaching the restored archive. Two connections that open a WAL file whose index no
+    /// connection holds yet race to build it: the one that loses is answered SQLITE_BUSY
+    /// (`SQLITE_BUSY_RECOVERY`) at its first read, which GRDB's default (`immediateError`) made a
+    /// merge fail with "database is locked" under load. Nothing else writes these files, so a
+    /// wait ends as soon as the other connection has built the index.
+    package static func besideConfiguration(readonly: Bool) -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = readonly
+        configuration.busyMode = .timeout(besideBusyTimeout)
+        return configuration
+    }
+
     /// Whether the file at `path` passes `PRAGMA integrity_check`, asked on a read-only
     /// connection of its own: a check that runs on another thread beside the caller's reads.
     package static func passesIntegrityCheck(path: String) throws -> Bool {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        let queue = try DatabaseQueue(path: path, configuration: besideConfiguration(readonly: true))
         defer { try? queue.close() }
         return try queue.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok"
     }

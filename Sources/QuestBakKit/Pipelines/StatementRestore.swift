@@ -1124,9 +1124,7 @@ struct StatementRestore {
     /// found. SQLite reads a damaged file without harm (it returns an error), so reading the rest
     /// of one meanwhile changes nothing but the time. `ReadBackTests` compares both ways.
     func verifyReadBack(_ url: URL, written: Written, readers: Int = 0, rowsPerRange: Int = 2048) throws -> [String: Int] {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+        let queue = try DatabaseQueue(path: url.path, configuration: StoreReader.besideConfiguration(readonly: true))
         defer { try? queue.close() }
         let path = url.path
         let integrity = BackgroundResult { try StoreReader.passesIntegrityCheck(path: path) }

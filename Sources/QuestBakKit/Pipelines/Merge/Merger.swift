@@ -235,7 +235,8 @@ package enum Merger {
         var merge: RecordMerge
         var framesWritten: Int?
         do {
-            var configuration = Configuration()
+            // It attaches the restored archive while the read-back proof opens it.
+            var configuration = StoreReader.besideConfiguration(readonly: false)
             configuration.foreignKeysEnabled = false
             let queue = try DatabaseQueue(path: merged.path, configuration: configuration)
             merge = try queue.writeWithoutTransaction { db in

@@ -32,9 +32,7 @@ struct ReferenceChecks {
     }
 
     private static func read<T>(_ path: String, _ body: (Database) throws -> T) throws -> T {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        let queue = try DatabaseQueue(path: path, configuration: StoreReader.besideConfiguration(readonly: true))
         defer { try? queue.close() }
         return try queue.read(body)
     }
