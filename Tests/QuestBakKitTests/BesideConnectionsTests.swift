@@ -55,7 +55,9 @@ final class BesideConnectionsTests: XCTestCase {
         locked.wait()
         var immediate = Configuration()
         immediate.readonly = true
-        XCTAssertThrowsError(try DatabaseQueue(path: path, configuration: immediate).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM t") }) {
+        XCTAssertThrowsError(
+            try DatabaseQueue(path: path, configuration: immediate).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM t") }
+        ) {
             XCTAssertEqual(($0 as? DatabaseError)?.resultCode, .SQLITE_BUSY, "\($0)")
         }
         XCTAssertTrue(try StoreReader.passesIntegrityCheck(path: path))
