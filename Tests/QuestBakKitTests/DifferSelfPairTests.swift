@@ -110,7 +110,8 @@ final class DifferSelfPairTests: XCTestCase {
     /// loader's census (`Comparison.everyRecordHasItsOwn`), against the count in SQL: the same
     /// answer wherever the census answers, over values shared next to each other or far apart,
     /// by three records, differing only in case, malformed, missing, and with filters that flag
-    /// nearly everything, a few, or more than the census keeps.
+    /// nearly everything, a few, or more than the census keeps; loaded whole and thin (no row),
+    /// and with the log of hashes read in rounds.
     func testTheCensusOfCloudIDsAnswersAsTheCountInSQL() throws {
         func cloudID(_ value: Int) -> String { String(format: "%08X-0000-4000-8000-%012X", value, value) }
         let unique: [JSONValue?] = (0..<2000).map { .string(cloudID($0)) }
@@ -132,37 +133,49 @@ final class DifferSelfPairTests: XCTestCase {
         try DatabaseQueue().write { db in
             for (bits, limit) in [(64, 5000), (1 << 12, 5000), (1 << 23, Differ.CloudIDCensus.suspectLimit), (64, 10)] {
                 for (number, item) in cases.enumerated() {
-                    let loader = Differ.Loader(db: db, prefix: "t\(bits)_\(limit)_\(number)_", filterBits: bits, suspectLimit: limit)
-                    // Another entity's values share the filter: its flags are suspects of nobody's.
-                    try loader.add("Other", [("_pk", .integer(1)), ("cloudID", .string(cloudID(9)))])
-                    for (index, value) in item.values.enumerated() {
-                        var members: [(key: String, value: JSONValue)] = [("_pk", .integer(Int64(index + 1)))]
-                        if let value { members.append(("cloudID", value)) } else { members.append(("title", .string("no cloudID"))) }
-                        try loader.add("Entity", members)
+                    // Loaded whole, and thin (no row: the census is all there is).
+                    var loaders: [Differ.Loader] = []
+                    for thin in [false, true] {
+                        let loader = Differ.Loader(
+                            db: db, prefix: "t\(bits)_\(limit)_\(number)_\(thin)_", filterBits: bits, suspectLimit: limit)
+                        // Another entity's values share the filter: its flags are suspects of nobody's.
+                        try loader.add("Other", [("_pk", .integer(1)), ("cloudID", .string(cloudID(9)))])
+                        for (index, value) in item.values.enumerated() {
+                            var members: [(key: String, value: JSONValue)] = [("_pk", .integer(Int64(index + 1)))]
+                            if let value { members.append(("cloudID", value)) } else { members.append(("title", .string("no cloudID"))) }
+                            try loader.add("Entity", members, thin: thin)
+                        }
+                        try loader.flush()
+                        loaders.append(loader)
                     }
-                    try loader.flush()
-                    guard let table = loader.tables["Entity"] else {
+                    guard let table = loaders[0].tables["Entity"], let thinTable = loaders[1].tables["Entity"] else {
                         XCTAssertTrue(item.values.isEmpty)
                         continue
                     }
+                    XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM \(thinTable.name)"), 0)
+                    XCTAssertEqual(thinTable.count, table.count)
                     let column = try XCTUnwrap(table.columns["cloudID"])
                     let rows = "SELECT \(column) AS k FROM \(table.name) WHERE w0 = 1"
                     let counted = try Int.fetchOne(
                         db, sql: "SELECT count(*) FROM (\(rows)) WHERE k NOT IN (SELECT k FROM (\(rows)) GROUP BY k HAVING count(*) > 1)")
                     let inSQL = counted == table.count
                     let label = "\(item.label), \(bits) bits, \(limit) kept"
-                    let answer = try Differ.Comparison.everyRecordHasItsOwn("cloudID", in: table, db)
+                    let answer = try Differ.Comparison.everyRecordHasItsOwn("cloudID", in: table)
                     if let answer {
                         decided += 1
                         XCTAssertEqual(answer, inSQL, label)
                     }
-                    // Where the census must answer, and where it must leave it to SQL.
-                    if limit > 10 || item.values.count < 20 || item.expected == false {
-                        XCTAssertEqual(answer, item.expected, label)
-                    } else {
-                        XCTAssertNil(answer, "\(label): more flagged than the census keeps")
-                    }
+                    // Where the census must answer (with more flagged than it keeps too: the log of
+                    // hashes is then read in rounds), and where it must leave it to SQL (a value on
+                    // two records).
+                    XCTAssertEqual(answer, item.expected, label)
                     XCTAssertEqual(inSQL, item.expected ?? false, label)
+                    // Thin, and read in rounds of a few hashes: the same answers.
+                    XCTAssertEqual(try Differ.Comparison.everyRecordHasItsOwn("cloudID", in: thinTable), answer, "\(label), thin")
+                    var dropped = table
+                    dropped.census[0].suspects = nil
+                    XCTAssertEqual(
+                        try Differ.Comparison.everyRecordHasItsOwn("cloudID", in: dropped, hashesPerRound: 97), answer, "\(label), rounds")
                 }
             }
         }

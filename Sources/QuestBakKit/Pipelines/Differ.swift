@@ -334,15 +334,22 @@ package enum Differ {
     static func mapDanglingKeys(
         of roots: Set<String>, names: [String], plans: [Plan], _ left: Side, _ right: Side, into keyMap: KeyMap, db: Database
     ) throws {
+        // The entities whose tables a root's statement reads (their rows: a thin table is loaded
+        // whole first; B's tables are A's twins' or loaded whole).
+        var reading: [String: Set<String>] = [:]
         func dangling(_ side: Side, root: String) -> String? {
             var referenced: [String] = []
             var existing: [String] = []
             for (index, name) in names.enumerated() {
                 guard let table = side.tables[name] else { continue }
-                if plans[index].root == root { existing.append("SELECT pk FROM \(table.name)") }
+                if plans[index].root == root {
+                    existing.append("SELECT pk FROM \(table.name)")
+                    reading[root, default: []].insert(name)
+                }
                 for (field, target) in plans[index].references where target == root && !plans[index].toMany.contains(field) {
                     guard let column = table.columns[field] else { continue }
                     referenced.append("SELECT \(column) AS k FROM \(table.name) WHERE typeof(\(column)) = 'integer'")
+                    reading[root, default: []].insert(name)
                 }
             }
             guard !referenced.isEmpty else { return nil }
@@ -353,7 +360,8 @@ package enum Differ {
             // The same query of the same tables (twins) is its own intersection: run once, its
             // keys made distinct as INTERSECT makes them.
             let keys = a == b ? "SELECT DISTINCT k FROM (\(a))" : "SELECT k FROM (\(a)) INTERSECT SELECT k FROM (\(b))"
-            try keyMap.add(root: root) {
+            try keyMap.add(root: root) { [involved = reading[root] ?? []] in
+                try left.thin?.makeWhole(involved)
                 try db.execute(sql: "INSERT INTO diff_map (root, b, a) SELECT ?, k, k FROM (\(keys))", arguments: [root])
             }
         }
@@ -395,11 +403,13 @@ package enum Differ {
         counter.finishEntity()
     }
 
-    /// A side's entities loaded thin (`Loader.thin`): their tables hold what a twin's
-    /// self-pairing count reads (`pk`, the flags, the cloudID) and what a root's dangling keys
-    /// read (the integers), every other value NULL. Any statement that would read more of
-    /// such a table first has it loaded whole (`makeWhole`): the count is read before it, the
-    /// comparison of its records, any other key (see `Comparison.match` and `summary`).
+    /// A side's entities loaded thin (`Loader.thin`): their tables have their columns, count and
+    /// census, and no row, which is all a twin's self-pairing reads when the census decides it.
+    /// Every statement that reads the rows of such a table first has it loaded whole
+    /// (`makeWhole`): the self-pairing when the census cannot decide it, any other key, the
+    /// comparison of its records (see `Comparison.match` and `summary`), and what fills
+    /// `diff_map` (`recordMatches`, `mapDanglingKeys`). A statement that reads none of its rows
+    /// (`unmatched` is `0` once every record is paired with itself) is run on it as it is.
     final class ThinTables {
         private(set) var entities: Set<String>
         private let reload: (Set<String>) throws -> Void
@@ -431,7 +441,7 @@ package enum Differ {
         /// Each entity member's first record line (no newline): a store read after this side
         /// hashes a member without loading it only when its first line is this one (`side(ofStore:)`).
         var firstLines: [String: [UInt8]] = [:]
-        /// The entities whose table holds only keys, cloudIDs and integers (`Loader.thin`), and
+        /// The entities whose table has no row yet, only its columns, count and census (`Loader.thin`), and
         /// how to load them whole.
         var thin: ThinTables?
         /// The TimeQuest schema's version (its natural keys and singletons), or the store's own
@@ -453,7 +463,7 @@ package enum Differ {
         /// Per `flagged` property: what the loader saw of its well-formed values.
         var census = noCensus
         /// The census of a table nothing is loaded into yet.
-        static let noCensus = Array(repeating: CloudIDCensus(), count: flagged.count)
+        static var noCensus: [CloudIDCensus] { Array(repeating: CloudIDCensus(), count: flagged.count) }
 
         /// The properties whose form is flagged: the cloudID attribute, and the column a generic
         /// archive names it by (`Plan`'s cloudID key is one of them).
@@ -474,15 +484,19 @@ package enum Differ {
         }
     }
 
-    /// Of one table's values of a `Table.flagged` property, loaded: how many are well formed, and
-    /// the hashes of those `SharedValueFilter` flagged as maybe seen before (a value a record
-    /// before had, or one sharing its bit), up to `suspectLimit`, past which the set is dropped
-    /// (nil): at that many, the count in SQL decides (`Comparison.everyRecordHasItsOwn`).
+    /// Of one table's values of a `Table.flagged` property, loaded: how many are well formed, the
+    /// hashes of those `SharedValueFilter` flagged as maybe seen before (a value a record before
+    /// had, or one sharing its bit), up to `suspectLimit`, past which the set is dropped (nil),
+    /// and the hash of every well-formed value, in a file (`hashes`), for the second look
+    /// `Comparison.everyRecordHasItsOwn` takes.
     struct CloudIDCensus {
         /// About 1.5 MB of hashes at most; at a million values, the default filter flags some 60,000.
+        /// Also about how many hashes `everyRecordHasItsOwn` holds at once when the suspects were dropped.
         static let suspectLimit = 1 << 17
         var wellFormed = 0
         var suspects: Set<UInt64>? = []
+        /// Every well-formed value's hash (nil before the first).
+        var hashes: HashLog?
 
         mutating func flagged(_ hash: UInt64, limit: Int) {
             guard suspects != nil else { return }
@@ -635,17 +649,23 @@ package enum Differ {
                     // archive side is; what the producer sets is read once `run` has joined it.
                     try HandOff.run(
                         capacity: 4,
-                        produce: {
-                            (handOver: ([(entity: String, thin: Bool, members: [(key: String, value: JSONValue)])]) throws -> Void) in
-                            var batch: [(entity: String, thin: Bool, members: [(key: String, value: JSONValue)])] = []
+                        produce: { (handOver: ([LineRecord]) throws -> Void) in
+                            var batch: [LineRecord] = []
                             var entity = ""
                             var lineNumber = 0
                             var loads = false
                             var thin = false
+                            // A thin member's first record's keys, and the places of those of
+                            // `Table.flagged` among them: a later line with the same keys is read
+                            // for those strings alone (`thinRecord`).
+                            var thinKeys: JSONLine.KeysInOrder?
+                            var flaggedPlaces: [Int] = []
                             records = try Exporter.records(of: snapshot, options: options) { name, bytes in
                                 if name != entity {
                                     entity = name
                                     lineNumber = 0
+                                    thin = false
+                                    thinKeys = nil
                                 }
                                 lineNumber += 1
                                 // The first line is the member's header.
@@ -662,22 +682,35 @@ package enum Differ {
                                     loads = loadOnly.map { $0.contains(name) } ?? !hashedOnly.contains(name)
                                 }
                                 guard loads else { return }
-                                let members = try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }
-                                if lineNumber == 2 {
-                                    // Thin only where the other side may hold the member (its
-                                    // first line is this one) and the count could pair it (the
-                                    // first record's cloudID is well formed).
-                                    thin =
-                                        loadOnly == nil && !exportsByTables
-                                        && (expected(name).map { $0.firstLine[...] == line } ?? thinAll)
-                                        && members.contains {
-                                            guard $0.key == CompiledEntity.cloudIDAttribute, case .string(let id) = $0.value else {
-                                                return false
+                                if let thinKeys,
+                                    let record = line.withUnsafeBufferPointer({
+                                        Self.thinRecord(name, $0, keys: thinKeys, flaggedPlaces: flaggedPlaces)
+                                    })
+                                {
+                                    batch.append(record)
+                                } else {
+                                    let members = try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }
+                                    if lineNumber == 2 {
+                                        // Thin only where the other side may hold the member (its
+                                        // first line is this one) and the count could pair it (the
+                                        // first record's cloudID is well formed).
+                                        thin =
+                                            loadOnly == nil && !exportsByTables
+                                            && (expected(name).map { $0.firstLine[...] == line } ?? thinAll)
+                                            && members.contains {
+                                                guard $0.key == CompiledEntity.cloudIDAttribute, case .string(let id) = $0.value else {
+                                                    return false
+                                                }
+                                                return DeterministicID.isWellFormed(id)
                                             }
-                                            return DeterministicID.isWellFormed(id)
+                                        if thin {
+                                            let keys = members.map(\.key)
+                                            thinKeys = JSONLine.KeysInOrder(keys)
+                                            flaggedPlaces = keys.indices.filter { Table.flagged.contains(keys[$0]) }
                                         }
+                                    }
+                                    batch.append(.whole(entity: name, thin: thin, members: members))
                                 }
-                                batch.append((name, thin, members))
                                 if batch.count >= 256 {
                                     try handOver(batch)
                                     batch.removeAll(keepingCapacity: true)
@@ -686,7 +719,12 @@ package enum Differ {
                             if !batch.isEmpty { try handOver(batch) }
                         },
                         consume: { batch in
-                            for record in batch { try loader.add(record.entity, record.members, thin: record.thin) }
+                            for record in batch {
+                                switch record {
+                                case .whole(let entity, let thin, let members): try loader.add(entity, members, thin: thin)
+                                case .thin(let entity, let keys, let strings): try loader.addThin(entity, keys: keys, strings: strings)
+                                }
+                            }
                         })
                     try loader.flush()
                     return .commit
@@ -743,6 +781,28 @@ package enum Differ {
         }
     }
 
+    /// A store's record line as its reader hands it to the loader: parsed whole, or, of a member
+    /// loaded thin, only what a thin table keeps (`Loader.addThin`).
+    enum LineRecord {
+        case whole(entity: String, thin: Bool, members: [(key: String, value: JSONValue)])
+        case thin(entity: String, keys: [String], strings: [(index: Int, value: String)])
+    }
+
+    /// A thin member's record line whose keys are `keys` (its first record's), in that order: its
+    /// keys and the string values at `flaggedPlaces`, read by `JSONLine.parseValues`, which
+    /// gives the values `parseObject` gives (its argument says why); nil for any other line,
+    /// which is parsed whole (`parseObject`, which refuses it when it is no JSON object).
+    static func thinRecord(
+        _ entity: String, _ line: UnsafeBufferPointer<UInt8>, keys: JSONLine.KeysInOrder, flaggedPlaces: [Int]
+    ) -> LineRecord? {
+        guard let values = JSONLine.parseValues(line, keys: keys) else { return nil }
+        let strings = flaggedPlaces.compactMap { place -> (index: Int, value: String)? in
+            guard case .string(let string) = values[place].json(in: line) else { return nil }
+            return (place, string)
+        }
+        return .thin(entity: entity, keys: keys.names, strings: strings)
+    }
+
     /// Writes an archive's record lines into one table per entity.
     final class Loader {
         let db: Database
@@ -781,16 +841,19 @@ package enum Differ {
         /// SQLite's insert itself), in the order they came, so each gets the rowid it would have.
         private var pending: [StoredValue] = []
         private var pendingRecords = 0
-        /// Of the records waiting, per `Table.flagged` property: the well-formed values, and the
-        /// hashes of those the filter flagged; added to their table's census as they go in.
+        /// Of the records counted and not yet added to their table's census (those waiting, and
+        /// thin ones), per `Table.flagged` property: the well-formed values, the hashes of those
+        /// the filter flagged, and the hashes of all of them (for the census's `hashes`).
         private var pendingWellFormed = Array(repeating: 0, count: Table.flagged.count)
         private var pendingFlagged: [(which: Int, hash: UInt64)] = []
+        private var pendingHashes = Array(repeating: [UInt64](), count: Table.flagged.count)
         /// Per table: the statement inserting `rowsPerInsert(width)` records, for the width it was made for.
         private var batchInserts: [String: (width: Int, statement: Statement)] = [:]
-        /// The entities loaded thin: of each record, `pk`, the flags, the flagged properties'
-        /// strings and every integer (what a twin's self-pairing count and the dangling keys of
-        /// a root read: `typeof(…) = 'integer'`); every other value NULL. A thin table is kept
-        /// only while nothing reads more of it (`diff` checks, else runs again without).
+        /// The entities loaded thin: their tables have their columns (a column per property any
+        /// record has), their count and their census, and no row. That is all a twin's
+        /// self-pairing reads when its census decides it (`Comparison.everyRecordHasItsOwn`); a
+        /// thin table is kept only while nothing reads more of it (any statement that reads its
+        /// rows first loads it whole, `ThinTables`).
         private(set) var thin: Set<String> = []
         /// Thin entities with a record whose cloudID is missing or not well formed.
         private(set) var demoted: Set<String> = []
@@ -805,50 +868,95 @@ package enum Differ {
         }
 
         func add(_ entity: String, _ members: [(key: String, value: JSONValue)], thin isThin: Bool = false) throws {
-            let layout: Layout
-            if let last, last.entity == entity, last.keys.count == members.count,
-                zip(last.keys, members).allSatisfy({ $0 == $1.key })
-            {
-                layout = last
-            } else {
-                // The records waiting are of the last layout, and go in before the table changes.
-                try flush()
-                layout = try self.layout(entity, members)
-                last = layout
+            if isThin {
+                let strings = members.indices.compactMap { index -> (index: Int, value: String)? in
+                    guard Table.flagged.contains(members[index].key), case .string(let string) = members[index].value else { return nil }
+                    return (index, string)
+                }
+                try addThin(entity, keys: members.map(\.key), strings: strings)
+                return
             }
+            let layout = try self.layout(entity, members.lazy.map(\.key))
             tables[entity]!.count += 1
-            if isThin { thin.insert(entity) }
             var values = [StoredValue](repeating: .null, count: layout.width)
             for (index, member) in members.enumerated() {
                 guard let place = layout.places[index] else { continue }
                 if place == 0 {
                     if case .integer(let key) = member.value { values[0] = .integer(key) }
-                } else if !isThin || layout.flags[index] != nil {
+                } else {
                     values[place] = DiffValue.encode(member.value, text)
-                } else if case .integer(let integer) = member.value {
-                    // As `DiffValue.encode` has it.
-                    values[place] = .integer(integer)
                 }
-                if let flag = layout.flags[index], case .string(let cloudID) = member.value, DeterministicID.isWellFormed(cloudID) {
+                if let flag = layout.flags[index], case .string(let cloudID) = member.value, let seenBefore = count(cloudID, flag: flag) {
                     values[flag] = Self.wellFormed
-                    let which = flag - Self.firstFlagPlace
-                    let hash = StableHasher.fnv1a(cloudID.utf8)
-                    pendingWellFormed[which] += 1
-                    if seen == nil { seen = SharedValueFilter(bits: filterBits) }
-                    if seen!.insert(hash: hash) {
-                        values[flag + Table.flagged.count] = Self.wellFormed
-                        pendingFlagged.append((which, hash))
-                    }
+                    if seenBefore { values[flag + Table.flagged.count] = Self.wellFormed }
                 }
             }
             if case .null = values[0] { values[0] = .integer(Int64.min) }
-            // The self-pairing count that keeps a thin table pairs only well-formed cloudIDs.
-            if isThin, case .null = values[Self.cloudIDFlagPlace] {
-                demoted.insert(entity)
-            }
             pending.append(contentsOf: values)
             pendingRecords += 1
             if pendingRecords == Self.rowsPerInsert(layout.width) { try flush() }
+        }
+
+        /// A record of a member loaded thin (`thin`): one more in its table's count, a column
+        /// for each of its `keys` the table has not yet, and its census counted from `strings`,
+        /// the members (by their place in `keys`) whose key is one of `Table.flagged` and whose
+        /// value is a string (all a thin table keeps); no row.
+        func addThin(_ entity: String, keys: [String], strings: [(index: Int, value: String)]) throws {
+            let layout = try self.layout(entity, keys)
+            tables[entity]!.count += 1
+            thin.insert(entity)
+            var hasCloudID = false
+            for (index, string) in strings {
+                guard let flag = layout.flags[index] else { continue }
+                if count(string, flag: flag) != nil, flag == Self.cloudIDFlagPlace { hasCloudID = true }
+            }
+            // The self-pairing that keeps a thin table pairs only well-formed cloudIDs.
+            if !hasCloudID { demoted.insert(entity) }
+            if pendingHashes.contains(where: { $0.count >= 4096 }) { try takeCensus() }
+        }
+
+        /// The layout of a record of `entity` with `keys`: the last one's when they are its keys.
+        private func layout(_ entity: String, _ keys: some Collection<String>) throws -> Layout {
+            if let last, last.entity == entity, last.keys.count == keys.count, zip(last.keys, keys).allSatisfy({ $0 == $1 }) {
+                return last
+            }
+            // The records waiting are of the last layout, and go in before the table changes.
+            try flush()
+            let layout = try makeLayout(entity, keys)
+            last = layout
+            return layout
+        }
+
+        /// Counts a value of the flagged property whose form flag is at `flag`, when it is a
+        /// well-formed cloudID, for its table's census: whether the filter flags it as maybe
+        /// seen before; nil when it is not well formed.
+        private func count(_ cloudID: String, flag: Int) -> Bool? {
+            guard DeterministicID.isWellFormed(cloudID) else { return nil }
+            let which = flag - Self.firstFlagPlace
+            let hash = StableHasher.fnv1a(cloudID.utf8)
+            pendingWellFormed[which] += 1
+            pendingHashes[which].append(hash)
+            if seen == nil { seen = SharedValueFilter(bits: filterBits) }
+            guard seen!.insert(hash: hash) else { return false }
+            pendingFlagged.append((which, hash))
+            return true
+        }
+
+        /// Adds what was counted of the records since to the census of `last`'s table (the
+        /// records counted since the layout last changed are all of it).
+        private func takeCensus() throws {
+            guard let entity = last?.entity else { return }
+            for (which, count) in pendingWellFormed.enumerated() where count > 0 {
+                tables[entity]!.census[which].wellFormed += count
+                pendingWellFormed[which] = 0
+            }
+            for (which, hash) in pendingFlagged { tables[entity]!.census[which].flagged(hash, limit: suspectLimit) }
+            pendingFlagged.removeAll(keepingCapacity: true)
+            for which in pendingHashes.indices where !pendingHashes[which].isEmpty {
+                if tables[entity]!.census[which].hashes == nil { tables[entity]!.census[which].hashes = try HashLog() }
+                try tables[entity]!.census[which].hashes!.append(contentsOf: pendingHashes[which])
+                pendingHashes[which].removeAll(keepingCapacity: true)
+            }
         }
 
         /// Empties `entity`'s table, to load it again (whole): its rows get the rowids a first load gives.
@@ -869,17 +977,12 @@ package enum Differ {
 
         /// Inserts the records waiting; called by `add`, and once the last record is added.
         func flush() throws {
+            try takeCensus()
             guard pendingRecords > 0, let layout = last else { return }
             defer {
                 pending.removeAll(keepingCapacity: true)
                 pendingRecords = 0
             }
-            for (which, count) in pendingWellFormed.enumerated() where count > 0 {
-                tables[layout.entity]!.census[which].wellFormed += count
-                pendingWellFormed[which] = 0
-            }
-            for (which, hash) in pendingFlagged { tables[layout.entity]!.census[which].flagged(hash, limit: suspectLimit) }
-            pendingFlagged.removeAll(keepingCapacity: true)
             // Bound with exact byte lengths: GRDB binds text up to its first NUL, and two strings
             // that differ only after one would compare equal.
             guard pendingRecords == Self.rowsPerInsert(layout.width), pendingRecords > 1 else {
@@ -900,34 +1003,34 @@ package enum Differ {
         }
 
         /// The layout of a record with `members`' keys, adding a column for each new property.
-        private func layout(_ entity: String, _ members: [(key: String, value: JSONValue)]) throws -> Layout {
+        private func makeLayout(_ entity: String, _ keys: some Collection<String>) throws -> Layout {
             var table = try tables[entity] ?? Table.empty(in: db, name: "\(prefix)_\(tables.count)")
             var places: [Int?] = []
             var flags: [Int?] = []
             var taken: Set<Int> = []
             let leading = Table.leadingColumns.count
-            for member in members {
+            for key in keys {
                 var place: Int?
-                if member.key == RecordJSON.primaryKeyKey {
+                if key == RecordJSON.primaryKeyKey {
                     place = 0
-                } else if !ignored.contains(member.key) {
-                    if table.columns[member.key] == nil {
+                } else if !ignored.contains(key) {
+                    if table.columns[key] == nil {
                         try db.execute(sql: "ALTER TABLE \(table.name) ADD COLUMN c\(table.columns.count)")
-                        table.columns[member.key] = "c\(table.columns.count)"
+                        table.columns[key] = "c\(table.columns.count)"
                         inserts[entity] = nil
                     }
-                    place = Int(table.columns[member.key]!.dropFirst())! + leading
+                    place = Int(table.columns[key]!.dropFirst())! + leading
                 }
                 // A key written twice counts once, the first time.
                 if let found = place, !taken.insert(found).inserted { place = nil }
                 places.append(place)
-                flags.append(place == nil ? nil : Table.flagged.firstIndex(of: member.key).map { $0 + 1 })
+                flags.append(place == nil ? nil : Table.flagged.firstIndex(of: key).map { $0 + 1 })
             }
             tables[entity] = table
             let width = leading + table.columns.count
             let insert = try inserts[entity] ?? makeInsert(table.name, width: width)
             inserts[entity] = insert
-            return Layout(entity: entity, keys: members.map(\.key), places: places, flags: flags, width: width, insert: insert)
+            return Layout(entity: entity, keys: Array(keys), places: places, flags: flags, width: width, insert: insert)
         }
 
         /// An insert of `rows` records of `width` values each (the leading columns, then `c0`, `c1`, …).
@@ -1216,7 +1319,9 @@ package enum Differ {
         /// the table has exactly when each has a well-formed value of its own, which the loader's
         /// census decides, when it can, without the count (`everyRecordHasItsOwn`).
         private mutating func pairsEveryRecordWithItself(counting selfPairs: String, cloudID: String) throws -> Bool {
-            let decided = decidesIdentityFromLoad ? try Self.everyRecordHasItsOwn(cloudID, in: a, db) : nil
+            let decided = decidesIdentityFromLoad ? try Self.everyRecordHasItsOwn(cloudID, in: a) : nil
+            // The count reads the rows, which a thin table has not.
+            if decided == nil { try makeWhole() }
             guard try decided ?? (Int.fetchOne(db, sql: "SELECT count(*) \(selfPairs)") == a.count) else { return false }
             pairsEveryRecordWithItself = true
             paired = a.count
@@ -1225,29 +1330,45 @@ package enum Differ {
 
         /// Whether every record of `table` has a well-formed value of `field` (one of
         /// `Table.flagged`) that no other record of it has, decided from the loader's census of
-        /// the field (`CloudIDCensus`); nil when the census cannot say (too many values flagged, or
-        /// one hash of those flagged found twice), and the count in SQL decides.
+        /// the field (`CloudIDCensus`) without reading a row; nil when the census cannot say (one
+        /// hash found twice), and the count in SQL decides.
         ///
-        /// Why it is exact: a value a record shares with one loaded before it is flagged (the
-        /// filter never misses a value seen), so its hash is among the suspects, and the pass over
-        /// the column finds that hash on both records. A hash found once for every suspect means
-        /// no value is on two records. Values are hashed over the bytes SQL compares (the column's
-        /// TEXT is the string's UTF-8, `DiffValue.encode`), so "the same" means what it means to
-        /// the count's `GROUP BY`.
-        static func everyRecordHasItsOwn(_ field: String, in table: Table, _ db: Database) throws -> Bool? {
-            guard let which = Table.flagged.firstIndex(of: field), let column = table.columns[field] else { return nil }
+        /// Why it is exact: when every record has a well-formed value, the census's `hashes` are
+        /// one hash per record, of the bytes SQL compares (the column's TEXT is the string's
+        /// UTF-8, `DiffValue.encode`; a thin table's record is counted from the same string), so
+        /// "the same" means what it means to the count's `GROUP BY`. A value on two records puts
+        /// its hash in the log twice, so "yes" is said only when no hash is there twice, and then
+        /// no value is on two records. Looking for a hash twice: a value a record shares with one
+        /// loaded before it is flagged (the filter never misses a value seen), so its hash is
+        /// among the suspects, and one pass over the log finds it twice; when the suspects were
+        /// too many to keep, the log is read in rounds, each holding the hashes of one residue
+        /// modulo the rounds (equal hashes share a round), at most `CloudIDCensus.suspectLimit`
+        /// of them on average, so memory stays bounded at any size.
+        /// (`hashesPerRound`: a test makes the rounds small.)
+        static func everyRecordHasItsOwn(
+            _ field: String, in table: Table, hashesPerRound: Int = CloudIDCensus.suspectLimit
+        ) throws -> Bool? {
+            guard let which = Table.flagged.firstIndex(of: field), table.columns[field] != nil else { return nil }
             let census = table.census[which]
             // A record without a well-formed value is one the count leaves out.
             guard census.wellFormed == table.count else { return false }
-            guard let suspects = census.suspects else { return nil }
-            if suspects.isEmpty { return true }
+            guard let hashes = census.hashes, hashes.count > 0 else { return true }
             struct FoundTwice: Error {}
-            var found = Set<UInt64>(minimumCapacity: suspects.count)
             do {
-                try ExactSQL.forEachRow(db, sql: "SELECT \(column) FROM \(table.name)") { row in
-                    // Hashed in SQLite's buffer: a `Data` per row, and its iterator, were half the pass.
-                    guard let hash = row.withText(0, { StableHasher.fnv1a($0) }) else { return }
-                    if suspects.contains(hash), !found.insert(hash).inserted { throw FoundTwice() }
+                if let suspects = census.suspects {
+                    guard !suspects.isEmpty else { return true }
+                    var found = Set<UInt64>(minimumCapacity: suspects.count)
+                    try hashes.forEachHash { hash in
+                        if suspects.contains(hash), !found.insert(hash).inserted { throw FoundTwice() }
+                    }
+                } else {
+                    let rounds = UInt64((hashes.count + hashesPerRound - 1) / hashesPerRound)
+                    for round in 0..<rounds {
+                        var found = Set<UInt64>(minimumCapacity: hashesPerRound)
+                        try hashes.forEachHash { hash in
+                            if hash % rounds == round, !found.insert(hash).inserted { throw FoundTwice() }
+                        }
+                    }
                 }
             } catch is FoundTwice {
                 return nil
@@ -1301,7 +1422,11 @@ package enum Differ {
                 INSERT OR REPLACE INTO diff_map (root, b, a) SELECT \(Self.quoted(plan.root)), r.pk, l.pk FROM \(pairs) \
                 JOIN \(a.name) l ON l.rowid = p.a JOIN \(b.name) r ON r.rowid = p.b WHERE \(condition)
                 """
-            try keyMap.add(root: plan.root) { [db] in try db.execute(sql: sql) }
+            // It reads this entity's rows, which a thin table has not yet.
+            try keyMap.add(root: plan.root) { [db, makeWhole] in
+                try makeWhole()
+                try db.execute(sql: sql)
+            }
         }
 
         /// "_pk 12", with the record's cloudID when it has a well-formed one.
