@@ -28,4 +28,26 @@ final class DifferHashLogTests: XCTestCase {
         expected += [7, UInt64.max, 0]
         XCTAssertEqual(try read(), expected)
     }
+
+    /// The log's file is in the process's temporary folder (an embedding app's own, which
+    /// `tmpfile()`'s `/var/tmp` is not) and has no name there while it is open.
+    func testTheLogsFileIsInTheTemporaryFolderAndNamedNowhere() throws {
+        let prefix = "questbak-hashes-\(getpid())-"
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true).resolvingSymlinksInPath().path
+        let log = try Differ.HashLog()
+        try log.append(contentsOf: [1, 2, 3])
+        let named = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix(prefix) }
+        XCTAssertEqual(named, [])
+        #if os(Linux)
+            // The open descriptors' targets: the log's is its unlinked file in the folder.
+            let targets = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap {
+                try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+            }
+            let logs = targets.filter { $0.contains("/" + prefix) }
+            XCTAssertEqual(logs.count, 1, "\(targets)")
+            XCTAssertTrue(logs.first?.hasPrefix(folder + "/") == true, "\(logs) not in \(folder)")
+            XCTAssertTrue(logs.first?.hasSuffix(" (deleted)") == true, "\(logs)")
+        #endif
+        withExtendedLifetime(log) {}
+    }
 }

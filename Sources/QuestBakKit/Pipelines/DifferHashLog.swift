@@ -18,10 +18,19 @@ extension Differ {
         /// Hashes read or written at a time.
         private static let chunk = 8192
 
+        /// A file in the process's temporary folder (`NSTemporaryDirectory()`, which honours
+        /// `TMPDIR` and is an app's own folder in a sandbox), unlinked at once: not `tmpfile()`,
+        /// which writes where the C library decides (`/tmp`, or `/var/tmp` on Darwin, which an
+        /// app's sandbox does not let it write).
         init() throws {
-            guard let file = tmpfile() else {
-                throw StoreError.io(
-                    path: NSTemporaryDirectory(), reason: "cannot make a temporary file: \(String(cString: strerror(errno)))")
+            let directory = URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+            var template = Array(directory.appendingPathComponent("questbak-hashes-\(getpid())-XXXXXX").path.utf8CString)
+            let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
+            guard descriptor >= 0 else { throw Self.failure("cannot make", directory.path) }
+            unlink(template)
+            guard let file = fdopen(descriptor, "w+") else {
+                close(descriptor)
+                throw Self.failure("cannot open", directory.path)
             }
             self.file = file
         }
@@ -50,9 +59,10 @@ extension Differ {
             }
         }
 
-        private func failure(_ what: String) -> StoreError {
-            StoreError.io(
-                path: NSTemporaryDirectory(), reason: "\(what) a temporary file of cloudID hashes: \(String(cString: strerror(errno)))")
+        private func failure(_ what: String) -> StoreError { Self.failure(what, NSTemporaryDirectory()) }
+
+        private static func failure(_ what: String, _ directory: String) -> StoreError {
+            StoreError.io(path: directory, reason: "\(what) a temporary file of cloudID hashes: \(String(cString: strerror(errno)))")
         }
     }
 }
