@@ -100,7 +100,7 @@ final class RepairLogBatchTests: XCTestCase {
         XCTAssertEqual(read[0].old, nil)
     }
 
-    /// The log's scratch file has 64 KiB pages and a rollback journal kept open and truncated
+    /// The log's scratch file has a rollback journal kept open and truncated
     /// at each commit: a write that fails inside a transaction must still be undone (here
     /// `resolveCloudIDs`, whose lookup throws after some entries were updated), and the log
     /// must read back as it was.
@@ -120,10 +120,9 @@ final class RepairLogBatchTests: XCTestCase {
             })
         XCTAssertEqual(looked, 101)
         XCTAssertEqual(try log.firstEntries(count), before)
-        // Read from the file's header (bytes 16 and 17, big-endian; 1 stands for 65,536), not
-        // through a connection: the log's own holds the file's lock for as long as it lives.
-        let header = try Data(contentsOf: directory.url.appendingPathComponent("repairs.sqlite")).prefix(18)
-        XCTAssertEqual(Array(header.suffix(2)), [0, 1])
+        // The journal is still there, empty (truncated, not deleted, at the rollback's end).
+        let journal = directory.url.appendingPathComponent("repairs.sqlite-journal").path
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int, 0)
         // And the log goes on: an entry after the failure is kept with the others.
         try log.record(entry(count))
         XCTAssertEqual(try log.firstEntries(count + 1), before + [logged(entry(count))])

@@ -138,16 +138,14 @@ package final class RepairLog {
         // A scratch file that lives as long as the command: nothing to keep through a crash, so
         // no sync at each of its commits (a merge into a second device makes fifty of them).
         try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
-        // Its pages are 64 KiB, not 4 KiB, set before its table is made: the log is only ever
-        // appended to and read in order, and writing its pages at each commit, one `pwrite` a
-        // page, was a seventh of the log's writer thread, in the kernel.
         // Its rollback journal is truncated at each commit, not deleted, and stays open (the one
         // connection keeps its lock, which nothing else asks for): a journal file made and
-        // deleted at each commit was another twentieth. The journal stays on disk, not in
-        // memory: `resolveCloudIDs` changes every page of a migration's log in one transaction,
-        // whose first versions an in-memory journal would hold (hundreds of MB at 5M records).
+        // deleted at each commit was a twentieth of the log's writer thread. The journal stays on
+        // disk, not in memory: `resolveCloudIDs` changes every page of a migration's log in one
+        // transaction, whose first versions an in-memory journal would hold (hundreds of MB at 5M
+        // records). Its pages stay 4 KiB: 64 KiB pages wrote fewer of them, but raised a merge
+        // into a second device's peak RSS from 52 to 80 MB at 100k records (docs/performance.md).
         try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA page_size = 65536")
             try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
             try db.execute(sql: "PRAGMA journal_mode = TRUNCATE")
         }
