@@ -336,12 +336,13 @@ struct StatementRestore {
             }
             // Each index built from its table's rows in one pass, as a replay of `sqlite3 .dump`
             // builds them; kept up row by row they cost 10% of that replay's time.
-            if !later.isEmpty, modelLater == nil {
+            func makeStatementsAfterRecords() throws {
                 FaultPoint.reached("statements after the records")
-                try replay(later, in: db)
+                if let modelLater { try modelLater.finish(db) { try replay($0, in: db) } } else { try replay(later, in: db) }
                 try checkRequiredTables(db)
                 written.statements = try numberEntities(db)
             }
+            if !later.isEmpty, modelLater == nil { try makeStatementsAfterRecords() }
             // A format 1 or 2 archive's members were checked against its schema with the manifest.
             if legacy == nil { try records.checkEveryEntityListed(files: files) }
             if let inserted = records.inserted {
@@ -356,14 +357,9 @@ struct StatementRestore {
             // sets and checks the rest (none, in an export's member order, unless a repair is due).
             let boundOnInsert = try records.linkGroupsBoundOnInsert()
             written.linksTakenOnInsert = records.linksTakenOnInsert
-            if let modelLater {
-                // Once the links' cursors are closed: SQLite changes no table's indexes while a
-                // statement reads (the table is "locked").
-                FaultPoint.reached("statements after the records")
-                try modelLater.finish(db) { try replay($0, in: db) }
-                try checkRequiredTables(db)
-                written.statements = try numberEntities(db)
-            }
+            // Another app's, once the links' cursors are closed: SQLite changes no table's indexes
+            // while a statement reads (the table is "locked").
+            if modelLater != nil { try makeStatementsAfterRecords() }
             if let context = records.context {
                 written.notes += try RepairPipeline.run(in: context, phase: .restoring)
                 try Self.applyDestinationLinks(db, log: log, skipping: boundOnInsert)
@@ -851,26 +847,9 @@ struct StatementRestore {
                                 primaryKey: String(row.primaryKey))
                         }
                     case .destinationColumn(let table, let column):
-                        if bindsLinksOnInsert {
-                            linkCounts[DestinationLinkGroup(table: table, column: column), default: 0] += targets.count
-                        }
-                        if let pendingLinks, !pendingLinks.written {
-                            if lastLinkKinds?.entity != plan.name {
-                                lastLinkKinds = (plan.name, Array(repeating: -1, count: plan.toMany.count))
-                            }
-                            if var kinds = lastLinkKinds {
-                                if kinds.numbers[index] < 0 {
-                                    kinds.numbers[index] = pendingLinks.number(
-                                        of: .init(
-                                            group: DestinationLinkGroup(table: table, column: column), entity: plan.name,
-                                            relationship: link.name))
-                                    lastLinkKinds = kinds
-                                }
-                                if pendingLinks.hold(kind: kinds.numbers[index], source: row.primaryKey, targets: targets) { continue }
-                            }
-                            // Too many to hold: the links held so far go to the table first, in their order.
-                            try writePendingLinks()
-                        }
+                        let group = DestinationLinkGroup(table: table, column: column)
+                        if bindsLinksOnInsert { linkCounts[group, default: 0] += targets.count }
+                        if try holdsLinks(plan, toMany: index, group: group, source: row.primaryKey, targets: targets) { continue }
                         // The names' bytes made once for the record's links, not for each link.
                         var arguments: [StoredValue] = [
                             .text(Data(table.utf8)), .text(Data(column.utf8)), .null, .integer(row.primaryKey),
@@ -1050,6 +1029,22 @@ struct StatementRestore {
                     if case .integer(let number) = values[0] { return String(number) }
                     return values[0].summary
                 }())
+        }
+
+        /// Holds a record's links of its `toMany`th to-many in `pendingLinks`; false when they go to
+        /// the table (too many to hold: the links held so far are written there first, in their order).
+        mutating func holdsLinks(
+            _ plan: ModelLayout.EntityPlan, toMany index: Int, group: DestinationLinkGroup, source: Int64, targets: [Int64]
+        ) throws -> Bool {
+            guard let pendingLinks, !pendingLinks.written else { return false }
+            if lastLinkKinds?.entity != plan.name { lastLinkKinds = (plan.name, Array(repeating: -1, count: plan.toMany.count)) }
+            if lastLinkKinds!.numbers[index] < 0 {
+                let kind = PendingLinks.Kind(group: group, entity: plan.name, relationship: plan.toMany[index].name)
+                lastLinkKinds!.numbers[index] = pendingLinks.number(of: kind)
+            }
+            if pendingLinks.hold(kind: lastLinkKinds!.numbers[index], source: source, targets: targets) { return true }
+            try writePendingLinks()
+            return false
         }
 
         /// The links held so far into `temp.questbak_links`, before anything reads or changes it.
