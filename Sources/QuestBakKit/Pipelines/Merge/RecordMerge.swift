@@ -101,12 +101,12 @@ struct RecordMerge {
 
     /// By `table.column`: how many rows name a record their destination table does not hold.
     private func danglingReferences() throws -> [String: Int] {
-        try Self.danglingReferences(db, Self.danglingReferenceQueries(layout, schema: "main"))
+        try Self.danglingReferences(db, Self.danglingReferenceQueries(layout))
     }
 
-    /// `danglingReferences`'s count of each reference column (`table.column`, once each) of
-    /// `schema`'s tables, as SQL: run on the merge's connection, or on one of the store's copy.
-    static func danglingReferenceQueries(_ layout: MergeLayout, schema: String) -> [(place: String, sql: String)] {
+    /// `danglingReferences`'s count of each reference column (`table.column`, once each) of the
+    /// `main` database's tables, as SQL: run on the merge's connection, or on one of the store's copy.
+    static func danglingReferenceQueries(_ layout: MergeLayout) -> [(place: String, sql: String)] {
         var queries: [(place: String, sql: String)] = []
         for entity in layout.entities {
             for field in entity.fields {
@@ -116,8 +116,8 @@ struct RecordMerge {
                     (
                         "\(entity.table).\(field.column)",
                         """
-                        SELECT count(*) FROM \(schema).\(entity.table) r
-                        WHERE r.\(field.column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(schema).\(reference) d WHERE d.\(keyColumn) = r.\(field.column))
+                        SELECT count(*) FROM main.\(entity.table) r
+                        WHERE r.\(field.column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM main.\(reference) d WHERE d.\(keyColumn) = r.\(field.column))
                         """
                     ))
             }

@@ -18,8 +18,8 @@ struct ReferenceChecks {
     /// store's snapshot, which `copyFiles` copied it from and nothing writes after); `archive`:
     /// the restored archive the merge attaches as `incoming`.
     static func start(layout: MergeLayout, storeCopy: String, archive: String) -> ReferenceChecks {
-        let storeQueries = RecordMerge.danglingReferenceQueries(layout, schema: "main")
-        let archiveQueries = untranslatableQueries(layout, schema: "main")
+        let storeQueries = RecordMerge.danglingReferenceQueries(layout)
+        let archiveQueries = untranslatableQueries(layout)
         return ReferenceChecks(
             danglingBefore: BackgroundResult {
                 try read(storeCopy) { db in try RecordMerge.danglingReferences(db, storeQueries) }
@@ -37,8 +37,8 @@ struct ReferenceChecks {
         return try queue.read(body)
     }
 
-    /// Per reference field (`entity.field`): whether any archive record (`schema`'s rows of the
-    /// entity) holds a value that names no record of an entity of the layout in the destination
+    /// Per reference field (`entity.field`): whether any archive record (the entity's rows of the
+    /// restored archive, opened as `main`) holds a value that names no record of an entity of the layout in the destination
     /// table.
     ///
     /// *Why "no" means `reportDangling` finds nothing.* It lists the entity's records in the map
@@ -54,7 +54,7 @@ struct ReferenceChecks {
     /// entity the query reads has its row in the map, so the join with it drops none. An
     /// entity's destination table no entity of the layout has leaves its field out: each value
     /// there names nothing the map has.
-    private static func untranslatableQueries(_ layout: MergeLayout, schema: String) -> [(field: String, sql: String)] {
+    private static func untranslatableQueries(_ layout: MergeLayout) -> [(field: String, sql: String)] {
         layout.entities.flatMap { entity in
             entity.fields.compactMap { field -> (field: String, sql: String)? in
                 guard let reference = field.reference else { return nil }
@@ -63,8 +63,8 @@ struct ReferenceChecks {
                 return (
                     "\(entity.name).\(field.name)",
                     """
-                    SELECT EXISTS (SELECT 1 FROM \(schema).\(entity.table) i WHERE \(entity.rows("i")) AND i.\(field.column) IS NOT NULL
-                        AND NOT EXISTS (SELECT 1 FROM \(schema).\(reference) d
+                    SELECT EXISTS (SELECT 1 FROM main.\(entity.table) i WHERE \(entity.rows("i")) AND i.\(field.column) IS NOT NULL
+                        AND NOT EXISTS (SELECT 1 FROM main.\(reference) d
                                         WHERE d.\(CoreDataSQL.keyColumn) = i.\(field.column) AND (\(destinations.joined(separator: " OR ")))))
                     """
                 )
