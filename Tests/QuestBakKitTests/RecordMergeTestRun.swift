@@ -13,12 +13,15 @@ enum RecordMergeTestRun {
     ) throws -> [String: RecordMerge.Counts] {
         let layout = try MergeLayout(version: TimeQuestSchemas.newest)
         var referenceChecks: ReferenceChecks?
+        var cloudIDChecks: CloudIDChecks?
         if referenceChecksBeside {
             // As the merge asks them: of a copy of the store as it was before, and of the archive.
             let copy = store.deletingLastPathComponent().appendingPathComponent(store.lastPathComponent + "-before")
             try FileManager.default.copyItem(at: store, to: copy)
             referenceChecks = ReferenceChecks.start(layout: layout, storeCopy: copy.path, archive: incoming.path)
+            cloudIDChecks = CloudIDChecks.start(layout: layout, storeCopy: copy.path, archive: incoming.path)
         }
+        defer { cloudIDChecks?.finish() }
         let queue = try DatabaseQueue(path: store.path)
         let counts = try queue.writeWithoutTransaction { db in
             try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
@@ -27,6 +30,7 @@ enum RecordMergeTestRun {
                 keepDistinctIDs: false, log: log, storePath: store.path)
             merge.usesShortcuts = usesShortcuts
             merge.referenceChecks = referenceChecks
+            merge.cloudIDChecks = cloudIDChecks
             try db.inTransaction {
                 try merge.run()
                 try log.finishWrites()

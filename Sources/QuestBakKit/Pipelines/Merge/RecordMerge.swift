@@ -61,6 +61,9 @@ struct RecordMerge {
     /// references each name a record, asked on other connections (`ReferenceChecks`); nil: asked
     /// here, on the merge's connection.
     var referenceChecks: ReferenceChecks?
+    /// `noCloudIDIsInBoth` of each entity with a cloudID, asked on another connection
+    /// (`CloudIDChecks`); nil: asked here.
+    var cloudIDChecks: CloudIDChecks?
     /// By entity: whether every store cloudID is an identity (`cloudIDsAreIdentities`), as the
     /// matching's pass over the store's cloudIDs (`noCloudIDIsInBoth`) found it, where that pass ran.
     private(set) var storeCloudIDsShownIdentities: [String: Bool] = [:]
@@ -133,7 +136,11 @@ struct RecordMerge {
 
     // MARK: 1. Identity
 
-    private func count(_ schema: String, _ entity: MergeLayout.EntityPlan) throws -> Int {
+    private func count(_ schema: String, _ entity: MergeLayout.EntityPlan) throws -> Int { try Self.count(schema, entity, db: db) }
+
+    /// How many records of `entity` the table in `schema` holds: the counts the matching and the
+    /// cloudID checks beside it (`CloudIDChecks`) size their filters by.
+    static func count(_ schema: String, _ entity: MergeLayout.EntityPlan, db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r"))") ?? 0
     }
 
@@ -219,9 +226,12 @@ struct RecordMerge {
         // store's, and the key table of the store's cloudIDs (a copy and a sort of the column)
         // and one lookup per archive record would find nothing.
         if key.kind == .cloudID, let cloud, usesShortcuts {
-            let shortcut = try Self.noCloudIDIsInBoth(
-                column: cloud, of: entity.table, storeRows: entity.rows("s"), archiveRows: entity.rows("i"),
-                storeCount: counts[entity.name]?.inStore ?? 0, db: db)
+            // Asked beside the matching where the merge started it (`CloudIDChecks`), else here.
+            let shortcut =
+                try cloudIDChecks?.answer(for: entity.name)
+                ?? Self.noCloudIDIsInBoth(
+                    column: cloud, of: entity.table, storeRows: entity.rows("s"), archiveRows: entity.rows("i"),
+                    storeCount: counts[entity.name]?.inStore ?? 0, db: db)
             storeCloudIDsShownIdentities[entity.name] = shortcut.storeCloudIDsAreIdentities
             if shortcut.noneInBoth { return }
             // The store's own archive: every record paired with the store's of the same key.
