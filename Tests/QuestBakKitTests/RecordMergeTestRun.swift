@@ -1,3 +1,4 @@
+import CoreDataStore
 import Foundation
 import GRDB
 
@@ -22,7 +23,9 @@ enum RecordMergeTestRun {
             cloudIDChecks = CloudIDChecks.start(layout: layout, storeCopy: copy.path, archive: incoming.path)
         }
         defer { cloudIDChecks?.finish() }
-        let queue = try DatabaseQueue(path: store.path)
+        // As the merge opens it: waiting for the checks' connections beside it, which open the
+        // same files at the same time (the loser of two first opens of a WAL file is told "locked").
+        let queue = try DatabaseQueue(path: store.path, configuration: StoreReader.besideConfiguration(readonly: false))
         let counts = try queue.writeWithoutTransaction { db in
             try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
             var merge = RecordMerge(
