@@ -78,7 +78,7 @@ package enum EntityMemberEncoding {
 
         /// The digest of a member as `encode` streams it (any of the member encodings), without
         /// keeping its bytes.
-        static func of(_ encode: (([UInt8]) throws -> Void) throws -> Int) throws -> Digest {
+        package static func of(_ encode: (([UInt8]) throws -> Void) throws -> Int) throws -> Digest {
             var hasher = SHA256()
             var bytes: Int64 = 0
             let count = try encode { chunk in

@@ -489,4 +489,74 @@ final class InsertedValuesTests: XCTestCase {
                 new: .value(.null)))
         XCTAssertTrue(mayNameNothing(logged), "a change since the inserts (a folder merged away)")
     }
+
+    /// The restore notes a batch's rows before inserting them (`InsertedValues.note` for each,
+    /// then `flush`), so that the filters are asked one row after another: the notes end as
+    /// they end with each row observed on its own, whatever the batches. Rows of two entities
+    /// (one with a cloudID and a natural key, one with neither), with cloudIDs repeated, missing
+    /// and malformed, keys repeated, incomplete and stored otherwise, and more repeats than the
+    /// suspects kept, so that both flags are set part way through a batch.
+    func testNotesTakenInBatchesEndAsNotesTakenRowByRow() throws {
+        let item = ModelLayout.EntityPlan(
+            name: "Item", number: 1, table: "ZITEM",
+            fields: [
+                ModelLayout.Field(path: ["cloudID"], column: "ZCLOUDID", kind: .string),
+                ModelLayout.Field(path: ["name"], column: "ZNAME", kind: .string, isOptional: false),
+                ModelLayout.Field(path: ["day"], column: "ZDAY", kind: .date, isOptional: false),
+            ], toOne: [.init(name: "other", column: "ZOTHER", destination: "Other")], toMany: [])
+        let other = ModelLayout.EntityPlan(name: "Other", number: 2, table: "ZOTHER", fields: [], toOne: [], toMany: [])
+        func notes() -> InsertedValues {
+            InsertedValues(
+                naturalKeys: ["Item": ["name", "day"]], expectedRecords: 50,
+                affinities: ["ZITEM": ["ZCLOUDID": .text, "ZNAME": .text, "ZDAY": .numeric, "ZOTHER": .integer]])
+        }
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<40 {
+            // Later rounds repeat more, past the suspects kept (`suspectLimit`).
+            let distinct = round < 20 ? 2_000 : 100
+            var rows: [(values: [StoredValue], key: Int64, plan: ModelLayout.EntityPlan)] = []
+            for key in 1...1_200 {
+                if Int.random(in: 0..<10, using: &generator) == 0 {
+                    rows.append(([], Int64(key), other))
+                    continue
+                }
+                let id = Int.random(in: 0..<distinct, using: &generator)
+                let cloudID: StoredValue
+                switch Int.random(in: 0..<200, using: &generator) {
+                case 0: cloudID = .null
+                case 1: cloudID = .text(Data("not a UUID".utf8))
+                default: cloudID = .text(Data(String(format: "%08X-0000-4000-8000-%012X", round, id).utf8))
+                }
+                let name: StoredValue = Int.random(in: 0..<300, using: &generator) == 0 ? .null : .text(Data("n\(id % 50)".utf8))
+                let day: StoredValue =
+                    switch Int.random(in: 0..<400, using: &generator) {
+                    case 0: .text(Data("2".utf8))
+                    case 1: .real(.nan)
+                    default: .integer(Int64(id))
+                    }
+                rows.append(([cloudID, name, day, .integer(Int64.random(in: 1...1_200, using: &generator))], Int64(key), item))
+            }
+            let byRow = notes()
+            for row in rows { byRow.observe(row.values, primaryKey: row.key, plan: row.plan) }
+            let batched = notes()
+            var start = 0
+            while start < rows.count {
+                let end = min(rows.count, start + Int.random(in: 1...600, using: &generator))
+                for row in rows[start..<end] { batched.note(row.values, primaryKey: row.key, plan: row.plan) }
+                batched.flush()
+                start = end
+            }
+            XCTAssertEqual(batched.seen, byRow.seen, "round \(round)")
+        }
+        // The rounds reach both flags and both kinds of suspects, or they compare little.
+        let repeated = notes()
+        for key in 1...600 {
+            let id = String(format: "00000000-0000-4000-8000-%012X", key % 3)
+            repeated.note(
+                [.text(Data(id.utf8)), .text(Data("n".utf8)), .integer(Int64(key % 3)), .null], primaryKey: Int64(key), plan: item)
+        }
+        repeated.flush()
+        XCTAssertTrue(repeated.seen[0].cloudIDsMayNeedRepair && repeated.seen[0].naturalKeysMayRepeat)
+        XCTAssertEqual(repeated.seen[0].cloudIDSuspects.count, InsertedValues.suspectLimit)
+    }
 }

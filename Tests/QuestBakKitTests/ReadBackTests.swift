@@ -181,6 +181,129 @@ final class ReadBackTests: XCTestCase {
         XCTAssertTrue(digestOnly.contains("TaskEstimation") && !digestOnly.contains("integrity_check"), digestOnly)
     }
 
+    /// A format 1 or 2 archive's read-back cuts an entity's ranges from its table's `count(*)`,
+    /// `min` and `max` where only the entity's records fill the table
+    /// (`StatementRestore.tablesOnlyItsRecordsFill`), not from a pass over its keys. A record
+    /// removed or added after the commit fails the proof in ranges as it fails it read in turn
+    /// (the entity named, with the same counts and digests found); a row of another entity in
+    /// the table, which the proof read in turn does not see, fails it in ranges too (the
+    /// member's header then counts the table's rows).
+    func testAnEntitysRowsDamagedAfterTheCommitFailTheProofInRangesAsInTurn() throws {
+        let directory = try TemporaryTestDirectory("questbak-read-back-source")
+        let store = directory.path("bulk.store")
+        try BulkStore.write(to: store, estimations: 300)
+        let archive = try exported(store, to: directory.path("bulk.qbak"))
+        let last = "(SELECT max(Z_PK) FROM ZTASKESTIMATION)"
+        let damages: [(name: String, sql: String)] = [
+            ("a record removed", "DELETE FROM ZTASKESTIMATION WHERE Z_PK = \(last)"),
+            (
+                "a record added",
+                """
+                CREATE TEMP TABLE copied AS SELECT * FROM ZTASKESTIMATION WHERE Z_PK = \(last);
+                UPDATE copied SET Z_PK = Z_PK + 1;
+                INSERT INTO ZTASKESTIMATION SELECT * FROM copied
+                """
+            ),
+        ]
+        let readings = Reading.inRanges + [Reading(readers: 2, rowsPerRange: 64)]
+        for damage in damages {
+            let sql = damage.sql
+            let inTurn = try outcome(archive, reading: .inTurn, damage: { Self.execute($0, sql) })
+            XCTAssertTrue(inTurn.hasPrefix("error") && inTurn.contains("TaskEstimation"), "\(damage.name): \(inTurn)")
+            for reading in readings {
+                XCTAssertEqual(
+                    try outcome(archive, reading: reading, damage: { Self.execute($0, sql) }), inTurn, "\(damage.name), \(reading)")
+            }
+        }
+        let strayRow =
+            "INSERT INTO ZTASKESTIMATION (Z_PK, Z_ENT, Z_OPT) VALUES (\(last) + 1, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'GameSession'), 1)"
+        XCTAssertTrue(try outcome(archive, reading: .inTurn, damage: { Self.execute($0, strayRow) }).hasPrefix("entities"))
+        for reading in readings {
+            let inRanges = try outcome(archive, reading: reading, damage: { Self.execute($0, strayRow) })
+            XCTAssertTrue(inRanges.hasPrefix("error") && inRanges.contains("TaskEstimation"), "\(reading): \(inRanges)")
+        }
+    }
+
+    /// Whether a format 2 archive's digests are proof enough (`Written.digestsAreTheArchives`)
+    /// turns on each member's first line against its entity's record with the lowest key,
+    /// encoded as an export writes it; for an entity without to-manys that is answered when the
+    /// first line's row is inserted (`RecordInserter.noteFirstRecord`), where that row keeps
+    /// the lowest key. The answer must be what an export of the restored store says: its
+    /// members' first lines are the archive's. An archive as exported, its first estimation
+    /// respelled, its second respelled, and its first two estimations swapped (the first line
+    /// then not the lowest key's, which the answer at the insert alone would miss).
+    func testFirstLinesAnsweredAtTheirInsertAreAnsweredAsAfterTheRecords() throws {
+        let directory = try TemporaryTestDirectory("questbak-first-lines")
+        let archive = try exported(try directory.copyFixture("v2-typical"), to: directory.path("exported.qbak"))
+        func edited(_ name: String, _ edit: @escaping ([String]) -> [String]) throws -> URL {
+            let output = directory.path("\(name).qbak")
+            try ArchiveRepack.repack(archive, to: output) { folder in
+                let member = folder.appendingPathComponent("entities/TaskEstimation.jsonl")
+                let lines = try String(contentsOf: member, encoding: .utf8).components(separatedBy: "\n")
+                try edit(lines).joined(separator: "\n").write(to: member, atomically: true, encoding: .utf8)
+            }
+            return output
+        }
+        // Line 0 is the member's header.
+        let archives: [(name: String, archive: URL, asExported: Bool)] = [
+            ("as exported", archive, true),
+            (
+                "first respelled",
+                try edited("first") { lines in lines.enumerated().map { $0.offset == 1 ? "{ " + $0.element.dropFirst() : $0.element } },
+                false
+            ),
+            (
+                "second respelled",
+                try edited("second") { lines in lines.enumerated().map { $0.offset == 2 ? "{ " + $0.element.dropFirst() : $0.element } },
+                true
+            ),
+            ("first two swapped", try edited("swapped") { lines in [lines[0], lines[2], lines[1]] + lines.dropFirst(3) }, false),
+        ]
+        for (name, archive, asExported) in archives {
+            let reader = ArchiveReader(path: archive.path, displayPath: archive.path, keys: ArchiveKeys())
+            let manifest = try reader.readManifest()
+            var options = Importer.Options.timeQuest
+            options.validate = true
+            let restore = try StatementRestore(
+                legacy: try LegacyArchive(manifest: manifest, archive: archive.path, options: options), archive: archive.path)
+            let work = try TemporaryTestDirectory()
+            let store = work.path("restored.store")
+            let written = try restore.write(
+                from: reader, to: store, spool: nil, log: try RepairLog(directory: work.url), validate: true)
+            XCTAssertEqual(written.digestsAreTheArchives, asExported, name)
+            // What an export of the restored store says.
+            let again = try exported(store, to: work.path("again.qbak"))
+            let members = manifest.entities.map(\.path)
+            XCTAssertEqual(
+                try Self.firstRecordLines(archive, members: members) == Self.firstRecordLines(again, members: members), asExported,
+                "\(name): the export of the restored store")
+        }
+    }
+
+    /// Each member's first record line (its line 2), by member path.
+    static func firstRecordLines(_ archive: URL, members: [String]) throws -> [String: String] {
+        let directory = try TemporaryTestDirectory("questbak-first-lines-peek")
+        var lines: [String: String] = [:]
+        // Unpacked (and packed again, unchanged, into a file nobody reads).
+        try ArchiveRepack.repack(archive, to: directory.path("peek.qbak")) { folder in
+            for member in members {
+                let text = try String(contentsOf: folder.appendingPathComponent(member), encoding: .utf8)
+                lines[member] = text.components(separatedBy: "\n").dropFirst().first
+            }
+        }
+        return lines
+    }
+
+    static func execute(_ url: URL, _ sql: String) {
+        do {
+            let queue = try DatabaseQueue(path: url.path)
+            try queue.writeWithoutTransaction { try $0.execute(sql: sql) }
+            try queue.close()
+        } catch {
+            XCTFail("\(error)")
+        }
+    }
+
     /// A store kept in WAL mode is built with a rollback journal and switched to WAL after its
     /// commit (`StoreWriter.writeDatabase`'s `writingPagesOnce`): the store put in place is in WAL mode as the
     /// archived one was (the header's read and write versions 2), with no journal left beside it,

@@ -249,7 +249,10 @@ struct StatementRestore {
             // ahead on a second core (`linesAhead`), taken back line by line as the inserts reach
             // each one.
             enum Item {
-                case records([RecordLine])
+                /// Lines and the members they are of (a batch holds one or two), each line naming
+                /// its member by index: a member's strings were retained on the reading core and
+                /// released on this one for each line.
+                case records(members: [ArchiveManifest.EntityMember], lines: [RecordLine])
                 case tableLine(ArchiveManifest.TableMember, Int, Data)
                 case file(ArchiveManifest.FileMember, Data)
                 case external(name: String, spooled: URL?)
@@ -258,12 +261,15 @@ struct StatementRestore {
             let archive = self.archive
             // How a format 1 or 2 archive's lines become rows, laid out once for the reading core.
             let lineColumns = records.layout.flatMap { layout in legacy?.lineColumns(layout) }
+            records.lineColumns = lineColumns
             let produce: (_ handOver: (Item) throws -> Void) throws -> Void = { handOver in
                 var batch: [RecordLine] = []
+                var members: [ArchiveManifest.EntityMember] = []
                 var spooledCount = 0
                 func flush() throws {
-                    if !batch.isEmpty { try handOver(.records(batch)) }
+                    if !batch.isEmpty { try handOver(.records(members: members, lines: batch)) }
                     batch.removeAll(keepingCapacity: true)
+                    members.removeAll(keepingCapacity: true)
                 }
                 _ = try reader.read(
                     onRecordLine: { member, lineNumber, line in
@@ -271,14 +277,18 @@ struct StatementRestore {
                         let content: RecordLine.Content =
                             try legacy.map {
                                 .decoded(
-                                    try $0.decode(
-                                        line: line, member: member, lineNumber: lineNumber, archive: archive,
-                                        columns: lineColumns ?? LegacyArchive.LineColumns()))
+                                    DecodedRecord(
+                                        try $0.decode(
+                                            line: line, member: member, lineNumber: lineNumber, archive: archive,
+                                            columns: lineColumns ?? LegacyArchive.LineColumns())))
                             }
                             ?? .line(line)
+                        if members.last?.path != member.path { members.append(member) }
                         // Line 1 is the member's header: line 2 its first record.
                         batch.append(
-                            RecordLine(member: member, lineNumber: lineNumber, content: content, firstLine: lineNumber == 2 ? line : nil))
+                            RecordLine(
+                                member: members.count - 1, lineNumber: lineNumber, content: content,
+                                firstLine: lineNumber == 2 ? line : nil))
                         if batch.count >= 512 { try flush() }
                     },
                     onTableLine: { table, lineNumber, line in
@@ -301,21 +311,23 @@ struct StatementRestore {
             }
             let consume: (Item) throws -> Void = { item in
                 switch item {
-                case .records(let lines):
+                case .records(let members, let lines):
+                    records.noteDecoded(lines, members: members)
                     // Counted by runs of one member's lines (a batch holds one or two), not with
                     // a look-up by the member's name for each line.
-                    var run: (name: String, count: Int)?
-                    defer { if let run { written.readCounts[run.name, default: 0] += run.count } }
+                    var run: (member: Int, count: Int)?
+                    defer { if let run { written.readCounts[members[run.member].name, default: 0] += run.count } }
                     for record in lines {
-                        if run?.name == record.member.name {
+                        if run?.member == record.member {
                             run?.count += 1
                         } else {
-                            if let run { written.readCounts[run.name, default: 0] += run.count }
-                            run = (record.member.name, 1)
+                            if let run { written.readCounts[members[run.member].name, default: 0] += run.count }
+                            run = (record.member, 1)
                         }
-                        if let line = record.firstLine { firstLines[record.member.name] = line }
-                        try records.insert(record, files: files)
-                        try progress?.count(record.member.name)
+                        let member = members[record.member]
+                        if let line = record.firstLine { firstLines[member.name] = line }
+                        try records.insert(record, of: member, files: files)
+                        try progress?.count(member.name)
                     }
                 case .tableLine(let table, let lineNumber, let line):
                     if table.name == CoreDataSQL.autoincrementTable {
@@ -424,7 +436,8 @@ struct StatementRestore {
             if archiveDigestsProve, legacy != nil {
                 // An archive another tool (or an older export) spelled otherwise is found here, by
                 // its first lines, and proved by the encoding below, rather than restored twice.
-                archiveDigestsProve = try firstLinesAreAsExported(db, layout: records.layout, firstLines: firstLines)
+                archiveDigestsProve = try firstLinesAreAsExported(
+                    db, layout: records.layout, firstLines: firstLines, early: records.firstRecords, lowestKeys: records.lowestKeys)
             }
             if !archiveDigestsProve {
                 written.digests = try digests(db, layout: records.layout, path: url.path)
@@ -485,28 +498,54 @@ struct StatementRestore {
     /// Whether each entity's first record, encoded from the store as an export writes it, is
     /// byte for byte the archive's first line of that member: a cheap sign that the archive's
     /// members are spelled as an export spells them (the read-back proves the rest).
-    private func firstLinesAreAsExported(_ db: Database, layout: ModelLayout?, firstLines: [String: Data]) throws -> Bool {
-        struct Enough: Error {}
+    ///
+    /// `early`: an entity's answer taken as soon as its first line's row was inserted
+    /// (`RecordInserter.noteFirstRecord`), by its key; `lowestKeys`: the lowest key inserted into
+    /// each entity. Where the first line's row has the entity's lowest key, the early answer is
+    /// this one: the record encoded first is the one with the lowest key; it is the same row,
+    /// unchanged since (this is asked only when the repair log is empty: no rule changed or
+    /// deleted a record, and the link step set nothing), and an entity with no to-many encodes
+    /// a row from its own columns alone (`noteFirstRecord` answers only for those). Its
+    /// encoding from the finished store began with `count(*)` of the entity's rows, for the
+    /// member's header that is not compared: a pass over the table after the records, with the
+    /// other core idle (10 ms at 100k records). Every other entity is encoded here, as before.
+    private func firstLinesAreAsExported(
+        _ db: Database, layout: ModelLayout?, firstLines: [String: Data], early: [String: (key: Int64, asExported: Bool)],
+        lowestKeys: [String: Int64]
+    ) throws -> Bool {
         for name in entityNames {
+            if let answer = early[name], lowestKeys[name] == answer.key {
+                if !answer.asExported { return false }
+                continue
+            }
             guard let plan = layout?.entity(named: name) else { return false }
-            var chunks: [[UInt8]] = []
-            do {
-                _ = try ModelMemberEncoding.encode(db, plan: plan, schemaVersion: schemaVersion, path: archive) { chunk in
-                    chunks.append(chunk)
-                    // The header, then the first record: enough.
-                    if chunks.count == 2 { throw Enough() }
-                }
-            } catch is Enough {}
-            guard chunks.count == 2 else {
+            guard let first = try firstRecordLine(db, plan: plan) else {
                 // No record: nothing to compare, unless the archive has one.
                 if firstLines[name] != nil { return false }
                 continue
             }
-            guard let line = firstLines[name], chunks[1].last == UInt8(ascii: "\n"), Data(chunks[1].dropLast()) == line else {
-                return false
-            }
+            guard let line = firstLines[name], Self.isLine(first, line) else { return false }
         }
         return true
+    }
+
+    /// Whether `encoded`, a record's line as an export writes it, is `line` and its newline.
+    fileprivate static func isLine(_ encoded: [UInt8], _ line: Data) -> Bool {
+        encoded.last == UInt8(ascii: "\n") && Data(encoded.dropLast()) == line
+    }
+
+    /// The line of `plan`'s record with the lowest key, as an export writes it; nil when it has none.
+    fileprivate func firstRecordLine(_ db: Database, plan: ModelLayout.EntityPlan) throws -> [UInt8]? {
+        struct Enough: Error {}
+        var chunks: [[UInt8]] = []
+        do {
+            _ = try ModelMemberEncoding.encode(db, plan: plan, schemaVersion: schemaVersion, path: archive) { chunk in
+                chunks.append(chunk)
+                // The header, then the first record: enough.
+                if chunks.count == 2 { throw Enough() }
+            }
+        } catch is Enough {}
+        return chunks.count == 2 ? chunks[1] : nil
     }
 
     /// Writes the bytes `bytes` gives into a new file at `url`, a block at a time.
@@ -531,15 +570,44 @@ struct StatementRestore {
         _ db: Database, layout: ModelLayout?, path: String, readers: KeyRangeReaders? = nil
     ) throws -> [String: EntityMemberEncoding.Digest] {
         var digests: [String: EntityMemberEncoding.Digest] = [:]
+        let tablesOfOneEntity = readers == nil ? [] : tablesOnlyItsRecordsFill(layout)
         for name in entityNames {
             if let plan = layout?.entity(named: name) {
-                digests[name] = try ModelMemberEncoding.digest(db, plan: plan, schemaVersion: schemaVersion, path: path, readers: readers)
+                digests[name] = try EntityMemberEncoding.Digest.of {
+                    try ModelMemberEncoding.encode(
+                        db, plan: plan, schemaVersion: schemaVersion, path: path, readers: readers,
+                        tableIsTheEntitys: tablesOfOneEntity.contains(plan.table), write: $0)
+                }
             } else {
                 digests[name] = try GenericMemberEncoding.digest(
                     db, entity: name, table: CompiledEntity.tableName(name), schemaVersion: schemaVersion, path: path)
             }
         }
         return digests
+    }
+
+    /// The tables of a format 1 or 2 archive's restore that hold only the records of one entity,
+    /// by construction: each is the table of one entity of the target's schema (no other entity's
+    /// records share it), and the archive carries no table as rows. Then every row of it came in
+    /// through `RecordInserter.insertRow`, with that entity's number in `Z_ENT` (the statements
+    /// make the tables empty; the repair rules update and delete records, and insert only into
+    /// temporary tables), so the read-back may cut its ranges from the table's `count(*)`, `min`
+    /// and `max` (`KeyRangeReaders.rangeStarts(_:everyKeyOf:)`) instead of a pass over the
+    /// entity's keys on the thread the range readers wait for.
+    ///
+    /// *Why the proof is the same.* The lines are the same either way: every range reads only
+    /// the entity's rows (`Z_ENT =` its number), in key order, and the ranges' starts, whatever
+    /// they are, cover every key from the lowest. Only the count in the member's header comes
+    /// from `count(*)` of the table instead of the entity's rows: equal when the table holds no
+    /// other row, and larger otherwise, when the digest then differs and the proof fails. So
+    /// the proof fails wherever it failed before, and also on a row of another entity in the
+    /// table, which the restore never writes. `ReadBackTests` compares both ways, on damaged
+    /// stores too.
+    private func tablesOnlyItsRecordsFill(_ layout: ModelLayout?) -> Set<String> {
+        guard legacy != nil, carriedTableNames.isEmpty, let layout else { return [] }
+        var entitiesByTable: [String: Int] = [:]
+        for plan in layout.entities { entitiesByTable[plan.table, default: 0] += 1 }
+        return Set(entitiesByTable.filter { $0.value == 1 }.keys)
     }
 
     /// The statements a format 1 or 2 archive's restore makes once its records are in: those from
@@ -647,13 +715,36 @@ struct StatementRestore {
     private struct RecordLine {
         enum Content {
             case line(Data)
-            case decoded(LegacyArchive.DecodedLine)
+            case decoded(DecodedRecord)
         }
-        var member: ArchiveManifest.EntityMember
+        /// Its member, by index into its batch's members.
+        var member: Int
         var lineNumber: Int
         var content: Content
         /// The line itself, when it is its member's first record.
         var firstLine: Data?
+    }
+
+    /// A format 1 or 2 archive's decoded line without what every line of its member holds alike:
+    /// `LegacyArchive.decode` gives each line its member's name as its entity and the plan of
+    /// `LineColumns.entities[member.name]`, which the inserts take once a member
+    /// (`RecordInserter.linePlan`). Kept, each line's plan was retained on the reading core and
+    /// released on the transaction's, the plan's counts passed from one core's cache to the
+    /// other's for every line.
+    private struct DecodedRecord {
+        var row: LegacyArchive.Row?
+        /// Whether the line has an entity (`DecodedLine.entity`, which is then its member's name).
+        var hasEntity: Bool
+        /// Whether its entity is laid out in the target (`DecodedLine.plan`).
+        var hasPlan: Bool
+        var unstorable: [RepairEntry]
+
+        init(_ decoded: LegacyArchive.DecodedLine) {
+            row = decoded.row
+            hasEntity = decoded.entity != nil
+            hasPlan = decoded.plan != nil
+            unstorable = decoded.unstorable
+        }
     }
 
     /// Inserts record lines: through the archive's model (its cache comes before the records; a
@@ -670,16 +761,29 @@ struct StatementRestore {
             if let rowEntity, let key = rowEntity.largestKey { keys[rowEntity.name] = max(keys[rowEntity.name] ?? 0, key) }
             return keys
         }
+        /// The lowest key inserted, by entity (`firstLinesAreAsExported`).
+        var lowestKeys: [String: Int64] {
+            var keys = earlierLowestKeys
+            if let rowEntity, let key = rowEntity.lowestKey { keys[rowEntity.name] = min(keys[rowEntity.name] ?? key, key) }
+            return keys
+        }
+        private var earlierLowestKeys: [String: Int64] = [:]
+        /// Each entity's first line compared with its row as soon as that was inserted
+        /// (`noteFirstRecord`), by the row's key.
+        var firstRecords: [String: (key: Int64, asExported: Bool)] = [:]
         /// `largestKeys` of the entities inserted into before the current one (`rowEntity`).
         private var earlierLargestKeys: [String: Int64] = [:]
         /// The entity whose row was inserted last, its insert statement and the largest key it
         /// got since it became the current one: rows come member by member, so nearly every row
         /// is its, and needs no look-up by its entity's name (its statement's and its largest
         /// key's, read and written: three hashes of a `String` a row).
-        private var rowEntity: (name: String, insert: Statement, largestKey: Int64?)?
+        private var rowEntity: (name: String, insert: Statement, largestKey: Int64?, lowestKey: Int64?)?
         /// The arguments of the row being inserted, kept to be filled again: a new array a row
         /// (its three leading values, then the record's appended) was two allocations.
         private var rowArguments: [StoredValue] = []
+        /// How a format 1 or 2 archive's lines are decoded (`linePlan`), and the last member's plan.
+        var lineColumns: LegacyArchive.LineColumns?
+        private var lastLinePlan: (member: String, plan: LinePlan?)?
         /// What the model's repairs work on, once the model is known.
         var context: RepairContext?
         /// What the inserted values say of the repairs' checks; nil when no repair will run.
@@ -797,8 +901,8 @@ struct StatementRestore {
             return made
         }
 
-        mutating func insert(_ read: RecordLine, files: [String: Data]) throws {
-            let (member, lineNumber) = (read.member, read.lineNumber)
+        mutating func insert(_ read: RecordLine, of member: ArchiveManifest.EntityMember, files: [String: Data]) throws {
+            let lineNumber = read.lineNumber
             switch read.content {
             case .decoded(let decoded):
                 // (Not `let legacy = restore.legacy`: a copy of the archive's description, its
@@ -808,14 +912,18 @@ struct StatementRestore {
                 }
                 // What the target cannot store (`--allow-newer`) is reported, not written.
                 for entry in decoded.unstorable { try log.record(entry) }
-                guard let entity = decoded.entity, let row = decoded.row else { return }
-                guard let plan = decoded.plan else {
-                    throw restore.invalid(member.path, lineNumber, "entity \(entity) is not part of schema \(restore.schemaVersion)")
+                guard decoded.hasEntity, let row = decoded.row else { return }
+                guard decoded.hasPlan, let target = linePlan(of: member) else {
+                    throw restore.invalid(
+                        member.path, lineNumber, "entity \(member.name) is not part of schema \(restore.schemaVersion)")
                 }
-                inserted?.observe(row.values, primaryKey: row.primaryKey, plan: plan)
+                // Noted with its batch, before the batch's first insert (`noteDecoded`).
                 try insertRow(
-                    plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: nil, member: member.path,
-                    lineNumber: lineNumber)
+                    plan: target.plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: nil,
+                    member: member.path, lineNumber: lineNumber)
+                if let line = read.firstLine {
+                    noteFirstRecord(plan: target.plan, member: member.name, key: row.primaryKey, line: line)
+                }
             case .line(let line) where restore.isModel:
                 let layout = try modelLayout(files: files, member: member.path)
                 guard let plan = layout.entity(named: member.name) else {
@@ -865,6 +973,52 @@ struct StatementRestore {
             case .line(let line):
                 try insertGeneric(line: line, member: member, lineNumber: lineNumber)
             }
+        }
+
+        /// Compares a member's first line with its row, just inserted, encoded as an export
+        /// writes it (`firstLinesAreAsExported`, which takes the answer where this row keeps the
+        /// entity's lowest key). Only for an entity without to-manys, whose line is made of its
+        /// own row alone, and that is the member's: the row is then the entity's only one so
+        /// far, and its encoding cheap. An encoding that fails leaves the entity to be compared
+        /// after the records, as before (where its error, if any, is thrown in its turn).
+        mutating func noteFirstRecord(plan: ModelLayout.EntityPlan, member: String, key: Int64, line: Data) {
+            guard plan.toMany.isEmpty, plan.name == member, firstRecords[member] == nil,
+                let encoded = try? restore.firstRecordLine(db, plan: plan)
+            else { return }
+            firstRecords[member] = (key, StatementRestore.isLine(encoded, line))
+        }
+
+        /// Notes the rows of a batch of decoded lines that `insert` will insert (the rows it
+        /// reaches `insertRow` with), in their order, before the batch's first insert: the notes
+        /// in two steps (`InsertedValues.note`, `flush`) end as if each row had been observed
+        /// just before its insert. A row noted after one whose insert fails is never inserted,
+        /// but that failure ends the restore (a row a constraint refuses makes every answer
+        /// "may", `refusedRow`), so no answer is read from such notes.
+        mutating func noteDecoded(_ lines: [RecordLine], members: [ArchiveManifest.EntityMember]) {
+            guard let inserted else { return }
+            for line in lines {
+                guard case .decoded(let decoded) = line.content, decoded.hasEntity, decoded.hasPlan, let row = decoded.row,
+                    let target = linePlan(of: members[line.member])
+                else { continue }
+                inserted.note(row.values, primaryKey: row.primaryKey, plan: target.plan)
+            }
+            inserted.flush()
+        }
+
+        /// The plan `LegacyArchive.decode` gives each line of `member` (that of
+        /// `lineColumns.entities[member.name]`), looked up once for a member's lines.
+        mutating func linePlan(of member: ArchiveManifest.EntityMember) -> LinePlan? {
+            if let last = lastLinePlan, last.member == member.name { return last.plan }
+            let plan = lineColumns?.entities[member.name]?.plan.map(LinePlan.init)
+            lastLinePlan = (member.name, plan)
+            return plan
+        }
+
+        /// A plan held by reference: the inserts read it without a copy (a copy retained its
+        /// strings and arrays for each row).
+        final class LinePlan {
+            let plan: ModelLayout.EntityPlan
+            init(_ plan: ModelLayout.EntityPlan) { self.plan = plan }
         }
 
         /// What `plan`'s rows take as they are inserted: nil when its table keeps no link, or
@@ -938,11 +1092,14 @@ struct StatementRestore {
                 if let previous = rowEntity, let key = previous.largestKey {
                     earlierLargestKeys[previous.name] = max(earlierLargestKeys[previous.name] ?? 0, key)
                 }
+                if let previous = rowEntity, let key = previous.lowestKey {
+                    earlierLowestKeys[previous.name] = min(earlierLowestKeys[previous.name] ?? key, key)
+                }
                 let insert =
                     try statements[plan.name]?.insert
                     ?? statement(
                         plan.table, key: plan.name, columns: CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column))
-                rowEntity = (plan.name, insert, nil)
+                rowEntity = (plan.name, insert, nil, nil)
             }
             guard var insert = rowEntity?.insert else { preconditionFailure("the row's entity was made current above") }
             rowArguments.removeAll(keepingCapacity: true)
@@ -971,6 +1128,8 @@ struct StatementRestore {
                 FaultPoint.reached("inserted \(plan.name) \(primaryKey)")
                 let largest = max(rowEntity?.largestKey ?? 0, primaryKey)
                 rowEntity?.largestKey = largest
+                let lowest = min(rowEntity?.lowestKey ?? primaryKey, primaryKey)
+                rowEntity?.lowestKey = lowest
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 refusedRow = true
                 // Dropping a duplicate moves its links in the table.

@@ -43,7 +43,7 @@ final class InsertedValues {
     }
 
     /// What the inserts of one entity showed.
-    private struct Seen {
+    struct Seen: Equatable {
         var columnsWithNull: Set<String> = []
         /// A cloudID missing or not well-formed text (or more suspects than are kept).
         var cloudIDsMayNeedRepair = false
@@ -68,7 +68,8 @@ final class InsertedValues {
     /// Each entity's watch and what its inserts showed, by slot (`slot(of:)`).
     private var slots: [Int64: Int] = [:]
     private var watches: [Watch] = []
-    private var seen: [Seen] = []
+    /// By slot (the tests compare two ways of noting the same rows).
+    private(set) var seen: [Seen] = []
     /// The last entity looked up: rows come member by member, so nearly every row's.
     private var lastSlot: (number: Int64, slot: Int)?
     private var cloudIDs: ProbableSet
@@ -90,6 +91,49 @@ final class InsertedValues {
     /// Notes the values of one row about to be inserted into `plan`'s table under `primaryKey`
     /// (as the insert binds them: the plan's fields, then its to-ones).
     func observe(_ values: [StoredValue], primaryKey: Int64, plan: ModelLayout.EntityPlan) {
+        note(values, primaryKey: primaryKey, plan: plan)
+        flush()
+    }
+
+    /// What one row noted by `note` leaves for `flush`: its cloudID's hash and its natural key's,
+    /// which the filters answer.
+    private struct Pending {
+        var slot: Int
+        var values: [StoredValue]
+        var cloudID: CloudIDNote
+        var naturalKey: NaturalKeyNote
+    }
+
+    private enum CloudIDNote {
+        /// The entity has no cloudID attribute.
+        case none
+        /// Missing, or not well-formed text.
+        case malformed
+        /// Well-formed text: its hash, and where the value is among the row's.
+        case hash(UInt64, index: Int)
+    }
+
+    private enum NaturalKeyNote {
+        case none
+        case unobservable
+        case hash(KeyHash, parts: [(index: Int, affinity: ColumnAffinity)])
+    }
+
+    /// Rows noted whose filters' answers `flush` has not taken yet, in their order.
+    private var pending: [Pending] = []
+    /// What `flush` read ahead of its answers, kept so that the reads are not left out.
+    private var linesRead: UInt64 = 0
+
+    /// `observe` in two steps, for a batch of rows: `note` each, in their order, then `flush`
+    /// once. `note` does all of a row's work but asking the two filters, and `flush` asks them
+    /// for every row noted, in the same order, with the same state between rows, so the notes
+    /// end exactly as if each row had been observed on its own (the hashes depend on the row
+    /// alone; what `flush` reads and writes, the filters, the suspects and the two flags, is
+    /// read and written in the rows' order). Why: each answer is a cache line of a filter of
+    /// up to 4 MB, a miss for nearly every row; asked one after another they are looked up
+    /// together, where between two SQLite inserts each miss was waited for alone (docs/performance.md,
+    /// "TimeQuest's import: the notes in batches").
+    func note(_ values: [StoredValue], primaryKey: Int64, plan: ModelLayout.EntityPlan) {
         let slot = slot(of: plan)
         if seen[slot].primaryKeys?.insert(primaryKey) == false { seen[slot].primaryKeys = nil }
         for index in seen[slot].namedKeys.indices where seen[slot].namedKeys[index] != nil {
@@ -103,35 +147,69 @@ final class InsertedValues {
         for (index, column) in watches[slot].requiredColumns where Self.isStoredAsNull(values[index]) {
             seen[slot].columnsWithNull.insert(column)
         }
-        if let (index, _) = watches[slot].cloudID, !seen[slot].cloudIDsMayNeedRepair {
+        var cloudID = CloudIDNote.none
+        if let (index, _) = watches[slot].cloudID {
             // Well-formed text is stored as bound whatever the column's affinity (it is no number).
             if case .text(let bytes) = values[index], DeterministicID.isWellFormed(bytes) {
                 var hasher = StableHasher(seed: UInt64(bitPattern: plan.number))
                 hasher.combine(bytes)
-                if cloudIDs.insert(hasher.value) {
-                    if seen[slot].cloudIDSuspects.count < Self.suspectLimit {
-                        seen[slot].cloudIDSuspects.append(values[index])
-                    } else {
-                        seen[slot].cloudIDsMayNeedRepair = true
-                    }
-                }
+                cloudID = .hash(hasher.value, index: index)
             } else {
-                seen[slot].cloudIDsMayNeedRepair = true
+                cloudID = .malformed
             }
         }
-        guard !seen[slot].naturalKeysMayRepeat else { return }
+        var naturalKey = NaturalKeyNote.none
         switch watches[slot].naturalKey {
         case .none: break
-        case .unobservable: seen[slot].naturalKeysMayRepeat = true
-        case .columns(let key):
-            switch Self.keyHash(values, key: key, entity: plan.number) {
-            case .incomplete: break
-            case .hash(let hash) where !keys.insert(hash): break
-            case .hash where seen[slot].keySuspects.count < Self.suspectLimit:
-                seen[slot].keySuspects.append(key.map { values[$0.index] })
-            case .hash, .mayBeStoredOtherwise: seen[slot].naturalKeysMayRepeat = true
+        case .unobservable: naturalKey = .unobservable
+        case .columns(let key): naturalKey = .hash(Self.keyHash(values, key: key, entity: plan.number), parts: key)
+        }
+        if case .none = cloudID, case .none = naturalKey { return }
+        pending.append(Pending(slot: slot, values: values, cloudID: cloudID, naturalKey: naturalKey))
+    }
+
+    /// The filters' answers for the rows `note` noted, in their order (see `note`).
+    func flush() {
+        // Each row's cache lines of the filters read first, one after another: no read waits for
+        // the one before it, so their misses overlap, and the answers below find the lines in
+        // the cache. Reading changes nothing (the sum is kept only so that the reads are made).
+        var lines: UInt64 = 0
+        for row in pending {
+            if case .hash(let hash, _) = row.cloudID { lines &+= cloudIDs.firstWord(of: hash) }
+            if case .hash(.hash(let hash), _) = row.naturalKey { lines &+= keys.firstWord(of: hash) }
+        }
+        linesRead &+= lines
+        for row in pending {
+            let slot = row.slot
+            if !seen[slot].cloudIDsMayNeedRepair {
+                switch row.cloudID {
+                case .none: break
+                case .malformed: seen[slot].cloudIDsMayNeedRepair = true
+                case .hash(let hash, let index):
+                    if cloudIDs.insert(hash) {
+                        if seen[slot].cloudIDSuspects.count < Self.suspectLimit {
+                            seen[slot].cloudIDSuspects.append(row.values[index])
+                        } else {
+                            seen[slot].cloudIDsMayNeedRepair = true
+                        }
+                    }
+                }
+            }
+            guard !seen[slot].naturalKeysMayRepeat else { continue }
+            switch row.naturalKey {
+            case .none: break
+            case .unobservable: seen[slot].naturalKeysMayRepeat = true
+            case .hash(let hash, let key):
+                switch hash {
+                case .incomplete: break
+                case .hash(let hash) where !keys.insert(hash): break
+                case .hash where seen[slot].keySuspects.count < Self.suspectLimit:
+                    seen[slot].keySuspects.append(key.map { row.values[$0.index] })
+                case .hash, .mayBeStoredOtherwise: seen[slot].naturalKeysMayRepeat = true
+                }
             }
         }
+        pending.removeAll(keepingCapacity: true)
     }
 
     private func slot(of plan: ModelLayout.EntityPlan) -> Int {
@@ -177,7 +255,10 @@ final class InsertedValues {
     func invalidate() { valid = false }
 
     /// The inserts are over: answers hold while the log has `loggedCount` entries.
-    func settle(loggedCount: Int) { settledAt = loggedCount }
+    func settle(loggedCount: Int) {
+        flush()
+        settledAt = loggedCount
+    }
 
     /// Whether `column` of `entity`'s records may hold a null.
     func mayHaveNull(in column: String, of plan: ModelLayout.EntityPlan, log: RepairLog) -> Bool {
@@ -304,7 +385,7 @@ final class InsertedValues {
 /// A set of keys (`Z_PK`s) as bits: exact, and small for the dense keys Core Data hands out
 /// (an eighth of a byte a key up to the largest). A key below 0 or from `limit` on is not held:
 /// `insert` says false, and the caller's answer becomes "may".
-struct KeyBits {
+struct KeyBits: Equatable {
     /// 2^24 keys: 2 MB at most, so memory stays flat whatever the keys.
     static let limit: Int64 = 1 << 24
     private var words: [UInt64] = []
@@ -371,6 +452,12 @@ struct ProbableSet {
             }
         }
         return present
+    }
+
+    /// The first word of `hash`'s block: reading it brings the block's cache line in before
+    /// `insert` asks it (`InsertedValues.flush`).
+    func firstWord(of hash: UInt64) -> UInt64 {
+        words[Int(truncatingIfNeeded: (hash >> 32) & blockMask) * Self.wordsPerBlock]
     }
 
     /// Whether `hash` may have been added (false is certain), adding nothing: for asking of
