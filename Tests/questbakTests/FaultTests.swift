@@ -84,13 +84,22 @@ final class FaultTests: XCTestCase {
                 db.execute("INSERT INTO ZROUTINE (Z_PK, Z_ENT, Z_OPT, ZNAME, ZDISPLAYNAME, ZISACTIVE, ZCREATEDAT, ZUPDATEDAT, ZCLOUDID) VALUES (?, 3, 1, ?, 'w', 1, 0, 0, ?)", (100000 + n, 'writer_%d' % n, '00000000-0000-4000-8000-%012d' % n))
                 db.execute("INSERT INTO ZROUTINETASK (Z_PK, Z_ENT, Z_OPT, ZNAME, ZDISPLAYNAME, ZORDERINDEX, ZROUTINE, ZCLOUDID) VALUES (?, 4, 1, ?, 't', 0, ?, ?)", (100000 + n, 'writer_%d' % n, 100000 + n, '00000000-0000-4000-9000-%012d' % n))
                 db.execute('COMMIT')
+                if n == 1:
+                    print('committed', flush=True)
                 time.sleep(0.002)
             """,
         ]
+        // The export starts once the writer has committed its first transaction (a fixed wait
+        // was too short for python to start on a busy machine, and then the snapshot held none),
+        // and the writer is stopped once the export is done: what it writes later is never read.
+        let committed = Pipe()
+        writer.standardOutput = committed
         try writer.run()
-        Thread.sleep(forTimeInterval: 0.5)
+        let firstLine = String(decoding: committed.fileHandleForReading.availableData, as: UTF8.self)
+        XCTAssertTrue(firstLine.hasPrefix("committed"), "the writer stopped before its first commit: \(firstLine)")
         let archive = directory.path("during.qbak")
         let export = try Questbak.run(["export", store.path, "-o", archive.path, "--compression", "none", "--json"])
+        writer.terminate()
         writer.waitUntilExit()
         XCTAssertEqual(export.status, 0, export.standardError)
         let routines = try Questbak.runTool(["tar", "-xOf", archive.path, "entities/Routine.jsonl"]).standardOutput
