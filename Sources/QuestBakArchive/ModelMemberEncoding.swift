@@ -340,26 +340,44 @@ package enum ModelMemberEncoding {
     /// keys each composite level may have.
     ///
     /// A line whose keys are exactly those an export writes, in its order (and whose composites
-    /// hold exactly their elements), is read by position: no dictionary of its members is made.
-    /// Any other line is read by name, as every line was before. *Why both ways give the same row
-    /// or the same error:* when the keys are those the reading by name looks up, and no other, each
-    /// look-up by name finds the member at that position (the parser refuses a key written twice,
-    /// and the member's key compares equal to the name as the dictionary's key would), so no
+    /// hold exactly their elements), is read by position, as TimeQuest's lines are
+    /// (`LegacyArchive.decode`): `JSONLine.parseValues` compares each key's bytes with the
+    /// expected key's (`JSONLine.KeysInOrder`), makes no `String` of a key and no list of
+    /// members, and keeps a string of ASCII as where it lies in the line, which a text or date
+    /// property stores from its bytes (`JSONLine.MemberValue.storedValue`, the one step both
+    /// readers take for a value). Any other line (keys in another order, escaped, more or fewer,
+    /// a composite with other elements, text `parseValues` leaves to `parseObject`) is read by
+    /// name, as every line was before: the archive's format writes the keys in one order, but a
+    /// line another writer made in any order is read, or refused, as it always was.
+    /// *Why both ways give the same row or the same error:* `parseValues` reads a line only when
+    /// `parseObject` reads it to these keys in this order (JSONLine's argument), else returns nil
+    /// before any value is checked; when the keys are those the reading by name looks up, and no
+    /// other, each look-up by name finds the member at that position (the keys are distinct, so
+    /// the parser's duplicate check passes and the dictionary keeps every member), so no
     /// "missing" or "unknown" error can arise either way; what remains are the same checks of
     /// the same values, made in the same order (`_pk`, `_opt`, the fields, to-ones, to-manys).
-    /// `ModelLineDecoderTests` reads lines of every shape both ways and compares.
-    package struct LineDecoder {
+    /// `ModelLineDecoderTests` reads lines of every shape, and hostile variants, both ways and
+    /// compares.
+    ///
+    /// A class: the worker that decodes lines ahead takes its member's decoder for each run of
+    /// lines, and a struct of a dozen arrays, sets and dictionaries was copied (each retained and
+    /// released) for each line.
+    package final class LineDecoder: Sendable {
         let plan: ModelLayout.EntityPlan
         let carriesOpt: Bool
         /// The line's top-level keys as export writes them, in order; nil when lines are read
-        /// only by name (a composite written in two pieces, or two keys the same).
-        let keysInOrder: [String]?
+        /// only by name (a composite written in two pieces, two keys the same, or a key a line
+        /// spells with an escape: `KeysInOrder`).
+        let keysInOrder: JSONLine.KeysInOrder?
+        /// Each field's kind (a field out of `plan.fields` is its path, column and default,
+        /// retained and released for each value).
+        let kinds: [AttributeKind]
         /// Each field's top-level member in `keysInOrder`.
         let fieldMembers: [Int]
         /// The first member of the to-one relationships in `keysInOrder` (the to-manys follow).
         let firstRelationshipMember: Int
-        /// The composites among the top-level members, by index, with their paths.
-        let compositeMembers: [(index: Int, path: [String])]
+        /// The composites among the top-level members, by index, with their elements.
+        let compositeMembers: [(index: Int, level: CompositeLevel)]
         /// Each field's name (its path, dotted) and its composite's path.
         let fieldNames: [String]
         let fieldParents: [[String]]
@@ -386,14 +404,14 @@ package enum ModelMemberEncoding {
             // composite's once for a run of its elements (opened again, it is written twice).
             var keys = [RecordJSON.primaryKeyKey] + (carriesOpt ? [RecordJSON.optKey] : [])
             var fieldMembers: [Int] = []
-            var composites: [(Int, [String])] = []
+            var composites: [(Int, CompositeLevel)] = []
             var openComposite: String?
             for field in plan.fields {
                 let first = field.path.first ?? ""
                 let inComposite = field.path.count > 1
                 if !inComposite || openComposite != first {
                     keys.append(first)
-                    if inComposite { composites.append((keys.count - 1, [first])) }
+                    if inComposite { composites.append((keys.count - 1, CompositeLevel(path: [first], expected: expected))) }
                 }
                 fieldMembers.append(keys.count - 1)
                 openComposite = inComposite ? first : nil
@@ -403,34 +421,49 @@ package enum ModelMemberEncoding {
             self.fieldMembers = fieldMembers
             compositeMembers = composites
             // Each key once (as the by-name reading's dictionary tells keys apart).
-            keysInOrder = byPosition && Set(keys).count == keys.count ? keys : nil
+            keysInOrder = byPosition ? JSONLine.KeysInOrder(keys) : nil
+            kinds = plan.fields.map(\.kind)
         }
 
         package func decode(_ line: Data) throws -> Row {
+            if let keys = keysInOrder {
+                let row = try line.withUnsafeBytes { raw -> Row? in
+                    let bytes = raw.bindMemory(to: UInt8.self)
+                    guard let members = JSONLine.parseValues(bytes, keys: keys) else { return nil }
+                    return try decodeInOrder(members, of: bytes)
+                }
+                if let row { return row }
+            }
             let members: [(key: String, value: JSONValue)]
             do {
                 members = try JSONLine.parseObject(line)
             } catch let error as JSONLine.SyntaxError {
                 throw LineError(reason: error.lineReason)
             }
-            if let keys = keysInOrder, members.count == keys.count, zip(members, keys).allSatisfy({ $0.0.key == $0.1 }),
-                compositeMembers.allSatisfy({ holdsExactly(members[$0.index].value, path: $0.path) })
-            {
-                return try decodeInOrder(members)
-            }
             return try decodeByName(members)
         }
 
         /// Whether `value` is a composite object of exactly the keys its level has, its inner
         /// composites likewise.
-        private func holdsExactly(_ value: JSONValue, path: [String]) -> Bool {
-            guard case .object(let members) = value, let keys = expected[path], members.count == keys.count else { return false }
-            for key in keys {
-                guard let inner = members[key] else { return false }
-                let innerPath = path + [key]
-                if expected[innerPath] != nil, !holdsExactly(inner, path: innerPath) { return false }
+        private func holdsExactly(_ value: JSONValue, _ level: CompositeLevel) -> Bool {
+            guard case .object(let members) = value, members.count == level.names.count else { return false }
+            for (name, innerLevel) in zip(level.names, level.inner) {
+                guard let inner = members[name] else { return false }
+                if let innerLevel, !holdsExactly(inner, innerLevel) { return false }
             }
             return true
+        }
+
+        /// A composite level's element names (`expected[path]`) and, for each, its own level
+        /// when it is a composite too: made once, so that no path is built and hashed for a line.
+        final class CompositeLevel: Sendable {
+            let names: [String]
+            let inner: [CompositeLevel?]
+
+            init(path: [String], expected: [[String]: Set<String>]) {
+                names = (expected[path] ?? []).sorted()
+                inner = names.map { expected[path + [$0]] != nil ? CompositeLevel(path: path + [$0], expected: expected) : nil }
+            }
         }
 
         private func mismatch(_ index: Int, _ mismatch: ValueJSON.TypeMismatch, primaryKey: Int64) -> LineError {
@@ -483,34 +516,44 @@ package enum ModelMemberEncoding {
             return keys
         }
 
-        /// A line whose keys are exactly `keysInOrder` (and its composites' exactly theirs).
-        private func decodeInOrder(_ members: [(key: String, value: JSONValue)]) throws -> Row {
-            let primaryKey = try Self.primaryKey(members[0].value)
-            let opt = carriesOpt ? try Self.opt(members[1].value) : 1
+        /// A line whose keys are exactly `keysInOrder`, its values in order (`parseValues`); nil
+        /// when a composite does not hold exactly its elements (checked before any value, as the
+        /// reading by name would find the difference only at that composite's field), for the
+        /// reading by name.
+        private func decodeInOrder(_ members: [JSONLine.MemberValue], of line: UnsafeBufferPointer<UInt8>) throws -> Row? {
+            for composite in compositeMembers where !holdsExactly(members[composite.index].json(in: line), composite.level) {
+                return nil
+            }
+            let primaryKey = try Self.primaryKey(members[0].json(in: line))
+            let opt = carriesOpt ? try Self.opt(members[1].json(in: line)) : 1
             var values: [StoredValue] = []
-            values.reserveCapacity(plan.fields.count + plan.toOne.count)
-            for (index, field) in plan.fields.enumerated() {
-                var json = members[fieldMembers[index]].value
-                for name in field.path.dropFirst() {
+            values.reserveCapacity(kinds.count + plan.toOne.count)
+            for index in kinds.indices {
+                var member = members[fieldMembers[index]]
+                if !fieldParents[index].isEmpty {
                     // `holdsExactly` found every level an object holding this name.
-                    guard case .object(let inner) = json, let next = inner[name] else { return try decodeByName(members) }
-                    json = next
+                    var json = member.json(in: line)
+                    for name in plan.fields[index].path.dropFirst() {
+                        guard case .object(let inner) = json, let next = inner[name] else { return nil }
+                        json = next
+                    }
+                    member = .value(json)
                 }
                 do {
-                    values.append(ValueCoding.encode(try ValueJSON.value(json, as: field.kind, exactSpelling: true)))
+                    values.append(try member.storedValue(in: line, as: kinds[index], exactSpelling: true))
                 } catch let error as ValueJSON.TypeMismatch {
                     throw mismatch(index, error, primaryKey: primaryKey)
                 }
             }
             var member = firstRelationshipMember
             for relationship in plan.toOne {
-                values.append(try Self.toOne(members[member].value, relationship))
+                values.append(try Self.toOne(members[member].json(in: line), relationship))
                 member += 1
             }
             var links: [[Int64]] = []
             links.reserveCapacity(plan.toMany.count)
             for relationship in plan.toMany {
-                links.append(try Self.toMany(members[member].value, relationship))
+                links.append(try Self.toMany(members[member].json(in: line), relationship))
                 member += 1
             }
             return Row(primaryKey: primaryKey, opt: opt, values: values, links: links)

@@ -86,3 +86,98 @@ enum LineVariants {
         return variants
     }
 }
+
+extension LineVariants {
+    /// The line's text spelled otherwise, and made hostile, for a reader by position, which
+    /// compares bytes, to be checked against the general parse on lines whose text (not only
+    /// members) differs: keys escaped, spelled in another normal form or cut, white space around
+    /// the tokens, text after the object, a line cut short, a key twice, numbers past Int64 and
+    /// Double, a negative zero, a leading zero, escaped and non-ASCII text, a raw control
+    /// character, a lone surrogate, nesting, a date's `Z` in lower case, every letter's case.
+    static func spellings(of line: String) -> [String] {
+        let firstKey = line.range(of: "\"_pk\"")
+        var variants: [String] = [
+            line.replacingOccurrences(of: "\"_pk\"", with: #""\u005fpk""#),
+            line.replacingOccurrences(of: "\"_opt\"", with: #""_op\u0074""#),
+            line.replacingOccurrences(of: ",\"", with: " , \""),
+            line.replacingOccurrences(of: ":", with: " :\t"),
+            " \(line) ",
+            "\n\(line)",
+            "\(line)x",
+            "\(line){}",
+            String(line.dropLast()),
+            String(line.prefix(line.count / 2)),
+            line.replacingOccurrences(of: "}", with: ",}"),
+            line.replacingOccurrences(of: "\"_pk\":", with: "\"_pk\":1,\"_pk\":"),
+            line.replacingOccurrences(of: "\"_opt\":", with: "\"_opt\":null,\"_opt\":"),
+            line.replacingOccurrences(of: "\"_pk\":", with: "\"_pk\":99999999999999999999,\"_x\":"),
+            line.replacingOccurrences(of: ":1,", with: ":9223372036854775808,"),
+            line.replacingOccurrences(of: ":1,", with: ":-9223372036854775809,"),
+            line.replacingOccurrences(of: ":1,", with: ":1e400,"),
+            line.replacingOccurrences(of: ":1,", with: ":1e-400,"),
+            line.replacingOccurrences(of: ":1,", with: ":-0,"),
+            line.replacingOccurrences(of: ":1,", with: ":-0.0,"),
+            line.replacingOccurrences(of: ":1,", with: ":01,"),
+            line.replacingOccurrences(of: ":1,", with: ":1.0,"),
+            line.replacingOccurrences(of: ":null", with: ":nul"),
+            line.replacingOccurrences(of: ":null", with: ":\"\""),
+            line.replacingOccurrences(of: ":null", with: ":\"\\u00e9\\n\""),
+            line.replacingOccurrences(of: ":null", with: ":\"é\""),
+            line.replacingOccurrences(of: ":null", with: ":\"a\u{1}b\""),
+            line.replacingOccurrences(of: ":null", with: ":\"\\ud800\""),
+            line.replacingOccurrences(of: ":null", with: ":[[[[1]]]]"),
+            line.replacingOccurrences(of: "\":\"", with: "\":\"\\/"),
+            line.replacingOccurrences(of: "\":\"", with: "\":\"\u{7F}"),
+            line.replacingOccurrences(of: "Z\"", with: "z\""),
+            // A date's fraction with a trailing zero, and a fraction added: the same instant,
+            // spelled as no export writes it.
+            line.replacingOccurrences(of: "Z\"", with: "0Z\""),
+            line.replacingOccurrences(of: ":00Z\"", with: ":00.000Z\""),
+            line.replacingOccurrences(of: "e\"", with: "e\u{301}\""),
+            line.lowercased(),
+            line.uppercased(),
+        ]
+        if let firstKey {
+            // The first key written in another normal form (`_pk` has none: a key with an accent).
+            variants.append(line.replacingCharacters(in: firstKey, with: "\"é\""))
+            variants.append(line.replacingCharacters(in: firstKey, with: "\"e\u{301}\""))
+        }
+        // The first key one letter longer: a key that begins with the expected one.
+        if let colon = line.firstIndex(of: ":") {
+            let quote = line.index(before: colon)
+            variants.append("\(line[..<quote])k\(line[quote...])")
+        }
+        return variants
+    }
+
+    /// `count` lines made from `line` by a seeded generator: bytes flipped, dropped, repeated or
+    /// replaced by one of the bytes JSON gives a meaning (quotes, brackets, separators, escapes,
+    /// digits), one to three edits a line. Mostly lines neither reader accepts, at each byte.
+    static func mutations(of line: String, count: Int, seed: UInt64) -> [[UInt8]] {
+        var state = seed | 1
+        func next(_ bound: Int) -> Int {
+            // xorshift64*: deterministic and fast, so a failure names a line that comes again.
+            state ^= state >> 12
+            state ^= state << 25
+            state ^= state >> 27
+            return Int((state &* 0x2545_F491_4F6C_DD1D) >> 33) % max(bound, 1)
+        }
+        let meaningful = Array("\"\\{}[]:,0123456789-.eE+ntfu\u{7F} ".utf8) + [0x00, 0x0A, 0xC3, 0xA9, 0xFF]
+        let original = Array(line.utf8)
+        var lines: [[UInt8]] = []
+        for _ in 0..<count {
+            var bytes = original
+            for _ in 0...next(3) where !bytes.isEmpty {
+                let at = next(bytes.count)
+                switch next(4) {
+                case 0: bytes[at] ^= UInt8(1 << next(8))
+                case 1: bytes.remove(at: at)
+                case 2: bytes.insert(bytes[at], at: at)
+                default: bytes[at] = meaningful[next(meaningful.count)]
+                }
+            }
+            lines.append(bytes)
+        }
+        return lines
+    }
+}

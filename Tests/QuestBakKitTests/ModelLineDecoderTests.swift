@@ -47,8 +47,9 @@ final class ModelLineDecoderTests: XCTestCase {
     func testThePositionsAreTheExportsKeysInItsOrder() {
         let decoder = ModelMemberEncoding.LineDecoder(plan: nested, carriesOpt: true)
         XCTAssertEqual(
-            decoder.keysInOrder, ["_pk", "_opt", "cost", "createdAt", "profile", "rating", "author", "steps", "tags"])
-        XCTAssertEqual(ModelMemberEncoding.LineDecoder(plan: nested, carriesOpt: false).keysInOrder?.first(where: { $0 == "_opt" }), nil)
+            decoder.keysInOrder?.names, ["_pk", "_opt", "cost", "createdAt", "profile", "rating", "author", "steps", "tags"])
+        XCTAssertEqual(
+            ModelMemberEncoding.LineDecoder(plan: nested, carriesOpt: false).keysInOrder?.names.first(where: { $0 == "_opt" }), nil)
         XCTAssertNil(ModelMemberEncoding.LineDecoder(plan: split, carriesOpt: true).keysInOrder, "a composite written twice")
         XCTAssertNil(ModelMemberEncoding.LineDecoder(plan: nested, carriesOpt: true, byPosition: false).keysInOrder)
     }
@@ -61,6 +62,7 @@ final class ModelLineDecoderTests: XCTestCase {
         var compared = 0
         for line in lines {
             XCTAssertNoThrow(try ModelMemberEncoding.LineDecoder(plan: nested, carriesOpt: true).decode(Data(line.utf8)), line)
+            XCTAssertTrue(Self.readsByPosition(line, plan: nested), line)
             compared += try assertReadTheSameBothWays(line, plan: nested)
         }
         compared += try assertReadTheSameBothWays(#"{"_pk":1,"_opt":1,"box":{"a":1,"b":2},"plain":true}"#, plan: split)
@@ -73,6 +75,7 @@ final class ModelLineDecoderTests: XCTestCase {
         var entities = 0
         var compared = 0
         var composites = 0
+        var readByPosition = 0
         for shape in StoreShapes.all {
             let directory = try TemporaryTestDirectory("questbak-line-decoder")
             let folder = directory.path("source")
@@ -103,6 +106,8 @@ final class ModelLineDecoderTests: XCTestCase {
                     let text = String(decoding: line, as: UTF8.self)
                     XCTAssertNoThrow(
                         try ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true).decode(line), "\(shape.name): \(text)")
+                    // The lines as written are read by position: else this compares one way with itself.
+                    if Self.readsByPosition(text, plan: plan) { readByPosition += 1 }
                     compared += try assertReadTheSameBothWays(text, plan: plan, shape: shape.name)
                 }
             }
@@ -111,6 +116,111 @@ final class ModelLineDecoderTests: XCTestCase {
         XCTAssertGreaterThan(entities, 10)
         XCTAssertGreaterThan(composites, 0)
         XCTAssertGreaterThan(compared, 1000)
+        XCTAssertGreaterThan(readByPosition, 20)
+    }
+
+    /// Whether `line` is read by position (`parseValues` takes it), not left to the reading by name.
+    private static func readsByPosition(_ line: String, plan: ModelLayout.EntityPlan) -> Bool {
+        guard let keys = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true).keysInOrder else { return false }
+        return Array(line.utf8).withUnsafeBufferPointer { JSONLine.parseValues($0, keys: keys) } != nil
+    }
+
+    /// Generated lines: lines of every kind a field takes, each edited one to three bytes at a
+    /// time by a seeded generator, read both ways.
+    func testGeneratedEditsOfLinesReadTheSameBothWays() throws {
+        let plan = ModelLayout.EntityPlan(
+            name: "Every", number: 3, table: "ZEVERY",
+            fields: [
+                .init(path: ["amount"], column: "ZAMOUNT", kind: .integer16),
+                .init(path: ["big"], column: "ZBIG", kind: .integer),
+                .init(path: ["born"], column: "ZBORN", kind: .date),
+                .init(path: ["cost"], column: "ZCOST", kind: .decimal),
+                .init(path: ["flag"], column: "ZFLAG", kind: .boolean),
+                .init(path: ["id"], column: "ZID", kind: .uuid),
+                .init(path: ["link"], column: "ZLINK", kind: .uri),
+                .init(path: ["name"], column: "ZNAME", kind: .string),
+                .init(path: ["photo"], column: "ZPHOTO", kind: .binary),
+                .init(path: ["ratio"], column: "ZRATIO", kind: .float),
+                .init(path: ["score"], column: "ZSCORE", kind: .double),
+            ],
+            toOne: [.init(name: "owner", column: "ZOWNER")],
+            toMany: [.init(name: "parts", destination: "Part", storage: .destinationColumn(table: "ZPART", column: "Z3PARTS"))])
+        let lines = [
+            #"{"_pk":1,"_opt":1,"amount":-32768,"big":9223372036854775807,"born":"1815-12-10T00:00:00Z","cost":"12.5","flag":true,"id":"D1243318-E0D6-494D-926C-5273098E1EF4","link":"https://example.com/a?b=1","name":"Stir with ice","photo":"AQID","ratio":0.10000000149011612,"score":-2.5e-07,"owner":2,"parts":[1,2,30]}"#,
+            #"{"_pk":2,"_opt":null,"amount":null,"big":null,"born":null,"cost":null,"flag":null,"id":null,"link":null,"name":null,"photo":null,"ratio":null,"score":null,"owner":null,"parts":[]}"#,
+            #"{"_pk":3,"_opt":7,"amount":1,"big":1,"born":"2026-01-01T00:00:00.5Z","cost":"100","flag":false,"id":"00000000-0000-0000-0000-000000000000","link":{"textBytes":"/w=="},"name":"Strain\tover ice\n \u00e9 \"x\"","photo":"","ratio":"Infinity","score":"-Infinity","owner":1,"parts":[5]}"#,
+        ]
+        let byPosition = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true)
+        let byName = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true, byPosition: false)
+        var compared = 0
+        var rows = 0
+        for (number, line) in lines.enumerated() {
+            XCTAssertTrue(Self.readsByPosition(line, plan: plan), line)
+            compared += try assertReadTheSameBothWays(line, plan: plan)
+            for variant in LineVariants.mutations(of: line, count: 1500, seed: UInt64(number + 1) &* 0x9E37_79B9) {
+                let outcome = Self.outcome(byPosition, Data(variant))
+                XCTAssertEqual(outcome, Self.outcome(byName, Data(variant)), String(decoding: variant, as: UTF8.self))
+                if outcome.hasPrefix("row") { rows += 1 }
+                compared += 1
+            }
+        }
+        // Edits that leave a line readable (a digit for a digit, a letter of a text) are among them.
+        XCTAssertGreaterThan(rows, 200)
+        XCTAssertGreaterThan(compared, 4500)
+    }
+
+    /// `MemberValue.storedValue` gives what `ValueCoding.encode(ValueJSON.value(…))` gives, or the
+    /// same mismatch, for a string read as where it lies (ASCII texts of every kind's forms) and
+    /// for any other value, with and without the exact spelling.
+    func testAStoredValueFromTheBytesIsTheParsedValuesStoredValue() throws {
+        let kinds: [AttributeKind] = [
+            .integer, .integer16, .integer32, .decimal, .double, .float, .boolean, .date, .string, .uri, .uuid, .binary,
+            .transformable, .integerArray, .stringArray,
+        ]
+        let texts = [
+            "", "x", "12.5", "1e-07", "Infinity", "-Infinity", "NaN", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.500Z",
+            "2026-01-01T00:00:00.5Z", "1815-12-10T00:00:00Z", "2026-13-01T00:00:00Z", "0001-01-01T00:00:00Z",
+            "d1243318-e0d6-494d-926c-5273098e1ef4", "D1243318-E0D6-494D-926C-5273098E1EF4", "AQID", "AQI=", "AQJ=", " ~!", "\u{7F}",
+        ]
+        var compared = 0
+        for text in texts {
+            let line = Array("\"\(text)\"".utf8)
+            line.withUnsafeBufferPointer { bytes in
+                let member = JSONLine.MemberValue.asciiText(1..<(bytes.count - 1))
+                XCTAssertEqual(member.json(in: bytes), .string(text))
+                for kind in kinds {
+                    for exactSpelling in [true, false] {
+                        let parsed = Self.stored {
+                            ValueCoding.encode(try ValueJSON.value(.string(text), as: kind, exactSpelling: exactSpelling))
+                        }
+                        let fromBytes = Self.stored { try member.storedValue(in: bytes, as: kind, exactSpelling: exactSpelling) }
+                        XCTAssertEqual(fromBytes, parsed, "\(text) as \(kind) exact \(exactSpelling)")
+                        compared += 1
+                    }
+                }
+            }
+        }
+        let noLine = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+        for json in LineVariants.otherValues + [.number(-0.0), .integer(.max), .string("é")] {
+            for kind in kinds {
+                let parsed = Self.stored { ValueCoding.encode(try ValueJSON.value(json, as: kind, exactSpelling: true)) }
+                let member = Self.stored { try JSONLine.MemberValue.value(json).storedValue(in: noLine, as: kind, exactSpelling: true) }
+                XCTAssertEqual(member, parsed, "\(json) as \(kind)")
+                compared += 1
+            }
+        }
+        XCTAssertGreaterThan(compared, 800)
+    }
+
+    /// A stored value as text, or the mismatch's.
+    private static func stored(_ make: () throws -> StoredValue) -> String {
+        do {
+            return "value \(try make())"
+        } catch let mismatch as ValueJSON.TypeMismatch {
+            return "mismatch \(mismatch.expected) / \(mismatch.found)"
+        } catch {
+            return "other \(error)"
+        }
     }
 
     /// Reads `line` and each of its variants both ways and compares; returns how many were read.
@@ -119,19 +229,25 @@ final class ModelLineDecoderTests: XCTestCase {
         let byPosition = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true)
         let byName = ModelMemberEncoding.LineDecoder(plan: plan, carriesOpt: true, byPosition: false)
         let members = try JSONLine.parseObject(Data(line.utf8))
-        var variants = [line] + LineVariants.of(members).map(JSONLineText.text)
+        var variants = [line] + LineVariants.of(members).map(JSONLineText.text) + LineVariants.spellings(of: line)
         variants.append(line.replacingOccurrences(of: "\"_opt\"", with: "\"_opt2\""))
         for variant in variants {
             XCTAssertEqual(
-                Self.outcome(byPosition, variant), Self.outcome(byName, variant), "\(shape) \(plan.name): \(variant)")
+                Self.outcome(byPosition, Data(variant.utf8)), Self.outcome(byName, Data(variant.utf8)), "\(shape) \(plan.name): \(variant)")
+        }
+        // Invalid UTF-8 in a key and in a value, and a NUL byte: bytes no `String` literal spells.
+        for (from, to) in [("\"_pk\"", [0x22, 0x5F, 0xFF, 0x22]), (":\"", [0x3A, 0x22, 0xC3]), (",", [0x2C, 0x00])] as [(String, [UInt8])] {
+            guard let range = line.range(of: from) else { continue }
+            let variant = Data(line[..<range.lowerBound].utf8) + Data(to) + Data(line[range.upperBound...].utf8)
+            XCTAssertEqual(Self.outcome(byPosition, variant), Self.outcome(byName, variant), "\(shape) \(plan.name): \(line)")
         }
         return variants.count
     }
 
     /// A row as text, or the error's reason.
-    private static func outcome(_ decoder: ModelMemberEncoding.LineDecoder, _ line: String) -> String {
+    private static func outcome(_ decoder: ModelMemberEncoding.LineDecoder, _ line: Data) -> String {
         do {
-            let row = try decoder.decode(Data(line.utf8))
+            let row = try decoder.decode(line)
             return "row \(row.primaryKey) \(String(describing: row.opt)) \(row.values) \(row.links)"
         } catch let error as ModelMemberEncoding.LineError {
             return "error \(error.reason)"

@@ -357,10 +357,10 @@ struct LegacyArchive {
     /// whose `_pk` and `_opt` checks the steps share.
     private typealias LineProblem = ModelMemberEncoding.LineError
 
-    /// A line whose values are those of `keys`, in order (`decode`). A string of ASCII goes to
-    /// a text or date property from its bytes (`ValueJSON.keepsStringAsText`, `ValueJSON.date`,
-    /// the steps `ValueJSON.value` takes for them), without a `String` made of it; every other
-    /// value through `store`.
+    /// A line whose values are those of `keys`, in order (`decode`). An attribute's value is
+    /// stored by `JSONLine.MemberValue.storedValue`, the step another app's lines take too (a
+    /// string of ASCII to a text or date property from its bytes, without a `String` made of
+    /// it; any other value as `store` stores it); a relationship's through `store`.
     private func decodeInOrder(
         _ members: [JSONLine.MemberValue], of line: UnsafeBufferPointer<UInt8>, keys: JSONLine.KeysInOrder, target: LineColumns.Entity,
         entity: String
@@ -374,27 +374,19 @@ struct LegacyArchive {
         let first = carriesOpt ? 2 : 1
         for (index, slot) in target.slotsInOrder.enumerated() {
             let member = members[first + index]
-            if case .asciiText(let range) = member, case .attribute(let kind) = slot.property,
-                let stored = try Self.storedText(UnsafeBufferPointer(rebasing: line[range]), kind: kind, key: keys.names[first + index])
-            {
+            if case .attribute(let kind) = slot.property {
+                let stored: StoredValue
+                do {
+                    stored = try member.storedValue(in: line, as: kind, exactSpelling: false)
+                } catch let mismatch as ValueJSON.TypeMismatch {
+                    throw Self.mismatch(keys.names[first + index], mismatch)
+                }
                 for column in slot.columns { values[column] = stored }
             } else {
                 try Self.store(member.json(in: line), key: keys.names[first + index], slot: slot, into: &values)
             }
         }
         return DecodedLine(entity: entity, plan: plan, row: Row(primaryKey: primaryKey, opt: opt, values: values))
-    }
-
-    /// A string's bytes stored as a text or date property (nil for any other kind): what `store`
-    /// stores of the string, its error included.
-    private static func storedText(_ text: UnsafeBufferPointer<UInt8>, kind: AttributeKind, key: String) throws -> StoredValue? {
-        if ValueJSON.keepsStringAsText(kind) { return ValueCoding.storedText(text) }
-        guard kind == .date else { return nil }
-        do {
-            return ValueCoding.encode(try ValueJSON.date(text: text, exactSpelling: false))
-        } catch let mismatch as ValueJSON.TypeMismatch {
-            throw Self.mismatch(key, mismatch)
-        }
     }
 
     private static func mismatch(_ key: String, _ mismatch: ValueJSON.TypeMismatch) -> LineProblem {
