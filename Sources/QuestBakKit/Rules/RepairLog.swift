@@ -106,28 +106,54 @@ package struct RecordField: Hashable, Sendable {
 package final class RepairLog {
     /// Entries by `kind.rule`.
     public var counts: [String: Int] {
-        Dictionary(uniqueKeysWithValues: tally.map { ("\($0.key.kind.rawValue).\($0.key.rule.rawValue)", $0.count) })
+        Dictionary(uniqueKeysWithValues: state.tally.map { ("\($0.key.kind.rawValue).\($0.key.rule.rawValue)", $0.count) })
     }
-    /// The counts as kept: by the two enums, not by a text made for every entry; in a list
-    /// searched from the start, not a map: a log holds a few kinds of entry (a merge two or
-    /// three), and hashing the key of each of a merge's half a million entries cost its thread
-    /// half of its logging.
-    private var tally: [(key: Tally, count: Int)] = []
+    /// Entries recorded.
+    public var total: Int { state.total }
+    /// Entries that repaired a record (kind `repair`).
+    public var repairs: Int { state.repairs }
+    /// The counts and the entries not yet handed to the writer, in one value: `record` changes it
+    /// with one access (each stored property of a class is an access checked at run time, and
+    /// four of them per entry were a fifth of the logging on a merge's thread).
+    private var state = State()
+    private struct State {
+        /// The counts as kept: by the two enums, not by a text made for every entry; in a list
+        /// searched from the start, not a map: a log holds a few kinds of entry (a merge two or
+        /// three), and hashing the key of each of a merge's half a million entries cost its
+        /// thread half of its logging.
+        var tally: [(key: Tally, count: Int)] = []
+        var total = 0
+        var repairs = 0
+        var pending: [RepairEntry] = []
+
+        /// Counts the entry and keeps it; true when a batch is full.
+        mutating func add(_ entry: RepairEntry) -> Bool {
+            let key = Tally(kind: entry.kind, rule: entry.rule)
+            if let index = tally.firstIndex(where: { $0.key == key }) {
+                tally[index].count += 1
+            } else {
+                tally.append((key, 1))
+            }
+            total += 1
+            if entry.kind == .repair { repairs += 1 }
+            pending.append(entry)
+            return pending.count >= RepairLog.batchSize
+        }
+    }
     private struct Tally: Equatable {
         var kind: RepairEntry.Kind
         var rule: RepairEntry.Rule
     }
-    /// Entries recorded.
-    public private(set) var total = 0
-    /// Entries that repaired a record (kind `repair`).
-    public private(set) var repairs = 0
     private let file: RepairLogFile
-    private var pending: [RepairEntry] = []
     /// Full batches are written on a queue of their own while the caller goes on making the next
     /// (a merge into a second device logs half a million entries, and writing them took a sixth
     /// of its time on the one core): at most one batch is being written at a time.
     private let writer = DispatchQueue(label: "questbak.repair-log")
     private let writing = DispatchGroup()
+    /// The batch being written, then (emptied by the writer, its memory kept) the next batch's
+    /// array: the two arrays take turns, so a merge's fifty batches do not each take a megabyte
+    /// of new memory from the system and fault its pages in on the merge's thread.
+    private let written = WrittenBatch()
     /// What the last batch written in the background failed with, for the caller's next call.
     private let failure = WriteFailure()
     private static let batchSize = 10_000
@@ -137,30 +163,23 @@ package final class RepairLog {
     }
 
     func record(_ entry: RepairEntry) throws {
-        let key = Tally(kind: entry.kind, rule: entry.rule)
-        if let index = tally.firstIndex(where: { $0.key == key }) {
-            tally[index].count += 1
-        } else {
-            tally.append((key, 1))
-        }
-        total += 1
-        if entry.kind == .repair { repairs += 1 }
-        pending.append(entry)
-        if pending.count >= Self.batchSize { try handOff() }
+        if state.add(entry) { try handOff() }
     }
 
     /// Starts writing the pending entries in the background, once the batch before is written.
     private func handOff() throws {
         try finishWrites()
-        guard !pending.isEmpty else { return }
-        let entries = pending
-        pending = []
-        pending.reserveCapacity(Self.batchSize)
-        let (file, writing, failure) = (self.file, self.writing, self.failure)
+        guard !state.pending.isEmpty else { return }
+        // The writer is done with its array (`finishWrites`): it takes the pending entries, and
+        // its emptied array takes the next.
+        swap(&state.pending, &written.entries)
+        if state.pending.capacity < Self.batchSize { state.pending.reserveCapacity(Self.batchSize) }
+        let (file, writing, written, failure) = (self.file, self.writing, self.written, self.failure)
         writing.enter()
         writer.async {
             defer { writing.leave() }
-            do { try file.append(entries) } catch { failure.error = error }
+            do { try file.append(written.entries) } catch { failure.error = error }
+            written.entries.removeAll(keepingCapacity: true)
         }
     }
 
@@ -183,12 +202,9 @@ package final class RepairLog {
 
     /// Forgets every entry, for a restore made again from the start.
     func reset() throws {
-        pending.removeAll()
         // A batch still being written would land after the entries are removed.
         try finishWrites()
-        tally = []
-        total = 0
-        repairs = 0
+        state = State()
         try file.removeAll()
     }
 
@@ -291,6 +307,13 @@ package final class RepairLog {
         }
         return entries
     }
+}
+
+/// The entries the log's writer writes: handed to it by the log's owner, emptied by the writer,
+/// taken back by the owner once the write is over (`RepairLog.finishWrites`), never used by both
+/// at once.
+private final class WrittenBatch: @unchecked Sendable {
+    var entries: [RepairEntry] = []
 }
 
 /// An error of a write on the log's own queue, handed to the thread that made the entries.
