@@ -17,8 +17,13 @@ final class RecordMergeReferenceChecksTests: XCTestCase {
     /// `storeDangling` of the store's one the store does not have; `archiveNew` more only in the
     /// archive (inserted: the merge writes records, so the store's references are counted again
     /// after it and compared with the count before).
+    ///
+    /// Their cloudIDs (`cloudIDs`) differ on the two sides (a second device), are the same (a
+    /// store's own archive), or differ but for the archive's last record, which has the store's
+    /// fifth's (past the first 64 the cloudID check guesses from: its passes answer).
     private func stores(
-        in directory: TemporaryTestDirectory, archiveDangling: Int, storeDangling: Int, archiveNew: Int
+        in directory: TemporaryTestDirectory, archiveDangling: Int, storeDangling: Int, archiveNew: Int,
+        cloudIDs: CloudIDs = .distinct
     ) throws -> (incoming: URL, base: URL) {
         let incoming = directory.path("incoming.store")
         let base = directory.path("base.store")
@@ -33,13 +38,27 @@ final class RecordMergeReferenceChecksTests: XCTestCase {
                         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
                         INSERT INTO ZTASKESTIMATION (Z_ENT, Z_OPT, ZSESSION, ZTASKDISPLAYNAME, ZRECORDEDAT, ZESTIMATEDSECONDS, ZCLOUDID)
                         SELECT e.Z_ENT, 1, CASE WHEN n.i <= \(dangling) THEN 900000 + n.i ELSE e.ZSESSION END, 'task ' || n.i, 10000 + n.i,
-                               60 + \(side) + n.i, printf('%08X-BFBC-4B98-A4F6-%012X', n.i, \(side))
+                               60 + \(side) + n.i, \(cloudID(side: side, last: count, cloudIDs))
                         FROM n, (SELECT * FROM ZTASKESTIMATION WHERE Z_PK = 1) e
                         """)
             }
             try queue.close()
         }
         return (incoming, base)
+    }
+
+    enum CloudIDs { case distinct, same, oneInBothPastTheGuess }
+
+    /// SQL for the cloudID of estimation `n.i` on `side` (1 the store, 2 the archive).
+    private func cloudID(side: Int, last: Int, _ cloudIDs: CloudIDs) -> String {
+        switch cloudIDs {
+        case .distinct: return "printf('%08X-BFBC-4B98-A4F6-%012X', n.i, \(side))"
+        case .same: return "printf('%08X-BFBC-4B98-A4F6-%012X', n.i, 1)"
+        case .oneInBothPastTheGuess:
+            return side == 1
+                ? "printf('%08X-BFBC-4B98-A4F6-%012X', n.i, 1)"
+                : "printf('%08X-BFBC-4B98-A4F6-%012X', CASE WHEN n.i = \(last) THEN 5 ELSE n.i END, CASE WHEN n.i = \(last) THEN 1 ELSE 2 END)"
+        }
     }
 
     private func merge(_ incoming: URL, _ base: URL, beside: Bool, name: String, in directory: TemporaryTestDirectory) throws -> String {
@@ -60,12 +79,19 @@ final class RecordMergeReferenceChecksTests: XCTestCase {
         }
     }
 
+    /// And the cloudIDs' check (`CloudIDChecks`): the same answers beside as on the merge's
+    /// connection where no cloudID is in both, where every one is, and where one is past the guess.
     func testReferencesAskedBesideTheMatchingLeaveWhatTheMergesOwnConnectionLeaves() throws {
-        for (archiveDangling, storeDangling, archiveNew) in [(0, 0, 0), (3, 0, 0), (0, 2, 4), (5, 2, 4)] {
+        let cases: [(Int, Int, Int, CloudIDs)] = [
+            (0, 0, 0, .distinct), (3, 0, 0, .distinct), (0, 2, 4, .distinct), (5, 2, 4, .distinct), (0, 0, 0, .same),
+            (3, 2, 4, .same), (0, 0, 70, .oneInBothPastTheGuess),
+        ]
+        for (archiveDangling, storeDangling, archiveNew, cloudIDs) in cases {
             let directory = try TemporaryTestDirectory("questbak-reference-checks")
             let (incoming, base) = try stores(
-                in: directory, archiveDangling: archiveDangling, storeDangling: storeDangling, archiveNew: archiveNew)
-            let message = "archive \(archiveDangling), store \(storeDangling), new \(archiveNew)"
+                in: directory, archiveDangling: archiveDangling, storeDangling: storeDangling, archiveNew: archiveNew,
+                cloudIDs: cloudIDs)
+            let message = "archive \(archiveDangling), store \(storeDangling), new \(archiveNew), \(cloudIDs)"
             let beside = try merge(incoming, base, beside: true, name: "beside", in: directory)
             let own = try merge(incoming, base, beside: false, name: "own", in: directory)
             XCTAssertEqual(beside, own, message)

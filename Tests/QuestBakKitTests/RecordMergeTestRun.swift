@@ -1,3 +1,4 @@
+import CoreDataStore
 import Foundation
 import GRDB
 
@@ -13,13 +14,18 @@ enum RecordMergeTestRun {
     ) throws -> [String: RecordMerge.Counts] {
         let layout = try MergeLayout(version: TimeQuestSchemas.newest)
         var referenceChecks: ReferenceChecks?
+        var cloudIDChecks: CloudIDChecks?
         if referenceChecksBeside {
             // As the merge asks them: of a copy of the store as it was before, and of the archive.
             let copy = store.deletingLastPathComponent().appendingPathComponent(store.lastPathComponent + "-before")
             try FileManager.default.copyItem(at: store, to: copy)
             referenceChecks = ReferenceChecks.start(layout: layout, storeCopy: copy.path, archive: incoming.path)
+            cloudIDChecks = CloudIDChecks.start(layout: layout, storeCopy: copy.path, archive: incoming.path)
         }
-        let queue = try DatabaseQueue(path: store.path)
+        defer { cloudIDChecks?.finish() }
+        // As the merge opens it: waiting for the checks' connections beside it, which open the
+        // same files at the same time (the loser of two first opens of a WAL file is told "locked").
+        let queue = try DatabaseQueue(path: store.path, configuration: StoreReader.besideConfiguration(readonly: false))
         let counts = try queue.writeWithoutTransaction { db in
             try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
             var merge = RecordMerge(
@@ -27,6 +33,7 @@ enum RecordMergeTestRun {
                 keepDistinctIDs: false, log: log, storePath: store.path)
             merge.usesShortcuts = usesShortcuts
             merge.referenceChecks = referenceChecks
+            merge.cloudIDChecks = cloudIDChecks
             try db.inTransaction {
                 try merge.run()
                 try log.finishWrites()

@@ -86,6 +86,47 @@ final class RecordMergeValueTests: XCTestCase {
         }
     }
 
+    /// The merge's filters (`noCloudIDIsInBoth`, `cloudIDsAreIdentities`) rest on one property
+    /// of `RecordMerge.hash`: equal bytes give equal hashes, whatever buffer holds them. Texts of
+    /// every length around the eight-byte steps, NULs and non-UTF-8 bytes included, hashed from
+    /// two copies; and texts that differ only where a step or the last word could lose a byte
+    /// (a NUL before or after, the length) hash apart.
+    func testTheMergesHashGivesEqualBytesEqualHashes() {
+        var texts: [[UInt8]] = []
+        for length in 0...41 {
+            texts.append((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+            texts.append([UInt8](repeating: 0, count: length))
+            texts.append([UInt8](repeating: 0xFF, count: length))
+        }
+        texts += [[0x61], [0x61, 0], [0, 0x61], Array(uuid.utf8), Array(uuid.utf8) + [0], [0] + Array(uuid.utf8)]
+        func hash(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { RecordMerge.hash($0) } }
+        for text in texts {
+            let copy = Data(text)
+            XCTAssertEqual(hash(text), copy.withUnsafeBytes { RecordMerge.hash($0) }, "\(text)")
+        }
+        let distinct = Set(texts.map { $0 })
+        XCTAssertEqual(Set(distinct.map(hash)).count, distinct.count)
+    }
+
+    /// `String(validUTF8:)`, which the settling's cloudIDs and report values are made by, answers
+    /// as `String(validating:as:)` over ASCII, the byte after it, multi-byte characters, invalid
+    /// sequences (a lone continuation byte, overlong forms, a surrogate, past U+10FFFF, a cut
+    /// character), NULs and empty text.
+    func testValidUTF8TextIsWhatTheStandardLibrarysValidationGives() {
+        let samples: [[UInt8]] = [
+            [], [0], [0x41, 0, 0x42], Array(uuid.utf8), [0x7F], [0x80], [0x41, 0x80], [0xC2, 0x80], [0xC3, 0xA9, 0x41],
+            [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80],
+            [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x41, 0xFF], [0xFE], Array("Größe, 時間".utf8),
+        ]
+        for bytes in samples {
+            let data = Data(bytes)
+            XCTAssertEqual(String(validUTF8: data), String(validating: data, as: UTF8.self), "\(bytes)")
+            XCTAssertEqual(StoredValue.text(data).validText, String(validating: data, as: UTF8.self), "\(bytes)")
+            XCTAssertEqual(
+                Value.text(data), String(validating: data, as: UTF8.self).map { .string($0) } ?? .textBytes(data), "\(bytes)")
+        }
+    }
+
     /// `RecordMerge.cloudIDsAreIdentities` says every record passes the archive's side of the
     /// cloudID key's filter exactly when the SQL filter it stands for passes them all; and never
     /// for a table that declares a collation, whose `GROUP BY` may take two texts for one.

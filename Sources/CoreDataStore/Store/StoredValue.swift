@@ -42,7 +42,7 @@ package enum StoredValue: Sendable, Hashable {
     /// The text when it is valid UTF-8 (NUL allowed), else nil.
     package var validText: String? {
         guard case .text(let bytes) = self else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        return String(validUTF8: bytes)
     }
 
     /// The value as a report shows it, whatever column it came from.

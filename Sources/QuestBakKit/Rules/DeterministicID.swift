@@ -28,7 +28,8 @@ enum DeterministicID {
         cloudID.withUnsafeBytes { isWellFormed($0) }
     }
 
-    private static func isWellFormed(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// The same test of bytes lent in place (a row's text in SQLite's buffer).
+    static func isWellFormed(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count == 36 else { return false }
         for index in 0..<36 {
             let byte = bytes[index]

@@ -232,6 +232,8 @@ package enum Merger {
         // the restored archive not at all.
         let referenceChecks = ReferenceChecks.start(layout: layout, storeCopy: copyPath, archive: restored.path)
         defer { _ = (referenceChecks.danglingBefore.error(), referenceChecks.archiveNamesOnlyRecords.error()) }
+        let cloudIDChecks = CloudIDChecks.start(layout: layout, storeCopy: copyPath, archive: restored.path)
+        defer { cloudIDChecks.finish() }
         var merge: RecordMerge
         var framesWritten: Int?
         do {
@@ -247,6 +249,7 @@ package enum Merger {
                     keepDistinctIDs: options.restore.keepDistinctIDs, log: log, storePath: snapshot.sourceURL.path)
                 merge.archiveCloudIDsAreMade = (restoreLog.counts["migration.cloudID"] ?? 0) > 0
                 merge.referenceChecks = referenceChecks
+                merge.cloudIDChecks = cloudIDChecks
                 try db.inTransaction {
                     try merge.run()
                     // The report's last batch written in the background must have been written.

@@ -61,6 +61,9 @@ struct RecordMerge {
     /// references each name a record, asked on other connections (`ReferenceChecks`); nil: asked
     /// here, on the merge's connection.
     var referenceChecks: ReferenceChecks?
+    /// `noCloudIDIsInBoth` of each entity with a cloudID, asked on another connection
+    /// (`CloudIDChecks`); nil: asked here.
+    var cloudIDChecks: CloudIDChecks?
     /// By entity: whether every store cloudID is an identity (`cloudIDsAreIdentities`), as the
     /// matching's pass over the store's cloudIDs (`noCloudIDIsInBoth`) found it, where that pass ran.
     private(set) var storeCloudIDsShownIdentities: [String: Bool] = [:]
@@ -133,7 +136,11 @@ struct RecordMerge {
 
     // MARK: 1. Identity
 
-    private func count(_ schema: String, _ entity: MergeLayout.EntityPlan) throws -> Int {
+    private func count(_ schema: String, _ entity: MergeLayout.EntityPlan) throws -> Int { try Self.count(schema, entity, db: db) }
+
+    /// How many records of `entity` the table in `schema` holds: the counts the matching and the
+    /// cloudID checks beside it (`CloudIDChecks`) size their filters by.
+    static func count(_ schema: String, _ entity: MergeLayout.EntityPlan, db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM \(schema).\(entity.table) r WHERE \(entity.rows("r"))") ?? 0
     }
 
@@ -219,9 +226,12 @@ struct RecordMerge {
         // store's, and the key table of the store's cloudIDs (a copy and a sort of the column)
         // and one lookup per archive record would find nothing.
         if key.kind == .cloudID, let cloud, usesShortcuts {
-            let shortcut = try Self.noCloudIDIsInBoth(
-                column: cloud, of: entity.table, storeRows: entity.rows("s"), archiveRows: entity.rows("i"),
-                storeCount: counts[entity.name]?.inStore ?? 0, db: db)
+            // Asked beside the matching where the merge started it (`CloudIDChecks`), else here.
+            let shortcut =
+                try cloudIDChecks?.answer(for: entity.name)
+                ?? Self.noCloudIDIsInBoth(
+                    column: cloud, of: entity.table, storeRows: entity.rows("s"), archiveRows: entity.rows("i"),
+                    storeCount: counts[entity.name]?.inStore ?? 0, db: db)
             storeCloudIDsShownIdentities[entity.name] = shortcut.storeCloudIDsAreIdentities
             if shortcut.noneInBoth { return }
             // The store's own archive: every record paired with the store's of the same key.
@@ -357,18 +367,19 @@ struct RecordMerge {
             if identities || keepingTexts {
                 try ExactSQL.forEachRow(db, sql: "SELECT \(alias).\(column) FROM \(schema).\(table) \(alias) WHERE \(rows)") { row in
                     guard identities || (keepingTexts && onlyText) else { return }
-                    switch row[0] {
-                    case .null:
-                        identities = false
-                    case .text(let bytes):
+                    // A text is looked at in SQLite's buffer: a `Data` made for each of the
+                    // store's cloudIDs was a fifth of this pass. Only a suspect is copied.
+                    let seen = row.withText(0) { bytes -> Bool in
                         if identities && !DeterministicID.isWellFormed(bytes) { identities = false }
-                        let seen = texts.insert(RecordMerge.hash(bytes))
-                        guard identities, seen else { return }
-                        if suspects.count < InsertedValues.suspectLimit { suspects.append([row[0]]) } else { identities = false }
-                    default:
-                        onlyText = false
-                        identities = false
+                        return texts.insert(RecordMerge.hash(bytes))
                     }
+                    guard let seen else {
+                        if row[0] != .null { onlyText = false }
+                        identities = false
+                        return
+                    }
+                    guard identities, seen else { return }
+                    if suspects.count < InsertedValues.suspectLimit { suspects.append([row[0]]) } else { identities = false }
                 }
             }
             self.texts = texts
@@ -428,20 +439,34 @@ struct RecordMerge {
         var onlyText = true
         var suspects: [StoredValue] = []
         try ExactSQL.forEachRow(db, sql: archive) { row in
-            guard onlyText, case .text(let bytes) = row[0] else {
+            guard onlyText else { return }
+            guard let suspect = row.withText(0, { store.texts.contains(Self.hash($0)) }) else {
                 onlyText = false
                 return
             }
-            guard store.texts.contains(Self.hash(bytes)) else { return }
+            guard suspect else { return }
             if suspects.count < InsertedValues.suspectLimit { suspects.append(row[0]) } else { onlyText = false }
         }
         return (try onlyText && !storeHoldsAny(of: suspects), store.allIdentities)
     }
 
-    /// A text's hash for the merge's filters (the same in every run).
-    private static func hash(_ bytes: Data) -> UInt64 {
-        var hasher = StableHasher(seed: 0)
-        hasher.combine(bytes)
+    /// A text's hash for the merge's filters: equal bytes, equal hashes, the same in every run
+    /// (both sides of a filter are hashed here, in one process). Eight bytes a step, each word
+    /// mixed (`StableHasher`), the length first and the last bytes as one word: FNV-1a's step a
+    /// byte over each of a second device's 200,000 cloudIDs was a fifth of `noCloudIDIsInBoth`.
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hasher = StableHasher(seed: UInt64(bytes.count))
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            hasher.combine(word: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+            offset += 8
+        }
+        var last: UInt64 = 0
+        while offset < bytes.count {
+            last = last << 8 | UInt64(bytes[offset])
+            offset += 1
+        }
+        hasher.combine(word: last)
         return hasher.value
     }
 
@@ -724,6 +749,7 @@ struct RecordMerge {
         // and by natural key) follow each other, and each after the first is settled against the
         // record as the previous one left it, not as it was before the merge.
         var previous: (key: Int64, changed: Bool)?
+        let settled = SettledFields(entity)
         let current =
             "SELECT \(newer.map { "s.\($0)" } ?? "NULL")\(fields.map { ", s.\($0.column)" }.joined()) FROM main.\(entity.table) s WHERE s.\(keyColumn) = ?"
         // They were written in the map's order, by archive key, which SQLite reads without a
@@ -766,7 +792,7 @@ struct RecordMerge {
                 newer != nil && (Self.compare(row[3], storeDate).map { $0 > 0 } ?? (storeDate == .null && row[3] != .null))
             let archive = (0..<fields.count).map { row[4 + fields.count + $0] }
             let changed = try settle(
-                entity, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer,
+                entity, settled, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer,
                 shared: (store: sharedStoreText, storeAreIdentities: storeCloudIDsAreIdentities, archive: sharedArchiveText),
                 defersChanges: readsInPlace)
             let counted = previous?.key == storeKey && previous?.changed == true
@@ -824,21 +850,48 @@ struct RecordMerge {
             changes.map(\.value) + [.integer(storeKey)])
     }
 
+    /// What `settle` asks of an entity's fields, found once per entity: asked of each field of
+    /// every record in both, the cloudID's place (a search of the fields by column), whether a
+    /// field is the cloudID (a comparison of texts) and its rule (a lookup by name) were a
+    /// million questions for a second device's 100,000 estimations.
+    struct SettledFields {
+        /// The first field whose column is the entity's cloudID column: the record's cloudID.
+        let cloudID: Int?
+        /// By field: whether its column is the entity's cloudID column.
+        let isCloudID: [Bool]
+        /// By field: the app profile's rule for it (`EntityPlan.rules`), if any.
+        let rules: [MergeRule?]
+
+        init(_ entity: MergeLayout.EntityPlan) {
+            cloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }
+            isCloudID = entity.fields.map { $0.column == entity.cloudIDColumn }
+            rules = entity.fields.map { entity.rules[$0.name] }
+        }
+    }
+
     /// Decides every differing field of one record in both, applies the changes and reports them.
     private mutating func settle(
-        _ entity: MergeLayout.EntityPlan, storeKey: Int64, store: [StoredValue], archive: [StoredValue], archiveIsNewer: Bool,
-        shared: (store: Set<String>, storeAreIdentities: Bool, archive: () throws -> Set<String>), defersChanges: Bool
+        _ entity: MergeLayout.EntityPlan, _ settled: SettledFields, storeKey: Int64, store: [StoredValue], archive: [StoredValue],
+        archiveIsNewer: Bool, shared: (store: Set<String>, storeAreIdentities: Bool, archive: () throws -> Set<String>),
+        defersChanges: Bool
     ) throws -> Bool {
-        let storeCloudID = entity.cloudIDColumn.flatMap { column in entity.fields.firstIndex { $0.column == column } }.flatMap {
-            cloudID(store[$0])
+        // Made once, for the record's first entry: the same text for each of its entries.
+        var storeCloudID: String??
+        func recordCloudID() -> String? {
+            if let storeCloudID { return storeCloudID }
+            let made = settled.cloudID.flatMap { cloudID(store[$0]) }
+            storeCloudID = .some(made)
+            return made
         }
         var changes: [(column: String, value: StoredValue)] = []
-        for (index, field) in entity.fields.enumerated() {
+        for index in store.indices {
             let (mine, theirs) = (store[index], archive[index])
             if Self.same(mine, theirs) || theirs == .null { continue }
+            // The field is read only for a value that differs: half of a second device's.
+            let field = entity.fields[index]
             func entry(_ rule: RepairEntry.Rule, old: StoredValue, new: StoredValue) -> RepairEntry {
                 RepairEntry(
-                    rule: rule, kind: .merge, entity: entity.name, primaryKey: storeKey, cloudID: storeCloudID, field: field.name,
+                    rule: rule, kind: .merge, entity: entity.name, primaryKey: storeKey, cloudID: recordCloudID(), field: field.name,
                     old: .value(reportable(old, field)), new: .value(reportable(new, field)))
             }
             if try mine == .null || names(nothing: mine, field) {
@@ -848,7 +901,7 @@ struct RecordMerge {
                 changes.append((field.column, theirs))
                 continue
             }
-            if field.column == entity.cloudIDColumn {
+            if settled.isCloudID[index] {
                 func isIdentity(_ value: StoredValue, sharedOnItsSide: Set<String>) -> Bool {
                     value.validText.map { DeterministicID.isWellFormed($0) && !sharedOnItsSide.contains($0) } ?? false
                 }
@@ -870,7 +923,7 @@ struct RecordMerge {
                 continue
             }
             let archiveWins: Bool
-            if let rule = entity.rules[field.name], let order = Self.compare(theirs, mine) {
+            if let rule = settled.rules[index], let order = Self.compare(theirs, mine) {
                 archiveWins = rule == .maximum ? order > 0 : order < 0
             } else {
                 switch preference {
