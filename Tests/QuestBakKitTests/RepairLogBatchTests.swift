@@ -100,11 +100,10 @@ final class RepairLogBatchTests: XCTestCase {
         XCTAssertEqual(read[0].old, nil)
     }
 
-    /// The log's scratch file has a rollback journal kept open and truncated
-    /// at each commit: a write that fails inside a transaction must still be undone (here
-    /// `resolveCloudIDs`, whose lookup throws after some entries were updated), and the log
-    /// must read back as it was.
-    func testAWriteThatFailsIsRolledBackWithTheJournalKeptOpen() throws {
+    /// `resolveCloudIDs` writes the log's file again: a lookup that throws after some entries
+    /// were given their cloudID must leave the log as it was, and the log must go on taking
+    /// entries after it.
+    func testAResolveThatFailsLeavesTheEntriesAsTheyWere() throws {
         let directory = try TemporaryTestDirectory()
         let log = try RepairLog(directory: directory.url)
         let count = 12_345
@@ -120,11 +119,125 @@ final class RepairLogBatchTests: XCTestCase {
             })
         XCTAssertEqual(looked, 101)
         XCTAssertEqual(try log.firstEntries(count), before)
-        // The journal is still there, empty (truncated, not deleted, at the rollback's end).
-        let journal = directory.url.appendingPathComponent("repairs.sqlite-journal").path
-        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int, 0)
+        // No file of the rewrite is left beside the log's.
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.url.path), ["repairs.entries"])
         // And the log goes on: an entry after the failure is kept with the others.
         try log.record(entry(count))
         XCTAssertEqual(try log.firstEntries(count + 1), before + [logged(entry(count))])
+    }
+
+    /// What the SQLite log's `UPDATE … WHERE entity = ? AND pk = ? AND rule <> dedup` did: every
+    /// entry of the entity but a `dedup`'s takes its record's cloudID where the lookup gives one
+    /// (cut at a NUL, as the log gives every text back), whatever the order or the batch the
+    /// entries are in; the others keep theirs. The lookup is asked once per run of one record's
+    /// entries.
+    func testResolvedCloudIDsAreTheLookupsForTheEntitysEntriesButDedups() throws {
+        let directory = try TemporaryTestDirectory()
+        let log = try RepairLog(directory: directory.url)
+        // Records 0..<3,000 of two entities, three entries each, then record 7 of the first once
+        // more (after the others: a second run of its entries), across two batches.
+        var entries: [RepairEntry] = []
+        for record in 0..<3_000 {
+            for field in 0..<3 {
+                entries.append(
+                    RepairEntry(
+                        rule: field == 2 && record % 10 == 0 ? .dedup : .conflict, kind: .merge,
+                        entity: record % 2 == 0 ? "TaskEstimation" : "GameSession", primaryKey: Int64(record / 2),
+                        cloudID: record % 3 == 0 ? nil : "before \(record)", field: "field\(field)", old: .value(.integer(Int64(field))),
+                        new: .value(.double(0.1))))
+            }
+        }
+        entries += entries.filter { $0.entity == "TaskEstimation" && $0.primaryKey == 7 }
+        for _ in 0..<4 { entries += entries.prefix(3_000) }
+        for entry in entries { try log.record(entry) }
+        var looked: [Int64] = []
+        try log.resolveCloudIDs(entity: "TaskEstimation") { key in
+            looked.append(key)
+            // No cloudID for the records whose key ends in 5; one with a NUL for those ending in 4.
+            return key % 10 == 5 ? nil : key % 10 == 4 ? "after \(key)\u{0}cut" : "after \(key)"
+        }
+        let expected = entries.map { entry in
+            var entry = entry
+            if entry.entity == "TaskEstimation", entry.rule != .dedup, entry.primaryKey % 10 != 5 {
+                entry.cloudID = "after \(entry.primaryKey)"
+            }
+            return logged(entry)
+        }
+        let read = try log.firstEntries(-1)
+        XCTAssertEqual(read.count, expected.count)
+        for index in expected.indices where read[index] != expected[index] {
+            XCTFail("entry \(index): \(read[index]), not \(expected[index])")
+            break
+        }
+        // One lookup per run of a record's entries: 1,500 records, record 7's second run, and the
+        // runs of the entries copied again (a thousand records of each entity per copy).
+        XCTAssertEqual(looked.count, 1_500 + 1 + 4 * 500)
+        // An entity without entries leaves the log alone and asks nothing.
+        try log.resolveCloudIDs(entity: "Routine") { _ in
+            XCTFail("no entry of Routine to look up")
+            return nil
+        }
+        XCTAssertEqual(try log.firstEntries(-1), read)
+        // The log goes on after a rewrite: entries recorded after it come after the others.
+        try log.record(entry(1))
+        XCTAssertEqual(try log.firstEntries(-1), read + [logged(entry(1))])
+    }
+
+    /// The entries are kept as values, and their JSON made when read: each line and each
+    /// entry's texts must be the codec's JSON of the values recorded, bit for bit for a number
+    /// (a negative zero, a NaN, the infinities, a Double's shortest spelling), and every kind
+    /// of value must come back as itself.
+    func testEveryKindOfValueReadsBackAsTheCodecSpellsIt() throws {
+        let directory = try TemporaryTestDirectory()
+        let log = try RepairLog(directory: directory.url)
+        let values: [Value] = [
+            .null, .integer(.min), .integer(.max), .boolean(true), .boolean(false), .double(-0.0), .double(.nan), .double(.infinity),
+            .double(-.infinity), .double(0.1), .double(1e-300), .double(.ulpOfOne), .string(""), .string("nul\u{0}and \"quote\"\u{1F}é"),
+            .textBytes(Data([0xFF, 0x00, 0xC3])), .date(-63_114_076_800), .date(1e20), .date(-0.5), .integerDate(1 << 60),
+            .uuid(UUID(uuidString: "2F537EDD-BFBC-4B98-A4F6-E7FF7A82F2C3")!), .binary(Data()),
+            .binary(Data((0..<300).map { UInt8($0 % 256) })),
+            .integerArray([]), .integerArray([1, -2, .max]), .stringArray(["a", "", "\u{0}"]), .decimal("12.5"), .decimal("-Infinity"),
+        ]
+        let reportValues: [ReportValue?] =
+            values.map { .value($0) } + [nil, .record([:]), .record(["b": .double(2.5), "a": .string("x"), "c": .uuid(UUID())])]
+        var recorded: [RepairEntry] = []
+        for (index, old) in reportValues.enumerated() {
+            recorded.append(
+                RepairEntry(
+                    rule: .conflict, kind: .merge, entity: "E", primaryKey: Int64(index), cloudID: nil, field: "f", old: old,
+                    new: reportValues[reportValues.count - 1 - index]))
+        }
+        for entry in recorded { try log.record(entry) }
+        XCTAssertEqual(try log.firstEntries(-1), recorded.map(logged))
+        var lines: [String] = []
+        try log.forEachEntryLine { lines.append($0) }
+        XCTAssertEqual(
+            lines,
+            recorded.map { entry in
+                var object = JSONObjectWriter()
+                object.add("_pk", .integer(entry.primaryKey))
+                object.add("entity", string: entry.entity)
+                object.add("field", string: entry.field)
+                object.add("kind", string: entry.kind.rawValue)
+                object.add("new", json: entry.new?.json)
+                object.add("old", json: entry.old?.json)
+                object.add("rule", string: entry.rule.rawValue)
+                return String(decoding: object.finished, as: UTF8.self)
+            })
+    }
+
+    /// A file cut inside an entry, or holding bytes no writer of the log writes, is said to be
+    /// damaged, never read as entries it does not hold.
+    func testADamagedFileIsRefused() throws {
+        let directory = try TemporaryTestDirectory()
+        let log = try RepairLog(directory: directory.url)
+        for index in 0..<100 { try log.record(entry(index)) }
+        XCTAssertEqual(try log.firstEntries(-1).count, 100)
+        let url = directory.url.appendingPathComponent("repairs.entries")
+        let whole = try Data(contentsOf: url)
+        for damaged in [whole.prefix(whole.count - 1), whole + Data([1]), whole.prefix(12) + Data([99]) + whole.dropFirst(13)] {
+            try damaged.write(to: url)
+            XCTAssertThrowsError(try log.firstEntries(-1)) { XCTAssertTrue($0 is RepairLogFileDamaged, "\($0)") }
+        }
     }
 }
