@@ -398,8 +398,7 @@ package enum JSONLine {
                     position += 1
                     // ASCII (most keys and values) is valid UTF-8 as it is: decoded without
                     // String(validating:), whose generic path costs more than the rest of a string.
-                    if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
-                    guard let text = String(validating: slice, as: UTF8.self) else {
+                    guard let text = String(validUTF8: slice) else {
                         throw SyntaxError(offset: start, reason: "invalid UTF-8")
                     }
                     return text

@@ -108,10 +108,17 @@ extension String {
     /// call: a merge into a second device made a cloudID's text, and two report values, for
     /// each of half a million entries, and that lookup was half their cost.
     package init?(validUTF8 bytes: Data) {
-        let ascii = bytes.withUnsafeBytes { raw in
-            raw.allSatisfy { $0 < 0x80 } ? String(decoding: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self) : nil
+        guard let text = bytes.withUnsafeBytes({ String(validUTF8: $0.assumingMemoryBound(to: UInt8.self)) }) else { return nil }
+        self = text
+    }
+
+    /// The same of bytes lent in place (a JSON line's string between its quotes).
+    package init?(validUTF8 bytes: UnsafeBufferPointer<UInt8>) {
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            self = String(decoding: bytes, as: UTF8.self)
+            return
         }
-        guard let text = ascii ?? String(validating: bytes, as: UTF8.self) else { return nil }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
         self = text
     }
 }
