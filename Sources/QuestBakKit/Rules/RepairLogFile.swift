@@ -178,7 +178,7 @@ final class RepairLogFile: @unchecked Sendable {
             let sameEntity = !isFirst && entries[index].entity == entries[previous].entity
             if !sameEntity { entities.insert(entries[index].entity) }
             appendText(entries[index].entity, same: sameEntity, to: &bytes)
-            bytes.appendLittleEndian(entries[index].primaryKey)
+            bytes.append(littleEndian: entries[index].primaryKey)
             appendText(entries[index].cloudID, same: !isFirst && entries[index].cloudID == entries[previous].cloudID, to: &bytes)
             appendText(entries[index].field, same: !isFirst && entries[index].field == entries[previous].field, to: &bytes)
             ReportValueBytes.append(entries[index].old, to: &bytes)
@@ -199,7 +199,7 @@ final class RepairLogFile: @unchecked Sendable {
         // the SQLite log's own time.
         text.withUTF8 { utf8 in
             let kept = UnsafeBufferPointer(rebasing: utf8[..<(utf8.firstIndex(of: 0) ?? utf8.endIndex)])
-            bytes.appendLittleEndian(UInt32(kept.count))
+            bytes.append(littleEndian: UInt32(kept.count))
             bytes.append(contentsOf: kept)
         }
     }
@@ -272,7 +272,7 @@ enum ReportValueBytes {
         case .value(let one)?: append(one, to: &bytes)
         case .record(let values)?:
             bytes.append(Tag.record.rawValue)
-            bytes.appendLittleEndian(UInt32(values.count))
+            bytes.append(littleEndian: UInt32(values.count))
             for (name, one) in values {
                 appendText(name, to: &bytes)
                 append(one, to: &bytes)
@@ -285,11 +285,11 @@ enum ReportValueBytes {
         case .null: bytes.append(Tag.null.rawValue)
         case .integer(let number):
             bytes.append(Tag.integer.rawValue)
-            bytes.appendLittleEndian(number)
+            bytes.append(littleEndian: number)
         case .boolean(let flag): bytes.append((flag ? Tag.trueBoolean : Tag.falseBoolean).rawValue)
         case .double(let number):
             bytes.append(Tag.double.rawValue)
-            bytes.appendLittleEndian(number.bitPattern)
+            bytes.append(littleEndian: number.bitPattern)
         case .string(let text):
             bytes.append(Tag.string.rawValue)
             appendText(text, to: &bytes)
@@ -298,10 +298,10 @@ enum ReportValueBytes {
             appendBytes(data, to: &bytes)
         case .date(let seconds):
             bytes.append(Tag.date.rawValue)
-            bytes.appendLittleEndian(seconds.bitPattern)
+            bytes.append(littleEndian: seconds.bitPattern)
         case .integerDate(let seconds):
             bytes.append(Tag.integerDate.rawValue)
-            bytes.appendLittleEndian(seconds)
+            bytes.append(littleEndian: seconds)
         case .uuid(let uuid):
             bytes.append(Tag.uuid.rawValue)
             withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
@@ -310,11 +310,11 @@ enum ReportValueBytes {
             appendBytes(data, to: &bytes)
         case .integerArray(let numbers):
             bytes.append(Tag.integerArray.rawValue)
-            bytes.appendLittleEndian(UInt32(numbers.count))
-            for number in numbers { bytes.appendLittleEndian(number) }
+            bytes.append(littleEndian: UInt32(numbers.count))
+            for number in numbers { bytes.append(littleEndian: number) }
         case .stringArray(let texts):
             bytes.append(Tag.stringArray.rawValue)
-            bytes.appendLittleEndian(UInt32(texts.count))
+            bytes.append(littleEndian: UInt32(texts.count))
             for text in texts { appendText(text, to: &bytes) }
         case .decimal(let text):
             bytes.append(Tag.decimal.rawValue)
@@ -326,13 +326,13 @@ enum ReportValueBytes {
     private static func appendText(_ text: String, to bytes: inout [UInt8]) {
         var text = text
         text.withUTF8 { utf8 in
-            bytes.appendLittleEndian(UInt32(utf8.count))
+            bytes.append(littleEndian: UInt32(utf8.count))
             bytes.append(contentsOf: utf8)
         }
     }
 
     private static func appendBytes(_ data: Data, to bytes: inout [UInt8]) {
-        bytes.appendLittleEndian(UInt32(data.count))
+        bytes.append(littleEndian: UInt32(data.count))
         bytes.append(contentsOf: data)
     }
 
@@ -421,11 +421,5 @@ struct ByteReader {
     /// A text: its length in 4 bytes, then its UTF-8 (as written from a `String`: valid).
     mutating func text() throws -> String {
         String(decoding: try bytes(Int(try integer(UInt32.self))), as: UTF8.self)
-    }
-}
-
-extension Array where Element == UInt8 {
-    fileprivate mutating func appendLittleEndian<Integer: FixedWidthInteger>(_ number: Integer) {
-        Swift.withUnsafeBytes(of: number.littleEndian) { append(contentsOf: $0) }
     }
 }
