@@ -50,11 +50,6 @@ package enum Importer {
         /// Whether a model archive's record lines are decoded on a second core, ahead of the
         /// inserts (`StatementRestore.write`). Off only in the tests that compare the two ways.
         package var decodesLinesAhead = true
-        /// Whether the archive's tar (decompression, framing, SHA-256s, lines cut at their
-        /// newlines) is read on a second core, ahead of the thread that checks and restores it
-        /// (`ArchiveReader.readsAhead`). Off only in the tests that compare the two ways, and
-        /// with one core.
-        package var readsArchiveAhead = ProcessInfo.processInfo.activeProcessorCount > 1
         /// Whether a model archive's links kept on destination rows go into each destination's
         /// row as it is inserted (`StatementRestore.write`). Off only in the tests that compare the two ways.
         package var bindsLinksOnInsert = true
@@ -147,8 +142,7 @@ package enum Importer {
             StorePlacement.removeStaleTemporaries(besides: target)
             try StorePlacement.checkTarget(target, replace: options.replace, creatingFolders: true)
         }
-        var reader = ArchiveReader(path: file, displayPath: path, keys: options.keys)
-        reader.readsAhead = options.readsArchiveAhead
+        let reader = ArchiveReader(path: file, displayPath: path, keys: options.keys)
         let manifest = try reader.readManifest()
         let externalNames = manifest.files.map(\.path).filter { $0.hasPrefix(ExternalStorage.memberPrefix) }.map {
             String($0.dropFirst(ExternalStorage.memberPrefix.count))

@@ -797,7 +797,7 @@ struct StatementRestore {
         var lineDecoders: [String: ModelMemberEncoding.LineDecoder] = [:]
         /// A model archive's record lines (by entity name), decoded on a second core as they are
         /// read, into the row or the error `LineDecoder` gives; started once the layout is made.
-        typealias LinesAhead = ModelLinesAhead
+        typealias LinesAhead = WorkAhead<(entity: String, line: Data), Result<ModelMemberEncoding.Row, Error>>
         var linesAhead: LinesAhead?
         /// `linkInsert()`'s statement, once made.
         var linkInsertStatement: Statement?

@@ -12,15 +12,13 @@ import Foundation
 /// time: nothing waits but what it submitted and has not taken. The owner calls `stop` once,
 /// in a `defer`; it returns once the worker's thread has ended.
 ///
-/// It lives in the module of the types it carries, and is used there, so that it is specialized
-/// for them: called from another module, every call went through the runtime's generic metadata
-/// (from QuestBakKit, even with its members `@inlinable`: the line decoder's thread spent 5% more).
-/// The archive reader uses it as it is (`TarPieces`), the restore through `ModelLinesAhead`.
+/// It lives in the module that uses it so that it is specialized for the types it carries: in
+/// another module (CoreDataStore) every call went through the runtime's generic metadata.
 ///
 /// Inputs and outputs cross in groups (`inputGroup`, `outputGroup`), not one by one: handed
 /// over one at a time, each woke the other thread (75,000 lines of another app's store: 17,000
 /// context switches, the CPU time 15% up).
-package final class WorkAhead<Input, Output>: @unchecked Sendable {
+final class WorkAhead<Input, Output>: @unchecked Sendable {
     // @unchecked: `waiting`, `done`, `transform`, `stopped`, `ended` and the two flags of who
     // waits are read and written under `condition`; `pending`, `taken`, `takenIndex`,
     // `submitted`, `handedBack` and `started` only by the owner's thread; `work()` runs on the worker's.
@@ -39,18 +37,18 @@ package final class WorkAhead<Input, Output>: @unchecked Sendable {
     private var takenIndex = 0
     private var submitted = 0
     private var handedBack = 0
-    package private(set) var started = false
+    private(set) var started = false
     private let inputGroup: Int
     private let outputGroup: Int
 
-    package init(inputGroup: Int = 64, outputGroup: Int = 32) {
+    init(inputGroup: Int = 64, outputGroup: Int = 32) {
         self.inputGroup = max(1, inputGroup)
         self.outputGroup = max(1, outputGroup)
     }
 
     /// Submits the next input (owner only): handed over with the group it completes, or when
     /// the owner next waits for an output.
-    package func submit(_ input: Input) {
+    func submit(_ input: Input) {
         pending.append(input)
         submitted += 1
         if pending.count >= inputGroup { handOverPending() }
@@ -66,7 +64,7 @@ package final class WorkAhead<Input, Output>: @unchecked Sendable {
 
     /// Starts the worker's thread, which transforms every input submitted so far and every one
     /// after it, in order (owner only, once).
-    package func start(_ transform: @escaping (Input) -> Output) {
+    func start(_ transform: @escaping (Input) -> Output) {
         precondition(!started, "WorkAhead.start is called once")
         started = true
         condition.lock()
@@ -81,7 +79,7 @@ package final class WorkAhead<Input, Output>: @unchecked Sendable {
 
     /// The output of the earliest input not yet taken, waiting for it if need be (owner only;
     /// after `start`, and never more outputs than inputs submitted).
-    package func next() -> Output {
+    func next() -> Output {
         precondition(started && handedBack < submitted, "WorkAhead.next without an input submitted and started")
         // What it submitted since is needed soon, if not for this output: the worker starts on it now.
         if !pending.isEmpty { handOverPending() }
@@ -104,7 +102,7 @@ package final class WorkAhead<Input, Output>: @unchecked Sendable {
     }
 
     /// Ends the worker's thread (whatever it had left to do is dropped) and waits for it.
-    package func stop() {
+    func stop() {
         condition.lock()
         stopped = true
         condition.broadcast()
