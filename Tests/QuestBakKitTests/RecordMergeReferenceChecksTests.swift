@@ -104,6 +104,44 @@ final class RecordMergeReferenceChecksTests: XCTestCase {
         }
     }
 
+    /// The store's count before the merge, asked beside and waited for once the records are
+    /// merged, still fails the merge where it cannot be counted (its copy is not there): a merge
+    /// that inserts records and one that writes none alike.
+    func testACountBesideThatFailsFailsTheMergeWhetherOrNotItWrote() throws {
+        for archiveNew in [4, 0] {
+            let directory = try TemporaryTestDirectory("questbak-reference-checks")
+            let (incoming, base) = try stores(in: directory, archiveDangling: 0, storeDangling: 0, archiveNew: archiveNew)
+            let store = directory.url.appendingPathComponent("merged.store")
+            try FileManager.default.copyItem(at: base, to: store)
+            let layout = try MergeLayout(version: TimeQuestSchemas.newest)
+            let missing = directory.url.appendingPathComponent("no-copy.store").path
+            let checks = ReferenceChecks.start(layout: layout, storeCopy: missing, archive: incoming.path)
+            defer { _ = (checks.danglingBefore.error(), checks.archiveNamesOnlyRecords.error()) }
+            let queue = try DatabaseQueue(path: store.path, configuration: StoreReader.besideConfiguration(readonly: false))
+            defer { try? queue.close() }
+            let log = try RepairLog(directory: directory.url)
+            var inserted = -1
+            XCTAssertThrowsError(
+                try queue.writeWithoutTransaction { db in
+                    try db.execute(sql: "ATTACH DATABASE ? AS incoming", arguments: [incoming.path])
+                    var merge = RecordMerge(
+                        db: db, layout: layout, preference: .store, newerColumns: [:], keepDistinctIDs: false, log: log,
+                        storePath: store.path)
+                    merge.referenceChecks = checks
+                    try db.inTransaction {
+                        defer { inserted = merge.counts.values.map(\.inserted).reduce(0, +) }
+                        try merge.run()
+                        return .commit
+                    }
+                }, "new \(archiveNew)"
+            ) { error in
+                XCTAssertEqual((error as? DatabaseError)?.resultCode, .SQLITE_CANTOPEN, "new \(archiveNew): \(error)")
+            }
+            // The records were merged before the count was waited for.
+            XCTAssertEqual(inserted, archiveNew)
+        }
+    }
+
     /// Which archive fields the check shows naming only records, and the store's count before.
     func testTheChecksAnswerAsTheQueriesTheyStandFor() throws {
         let directory = try TemporaryTestDirectory("questbak-reference-checks")

@@ -75,7 +75,34 @@ struct RecordMerge {
                                                 PRIMARY KEY (tbl, incoming)) WITHOUT ROWID
                 """)
         for table in layout.tables { try checkSameColumns(table) }
-        let danglingBefore = try referenceChecks?.danglingBefore.value() ?? danglingReferences()
+        // The store's count before the merge writes: asked here, where no other connection asks
+        // it; asked beside (`ReferenceChecks`, of the store's copy, which nothing writes), it is
+        // the same count whenever it is taken, so it is waited for only once the records are
+        // merged. Waited for first, it kept the matching from starting until it came (at 1M
+        // estimations, 0.3 s of the merge's thread asleep: the check shares the second core with
+        // the read-back proof and the copy's integrity check).
+        let danglingBeforeHere = referenceChecks == nil ? try danglingReferences() : nil
+        do {
+            try mergeRecords()
+        } catch {
+            // Its error first, as when the merge waited for it before anything else.
+            if let checkError = referenceChecks?.danglingBefore.error() { throw checkError }
+            throw error
+        }
+        let danglingBefore = try danglingBeforeHere ?? referenceChecks?.danglingBefore.value() ?? [:]
+        // The proof that every reference the merge wrote was translated: none points at nothing
+        // that did not before. A merge that inserted and changed no record wrote none (links go
+        // to join tables, `Z_MAX` to Z_PRIMARYKEY), so its entity tables are as they were.
+        let wroteRecords = counts.values.contains { $0.inserted > 0 || $0.changed > 0 }
+        for (place, after) in try wroteRecords ? danglingReferences() : [:] where after > danglingBefore[place] ?? 0 {
+            throw ImportError.verificationFailed(
+                store: storePath, entity: place, expected: "\(danglingBefore[place] ?? 0) references to no record",
+                found: "\(after)")
+        }
+    }
+
+    /// Every entity matched, its records inserted and settled, the links added and `Z_MAX` raised.
+    private mutating func mergeRecords() throws {
         for entity in layout.entities {
             var entityCounts = Counts()
             entityCounts.inStore = try count("main", entity)
@@ -91,15 +118,6 @@ struct RecordMerge {
         for join in layout.joinTables { try addLinks(join) }
         try reportTablesNotMerged()
         for entity in layout.entities { try raiseMaximumKey(entity) }
-        // The proof that every reference the merge wrote was translated: none points at nothing
-        // that did not before. A merge that inserted and changed no record wrote none (links go
-        // to join tables, `Z_MAX` to Z_PRIMARYKEY), so its entity tables are as they were.
-        let wroteRecords = counts.values.contains { $0.inserted > 0 || $0.changed > 0 }
-        for (place, after) in try wroteRecords ? danglingReferences() : [:] where after > danglingBefore[place] ?? 0 {
-            throw ImportError.verificationFailed(
-                store: storePath, entity: place, expected: "\(danglingBefore[place] ?? 0) references to no record",
-                found: "\(after)")
-        }
     }
 
     /// By `table.column`: how many rows name a record their destination table does not hold.
