@@ -20,8 +20,10 @@ import GRDB
 /// answer the passes always gave past the limit, after which the merge asks SQL as it always
 /// did: a pass can be wrong only towards the slower, exact path, never towards a wrong match.
 struct SuspectHashes {
-    /// 1 MiB of hashes: a 5M-record column's filter flags about 60,000.
-    static let limit = 1 << 17
+    /// 4 MiB of hashes at most, the filter's own size: at 5M records a store's column flags
+    /// about 60,000 of its own values, and a second device's archive about 275,000 (its filter,
+    /// full before it is asked, says yes to one value in twenty).
+    static let limit = 1 << 19
 
     private(set) var hashes: [UInt64] = []
 
@@ -36,8 +38,10 @@ struct SuspectHashes {
 
     /// Whether a hash kept here is that of two of the column's values (`sql` selects the one
     /// column): one pass over them, each hashed and looked for among the sorted hashes.
-    func repeatsIn(_ sql: String, db: Database) throws -> Bool {
-        let sorted = hashes.sorted()
+    /// The hashes are sorted in place (a sorted copy would hold them twice).
+    mutating func repeatsIn(_ sql: String, db: Database) throws -> Bool {
+        hashes.sort()
+        let sorted = hashes
         // One hash flagged twice is held by two rows already.
         if zip(sorted, sorted.dropFirst()).contains(where: { $0 == $1 }) { return true }
         var seen = [Bool](repeating: false, count: sorted.count)
@@ -50,8 +54,9 @@ struct SuspectHashes {
     }
 
     /// Whether a value of the column `sql` selects has a hash kept here.
-    func anyIn(_ sql: String, db: Database) throws -> Bool {
-        let sorted = hashes.sorted()
+    mutating func anyIn(_ sql: String, db: Database) throws -> Bool {
+        hashes.sort()
+        let sorted = hashes
         var found = false
         try ExactSQL.forEachRow(db, sql: sql) { row in
             guard !found else { return }
