@@ -45,13 +45,7 @@ final class SuspectHashesTests: XCTestCase {
                 try db.execute(sql: "CREATE TABLE ZTHING (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZCLOUDID VARCHAR)")
                 let insert = try db.makeStatement(sql: "INSERT INTO ZTHING (Z_ENT, ZCLOUDID) VALUES (1, ?)")
                 for value in values { try ExactSQL.execute(insert, [value]) }
-                let failing =
-                    try Int.fetchOne(
-                        db,
-                        sql: """
-                            SELECT count(*) FROM ZTHING i WHERE i.Z_ENT = 1 AND (\(DeterministicID.wellFormedSQL("i.ZCLOUDID"))
-                                AND i.ZCLOUDID IN (SELECT x.ZCLOUDID FROM ZTHING x WHERE x.Z_ENT = 1 GROUP BY x.ZCLOUDID HAVING count(*) = 1)) IS NOT 1
-                            """) ?? -1
+                let failing = try RecordMergeValueTests.recordsFailingTheIdentityFilter(db)
                 let answer = try RecordMerge.cloudIDsAreIdentities(
                     column: "ZCLOUDID", of: "ZTHING", in: "main", rows: "i.Z_ENT = 1", expectedCount: 1, db: db)
                 XCTAssertEqual(failing == 0, expected, "\(name): the SQL filter")
