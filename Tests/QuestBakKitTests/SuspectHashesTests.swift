@@ -77,14 +77,19 @@ final class SuspectHashesTests: XCTestCase {
                         return .commit
                     }
                 }
+                // The lookup as `RecordMerge.match` runs it: the store's values in an indexed
+                // column without affinity or collation, each archive value looked up.
+                try db.execute(sql: "CREATE TEMP TABLE questbak_key (k0)")
+                try db.execute(sql: "INSERT INTO temp.questbak_key SELECT ZCLOUDID FROM main.ZTHING")
+                try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (k0)")
                 let found =
                     try Int.fetchOne(
                         db,
                         sql: """
                             SELECT count(*) FROM incoming.ZTHING i
-                            WHERE EXISTS (SELECT 1 FROM main.ZTHING s WHERE s.ZCLOUDID = +i.ZCLOUDID)
-                            """)
-                    ?? -1
+                            WHERE EXISTS (SELECT 1 FROM temp.questbak_key k WHERE k.k0 = +i.ZCLOUDID)
+                            """) ?? -1
+                try db.execute(sql: "DROP TABLE temp.questbak_key")
                 let answer = try RecordMerge.noCloudIDIsInBoth(
                     column: "ZCLOUDID", of: "ZTHING", storeRows: "s.Z_ENT = 1", archiveRows: "i.Z_ENT = 1", storeCount: 1, db: db)
                 XCTAssertEqual(found == 0, expected, "\(name): the lookup")
