@@ -160,13 +160,7 @@ final class RecordMergeValueTests: XCTestCase {
                 for value in values { try ExactSQL.execute(insert, [.integer(1), value]) }
                 for value in unique { try ExactSQL.execute(insert, [.integer(2), value]) }
                 // The filter `RecordMerge` leaves out when the answer is yes, as it wrote it.
-                let failing =
-                    try Int.fetchOne(
-                        db,
-                        sql: """
-                            SELECT count(*) FROM ZTHING i WHERE i.Z_ENT = 1 AND (\(DeterministicID.wellFormedSQL("i.ZCLOUDID"))
-                                AND i.ZCLOUDID IN (SELECT x.ZCLOUDID FROM ZTHING x WHERE x.Z_ENT = 1 GROUP BY x.ZCLOUDID HAVING count(*) = 1)) IS NOT 1
-                            """) ?? -1
+                let failing = try Self.recordsFailingTheIdentityFilter(db)
                 let answer = try RecordMerge.cloudIDsAreIdentities(
                     column: "ZCLOUDID", of: "ZTHING", in: "main", rows: "i.Z_ENT = 1", expectedCount: values.count, db: db)
                 if collation {
@@ -178,6 +172,17 @@ final class RecordMergeValueTests: XCTestCase {
             }
         }
         XCTAssertEqual(answers, [true, false], "the cases give both answers")
+    }
+
+    /// How many of entity 1's records of `ZTHING` fail the SQL filter `RecordMerge` leaves out
+    /// when `cloudIDsAreIdentities` says yes, as it wrote it (their cloudID is no identity).
+    static func recordsFailingTheIdentityFilter(_ db: Database) throws -> Int {
+        try Int.fetchOne(
+            db,
+            sql: """
+                SELECT count(*) FROM ZTHING i WHERE i.Z_ENT = 1 AND (\(DeterministicID.wellFormedSQL("i.ZCLOUDID"))
+                    AND i.ZCLOUDID IN (SELECT x.ZCLOUDID FROM ZTHING x WHERE x.Z_ENT = 1 GROUP BY x.ZCLOUDID HAVING count(*) = 1)) IS NOT 1
+                """) ?? -1
     }
 
     /// An archive's cloudID two archive records share is a default, not an identity, even when

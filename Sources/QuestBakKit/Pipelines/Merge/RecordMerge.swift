@@ -382,22 +382,30 @@ struct RecordMerge {
             var texts = ProbableSet(expectedCount: identities || keepingTexts ? expectedCount : 0)
             var onlyText = true
             var suspects: [[StoredValue]] = []
+            // Past the few suspects looked up in SQL, their hashes (`SuspectHashes`).
+            var moreSuspects = SuspectHashes()
+            let select = "SELECT \(alias).\(column) FROM \(schema).\(table) \(alias) WHERE \(rows)"
             if identities || keepingTexts {
-                try ExactSQL.forEachRow(db, sql: "SELECT \(alias).\(column) FROM \(schema).\(table) \(alias) WHERE \(rows)") { row in
+                try ExactSQL.forEachRow(db, sql: select) { row in
                     guard identities || (keepingTexts && onlyText) else { return }
                     // A text is looked at in SQLite's buffer: a `Data` made for each of the
                     // store's cloudIDs was a fifth of this pass. Only a suspect is copied.
-                    let seen = row.withText(0) { bytes -> Bool in
+                    let hashed = row.withText(0) { bytes -> (seen: Bool, hash: UInt64) in
                         if identities && !DeterministicID.isWellFormed(bytes) { identities = false }
-                        return texts.insert(RecordMerge.hash(bytes))
+                        let hash = RecordMerge.hash(bytes)
+                        return (texts.insert(hash), hash)
                     }
-                    guard let seen else {
+                    guard let hashed else {
                         if row[0] != .null { onlyText = false }
                         identities = false
                         return
                     }
-                    guard identities, seen else { return }
-                    if suspects.count < InsertedValues.suspectLimit { suspects.append([row[0]]) } else { identities = false }
+                    guard identities, hashed.seen else { return }
+                    if suspects.count < InsertedValues.suspectLimit {
+                        suspects.append([row[0]])
+                    } else if !moreSuspects.add(hashed.hash) {
+                        identities = false
+                    }
                 }
             }
             self.texts = texts
@@ -406,6 +414,7 @@ struct RecordMerge {
                 try identities
                 && !InsertedValues.anyRepeated(
                     suspects, columns: ["\(alias).\(column)"], rows: "FROM \(schema).\(table) \(alias) WHERE \(rows)", db: db)
+                && (moreSuspects.isEmpty || !moreSuspects.repeatsIn(select, db: db))
         }
     }
 
@@ -456,16 +465,27 @@ struct RecordMerge {
         guard store.onlyText else { return (false, store.allIdentities) }
         var onlyText = true
         var suspects: [StoredValue] = []
+        // Past the few suspects looked up in SQL, their hashes (`SuspectHashes`).
+        var moreSuspects = SuspectHashes()
         try ExactSQL.forEachRow(db, sql: archive) { row in
             guard onlyText else { return }
-            guard let suspect = row.withText(0, { store.texts.contains(Self.hash($0)) }) else {
+            guard let hash = row.withText(0, { Self.hash($0) }) else {
                 onlyText = false
                 return
             }
-            guard suspect else { return }
-            if suspects.count < InsertedValues.suspectLimit { suspects.append(row[0]) } else { onlyText = false }
+            guard store.texts.contains(hash) else { return }
+            if suspects.count < InsertedValues.suspectLimit {
+                suspects.append(row[0])
+            } else if !moreSuspects.add(hash) {
+                onlyText = false
+            }
         }
-        return (try onlyText && !storeHoldsAny(of: suspects), store.allIdentities)
+        return (
+            try onlyText && !storeHoldsAny(of: suspects)
+                && (moreSuspects.isEmpty
+                    || !moreSuspects.anyIn("SELECT s.\(column) FROM main.\(table) s WHERE \(storeRows) AND s.\(column) IS NOT NULL", db: db)),
+            store.allIdentities
+        )
     }
 
     /// A text's hash for the merge's filters: equal bytes, equal hashes, the same in every run

@@ -1,0 +1,100 @@
+import CoreDataStore
+import Foundation
+import GRDB
+import XCTest
+
+@testable import QuestBakKit
+
+/// The merge's cloudID passes past the 256 suspects they look up in SQL (`SuspectHashes`): with a
+/// filter as crowded as a 5M-record column's, each answers as the SQL it stands for, where they
+/// used to answer "not shown" and send the merge to its key table.
+final class SuspectHashesTests: XCTestCase {
+    private static let count = 20_000
+
+    private func id(_ number: Int, side: Int = 1) -> StoredValue {
+        .text(Data(String(format: "%08X-BFBC-4B98-A4F6-%012X", number, side).utf8))
+    }
+
+    /// The filter these tests size (`expectedCount` 1: its smallest, 65,536 bits) flags far more
+    /// than `suspectLimit` of `count` distinct cloudIDs: the hashes past it are what is tested.
+    func testTheCrowdedFilterFlagsMoreThanTheSQLLooksUp() {
+        var filter = ProbableSet(expectedCount: 1)
+        var flagged = 0
+        for number in 0..<Self.count {
+            guard case .text(let bytes) = id(number) else { continue }
+            if bytes.withUnsafeBytes({ filter.insert(RecordMerge.hash($0)) }) { flagged += 1 }
+        }
+        XCTAssertGreaterThan(flagged, InsertedValues.suspectLimit * 4)
+        XCTAssertLessThan(flagged, SuspectHashes.limit)
+    }
+
+    /// `cloudIDsAreIdentities` past the limit, against the SQL filter it replaces: a cloudID
+    /// repeated late in the column (among the hashed suspects) or early (among those looked up in
+    /// SQL) is found by both; a column of distinct ones passes both.
+    func testPastTheLimitWhetherEveryCloudIDIsAnIdentityIsTheSQLFiltersAnswer() throws {
+        let unique = (0..<Self.count).map { id($0) }
+        let cases: [(name: String, values: [StoredValue], expected: Bool)] = [
+            ("all unique", unique, true),
+            ("one repeated, late", unique + [id(Self.count - 7)], false),
+            ("one repeated, early", [id(3)] + unique, false),
+            ("one repeated three times", unique + [id(12_345), id(12_345)], false),
+        ]
+        for (name, values, expected) in cases {
+            let queue = try DatabaseQueue()
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE ZTHING (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZCLOUDID VARCHAR)")
+                let insert = try db.makeStatement(sql: "INSERT INTO ZTHING (Z_ENT, ZCLOUDID) VALUES (1, ?)")
+                for value in values { try ExactSQL.execute(insert, [value]) }
+                let failing = try RecordMergeValueTests.recordsFailingTheIdentityFilter(db)
+                let answer = try RecordMerge.cloudIDsAreIdentities(
+                    column: "ZCLOUDID", of: "ZTHING", in: "main", rows: "i.Z_ENT = 1", expectedCount: 1, db: db)
+                XCTAssertEqual(failing == 0, expected, "\(name): the SQL filter")
+                XCTAssertEqual(answer, expected, "\(name): the pass")
+            }
+        }
+    }
+
+    /// `noCloudIDIsInBoth` past the limit, against the key table's lookup it leaves out: a store
+    /// cloudID among the archive's late is found by both; disjoint columns by neither.
+    func testPastTheLimitNoCloudIDIsInBothIsTheLookupsAnswer() throws {
+        let store = (0..<Self.count).map { id($0, side: 1) }
+        let archive = (0..<Self.count).map { id($0, side: 2) }
+        let cases: [(name: String, archive: [StoredValue], expected: Bool)] = [
+            ("disjoint", archive, true),
+            ("one in both, late", archive + [store[Self.count - 11]], false),
+        ]
+        for (name, archiveValues, expected) in cases {
+            let queue = try DatabaseQueue()
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ':memory:' AS incoming")
+                for schema in ["main", "incoming"] {
+                    try db.execute(sql: "CREATE TABLE \(schema).ZTHING (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZCLOUDID VARCHAR)")
+                }
+                for (schema, values) in [("main", store), ("incoming", archiveValues)] {
+                    try db.inTransaction {
+                        let insert = try db.makeStatement(sql: "INSERT INTO \(schema).ZTHING (Z_ENT, ZCLOUDID) VALUES (1, ?)")
+                        for value in values { try ExactSQL.execute(insert, [value]) }
+                        return .commit
+                    }
+                }
+                // The lookup as `RecordMerge.match` runs it: the store's values in an indexed
+                // column without affinity or collation, each archive value looked up.
+                try db.execute(sql: "CREATE TEMP TABLE questbak_key (k0)")
+                try db.execute(sql: "INSERT INTO temp.questbak_key SELECT ZCLOUDID FROM main.ZTHING")
+                try db.execute(sql: "CREATE INDEX temp.questbak_key_index ON questbak_key (k0)")
+                let found =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT count(*) FROM incoming.ZTHING i
+                            WHERE EXISTS (SELECT 1 FROM temp.questbak_key k WHERE k.k0 = +i.ZCLOUDID)
+                            """) ?? -1
+                try db.execute(sql: "DROP TABLE temp.questbak_key")
+                let answer = try RecordMerge.noCloudIDIsInBoth(
+                    column: "ZCLOUDID", of: "ZTHING", storeRows: "s.Z_ENT = 1", archiveRows: "i.Z_ENT = 1", storeCount: 1, db: db)
+                XCTAssertEqual(found == 0, expected, "\(name): the lookup")
+                XCTAssertEqual(answer.noneInBoth, expected, "\(name): the pass")
+            }
+        }
+    }
+}
