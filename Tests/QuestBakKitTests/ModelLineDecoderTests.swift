@@ -177,11 +177,23 @@ final class ModelLineDecoderTests: XCTestCase {
             .integer, .integer16, .integer32, .decimal, .double, .float, .boolean, .date, .string, .uri, .uuid, .binary,
             .transformable, .integerArray, .stringArray,
         ]
-        let texts = [
-            "", "x", "12.5", "1e-07", "Infinity", "-Infinity", "NaN", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.500Z",
-            "2026-01-01T00:00:00.5Z", "1815-12-10T00:00:00Z", "2026-13-01T00:00:00Z", "0001-01-01T00:00:00Z",
-            "d1243318-e0d6-494d-926c-5273098e1ef4", "D1243318-E0D6-494D-926C-5273098E1EF4", "AQID", "AQI=", "AQJ=", " ~!", "\u{7F}",
-        ]
+        let texts =
+            [
+                "", "x", "12.5", "1e-07", "Infinity", "-Infinity", "NaN", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.500Z",
+                "2026-01-01T00:00:00.5Z", "1815-12-10T00:00:00Z", "2026-13-01T00:00:00Z", "0001-01-01T00:00:00Z",
+                "d1243318-e0d6-494d-926c-5273098e1ef4", "D1243318-E0D6-494D-926C-5273098E1EF4", "AQID", "AQI=", "AQJ=", " ~!", "\u{7F}",
+                // UUIDs as questbak writes them (read from their bytes), and spellings one step off.
+                "00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "D1243318-e0d6-494D-926C-5273098E1EF4",
+                "{D1243318-E0D6-494D-926C-5273098E1EF4}", "D1243318E0D6494D926C5273098E1EF4", "D1243318-E0D6-494D-926C-5273098E1EF",
+                "D1243318-E0D6-494D-926C-5273098E1EF4A", "D1243318-E0D6-494D-926C5-273098E1EF4", "D1243318+E0D6-494D-926C-5273098E1EF4",
+                "G1243318-E0D6-494D-926C-5273098E1EF4", "D1243318-E0D6-494D-926C-5273098E1EF ", " D1243318-E0D6-494D-926C-5273098E1EF",
+                "D1243318-E0D6-494D-926C-5273098E1EFG", "D1243318-E0D6-494D-926C-5273098E1EF@", "D1243318-E0D6-494D-926C-5273098E1EF`",
+                "D1243318-E0D6-494D-926C-5273098E1EF:", "D1243318-E0D6-494D-926C-5273098E1EF/",
+            ]
+            + (0..<64).flatMap { _ in
+                let uuid = UUID().uuidString
+                return [uuid, uuid.lowercased()]
+            }
         var compared = 0
         for text in texts {
             let line = Array("\"\(text)\"".utf8)
@@ -210,6 +222,41 @@ final class ModelLineDecoderTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(compared, 800)
+    }
+
+    /// A UUID's text read from its bytes (`ValueJSON.uuid(text:)`, which both readers take) gives
+    /// what Foundation's reading gave before it: `UUID(uuidString:)`, then, for the exact
+    /// spelling, its `uuidString` compared with the text; the same value, or a mismatch.
+    func testAUUIDReadFromItsBytesIsFoundationsReading() {
+        var texts = [
+            "00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "D1243318-E0D6-494D-926C-5273098E1EF4",
+            "D1243318-e0d6-494D-926C-5273098E1EF4", "{D1243318-E0D6-494D-926C-5273098E1EF4}", "D1243318E0D6494D926C5273098E1EF4",
+            "D1243318-E0D6-494D-926C5-273098E1EF4", "D1243318-E0D6-494D-926C-5273098E1EF4\u{0}", "", "é",
+        ]
+        for _ in 0..<200 {
+            let uuid = UUID().uuidString
+            texts += [uuid, uuid.lowercased()]
+            // One byte changed to each of the bytes next to the digits' and the dash's ranges.
+            var bytes = Array(uuid.utf8)
+            bytes[Int.random(in: 0..<36)] = Array("/:@G`g,.-0".utf8).randomElement()!
+            texts.append(String(decoding: bytes, as: UTF8.self))
+        }
+        var read = 0
+        for text in texts {
+            for exactSpelling in [true, false] {
+                var expected = "mismatch"
+                if let uuid = UUID(uuidString: text), !exactSpelling || uuid.uuidString == text {
+                    expected = "value \(ValueCoding.encode(.uuid(uuid)))"
+                }
+                var copy = text
+                let found = copy.withUTF8 { bytes in
+                    Self.stored { ValueCoding.encode(try ValueJSON.uuid(text: bytes, exactSpelling: exactSpelling)) }
+                }
+                XCTAssertEqual(found.hasPrefix("mismatch") ? "mismatch" : found, expected, "\(text) exact \(exactSpelling)")
+                if expected != "mismatch" { read += 1 }
+            }
+        }
+        XCTAssertGreaterThan(read, 400)
     }
 
     /// A stored value as text, or the mismatch's.

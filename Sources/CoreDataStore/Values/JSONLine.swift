@@ -124,17 +124,19 @@ package enum JSONLine {
         /// `ValueJSON.value(json(in: line), as: kind, exactSpelling:)`, the one step both line
         /// readers take for an attribute's value (TimeQuest's `LegacyArchive`, another app's
         /// `ModelMemberEncoding.LineDecoder`), its `ValueJSON.TypeMismatch` included. A string of
-        /// ASCII goes to a text or date property from its bytes, without a `String` made of it:
+        /// ASCII goes to a text, date or UUID property from its bytes, without a `String` made of it:
         /// *why that is the same value,* `ValueJSON.value` keeps a string of a text kind as it is
         /// (`keepsStringAsText`, the one predicate both use), whose UTF-8 bytes, these bytes,
         /// `ValueCoding.encode` stores (`storedText`); it reads a date's string by
-        /// `ValueJSON.date(text:)` of its UTF-8 bytes, which these bytes are. No check before
+        /// `ValueJSON.date(text:)` of its UTF-8 bytes, which these bytes are, and a UUID's by
+        /// `ValueJSON.uuid(text:)` likewise. No check before
         /// those cases applies to a string (the negative zero is a number's, null is not a string).
         package func storedValue(in line: UnsafeBufferPointer<UInt8>, as kind: AttributeKind, exactSpelling: Bool) throws -> StoredValue {
             if case .asciiText(let range) = self {
                 let text = UnsafeBufferPointer(rebasing: line[range])
                 if ValueJSON.keepsStringAsText(kind) { return ValueCoding.storedText(text) }
                 if kind == .date { return ValueCoding.encode(try ValueJSON.date(text: text, exactSpelling: exactSpelling)) }
+                if kind == .uuid { return ValueCoding.encode(try ValueJSON.uuid(text: text, exactSpelling: exactSpelling)) }
             }
             return ValueCoding.encode(try ValueJSON.value(json(in: line), as: kind, exactSpelling: exactSpelling))
         }

@@ -176,8 +176,10 @@ package struct JSONObjectWriter {
 }
 
 /// Any JSON value, as `JSONLine` parses record lines (and `JSONDecoder` schema files), before the
-/// schema interprets it.
-package indirect enum JSONValue: Codable, Equatable {
+/// schema interprets it. Not `indirect`: its arrays and objects hold their elements on the heap
+/// already, and an `indirect` enum put every number, boolean and string of a line in a box of
+/// its own (an allocation and a free for each).
+package enum JSONValue: Codable, Equatable {
     case null
     case boolean(Bool)
     case integer(Int64)
@@ -311,12 +313,7 @@ extension ValueJSON {
                 )
             }
             return value
-        case (.uuid, .string(let text)):
-            guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: quoted(text)) }
-            if exactSpelling, uuid.uuidString != text {
-                throw TypeMismatch(expected: "a UUID in upper case, as questbak writes it (\(uuid.uuidString))", found: quoted(text))
-            }
-            return .uuid(uuid)
+        case (.uuid, .string(var text)): return try text.withUTF8 { try uuid(text: $0, exactSpelling: exactSpelling) }
         case (.binary, .string(let text)), (.transformable, .string(let text)):
             guard let bytes = base64(text, exactSpelling: exactSpelling) else {
                 throw TypeMismatch(expected: exactSpelling ? "base64 text as questbak writes it" : "base64 text", found: quoted(text))
@@ -373,6 +370,56 @@ extension ValueJSON {
         }
         if let number = nonFiniteSpellings[text()] { return .date(number) }
         throw TypeMismatch(expected: "an ISO 8601 UTC date (YYYY-MM-DDTHH:MM:SS[.fraction]Z)", found: quoted(text()))
+    }
+
+    /// A UUID property's value from a JSON string (its UTF-8 bytes, valid UTF-8): the one reading
+    /// of a UUID's text, which `value(_:as:)` makes of a `String` and a line reader of the bytes
+    /// it has. Text spelled as questbak writes a UUID (`uuidString`: 36 bytes, upper-case hex
+    /// digits in groups of 8, 4, 4, 4 and 12 joined by `-`) is read here from its bytes, without
+    /// a `String` made of it, Foundation's parser, or the spelling made again to compare: a
+    /// fifth of the decoding of another app's line with one UUID (docs/performance.md, "another
+    /// app's import: the plan once a member, a UUID's text"). *Why the same value or error:*
+    /// `UUID(uuidString:)` reads that form (either case of hex digits, the dashes there) to the
+    /// bytes its digit pairs spell, the bytes read here; `uuidString` of those bytes is their
+    /// digits in upper case in those groups, which is this text, so the exact spelling's check
+    /// passes. Any other text (lower case, braces, a dash elsewhere, another length) takes the
+    /// path every UUID took before. `ModelLineDecoderTests` compares both on such spellings.
+    package static func uuid(text bytes: UnsafeBufferPointer<UInt8>, exactSpelling: Bool) throws -> Value {
+        if let uuid = uuidAsWritten(bytes) { return .uuid(uuid) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: quoted(text)) }
+        if exactSpelling, uuid.uuidString != text {
+            throw TypeMismatch(expected: "a UUID in upper case, as questbak writes it (\(uuid.uuidString))", found: quoted(text))
+        }
+        return .uuid(uuid)
+    }
+
+    /// The UUID whose `uuidString` is `bytes`; nil for any other text (`uuid(text:exactSpelling:)`).
+    static func uuidAsWritten(_ bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard bytes.count == 36 else { return nil }
+        func digit(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let read = withUnsafeMutableBytes(of: &uuid) { out -> Bool in
+            var position = 0
+            for index in 0..<16 {
+                // The groups have an even number of digits: a pair never spans a dash.
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard bytes[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = digit(bytes[position]), let low = digit(bytes[position + 1]) else { return false }
+                out[index] = high << 4 | low
+                position += 2
+            }
+            return true
+        }
+        return read ? UUID(uuid: uuid) : nil
     }
 
     /// A number as a Double, or as a Float attribute holds it: 1e300 is beyond any Float, and an

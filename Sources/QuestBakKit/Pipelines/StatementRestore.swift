@@ -784,6 +784,8 @@ struct StatementRestore {
         /// How a format 1 or 2 archive's lines are decoded (`linePlan`), and the last member's plan.
         var lineColumns: LegacyArchive.LineColumns?
         private var lastLinePlan: (member: String, plan: LinePlan?)?
+        /// A model archive's last member's plan (`modelPlan`).
+        private var lastModelPlan: (member: String, plan: LinePlan)?
         /// What the model's repairs work on, once the model is known.
         var context: RepairContext?
         /// What the inserted values say of the repairs' checks; nil when no repair will run.
@@ -925,10 +927,8 @@ struct StatementRestore {
                     noteFirstRecord(plan: target.plan, member: member.name, key: row.primaryKey, line: line)
                 }
             case .line(let line) where restore.isModel:
-                let layout = try modelLayout(files: files, member: member.path)
-                guard let plan = layout.entity(named: member.name) else {
-                    throw restore.invalid(member.path, lineNumber, "entity \(member.name) is not part of the archive's model")
-                }
+                // Read through the class (`linePlan.plan`), not copied into a local for each row.
+                let linePlan = try modelPlan(of: member, files: files, lineNumber: lineNumber)
                 let row: ModelMemberEncoding.Row
                 do {
                     if let linesAhead {
@@ -936,16 +936,16 @@ struct StatementRestore {
                         // (the first error ends the restore), so the next output is this line's.
                         row = try linesAhead.next().get()
                     } else {
-                        row = try Self.decoder(of: plan, in: &lineDecoders).decode(line)
+                        row = try Self.decoder(of: linePlan.plan, in: &lineDecoders).decode(line)
                     }
                 } catch let error as ModelMemberEncoding.LineError {
                     throw restore.invalid(member.path, lineNumber, error.reason)
                 }
-                inserted?.observe(row.values, primaryKey: row.primaryKey, plan: plan)
+                inserted?.observe(row.values, primaryKey: row.primaryKey, plan: linePlan.plan)
                 try insertRow(
-                    plan: plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
+                    plan: linePlan.plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
                     lineNumber: lineNumber)
-                for (index, (link, targets)) in zip(plan.toMany, row.links).enumerated() where !targets.isEmpty {
+                for (index, (link, targets)) in zip(linePlan.plan.toMany, row.links).enumerated() where !targets.isEmpty {
                     switch link.storage {
                     case .joinTable(let table, let source, let destination):
                         let statement = try statement(table, key: table, columns: [source, destination])
@@ -957,11 +957,11 @@ struct StatementRestore {
                     case .destinationColumn(let table, let column):
                         let group = DestinationLinkGroup(table: table, column: column)
                         if bindsLinksOnInsert { linkCounts[group, default: 0] += targets.count }
-                        if try holdsLinks(plan, toMany: index, group: group, source: row.primaryKey, targets: targets) { continue }
+                        if try holdsLinks(linePlan.plan, toMany: index, group: group, source: row.primaryKey, targets: targets) { continue }
                         // The names' bytes made once for the record's links, not for each link.
                         var arguments: [StoredValue] = [
                             .text(Data(table.utf8)), .text(Data(column.utf8)), .null, .integer(row.primaryKey),
-                            .text(Data(plan.name.utf8)), .text(Data(link.name.utf8)),
+                            .text(Data(linePlan.plan.name.utf8)), .text(Data(link.name.utf8)),
                         ]
                         let insert = try linkInsert()
                         for target in targets {
@@ -1003,6 +1003,23 @@ struct StatementRestore {
                 inserted.note(row.values, primaryKey: row.primaryKey, plan: target.plan)
             }
             inserted.flush()
+        }
+
+        /// The plan of a model archive's `member`, its entity's in the archive's model, looked up
+        /// once for a member's lines: for each line, taking the layout (a struct of arrays and
+        /// dictionaries) and scanning its entities by name copied the plan found, each of its
+        /// strings and arrays retained and released, on the transaction's thread. Kept only once
+        /// found (with the layout made): a member whose entity the model lacks throws at each
+        /// line, as before, and the layout is made at the first record's line, as before.
+        mutating func modelPlan(of member: ArchiveManifest.EntityMember, files: [String: Data], lineNumber: Int) throws -> LinePlan {
+            if let last = lastModelPlan, last.member == member.name { return last.plan }
+            let layout = try modelLayout(files: files, member: member.path)
+            guard let plan = layout.entity(named: member.name) else {
+                throw restore.invalid(member.path, lineNumber, "entity \(member.name) is not part of the archive's model")
+            }
+            let made = LinePlan(plan)
+            lastModelPlan = (member.name, made)
+            return made
         }
 
         /// The plan `LegacyArchive.decode` gives each line of `member` (that of
