@@ -1,4 +1,5 @@
 import Foundation
+import QuestBakKit
 import QuestBakTestSupport
 import XCTest
 
@@ -59,6 +60,18 @@ final class EncryptedArchiveRoundTripTests: XCTestCase {
         let file = directory.path(name)
         try Data((text + "\n").utf8).write(to: file)
         return file
+    }
+
+    /// `input` age-encrypted to `passphrase` at scrypt work factor `workFactor`, as export's
+    /// encryption writes it (the same writer), into `output`.
+    func encrypt(_ input: URL, to output: URL, passphrase: String, workFactor: Int) throws {
+        var encrypted = Data()
+        let writer = try AgeEncryptingWriter(recipients: [.passphrase(Data(passphrase.utf8), workFactor: workFactor)]) {
+            encrypted.append(contentsOf: $0)
+        }
+        try writer.write(try Data(contentsOf: input))
+        try writer.finish()
+        try encrypted.write(to: output)
     }
 
     /// age decrypts `archive`, and tar, zstd and jq read what comes out: the manifest first,
@@ -250,9 +263,15 @@ final class EncryptedArchiveRoundTripTests: XCTestCase {
         XCTAssertEqual(try Questbak.runProcess(generator.path, ["--bulk", "2000", store.path]), 0)
         let toKey = directory.path("to-key.age")
         XCTAssertEqual(try Questbak.run(["export", store.path, "-o", toKey.path, "--recipient", recipient, "-q"]).status, 0)
+        // The passphrase archive at a small scrypt work factor: the wrong passphrase is tried by
+        // three commands, and each derivation at age's 18 is 3 s of a debug build's CPU. What
+        // each command says does not depend on the factor; export's own passphrase archive, at
+        // 18, is the round trip's (testAPassphraseArchiveOpensInBothDirectionsAndExportVerifiesIt).
+        let plain = directory.path("plain.qbak")
+        XCTAssertEqual(try Questbak.run(["export", store.path, "-o", plain.path, "-q"]).status, 0)
         let toPassphrase = directory.path("to-passphrase.age")
-        XCTAssertEqual(
-            try Questbak.run(["export", store.path, "-o", toPassphrase.path, "--passphrase-file", passphrase.path, "-q"]).status, 0)
+        try encrypt(plain, to: toPassphrase, passphrase: "a passphrase", workFactor: 10)
+        XCTAssertTrue(try String(decoding: Data(contentsOf: toPassphrase).prefix(80), as: UTF8.self).contains("-> scrypt "))
         let bytes = try Data(contentsOf: toKey)
         let truncated = directory.path("truncated.age")
         try bytes.prefix(bytes.count - 100).write(to: truncated)
