@@ -385,41 +385,13 @@ extension ValueJSON {
     /// passes. Any other text (lower case, braces, a dash elsewhere, another length) takes the
     /// path every UUID took before. `ModelLineDecoderTests` compares both on such spellings.
     package static func uuid(text bytes: UnsafeBufferPointer<UInt8>, exactSpelling: Bool) throws -> Value {
-        if let uuid = uuidAsWritten(bytes) { return .uuid(uuid) }
+        if let read = UUID.read(text: UnsafeRawBufferPointer(bytes)), read.upperCase { return .uuid(read.uuid) }
         let text = String(decoding: bytes, as: UTF8.self)
         guard let uuid = UUID(uuidString: text) else { throw TypeMismatch(expected: "a UUID", found: quoted(text)) }
         if exactSpelling, uuid.uuidString != text {
             throw TypeMismatch(expected: "a UUID in upper case, as questbak writes it (\(uuid.uuidString))", found: quoted(text))
         }
         return .uuid(uuid)
-    }
-
-    /// The UUID whose `uuidString` is `bytes`; nil for any other text (`uuid(text:exactSpelling:)`).
-    static func uuidAsWritten(_ bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
-        guard bytes.count == 36 else { return nil }
-        func digit(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let read = withUnsafeMutableBytes(of: &uuid) { out -> Bool in
-            var position = 0
-            for index in 0..<16 {
-                // The groups have an even number of digits: a pair never spans a dash.
-                if position == 8 || position == 13 || position == 18 || position == 23 {
-                    guard bytes[position] == UInt8(ascii: "-") else { return false }
-                    position += 1
-                }
-                guard let high = digit(bytes[position]), let low = digit(bytes[position + 1]) else { return false }
-                out[index] = high << 4 | low
-                position += 2
-            }
-            return true
-        }
-        return read ? UUID(uuid: uuid) : nil
     }
 
     /// A number as a Double, or as a Float attribute holds it: 1e300 is beyond any Float, and an

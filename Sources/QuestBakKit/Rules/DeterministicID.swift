@@ -29,20 +29,7 @@ enum DeterministicID {
     }
 
     /// The same test of bytes lent in place (a row's text in SQLite's buffer).
-    static func isWellFormed(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard bytes.count == 36 else { return false }
-        for index in 0..<36 {
-            let byte = bytes[index]
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                if byte != UInt8(ascii: "-") { return false }
-            } else {
-                // A digit, or a letter A-F in either case (setting 0x20 makes it lower case).
-                let lower = byte | 0x20
-                if !(byte >= 48 && byte <= 57) && !(lower >= 97 && lower <= 102) { return false }
-            }
-        }
-        return true
-    }
+    static func isWellFormed(_ bytes: UnsafeRawBufferPointer) -> Bool { UUID.read(text: bytes) != nil }
 
     /// The same test in SQL, for finding the records that need a new cloudID without reading all.
     static func wellFormedSQL(_ column: String) -> String {
