@@ -38,31 +38,33 @@ struct SuspectHashes {
 
     /// Whether a hash kept here is that of two of the column's values (`sql` selects the one
     /// column): one pass over them, each hashed and looked for among the sorted hashes.
-    /// The hashes are sorted in place (a sorted copy would hold them twice).
     mutating func repeatsIn(_ sql: String, db: Database) throws -> Bool {
         hashes.sort()
-        let sorted = hashes
         // One hash flagged twice is held by two rows already.
-        if zip(sorted, sorted.dropFirst()).contains(where: { $0 == $1 }) { return true }
-        var seen = [Bool](repeating: false, count: sorted.count)
-        var repeated = false
-        try ExactSQL.forEachRow(db, sql: sql) { row in
-            guard !repeated, let index = row.withText(0, { Self.index(of: RecordMerge.hash($0), in: sorted) }) ?? nil else { return }
-            if seen[index] { repeated = true } else { seen[index] = true }
+        if zip(hashes, hashes.dropFirst()).contains(where: { $0 == $1 }) { return true }
+        var seen = [Bool](repeating: false, count: hashes.count)
+        return try firstKept(in: sql, db: db) { index in
+            defer { seen[index] = true }
+            return seen[index]
         }
-        return repeated
     }
 
     /// Whether a value of the column `sql` selects has a hash kept here.
     mutating func anyIn(_ sql: String, db: Database) throws -> Bool {
         hashes.sort()
-        let sorted = hashes
-        var found = false
+        return try firstKept(in: sql, db: db) { _ in true }
+    }
+
+    /// One pass over the column `sql` selects, each text hashed and looked for among the hashes
+    /// (sorted by the caller, in place: a sorted copy would hold them twice) until `found` says
+    /// yes of one's index; whether it did.
+    private func firstKept(in sql: String, db: Database, _ found: (Int) -> Bool) throws -> Bool {
+        var answered = false
         try ExactSQL.forEachRow(db, sql: sql) { row in
-            guard !found else { return }
-            if row.withText(0, { Self.index(of: RecordMerge.hash($0), in: sorted) }) ?? nil != nil { found = true }
+            guard !answered, let index = row.withText(0, { Self.index(of: RecordMerge.hash($0), in: hashes) }) ?? nil else { return }
+            answered = found(index)
         }
-        return found
+        return answered
     }
 
     private static func index(of hash: UInt64, in sorted: [UInt64]) -> Int? {
