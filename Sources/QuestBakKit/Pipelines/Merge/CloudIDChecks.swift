@@ -18,30 +18,21 @@ import GRDB
 /// merged file was copied from (`copyFiles`) and which nothing writes after: the same bytes until
 /// the merge writes; and `incoming` is the same file. The same SQL and the same Swift read the
 /// same bytes: the same answer.
-final class CloudIDChecks: @unchecked Sendable {
+final class CloudIDChecks: Sendable {
     typealias Answer = (noneInBoth: Bool, storeCloudIDsAreIdentities: Bool?)
 
-    // @unchecked: a slot's `result` is written once on the checks' thread before its group
-    // leaves, and read only after `group.wait()`, which orders the read after the write.
-    private final class Slot: @unchecked Sendable {
-        let group = DispatchGroup()
-        var result: Result<Answer, Error>?
-    }
-
-    private let slots: [String: Slot]
+    private let slots: [String: BackgroundResult<Answer>]
 
     /// `storeCopy`: a file with the bytes the merged store has before the merge writes; `archive`:
     /// the restored archive the merge attaches as `incoming`.
     static func start(layout: MergeLayout, storeCopy: String, archive: String) -> CloudIDChecks {
         let entities = layout.entities.filter { entity in entity.cloudIDColumn != nil && entity.keys.contains { $0.kind == .cloudID } }
-        let slots = entities.map { _ in Slot() }
-        for slot in slots { slot.group.enter() }
+        let slots = entities.map { _ in BackgroundResult<Answer>() }
         DispatchQueue.global().async {
             var next = 0
             func answerTheRest(_ body: (Int) throws -> Answer) {
                 while next < slots.count {
-                    slots[next].result = Result { try body(next) }
-                    slots[next].group.leave()
+                    slots[next].fill(Result { try body(next) })
                     next += 1
                 }
             }
@@ -69,17 +60,15 @@ final class CloudIDChecks: @unchecked Sendable {
         return CloudIDChecks(slots: Dictionary(uniqueKeysWithValues: zip(entities.map(\.name), slots)))
     }
 
-    private init(slots: [String: Slot]) { self.slots = slots }
+    private init(slots: [String: BackgroundResult<Answer>]) { self.slots = slots }
 
     /// The entity's answer, waited for; nil for an entity not asked here.
     func answer(for entity: String) throws -> Answer? {
-        guard let slot = slots[entity] else { return nil }
-        slot.group.wait()
-        return try slot.result?.get()
+        try slots[entity]?.value()
     }
 
     /// Waits for every answer (before the connection's files are removed), ignoring errors.
     func finish() {
-        for slot in slots.values { slot.group.wait() }
+        for slot in slots.values { _ = slot.error() }
     }
 }
