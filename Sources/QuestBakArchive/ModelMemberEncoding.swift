@@ -188,6 +188,15 @@ package enum ModelMemberEncoding {
             return any < 0x80
         }
 
+        /// Whether an integer attribute of `kind` holds `number`, as `ValueCoding.decode` checks it.
+        static func holds(_ kind: AttributeKind, _ number: Int64) -> Bool {
+            switch kind {
+            case .integer16: return Int16(exactly: number) != nil
+            case .integer32: return Int32(exactly: number) != nil
+            default: return true
+            }
+        }
+
         private func undecodable(_ primaryKey: Int64, _ property: String, _ reason: String) -> StoreError {
             StoreError.undecodableValue(path: path, entity: plan.name, primaryKey: primaryKey, property: property, reason: reason)
         }
@@ -227,32 +236,60 @@ package enum ModelMemberEncoding {
                     }
                     line.removeAll(keepingCapacity: true)
                     line.append(contentsOf: prefix)
-                    line.append(contentsOf: String(primaryKey).utf8)
+                    ASCIISpelling.appendInteger(primaryKey, to: &line)
                     line.append(contentsOf: optKey)
                     switch row[1] {
                     case .null: line.append(contentsOf: "null".utf8)
-                    case .integer(let opt): line.append(contentsOf: String(opt).utf8)
+                    case .integer(let opt): ASCIISpelling.appendInteger(opt, to: &line)
                     case let other: throw undecodable(primaryKey, CoreDataSQL.optColumn, "\(other.summary) is not an integer")
                     }
                     for index in kinds.indices {
                         line.append(contentsOf: UnsafeBufferPointer(rebasing: keys[fieldKeys[index]]))
-                        // ASCII text of a string or URI attribute goes from SQLite's buffer into
-                        // the line: `ValueCoding.decode` would make a `Data` and a validated
-                        // `String` of it (for bytes that are all ASCII, the same bytes) only for
-                        // `ValueJSON` to write those bytes. Other text, and every other value,
-                        // takes the one path below.
-                        if kinds[index] == .string || kinds[index] == .uri {
+                        // The commonest values go from SQLite's buffer into the line, written as
+                        // `ValueJSON` writes the `Value` that `ValueCoding.decode` makes of them,
+                        // without that value: ASCII text of a string or URI attribute (decode
+                        // would make a `Data` and a validated `String` of it, for bytes that are
+                        // all ASCII the same bytes), a BLOB of a binary or transformable
+                        // attribute (a `Data`, then its base64 as a `String`), a UUID's 16
+                        // bytes, an integer its type holds, a boolean's 0 or 1. Any other value
+                        // (NULL, another storage class, non-ASCII text, an integer out of range,
+                        // a UUID of another length) takes the one path below, which writes it or
+                        // refuses it with its reason.
+                        let column = 2 + index
+                        switch kinds[index] {
+                        case .string, .uri:
                             let written =
-                                row.withText(2 + index) { text in
+                                row.withText(column) { text in
                                     let bytes = text.assumingMemoryBound(to: UInt8.self)
                                     guard Self.isASCII(bytes) else { return false }
                                     ValueJSON.appendString(utf8: bytes, to: &line)
                                     return true
                                 } ?? false
                             if written { continue }
+                        case .binary, .transformable:
+                            if row.withBlob(column, { ValueJSON.appendBase64String($0, to: &line) }) != nil { continue }
+                        case .uuid:
+                            let written =
+                                row.withBlob(column) { bytes in
+                                    guard bytes.count == 16 else { return false }
+                                    ValueJSON.appendUUIDString(bytes, to: &line)
+                                    return true
+                                } ?? false
+                            if written { continue }
+                        case .integer, .integer16, .integer32:
+                            if let number = row.integer(column), Self.holds(kinds[index], number) {
+                                ASCIISpelling.appendInteger(number, to: &line)
+                                continue
+                            }
+                        case .boolean:
+                            if let number = row.integer(column), number == 0 || number == 1 {
+                                line.append(contentsOf: (number == 1 ? "true" : "false").utf8)
+                                continue
+                            }
+                        default: break
                         }
                         do {
-                            ValueJSON.append(try ValueCoding.decode(row[2 + index], as: kinds[index]), to: &line)
+                            ValueJSON.append(try ValueCoding.decode(row[column], as: kinds[index]), to: &line)
                         } catch let failure as ValueCoding.Failure {
                             throw undecodable(primaryKey, plan.fields[index].path.joined(separator: "."), failure.reason)
                         }
@@ -262,7 +299,7 @@ package enum ModelMemberEncoding {
                         line.append(contentsOf: UnsafeBufferPointer(rebasing: keys[toOneKeys[index]]))
                         switch row[2 + kinds.count + index] {
                         case .null: line.append(contentsOf: "null".utf8)
-                        case .integer(let target): line.append(contentsOf: String(target).utf8)
+                        case .integer(let target): ASCIISpelling.appendInteger(target, to: &line)
                         case let other: throw undecodable(primaryKey, plan.toOne[index].name, "\(other.summary) is not a key")
                         }
                     }
@@ -276,7 +313,7 @@ package enum ModelMemberEncoding {
                             }
                             if !first { line.append(UInt8(ascii: ",")) }
                             first = false
-                            line.append(contentsOf: String(key).utf8)
+                            ASCIISpelling.appendInteger(key, to: &line)
                         }
                         line.append(UInt8(ascii: "]"))
                     }

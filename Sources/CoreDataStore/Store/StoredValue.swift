@@ -296,6 +296,17 @@ package struct ExactRow {
         let count = Int(sqlite3_column_bytes(handle, Int32(column)))
         return try body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
     }
+
+    /// A BLOB column's every byte, lent to `body` in SQLite's own buffer as `withText` lends
+    /// text (an empty BLOB, whose pointer SQLite gives as NULL, as no bytes): the bytes
+    /// `self[column]` would copy into a `Data`. Other storage classes give nil without calling `body`.
+    package func withBlob<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
+        guard sqlite3_column_type(handle, Int32(column)) == SQLITE_BLOB else { return nil }
+        // The bytes first, then their length: the order SQLite documents for exact lengths.
+        let bytes = sqlite3_column_blob(handle, Int32(column))
+        let count = Int(sqlite3_column_bytes(handle, Int32(column)))
+        return try body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+    }
 }
 
 /// Binds `count` bytes of UTF-8 text at `text`, which must stay as they are until the statement

@@ -13,7 +13,7 @@ package enum ValueJSON {
     package static func append(_ value: Value, to output: inout [UInt8]) {
         switch value {
         case .null: output.append(contentsOf: "null".utf8)
-        case .integer(let number): output.append(contentsOf: String(number).utf8)
+        case .integer(let number): ASCIISpelling.appendInteger(number, to: &output)
         case .boolean(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .double(let number): appendDouble(number, to: &output)
         case .string(let text): appendString(text, to: &output)
@@ -22,9 +22,9 @@ package enum ValueJSON {
             output.append(UInt8(ascii: "{"))
             appendString(textBytesKey, to: &output)
             output.append(UInt8(ascii: ":"))
-            appendString(bytes.base64EncodedString(), to: &output)
+            appendBase64String(bytes, to: &output)
             output.append(UInt8(ascii: "}"))
-        case .integerDate(let seconds): output.append(contentsOf: String(seconds).utf8)
+        case .integerDate(let seconds): ASCIISpelling.appendInteger(seconds, to: &output)
         case .date(let seconds):
             // The ISO text needs no escape (digits, `-`, `T`, `:`, `.`, `Z`): its bytes go between
             // the quotes as they are, without a `String` made of them.
@@ -36,10 +36,10 @@ package enum ValueJSON {
                 output.removeLast()
                 appendDouble(seconds, to: &output)
             }
-        case .uuid(let uuid): appendString(uuid.uuidString, to: &output)
+        case .uuid(let uuid): appendUUIDString(uuid, to: &output)
         // A string, so that no JSON reader turns it into a binary double on the way.
         case .decimal(let text): appendString(text, to: &output)
-        case .binary(let bytes): appendString(bytes.base64EncodedString(), to: &output)
+        case .binary(let bytes): appendBase64String(bytes, to: &output)
         case .integerArray(let numbers):
             output.append(UInt8(ascii: "["))
             output.append(contentsOf: numbers.map(String.init).joined(separator: ",").utf8)
@@ -52,6 +52,31 @@ package enum ValueJSON {
             }
             output.append(UInt8(ascii: "]"))
         }
+    }
+
+    /// `appendString(bytes.base64EncodedString())`: base64 has no character to escape, so its
+    /// digits go between the quotes as they are (`ASCIISpelling`).
+    package static func appendBase64String(_ bytes: Data, to output: inout [UInt8]) {
+        bytes.withUnsafeBytes { appendBase64String($0, to: &output) }
+    }
+
+    /// The same, of bytes lent from a buffer (export's encoder, from SQLite's own).
+    package static func appendBase64String(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        ASCIISpelling.appendBase64(bytes, to: &output)
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// `appendString(uuid.uuidString)`: hexadecimal digits and dashes, nothing to escape.
+    package static func appendUUIDString(_ uuid: UUID, to output: inout [UInt8]) {
+        withUnsafeBytes(of: uuid.uuid) { appendUUIDString($0, to: &output) }
+    }
+
+    /// The same, of a UUID's 16 bytes lent from a buffer.
+    package static func appendUUIDString(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        ASCIISpelling.appendUUID(bytes, to: &output)
+        output.append(UInt8(ascii: "\""))
     }
 
     /// JSON has no infinities; SQLite can store them, so they travel as these strings. NaN has
