@@ -123,4 +123,32 @@ final class ModelLayoutRowCheckTests: XCTestCase {
             XCTAssertNil(try readers.rangeStarts(db, everyKeyOf: "T"))
         }
     }
+
+    /// With `rangesPerConnection`, an entity of few rows is cut into at least that many ranges a
+    /// connection (never under `fewestBalancedRows` rows a range), whichever way its starts are
+    /// found; a large one keeps `rowsPerRange`, and without it every range is `rowsPerRange` rows.
+    func testAnEntityOfFewRowsIsCutIntoRangesForEveryConnection() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE T (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER)")
+            try db.execute(
+                sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10004) INSERT INTO T SELECT i, 1 FROM n")
+            let connections = [try DatabaseQueue(), try DatabaseQueue()]
+            let balanced = KeyRangeReaders(connections: connections, rowsPerRange: 2048, rangesPerConnection: 8)
+            XCTAssertEqual(balanced.rowsPerRange(forCount: 10_004), 626)
+            XCTAssertEqual(balanced.rowsPerRange(forCount: 1_000), KeyRangeReaders.fewestBalancedRows)
+            XCTAssertEqual(balanced.rowsPerRange(forCount: 1_000_000), 2048)
+            let spanned = try XCTUnwrap(try balanced.rangeStarts(db, everyKeyOf: "T"))
+            XCTAssertEqual(spanned.starts, Array(stride(from: 1, through: 10_004, by: 626)))
+            XCTAssertEqual(spanned.count, 10_004)
+            // The pass over the keys keeps a start every 256 keys and takes every second of them.
+            let scanned = try balanced.rangeStarts(db, keysSQL: "SELECT Z_PK FROM T ORDER BY Z_PK")
+            XCTAssertEqual(scanned.starts, Array(stride(from: 1, through: 10_004, by: 512)))
+            XCTAssertEqual(scanned.count, 10_004)
+            for starts in [spanned.starts, scanned.starts] { XCTAssertGreaterThanOrEqual(starts.count, 2 * 8) }
+            let plain = KeyRangeReaders(connections: connections, rowsPerRange: 2048)
+            XCTAssertEqual(try plain.rangeStarts(db, everyKeyOf: "T")?.starts, [1, 2049, 4097, 6145, 8193])
+            XCTAssertEqual(try plain.rangeStarts(db, keysSQL: "SELECT Z_PK FROM T ORDER BY Z_PK").starts, [1, 2049, 4097, 6145, 8193])
+        }
+    }
 }
