@@ -325,14 +325,18 @@ package enum Exporter {
             : nil
         return try snapshot.read { db in
             let metadata = try StoreReader.metadata(db, path: path)
+            let candidates = AppProfile.versions(of: options.profiles)
+            let replay = replayAhead(db, metadata: metadata, candidates: candidates)
+            // Its result taken on every path, so that no replay outlives the export.
+            defer { _ = replay?.error() }
             var warnings: [String] = []
             var description = try describe(
-                db, metadata: metadata, path: path, candidates: AppProfile.versions(of: options.profiles), readers: readers,
-                warnings: &warnings)
+                db, metadata: metadata, path: path, candidates: candidates, readers: readers, warnings: &warnings)
             if options.byTables, case .model = description { description = .generic }
             var staged: Staged
             do {
-                staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options, readers: readers)
+                staged = try stage(
+                    db, description, metadata: metadata, path: path, staging: staging, options: options, readers: readers, replay: replay)
             } catch StoreError.undecodableValue(_, let entity, let primaryKey, let property, let reason) {
                 guard case .model = description else {
                     throw StoreError.undecodableValue(
@@ -345,16 +349,35 @@ package enum Exporter {
                 warnings.append(
                     "\(entity) \(primaryKey) \(property): \(reason); exported by its tables (generic), not by its model")
                 description = .generic
-                staged = try stage(db, description, metadata: metadata, path: path, staging: staging, options: options, readers: readers)
+                staged = try stage(
+                    db, description, metadata: metadata, path: path, staging: staging, options: options, readers: readers, replay: replay)
             }
             staged.warnings = try StoreInspection.warnings(db, model: try StoreInspection.ModelSummary(db)) + warnings + staged.warnings
             return staged
         }
     }
 
+    /// `StatementReplay.check` of the store's statements, begun on another thread beside the
+    /// description of the store, whose row checks leave a core idle (the replay was 3–4 ms of
+    /// another app's 100k-row export alone on this thread after them). Only where the store is
+    /// surely no candidate's version: only such a version is written as format 2, which replays
+    /// nothing, and `StoreDescription.resolve` takes one only when the metadata has no model
+    /// hashes or they are a candidate's. Nil otherwise, or when the statements cannot be read
+    /// here: `stage` replays them where it did, and throws their error where it did.
+    private static func replayAhead(
+        _ db: Database, metadata: StoreMetadata, candidates: [ModelVersion]
+    ) -> BackgroundResult<StatementReplay>? {
+        guard !metadata.entityHashes.isEmpty, metadata.versionMatchingHashes(in: candidates) == nil,
+            let statements = try? CoreDataSQL.schemaStatements(db)
+        else { return nil }
+        return BackgroundResult { try StatementReplay.check(statements) }
+    }
+
+    /// `replay`: the statements' replay begun ahead (`replayAhead`), the same statements of the
+    /// same unchanging snapshot, so the same result or refusal.
     private static func stage(
         _ db: Database, _ description: Description, metadata: StoreMetadata, path: String, staging: URL, options: Options,
-        readers: KeyRangeReaders?
+        readers: KeyRangeReaders?, replay: BackgroundResult<StatementReplay>?
     ) throws -> Staged {
         let schemaVersion: String
         let kind: String
@@ -380,7 +403,7 @@ package enum Exporter {
         var replayed = StatementReplay()
         if staged.formatVersion >= 3 {
             do {
-                replayed = try StatementReplay.check(try CoreDataSQL.schemaStatements(db))
+                replayed = try replay?.value() ?? StatementReplay.check(try CoreDataSQL.schemaStatements(db))
             } catch let refusal as StatementReplay.Refusal {
                 throw StoreError.schemaMismatch(path: path, versionIdentifier: nil, differences: ["sql: \(refusal.reason)"])
             }
