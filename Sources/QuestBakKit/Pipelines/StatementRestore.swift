@@ -282,7 +282,7 @@ struct StatementRestore {
                                             line: line, member: member, lineNumber: lineNumber, archive: archive,
                                             columns: lineColumns ?? LegacyArchive.LineColumns())))
                             }
-                            ?? .line(line)
+                            ?? (linesAhead != nil ? .ahead : .line(line))
                         if members.last?.path != member.path { members.append(member) }
                         // Line 1 is the member's header: line 2 its first record.
                         batch.append(
@@ -715,6 +715,10 @@ struct StatementRestore {
     private struct RecordLine {
         enum Content {
             case line(Data)
+            /// A model archive's line handed to `linesAhead`, whose row its insert takes from
+            /// there: not kept here too, so that it is freed on the decoder's thread once decoded
+            /// rather than on the transaction's with its batch.
+            case ahead
             case decoded(DecodedRecord)
         }
         /// Its member, by index into its batch's members.
@@ -929,7 +933,8 @@ struct StatementRestore {
                 if let line = read.firstLine {
                     noteFirstRecord(plan: target.plan, member: member.name, key: row.primaryKey, line: line)
                 }
-            case .line(let line) where restore.isModel:
+            case .ahead,
+                .line where restore.isModel:
                 // Read through the class (`linePlan.plan`), not copied into a local for each row.
                 let linePlan = try modelPlan(of: member, files: files, lineNumber: lineNumber)
                 let row: ModelMemberEncoding.Row
@@ -939,6 +944,7 @@ struct StatementRestore {
                         // (the first error ends the restore), so the next output is this line's.
                         row = try linesAhead.next().get()
                     } else {
+                        guard case .line(let line) = read.content else { preconditionFailure("a line is kept unless decoded ahead") }
                         row = try Self.decoder(of: linePlan.plan, in: &lineDecoders).decode(line)
                     }
                 } catch let error as ModelMemberEncoding.LineError {
