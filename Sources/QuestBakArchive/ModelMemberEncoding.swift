@@ -418,6 +418,10 @@ package enum ModelMemberEncoding {
         /// Each field's name (its path, dotted) and its composite's path.
         let fieldNames: [String]
         let fieldParents: [[String]]
+        /// Each field's element below its top-level member, level by level: its name and its
+        /// position among its level's elements (`CompositeLevel.names`, the order `Template`
+        /// writes them in); empty for a field that is a top-level member.
+        let fieldSteps: [[(name: String, position: Int)]]
         /// The keys of each composite level (`[]`: the record's own level of fields).
         let expected: [[String]: Set<String>]
         /// Every top-level key a line may have.
@@ -434,6 +438,13 @@ package enum ModelMemberEncoding {
                 for depth in 0..<field.path.count { expected[Array(field.path.prefix(depth)), default: []].insert(field.path[depth]) }
             }
             self.expected = expected
+            fieldSteps = plan.fields.map { field in
+                field.path.indices.dropFirst().map { depth in
+                    let name = field.path[depth]
+                    let names = (expected[Array(field.path.prefix(depth))] ?? []).sorted()
+                    return (name, names.firstIndex(of: name) ?? 0)
+                }
+            }
             known = Set(
                 plan.fields.compactMap(\.path.first) + plan.toOne.map(\.name) + plan.toMany.map(\.name)
                     + [RecordJSON.primaryKeyKey, RecordJSON.optKey])
@@ -457,8 +468,16 @@ package enum ModelMemberEncoding {
             keys += plan.toOne.map(\.name) + plan.toMany.map(\.name)
             self.fieldMembers = fieldMembers
             compositeMembers = composites
-            // Each key once (as the by-name reading's dictionary tells keys apart).
-            keysInOrder = byPosition ? JSONLine.KeysInOrder(keys) : nil
+            // Each key once (as the by-name reading's dictionary tells keys apart); a composite's
+            // elements in the order its level names them.
+            keysInOrder =
+                byPosition
+                ? JSONLine.KeysInOrder(
+                    keys,
+                    objects: Dictionary(
+                        composites.compactMap { index, level in level.keysInOrder.map { (index, $0) } },
+                        uniquingKeysWith: { first, _ in first }))
+                : nil
             kinds = plan.fields.map(\.kind)
         }
 
@@ -491,15 +510,32 @@ package enum ModelMemberEncoding {
             return true
         }
 
+        /// The same of a member as `parseValues` read it: an object read in order (`.object`) has
+        /// exactly its level's keys (`level.keysInOrder`), so only its inner composites are left
+        /// to check; any other member is checked as its JSON value.
+        private func holdsExactly(_ member: JSONLine.MemberValue, _ level: CompositeLevel, in line: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard case .object(_, let values) = member else { return holdsExactly(member.json(in: line), level) }
+            for (value, innerLevel) in zip(values, level.inner) {
+                if let innerLevel, !holdsExactly(value, innerLevel, in: line) { return false }
+            }
+            return true
+        }
+
         /// A composite level's element names (`expected[path]`) and, for each, its own level
         /// when it is a composite too: made once, so that no path is built and hashed for a line.
         final class CompositeLevel: Sendable {
             let names: [String]
             let inner: [CompositeLevel?]
+            /// The names as a line's object must spell them, in their order, to be read by
+            /// position (`JSONLine.MemberValue.object`); nil when it cannot be (`KeysInOrder`).
+            let keysInOrder: JSONLine.KeysInOrder?
 
             init(path: [String], expected: [[String]: Set<String>]) {
                 names = (expected[path] ?? []).sorted()
                 inner = names.map { expected[path + [$0]] != nil ? CompositeLevel(path: path + [$0], expected: expected) : nil }
+                var objects: [Int: JSONLine.KeysInOrder] = [:]
+                for (index, level) in inner.enumerated() { if let keys = level?.keysInOrder { objects[index] = keys } }
+                keysInOrder = JSONLine.KeysInOrder(names, objects: objects)
             }
         }
 
@@ -558,7 +594,7 @@ package enum ModelMemberEncoding {
         /// reading by name would find the difference only at that composite's field), for the
         /// reading by name.
         private func decodeInOrder(_ members: [JSONLine.MemberValue], of line: UnsafeBufferPointer<UInt8>) throws -> Row? {
-            for composite in compositeMembers where !holdsExactly(members[composite.index].json(in: line), composite.level) {
+            for composite in compositeMembers where !holdsExactly(members[composite.index], composite.level, in: line) {
                 return nil
             }
             let primaryKey = try Self.primaryKey(members[0].json(in: line))
@@ -567,14 +603,10 @@ package enum ModelMemberEncoding {
             values.reserveCapacity(kinds.count + plan.toOne.count)
             for index in kinds.indices {
                 var member = members[fieldMembers[index]]
-                if !fieldParents[index].isEmpty {
-                    // `holdsExactly` found every level an object holding this name.
-                    var json = member.json(in: line)
-                    for name in plan.fields[index].path.dropFirst() {
-                        guard case .object(let inner) = json, let next = inner[name] else { return nil }
-                        json = next
-                    }
-                    member = .value(json)
+                // `holdsExactly` found every level an object holding this name.
+                for step in fieldSteps[index] {
+                    guard let next = member.member(step.name, at: step.position, in: line) else { return nil }
+                    member = next
                 }
                 do {
                     values.append(try member.storedValue(in: line, as: kinds[index], exactSpelling: true))

@@ -259,6 +259,94 @@ final class ModelLineDecoderTests: XCTestCase {
         XCTAssertGreaterThan(read, 400)
     }
 
+    /// Base64 text read from its bytes (`Base64Text.canonicalBytes`, which both readers take for
+    /// a binary or transformable value) gives what Foundation's reading gave before it for text
+    /// spelled as questbak writes it (`Data(base64Encoded:)`, whose bytes encode to the same
+    /// text), and nil for every other text (read then by Foundation, as before).
+    func testBase64ReadFromItsBytesIsFoundationsReadingOfTheCanonicalSpelling() {
+        var generator = SystemRandomNumberGenerator()
+        var texts = [
+            "", "=", "==", "===", "====", "A===", "AA==", "AQ==", "AR==", "AQI=", "AQJ=", "AQID", "AQ=D", "A=ID", " AQID", "AQID ",
+            "AQ\nID", "AQ-_", "AQ+/", "AQID\u{0}", "AQIDAQ", "AQIDA", "AQIDAQ=", "AQIDAQ==", "AQIDAQ===", "é", "AQIDé=",
+        ]
+        for length in 0..<48 {
+            for _ in 0..<6 {
+                let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
+                let text = bytes.base64EncodedString()
+                texts.append(text)
+                guard !text.isEmpty else { continue }
+                // One byte replaced by a neighbour of the alphabet's ranges, or by padding, a dash, a space.
+                var edited = Array(text.utf8)
+                edited[Int.random(in: 0..<edited.count, using: &generator)] = Array("@[`{/:,.-_= AZaz09+".utf8).randomElement(
+                    using: &generator)!
+                texts.append(String(decoding: edited, as: UTF8.self))
+                // The last digit before the padding one step up (an unused bit set, where there are any).
+                var raised = Array(text.utf8)
+                if let last = raised.lastIndex(where: { $0 != UInt8(ascii: "=") }), raised[last] != UInt8(ascii: "z") {
+                    raised[last] += 1
+                    texts.append(String(decoding: raised, as: UTF8.self))
+                }
+                texts.append(String(text.dropLast()))
+                texts.append(text + "=")
+                texts.append(text.lowercased())
+            }
+        }
+        var read = 0
+        for text in texts {
+            var foundations: Data?
+            if let bytes = Data(base64Encoded: text), bytes.base64EncodedString() == text { foundations = bytes }
+            var copy = text
+            let found = copy.withUTF8 { Base64Text.canonicalBytes($0) }
+            XCTAssertEqual(found, foundations, "\(text.debugDescription)")
+            if found != nil { read += 1 }
+        }
+        XCTAssertGreaterThan(read, 250)
+        XCTAssertGreaterThan(texts.count - read, 500)
+    }
+
+    /// A composite written as export writes it (its elements' keys in their order) is read by
+    /// position, its nested composite too (`JSONLine.MemberValue.object`); written in another
+    /// order, or spaced, it is read as any JSON object; every one reads the same both ways.
+    func testACompositeInTheExportsOrderIsReadByPosition() throws {
+        let decoder = ModelMemberEncoding.LineDecoder(plan: nested, carriesOpt: true)
+        let keys = try XCTUnwrap(decoder.keysInOrder)
+        let profile = try XCTUnwrap(keys.names.firstIndex(of: "profile"))
+        let head = #"{"_pk":3,"_opt":2,"cost":"12.5","createdAt":"2026-01-01T00:00:00.123456Z","profile":"#
+        let tail = #","rating":4.75,"author":null,"steps":[1,2],"tags":[1,4]}"#
+        let composites: [(text: String, inOrder: Bool)] = [
+            (#"{"intensity":7,"name":"x","origin":{"country":"Italy"}}"#, true),
+            (#"{ "intensity" : 7 , "name":"Caffè","origin":{ "country":"It\u0061ly" } }"#, true),
+            (#"{"name":"x","intensity":7,"origin":{"country":"Italy"}}"#, false),
+            (#"{"intensity":7,"origin":{"country":"Italy"},"name":"x"}"#, false),
+            (#"{"intensity":7,"name":"x","origin":{"country":"Italy","extra":1}}"#, true),
+            (#"{"intensity":7,"name":"x","origin":{"extra":1,"country":"Italy"}}"#, true),
+            (#"{"intensity":7,"name":"x","origin":"Italy"}"#, true),
+            (#"{"intensity":7,"name":"x"}"#, false),
+            (#"{"intensity":7,"name":"x","origin":{"country":"Italy"},"extra":1}"#, false),
+        ]
+        var objects = 0
+        for (composite, inOrder) in composites {
+            let line = head + composite + tail
+            let members = try XCTUnwrap(Array(line.utf8).withUnsafeBufferPointer { JSONLine.parseValues($0, keys: keys) }, line)
+            if case .object = members[profile] {
+                objects += 1
+                XCTAssertTrue(inOrder, line)
+            } else {
+                XCTAssertFalse(inOrder, line)
+            }
+            try assertReadTheSameBothWays(line, plan: nested)
+        }
+        XCTAssertEqual(objects, 5)
+        // The nested composite read in order too, as its level's keys.
+        let line = head + composites[0].text + tail
+        let members = try XCTUnwrap(Array(line.utf8).withUnsafeBufferPointer { JSONLine.parseValues($0, keys: keys) })
+        guard case .object(let outer, let values) = members[profile], case .object(let inner, _) = values[2] else {
+            return XCTFail("profile and its origin are read by position")
+        }
+        XCTAssertEqual(outer.names, ["intensity", "name", "origin"])
+        XCTAssertEqual(inner.names, ["country"])
+    }
+
     /// A stored value as text, or the mismatch's.
     private static func stored(_ make: () throws -> StoredValue) -> String {
         do {

@@ -106,6 +106,18 @@ package enum ExactSQL {
         try withBound(statement, arguments, step)
     }
 
+    /// Runs `statement` once with `leading`, `values` and `trailing` bound one after another, as
+    /// the one array of them would be: a restore's row (its key, entity and version, the record's
+    /// values, the sources of the links it takes), whose values were otherwise copied into one
+    /// array for each row, each text's storage retained and released again.
+    package static func execute(
+        _ statement: Statement, _ leading: [StoredValue], _ values: [StoredValue], _ trailing: [StoredValue]
+    )
+        throws
+    {
+        try withBound(statement, leading, values, trailing, step)
+    }
+
     /// Runs `statement` once with `arguments` bound, each text straight from its range of
     /// `texts` (SQLITE_STATIC), for INSERTs of many rows whose texts the caller writes into one
     /// buffer: a `StoredValue` holds each text in a `Data` of its own, which a merge's report
@@ -168,17 +180,43 @@ package enum ExactSQL {
     /// its bindings cleared before the buffer goes, so nothing is left pointing into it.
     private static func withBound<T>(_ statement: Statement, _ arguments: [StoredValue], _ body: (SQLiteStatement) throws -> T) throws -> T
     {
-        let byteCount = arguments.reduce(0) { $0 + $1.byteCount }
+        try withBound(statement, arguments, [], [], body)
+    }
+
+    /// The same, of the arguments of three arrays one after another. Each array's values are
+    /// read in its buffer, not copied out of it (each text's storage retained and released) as
+    /// an iteration of the array copied them.
+    private static func withBound<T>(
+        _ statement: Statement, _ first: [StoredValue], _ second: [StoredValue], _ third: [StoredValue],
+        _ body: (SQLiteStatement) throws -> T
+    ) throws -> T {
+        func byteCount(_ arguments: [StoredValue]) -> Int {
+            arguments.withUnsafeBufferPointer { values in
+                var count = 0
+                for index in values.indices { count += values[index].byteCount }
+                return count
+            }
+        }
+        let byteCount = byteCount(first) + byteCount(second) + byteCount(third)
         return try withUnsafeTemporaryAllocation(byteCount: max(byteCount, 1), alignment: 1) { buffer in
             try withBound(
-                statement, count: arguments.count,
+                statement, count: first.count + second.count + third.count,
                 { handle in
                     var offset = 0
-                    for (index, argument) in arguments.enumerated() {
-                        let code = argument.bind(to: handle, at: Int32(index + 1), storage: buffer.baseAddress.map { $0 + offset })
-                        guard code == SQLITE_OK else { throw error(code, handle) }
-                        offset += argument.byteCount
+                    var number: Int32 = 1
+                    func bind(_ arguments: [StoredValue]) throws {
+                        try arguments.withUnsafeBufferPointer { values in
+                            for index in values.indices {
+                                let code = values[index].bind(to: handle, at: number, storage: buffer.baseAddress.map { $0 + offset })
+                                guard code == SQLITE_OK else { throw error(code, handle) }
+                                offset += values[index].byteCount
+                                number += 1
+                            }
+                        }
                     }
+                    try bind(first)
+                    try bind(second)
+                    try bind(third)
                 }, body)
         }
     }

@@ -61,16 +61,20 @@ package enum JSONLine {
     /// The keys an object is expected to have, in order, as the bytes a line spells them with
     /// (no escape needed): `parseValues(_:keys:)` compares a line's keys with them where
     /// `parseObject` makes a `String` of each.
-    package struct KeysInOrder: Sendable {
+    package struct KeysInOrder: Sendable, Equatable {
         package let names: [String]
         /// Every key's bytes, one after another; `ends[i]` is where key `i` ends.
         private let bytes: [UInt8]
         private let ends: [Int]
+        /// For each key, the keys in order of an object its value may be (a composite's elements),
+        /// read by position too (`MemberValue.object`); nil for a value read as any other.
+        fileprivate let objects: [KeysInOrder?]
 
         /// Nil when two names are the same (as `String`s compare: the readers by name look keys up
         /// so) or one needs an escape in JSON (a quote, a backslash, a control character), whose
-        /// line could not spell it as its bytes.
-        package init?(_ names: [String]) {
+        /// line could not spell it as its bytes. `objects`, by key, the keys of an object that
+        /// value may be, to be read in order too.
+        package init?(_ names: [String], objects: [Int: KeysInOrder] = [:]) {
             guard Set(names).count == names.count,
                 !names.contains(where: { $0.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } })
             else { return nil }
@@ -83,6 +87,7 @@ package enum JSONLine {
             }
             self.bytes = bytes
             self.ends = ends
+            self.objects = names.indices.map { objects[$0] }
         }
 
         var count: Int { ends.count }
@@ -111,13 +116,29 @@ package enum JSONLine {
         /// is those bytes, which `parseString` would make a `String` of as they are).
         case asciiText(Range<Int>)
         case value(JSONValue)
+        /// An object whose keys are exactly `keys`, in that order (as `parseValues` reads a line):
+        /// its members' values, in order.
+        case object(KeysInOrder, [MemberValue])
 
         /// The value `parseObject` gives, read from `line` (the line the range is of).
         package func json(in line: UnsafeBufferPointer<UInt8>) -> JSONValue {
             switch self {
             case .asciiText(let range): return .string(String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self))
             case .value(let value): return value
+            case .object(let keys, let values):
+                // The keys are distinct (`KeysInOrder`): each is kept, as `parseValue` keeps them.
+                var members: [String: JSONValue] = [:]
+                for (name, value) in zip(keys.names, values) { members[name] = value.json(in: line) }
+                return .object(members)
             }
+        }
+
+        /// The member named `name` of this object, which is key `position` when the object was
+        /// read in order; nil when this is no object or has no such member.
+        package func member(_ name: String, at position: Int, in line: UnsafeBufferPointer<UInt8>) -> MemberValue? {
+            if case .object(_, let values) = self { return values[position] }
+            guard case .object(let members) = json(in: line), let value = members[name] else { return nil }
+            return .value(value)
         }
 
         /// What a property of `kind` stores of this member: `ValueCoding.encode` of
@@ -137,6 +158,9 @@ package enum JSONLine {
                 if ValueJSON.keepsStringAsText(kind) { return ValueCoding.storedText(text) }
                 if kind == .date { return ValueCoding.encode(try ValueJSON.date(text: text, exactSpelling: exactSpelling)) }
                 if kind == .uuid { return ValueCoding.encode(try ValueJSON.uuid(text: text, exactSpelling: exactSpelling)) }
+                if kind == .binary || kind == .transformable {
+                    return ValueCoding.encode(try ValueJSON.binary(text: text, exactSpelling: exactSpelling))
+                }
             }
             return ValueCoding.encode(try ValueJSON.value(json(in: line), as: kind, exactSpelling: exactSpelling))
         }
@@ -259,6 +283,8 @@ package enum JSONLine {
                 skipWhitespace()
                 if let text = asciiText() {
                     values.append(.asciiText(text))
+                } else if let object = try objectInOrder(keys.objects[values.count], depth: depth) {
+                    values.append(object)
                 } else {
                     values.append(.value(try parseValue(depth: depth)))
                 }
@@ -271,6 +297,24 @@ package enum JSONLine {
                 default: throw error("expected ',' or '}'")
                 }
             }
+        }
+
+        /// At an object whose keys are exactly `keys` (nil: none are expected), in order: its
+        /// values read as `parseValues` reads a line's, past its closing `}`. At anything else
+        /// (another value, other keys, an object as deep as `parseValue` refuses): nil, the position
+        /// unchanged, for `parseValue` to read or refuse as always. *Why the same object:* it is
+        /// the step `parseValue` takes at `{` (the depth checked, then `parseMembers` one level
+        /// deeper) with each key compared as a line's top-level keys are (`parseValues`' argument);
+        /// an error thrown here ends the line's reading in order, as any error does, and the line
+        /// is read by `parseObject`.
+        mutating func objectInOrder(_ keys: KeysInOrder?, depth: Int) throws -> MemberValue? {
+            guard let keys, peek() == UInt8(ascii: "{"), depth < JSONLine.maximumDepth else { return nil }
+            let start = position
+            guard let values = try parseValues(keys: keys, depth: depth + 1) else {
+                position = start
+                return nil
+            }
+            return .object(keys, values)
         }
 
         /// At a string whose bytes are ASCII (0x20 to 0x7F) with no quote or backslash in them:

@@ -339,11 +339,8 @@ extension ValueJSON {
             }
             return value
         case (.uuid, .string(var text)): return try text.withUTF8 { try uuid(text: $0, exactSpelling: exactSpelling) }
-        case (.binary, .string(let text)), (.transformable, .string(let text)):
-            guard let bytes = base64(text, exactSpelling: exactSpelling) else {
-                throw TypeMismatch(expected: exactSpelling ? "base64 text as questbak writes it" : "base64 text", found: quoted(text))
-            }
-            return .binary(bytes)
+        case (.binary, .string(var text)), (.transformable, .string(var text)):
+            return try text.withUTF8 { try binary(text: $0, exactSpelling: exactSpelling) }
         case (.integerArray, .array(let elements)):
             return .integerArray(
                 try elements.map {
@@ -388,8 +385,13 @@ extension ValueJSON {
     package static func date(text bytes: UnsafeBufferPointer<UInt8>, exactSpelling: Bool) throws -> Value {
         func text() -> String { String(decoding: bytes, as: UTF8.self) }
         if let seconds = DateText.secondsSinceReferenceDate(iso8601: bytes) {
-            if exactSpelling, let written = DateText.iso8601(secondsSinceReferenceDate: seconds), written != text() {
-                throw TypeMismatch(expected: "the date as questbak writes it (\"\(written)\")", found: quoted(text()))
+            // The spelling compared as bytes (`iso8601` is the `String` of these bytes), with no
+            // `String` made of either unless they differ.
+            var written: [UInt8] = []
+            written.reserveCapacity(bytes.count)
+            if exactSpelling, DateText.appendISO8601(secondsSinceReferenceDate: seconds, to: &written), !written.elementsEqual(bytes) {
+                throw TypeMismatch(
+                    expected: "the date as questbak writes it (\"\(String(decoding: written, as: UTF8.self))\")", found: quoted(text()))
             }
             return .date(seconds)
         }
@@ -417,6 +419,24 @@ extension ValueJSON {
             throw TypeMismatch(expected: "a UUID in upper case, as questbak writes it (\(uuid.uuidString))", found: quoted(text))
         }
         return .uuid(uuid)
+    }
+
+    /// A binary or transformable property's value from a JSON string (its UTF-8 bytes, valid
+    /// UTF-8): the one reading of base64 text, which `value(_:as:)` makes of a `String` and a line
+    /// reader of the bytes it has. Text spelled as questbak writes it (`Base64Text.canonicalBytes`)
+    /// is read from its bytes in one pass; any other takes the path every value took before
+    /// (`base64(_:exactSpelling:)`: Foundation's decoding, and for the exact spelling the bytes
+    /// encoded again and compared). *Why the same value or error:* canonical text is what
+    /// `base64EncodedString()` writes of the bytes it spells, so Foundation decodes it to those
+    /// bytes and, encoding them again, writes this text: the exact spelling's check passes, and
+    /// without it the value is the same. `ModelLineDecoderTests` compares both on such texts.
+    package static func binary(text bytes: UnsafeBufferPointer<UInt8>, exactSpelling: Bool) throws -> Value {
+        if let data = Base64Text.canonicalBytes(bytes) { return .binary(data) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let data = base64(text, exactSpelling: exactSpelling) else {
+            throw TypeMismatch(expected: exactSpelling ? "base64 text as questbak writes it" : "base64 text", found: quoted(text))
+        }
+        return .binary(data)
     }
 
     /// A number as a Double, or as a Float attribute holds it: 1e300 is beyond any Float, and an

@@ -282,7 +282,7 @@ struct StatementRestore {
                                             line: line, member: member, lineNumber: lineNumber, archive: archive,
                                             columns: lineColumns ?? LegacyArchive.LineColumns())))
                             }
-                            ?? .line(line)
+                            ?? (linesAhead != nil ? .ahead : .line(line))
                         if members.last?.path != member.path { members.append(member) }
                         // Line 1 is the member's header: line 2 its first record.
                         batch.append(
@@ -715,6 +715,10 @@ struct StatementRestore {
     private struct RecordLine {
         enum Content {
             case line(Data)
+            /// A model archive's line handed to `linesAhead`, whose row its insert takes from
+            /// there: not kept here too, so that it is freed on the decoder's thread once decoded
+            /// rather than on the transaction's with its batch.
+            case ahead
             case decoded(DecodedRecord)
         }
         /// Its member, by index into its batch's members.
@@ -778,9 +782,12 @@ struct StatementRestore {
         /// is its, and needs no look-up by its entity's name (its statement's and its largest
         /// key's, read and written: three hashes of a `String` a row).
         private var rowEntity: (name: String, insert: Statement, largestKey: Int64?, lowestKey: Int64?)?
-        /// The arguments of the row being inserted, kept to be filled again: a new array a row
-        /// (its three leading values, then the record's appended) was two allocations.
+        /// The arguments of the row being inserted before and after the record's values (its
+        /// three leading values; the sources of the links it takes), kept to be filled again: a
+        /// new array a row was an allocation, and the record's values, bound from their own
+        /// array, are not copied in (each text's storage retained and released).
         private var rowArguments: [StoredValue] = []
+        private var rowLinkSources: [StoredValue] = []
         /// How a format 1 or 2 archive's lines are decoded (`linePlan`), and the last member's plan.
         var lineColumns: LegacyArchive.LineColumns?
         private var lastLinePlan: (member: String, plan: LinePlan?)?
@@ -921,12 +928,13 @@ struct StatementRestore {
                 }
                 // Noted with its batch, before the batch's first insert (`noteDecoded`).
                 try insertRow(
-                    plan: target.plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: nil,
-                    member: member.path, lineNumber: lineNumber)
+                    target, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: nil, member: member.path,
+                    lineNumber: lineNumber)
                 if let line = read.firstLine {
                     noteFirstRecord(plan: target.plan, member: member.name, key: row.primaryKey, line: line)
                 }
-            case .line(let line) where restore.isModel:
+            case .ahead,
+                .line where restore.isModel:
                 // Read through the class (`linePlan.plan`), not copied into a local for each row.
                 let linePlan = try modelPlan(of: member, files: files, lineNumber: lineNumber)
                 let row: ModelMemberEncoding.Row
@@ -936,14 +944,17 @@ struct StatementRestore {
                         // (the first error ends the restore), so the next output is this line's.
                         row = try linesAhead.next().get()
                     } else {
+                        guard case .line(let line) = read.content else { preconditionFailure("a line is kept unless decoded ahead") }
                         row = try Self.decoder(of: linePlan.plan, in: &lineDecoders).decode(line)
                     }
                 } catch let error as ModelMemberEncoding.LineError {
                     throw restore.invalid(member.path, lineNumber, error.reason)
                 }
+                // Destroyed on the decoder's thread, where it was made, once inserted.
+                defer { linesAhead?.recycle(.success(row)) }
                 inserted?.observe(row.values, primaryKey: row.primaryKey, plan: linePlan.plan)
                 try insertRow(
-                    plan: linePlan.plan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
+                    linePlan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
                     lineNumber: lineNumber)
                 for (index, (link, targets)) in zip(linePlan.plan.toMany, row.links).enumerated() where !targets.isEmpty {
                     switch link.storage {
@@ -957,7 +968,7 @@ struct StatementRestore {
                     case .destinationColumn(let table, let column):
                         let group = DestinationLinkGroup(table: table, column: column)
                         if bindsLinksOnInsert { linkCounts[group, default: 0] += targets.count }
-                        if try holdsLinks(linePlan.plan, toMany: index, group: group, source: row.primaryKey, targets: targets) { continue }
+                        if try holdsLinks(linePlan, toMany: index, group: group, source: row.primaryKey, targets: targets) { continue }
                         // The names' bytes made once for the record's links, not for each link.
                         var arguments: [StoredValue] = [
                             .text(Data(table.utf8)), .text(Data(column.utf8)), .null, .integer(row.primaryKey),
@@ -1032,7 +1043,8 @@ struct StatementRestore {
         }
 
         /// A plan held by reference: the inserts read it without a copy (a copy retained its
-        /// strings and arrays for each row).
+        /// strings and arrays for each row). Passed on as the class, not as `plan`: handed to a
+        /// function as a `ModelLayout.EntityPlan`, it was copied for each row all the same.
         final class LinePlan {
             let plan: ModelLayout.EntityPlan
             init(_ plan: ModelLayout.EntityPlan) { self.plan = plan }
@@ -1040,8 +1052,9 @@ struct StatementRestore {
 
         /// What `plan`'s rows take as they are inserted: nil when its table keeps no link, or
         /// none that a row can take without changing what an insert may refuse.
-        mutating func linkBinding(of plan: ModelLayout.EntityPlan) throws -> DestinationLinkBinding? {
-            if let last = lastLinkBinding, last.entity == plan.name { return last.binding }
+        mutating func linkBinding(of target: LinePlan) throws -> DestinationLinkBinding? {
+            if let last = lastLinkBinding, last.entity == target.plan.name { return last.binding }
+            let plan = target.plan
             var binding = linkBindings[plan.name]
             if binding == nil, let layout {
                 let insertColumns = CoreDataSQL.rowColumns + plan.fields.map(\.column) + plan.toOne.map(\.column)
@@ -1101,11 +1114,12 @@ struct StatementRestore {
         /// that appears twice, or a duplicate (`duplicate`, the decoded row) by the model's
         /// uniqueness constraints, dropped for the record restored before it.
         mutating func insertRow(
-            plan: ModelLayout.EntityPlan, primaryKey: Int64, opt: Int64?, values: [StoredValue], duplicate: ModelMemberEncoding.Row?,
+            _ target: LinePlan, primaryKey: Int64, opt: Int64?, values: [StoredValue], duplicate: ModelMemberEncoding.Row?,
             member: String, lineNumber: Int
         ) throws {
             // Names of one plan share their storage: comparing them is comparing two words.
-            if rowEntity?.name != plan.name {
+            if rowEntity?.name != target.plan.name {
+                let plan = target.plan
                 if let previous = rowEntity, let key = previous.largestKey {
                     earlierLargestKeys[previous.name] = max(earlierLargestKeys[previous.name] ?? 0, key)
                 }
@@ -1121,33 +1135,33 @@ struct StatementRestore {
             guard var insert = rowEntity?.insert else { preconditionFailure("the row's entity was made current above") }
             rowArguments.removeAll(keepingCapacity: true)
             rowArguments.append(.integer(primaryKey))
-            rowArguments.append(.integer(plan.number))
+            rowArguments.append(.integer(target.plan.number))
             rowArguments.append(opt.map { .integer($0) } ?? .null)
-            rowArguments.append(contentsOf: values)
-            defer { rowArguments.removeAll(keepingCapacity: true) }
+            rowLinkSources.removeAll(keepingCapacity: true)
             // The links the row takes as it goes in (bits of `binding.cursors`), their sources after its values.
             var linksTaken = 0
-            let binding = bindsLinksOnInsert ? try linkBinding(of: plan) : nil
+            let binding = bindsLinksOnInsert ? try linkBinding(of: target) : nil
             if let binding {
                 for (index, cursor) in binding.cursors.enumerated() {
                     guard let source = try cursor.source(linkingTo: primaryKey) else { continue }
                     linksTaken |= 1 << index
-                    rowArguments.append(.integer(source))
+                    rowLinkSources.append(.integer(source))
                 }
                 if linksTaken != 0 { insert = try binding.insert(taking: linksTaken, db: db) }
             }
             do {
-                try ExactSQL.execute(insert, rowArguments)
+                try ExactSQL.execute(insert, rowArguments, values, rowLinkSources)
                 if let binding, linksTaken != 0 {
                     binding.stored(linksTaken)
                     linksTakenOnInsert += linksTaken.nonzeroBitCount
                 }
-                FaultPoint.reached("inserted \(plan.name) \(primaryKey)")
+                FaultPoint.reached("inserted \(target.plan.name) \(primaryKey)")
                 let largest = max(rowEntity?.largestKey ?? 0, primaryKey)
                 rowEntity?.largestKey = largest
                 let lowest = min(rowEntity?.lowestKey ?? primaryKey, primaryKey)
                 rowEntity?.lowestKey = lowest
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                let plan = target.plan
                 refusedRow = true
                 // Dropping a duplicate moves its links in the table.
                 try writePendingLinks()
@@ -1210,12 +1224,14 @@ struct StatementRestore {
         /// Holds a record's links of its `toMany`th to-many in `pendingLinks`; false when they go to
         /// the table (too many to hold: the links held so far are written there first, in their order).
         mutating func holdsLinks(
-            _ plan: ModelLayout.EntityPlan, toMany index: Int, group: DestinationLinkGroup, source: Int64, targets: [Int64]
+            _ target: LinePlan, toMany index: Int, group: DestinationLinkGroup, source: Int64, targets: [Int64]
         ) throws -> Bool {
             guard let pendingLinks, !pendingLinks.written else { return false }
-            if lastLinkKinds?.entity != plan.name { lastLinkKinds = (plan.name, Array(repeating: -1, count: plan.toMany.count)) }
+            if lastLinkKinds?.entity != target.plan.name {
+                lastLinkKinds = (target.plan.name, Array(repeating: -1, count: target.plan.toMany.count))
+            }
             if lastLinkKinds!.numbers[index] < 0 {
-                let kind = PendingLinks.Kind(group: group, entity: plan.name, relationship: plan.toMany[index].name)
+                let kind = PendingLinks.Kind(group: group, entity: target.plan.name, relationship: target.plan.toMany[index].name)
                 lastLinkKinds!.numbers[index] = pendingLinks.number(of: kind)
             }
             if pendingLinks.hold(kind: lastLinkKinds!.numbers[index], source: source, targets: targets) { return true }
