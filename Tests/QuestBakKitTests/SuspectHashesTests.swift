@@ -97,4 +97,67 @@ final class SuspectHashesTests: XCTestCase {
             }
         }
     }
+
+    /// The store's own suspects and the archive's, both past the limit, settled together: each
+    /// answer of `noCloudIDIsInBoth` (none in both, and whether every store cloudID is an
+    /// identity) is the SQL's, and the store's table is read twice whatever the case (the pass
+    /// that fills the filter and the one that settles both sides), where it was read five times
+    /// (each side's first 256 suspects asked in SQL, then each side's hashes by a pass of its own).
+    func testBothSidesPastTheLimitAreSettledByOnePassOverTheStore() throws {
+        let store = (0..<Self.count).map { id($0, side: 1) }
+        let archive = (0..<Self.count).map { id($0, side: 2) }
+        let cases: [(name: String, store: [StoredValue], archive: [StoredValue], noneInBoth: Bool, identities: Bool)] = [
+            ("disjoint, the store's distinct", store, archive, true, true),
+            ("one in both, late", store, archive + [store[Self.count - 11]], false, true),
+            ("one repeated in the store, late", store + [store[Self.count - 5]], archive, true, false),
+            ("one repeated in the store, early", [store[2]] + store, archive, true, false),
+            ("both", store + [store[9_999]], archive + [store[17]], false, false),
+        ]
+        for (name, storeValues, archiveValues, noneInBoth, identities) in cases {
+            let queue = try DatabaseQueue()
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ':memory:' AS incoming")
+                for schema in ["main", "incoming"] {
+                    try db.execute(sql: "CREATE TABLE \(schema).ZTHING (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZCLOUDID VARCHAR)")
+                }
+                for (schema, values) in [("main", storeValues), ("incoming", archiveValues)] {
+                    try db.inTransaction {
+                        let insert = try db.makeStatement(sql: "INSERT INTO \(schema).ZTHING (Z_ENT, ZCLOUDID) VALUES (1, ?)")
+                        for value in values { try ExactSQL.execute(insert, [value]) }
+                        return .commit
+                    }
+                }
+                let inBoth =
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM incoming.ZTHING i WHERE i.ZCLOUDID IN (SELECT ZCLOUDID FROM main.ZTHING)")
+                    ?? -1
+                let failing = try RecordMergeValueTests.recordsFailingTheIdentityFilter(db)
+                XCTAssertEqual(inBoth == 0, noneInBoth, "\(name): the SQL, none in both")
+                XCTAssertEqual(failing == 0, identities, "\(name): the SQL, identities")
+                // Every statement that reads the store's table but the guess of its first rows.
+                let reads = StatementLog()
+                db.trace(options: .statement) { event in
+                    if case .statement(let statement) = event, statement.sql.contains("FROM main.ZTHING"),
+                        !statement.sql.contains("LIMIT 4096")
+                    {
+                        reads.add(statement.sql)
+                    }
+                }
+                let answer = try RecordMerge.noCloudIDIsInBoth(
+                    column: "ZCLOUDID", of: "ZTHING", storeRows: "s.Z_ENT = 1", archiveRows: "i.Z_ENT = 1", storeCount: 1, db: db)
+                db.trace(options: .statement, nil)
+                XCTAssertEqual(answer.noneInBoth, noneInBoth, "\(name): the pass, none in both")
+                XCTAssertEqual(answer.storeCloudIDsAreIdentities, identities, "\(name): the pass, identities")
+                XCTAssertEqual(reads.count, 2, "\(name): the store's table read \(reads.count) times")
+            }
+        }
+    }
+}
+
+/// The statements a test's trace saw (the trace's closure may be called on another thread).
+private final class StatementLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var statements: [String] = []
+    var count: Int { lock.withLock { statements.count } }
+    func add(_ sql: String) { lock.withLock { statements.append(sql) } }
 }

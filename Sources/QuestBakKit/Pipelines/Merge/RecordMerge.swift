@@ -355,14 +355,17 @@ struct RecordMerge {
     /// which texts the store holds (`noCloudIDIsInBoth`, in the matching). Where nothing is
     /// inserted between the two, the store's column is the same for both, and is read once.
     struct CloudIDPass {
-        /// `cloudIDsAreIdentities`'s answer.
+        /// `cloudIDsAreIdentities`'s answer; where `keepingTexts`, before `suspects` are settled
+        /// (by `noCloudIDIsInBoth`, in one pass with the archive's).
         var allIdentities: Bool
+        /// The values the filter flagged while every one was an identity.
+        var suspects: SuspectHashes
         /// Whether every non-NULL value is TEXT; then `texts` (if kept) holds each one's hash.
         var onlyText: Bool
         var texts: ProbableSet
 
         /// `rows` of the alias `alias`. `keepingTexts`: read on after the answer is no (for
-        /// `texts`), until a value is neither NULL nor TEXT.
+        /// `texts`), until a value is neither NULL nor TEXT, and `suspects` left to the caller.
         ///
         /// *Why the answer is `cloudIDsAreIdentities`'s as it was asked alone:* the filter is
         /// sized by the same count and takes the same hashes in the same order (the records'
@@ -381,9 +384,7 @@ struct RecordMerge {
             var identities = !collation
             var texts = ProbableSet(expectedCount: identities || keepingTexts ? expectedCount : 0)
             var onlyText = true
-            var suspects: [[StoredValue]] = []
-            // Past the few suspects looked up in SQL, their hashes (`SuspectHashes`).
-            var moreSuspects = SuspectHashes()
+            var suspects = SuspectHashes()
             let select = "SELECT \(alias).\(column) FROM \(schema).\(table) \(alias) WHERE \(rows)"
             if identities || keepingTexts {
                 try ExactSQL.forEachRow(db, sql: select) { row in
@@ -401,20 +402,16 @@ struct RecordMerge {
                         return
                     }
                     guard identities, hashed.seen else { return }
-                    if suspects.count < InsertedValues.suspectLimit {
-                        suspects.append([row[0]])
-                    } else if !moreSuspects.add(hashed.hash) {
-                        identities = false
-                    }
+                    if !suspects.add(hashed.hash, value: { row[0] }) { identities = false }
                 }
             }
             self.texts = texts
             self.onlyText = onlyText
             allIdentities =
                 try identities
-                && !InsertedValues.anyRepeated(
-                    suspects, columns: ["\(alias).\(column)"], rows: "FROM \(schema).\(table) \(alias) WHERE \(rows)", db: db)
-                && (moreSuspects.isEmpty || !moreSuspects.repeatsIn(select, db: db))
+                && (keepingTexts
+                    || !suspects.anyRepeated(column: "\(alias).\(column)", rows: "FROM \(schema).\(table) \(alias) WHERE \(rows)", db: db))
+            self.suspects = suspects
         }
     }
 
@@ -464,9 +461,7 @@ struct RecordMerge {
             column: column, of: table, in: "main", alias: "s", rows: storeRows, expectedCount: storeCount, keepingTexts: true, db: db)
         guard store.onlyText else { return (false, store.allIdentities) }
         var onlyText = true
-        var suspects: [StoredValue] = []
-        // Past the few suspects looked up in SQL, their hashes (`SuspectHashes`).
-        var moreSuspects = SuspectHashes()
+        var suspects = SuspectHashes()
         try ExactSQL.forEachRow(db, sql: archive) { row in
             guard onlyText else { return }
             guard let hash = row.withText(0, { Self.hash($0) }) else {
@@ -474,18 +469,21 @@ struct RecordMerge {
                 return
             }
             guard store.texts.contains(hash) else { return }
-            if suspects.count < InsertedValues.suspectLimit {
-                suspects.append(row[0])
-            } else if !moreSuspects.add(hash) {
-                onlyText = false
-            }
+            if !suspects.add(hash, value: { row[0] }) { onlyText = false }
         }
-        return (
-            try onlyText && !storeHoldsAny(of: suspects)
-                && (moreSuspects.isEmpty
-                    || !moreSuspects.anyIn("SELECT s.\(column) FROM main.\(table) s WHERE \(storeRows) AND s.\(column) IS NOT NULL", db: db)),
-            store.allIdentities
-        )
+        // The store's suspects and the archive's, each in SQL where both are few, else in one
+        // pass over the store's column (`SuspectHashes.settle`).
+        var storeSuspects = store.allIdentities ? store.suspects : SuspectHashes()
+        if !onlyText { suspects = SuspectHashes() }
+        let (storeColumn, storeTable) = ("s.\(column)", "FROM main.\(table) s WHERE \(storeRows)")
+        if storeSuspects.areFew && suspects.areFew {
+            return (
+                try onlyText && !storeHoldsAny(of: suspects.values),
+                try store.allIdentities && !storeSuspects.anyRepeated(column: storeColumn, rows: storeTable, db: db)
+            )
+        }
+        let settled = try SuspectHashes.settle(repeats: &storeSuspects, anyOf: &suspects, column: storeColumn, rows: storeTable, db: db)
+        return (onlyText && !settled.any, store.allIdentities && !settled.repeats)
     }
 
     /// A text's hash for the merge's filters: equal bytes, equal hashes, the same in every run

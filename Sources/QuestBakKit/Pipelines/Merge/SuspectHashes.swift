@@ -2,16 +2,24 @@ import CoreDataStore
 import Foundation
 import GRDB
 
-/// The cloudIDs a merge's Bloom filter flags past the few it looks up in SQL, kept as their
-/// hashes (8 bytes each) and settled by one more pass over a column, counting exactly.
+/// The cloudIDs a merge's Bloom filter flags ("maybe seen"), each a suspect of being held twice
+/// (a store's column) or on both sides (an archive's against the store's), and how they are
+/// settled: while there are at most 256 (`InsertedValues.suspectLimit`), their texts are looked
+/// up in SQL; past that, by their hashes (8 bytes each), with one more pass over a column.
 ///
-/// *Why it exists.* The filters (`ProbableSet`) are capped at 4 MiB to keep the merge's peak
-/// memory: at 5M estimations that is under 7 bits a cloudID, and a twentieth of the values are
-/// flagged, far past the 256 (`InsertedValues.suspectLimit`) whose texts are looked up in SQL.
-/// Past that limit the passes used to answer "not shown", and the merge fell back to its key
-/// table: a copy of the column, a sort of it (`CREATE INDEX`) and one lookup per archive record
-/// through a 2 MB cache, 10 million page reads of the temp file at 5M (75 s of a 106 s merge
-/// into its own store), where at 1M (33 bits a cloudID) the filter flagged two.
+/// *Why hashes past 256.* The filters (`ProbableSet`) are capped at 4 MiB to keep the merge's
+/// peak memory: at 5M estimations that is under 7 bits a cloudID, and a twentieth of the values
+/// are flagged, far past the 256 whose texts are looked up in SQL. Past that limit the passes
+/// used to answer "not shown", and the merge fell back to its key table: a copy of the column, a
+/// sort of it (`CREATE INDEX`) and one lookup per archive record through a 2 MB cache, 10 million
+/// page reads of the temp file at 5M (75 s of a 106 s merge into its own store), where at 1M (33
+/// bits a cloudID) the filter flagged two.
+///
+/// *Why every suspect is hashed past 256, the first 256 too.* Their SQL (an `IN` list, which no
+/// index serves on a Core Data cloudID column) reads the whole table, as the pass over the hashes
+/// does: asked both ways, a 5M-record column was read twice (0.9 s each at 5M). And where a
+/// store's own suspects and an archive's are both past 256 (`settle(repeats:anyOf:in:db:)`), one
+/// pass over the store's column settles both.
 ///
 /// *Why the answers stay exact.* Equal bytes have equal hashes (`RecordMerge.hash`). A flagged
 /// text that another row of the column also holds makes its hash appear twice in that column
@@ -19,6 +27,9 @@ import GRDB
 /// A hash found where no equal text is (two texts of one 64-bit hash) answers "not shown", the
 /// answer the passes always gave past the limit, after which the merge asks SQL as it always
 /// did: a pass can be wrong only towards the slower, exact path, never towards a wrong match.
+/// The SQL it stands for compares texts byte for byte: the `GROUP BY` of a table declaring no
+/// collation (one that declares one is asked in SQL: `RecordMerge.CloudIDPass`), and the cloudID
+/// key's lookup, which compares BINARY whatever the column declares.
 struct SuspectHashes {
     /// 4 MiB of hashes at most, the filter's own size: at 5M records a store's column flags
     /// about 60,000 of its own values, and a second device's archive about 275,000 (its filter,
@@ -26,45 +37,67 @@ struct SuspectHashes {
     static let limit = 1 << 19
 
     private(set) var hashes: [UInt64] = []
+    /// The suspects' values, as read, while there are at most `InsertedValues.suspectLimit`.
+    private(set) var values: [StoredValue] = []
 
     var isEmpty: Bool { hashes.isEmpty }
 
-    /// Keeps `hash`; false when the limit is reached (then the caller answers "not shown").
-    mutating func add(_ hash: UInt64) -> Bool {
+    /// Whether the suspects are few enough to be looked up in SQL (their `values`).
+    var areFew: Bool { hashes.count <= InsertedValues.suspectLimit }
+
+    /// Keeps a suspect (`value()` is read only while the suspects are few); false when the limit
+    /// is reached (then the caller answers "not shown").
+    mutating func add(_ hash: UInt64, value: () -> StoredValue) -> Bool {
         guard hashes.count < Self.limit else { return false }
         hashes.append(hash)
+        if areFew {
+            values.append(value())
+        } else if !values.isEmpty {
+            values = []
+        }
         return true
     }
 
-    /// Whether a hash kept here is that of two of the column's values (`sql` selects the one
-    /// column): one pass over them, each hashed and looked for among the sorted hashes.
-    mutating func repeatsIn(_ sql: String, db: Database) throws -> Bool {
-        hashes.sort()
+    /// Whether a suspect is held by two of the rows `rows` ("FROM … WHERE …") selects in `column`:
+    /// in SQL while they are few (`InsertedValues.anyRepeated`), else by one pass over the hashes.
+    mutating func anyRepeated(column: String, rows: String, db: Database) throws -> Bool {
+        if areFew { return try InsertedValues.anyRepeated(values.map { [$0] }, columns: [column], rows: rows, db: db) }
+        var none = SuspectHashes()
+        return try Self.settle(repeats: &self, anyOf: &none, column: column, rows: rows, db: db).repeats
+    }
+
+    /// A store's own suspects (`repeats`) and an archive's suspects of being held by the store
+    /// (`anyOf`), settled by one pass over the store's `column` of the rows `rows` selects:
+    /// whether one of `repeats` is held by two of them, and whether one of `anyOf` is held by one.
+    /// Hashed whatever their number: the caller asks a side in SQL instead only where both are
+    /// few, so that where either needs this pass, the column is read once for both.
+    static func settle(
+        repeats: inout SuspectHashes, anyOf: inout SuspectHashes, column: String, rows: String, db: Database
+    ) throws
+        -> (repeats: Bool, any: Bool)
+    {
+        // Sorted in place: a sorted copy would hold them twice.
+        repeats.hashes.sort()
+        anyOf.hashes.sort()
         // One hash flagged twice is held by two rows already.
-        if zip(hashes, hashes.dropFirst()).contains(where: { $0 == $1 }) { return true }
-        var seen = [Bool](repeating: false, count: hashes.count)
-        return try firstKept(in: sql, db: db) { index in
-            defer { seen[index] = true }
-            return seen[index]
+        var repeated = zip(repeats.hashes, repeats.hashes.dropFirst()).contains { $0 == $1 }
+        var found = false
+        // Whether each of `repeats` was met in the pass (none: nothing left to ask of them).
+        var met = [Bool](repeating: false, count: repeated ? 0 : repeats.hashes.count)
+        var asking: Bool { !(repeated || met.isEmpty) || !(found || anyOf.isEmpty) }
+        guard asking else { return (repeated, found) }
+        try ExactSQL.forEachRow(db, sql: "SELECT \(column) \(rows)") { row in
+            guard asking else { return }
+            row.withText(0) { bytes in
+                let hash = RecordMerge.hash(bytes)
+                if !(repeated || met.isEmpty), let index = Self.index(of: hash, in: repeats.hashes) {
+                    repeated = met[index]
+                    met[index] = true
+                }
+                if !found, !anyOf.isEmpty { found = Self.index(of: hash, in: anyOf.hashes) != nil }
+            }
         }
-    }
-
-    /// Whether a value of the column `sql` selects has a hash kept here.
-    mutating func anyIn(_ sql: String, db: Database) throws -> Bool {
-        hashes.sort()
-        return try firstKept(in: sql, db: db) { _ in true }
-    }
-
-    /// One pass over the column `sql` selects, each text hashed and looked for among the hashes
-    /// (sorted by the caller, in place: a sorted copy would hold them twice) until `found` says
-    /// yes of one's index; whether it did.
-    private func firstKept(in sql: String, db: Database, _ found: (Int) -> Bool) throws -> Bool {
-        var answered = false
-        try ExactSQL.forEachRow(db, sql: sql) { row in
-            guard !answered, let index = row.withText(0, { Self.index(of: RecordMerge.hash($0), in: hashes) }) ?? nil else { return }
-            answered = found(index)
-        }
-        return answered
+        return (repeated, found)
     }
 
     private static func index(of hash: UInt64, in sorted: [UInt64]) -> Int? {
