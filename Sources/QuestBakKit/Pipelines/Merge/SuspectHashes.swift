@@ -86,26 +86,54 @@ struct SuspectHashes {
         var met = [Bool](repeating: false, count: repeated ? 0 : repeats.hashes.count)
         var asking: Bool { !(repeated || met.isEmpty) || !(found || anyOf.isEmpty) }
         guard asking else { return (repeated, found) }
+        let (repeatsIndex, anyOfIndex) = (BucketIndex(repeats.hashes), BucketIndex(anyOf.hashes))
         try ExactSQL.forEachRow(db, sql: "SELECT \(column) \(rows)") { row in
             guard asking else { return }
             row.withText(0) { bytes in
                 let hash = RecordMerge.hash(bytes)
-                if !(repeated || met.isEmpty), let index = Self.index(of: hash, in: repeats.hashes) {
+                if !(repeated || met.isEmpty), let index = repeatsIndex.index(of: hash, in: repeats.hashes) {
                     repeated = met[index]
                     met[index] = true
                 }
-                if !found, !anyOf.isEmpty { found = Self.index(of: hash, in: anyOf.hashes) != nil }
+                if !found, !anyOf.isEmpty { found = anyOfIndex.index(of: hash, in: anyOf.hashes) != nil }
             }
         }
         return (repeated, found)
     }
 
-    private static func index(of hash: UInt64, in sorted: [UInt64]) -> Int? {
-        var (low, high) = (0, sorted.count)
-        while low < high {
-            let middle = (low + high) / 2
-            if sorted[middle] < hash { low = middle + 1 } else { high = middle }
+    /// Where each hash's top bits start in a sorted array of hashes, so that a look-up searches
+    /// the few of its bucket: a binary search of the whole array (275,000 hashes, 2.2 MB, at 5M)
+    /// missed the cache on each of its last steps, twice a value of a 5M-record column. Four to
+    /// eight hashes a bucket, 4 bytes a bucket: an eighth of the hashes' own memory at most.
+    private struct BucketIndex {
+        private let shift: UInt64
+        private let starts: [UInt32]
+
+        init(_ sorted: [UInt64]) {
+            var bits = 0
+            while bits < 32 && 8 << bits < sorted.count { bits += 1 }
+            shift = UInt64(64 - bits)
+            var starts = [UInt32](repeating: 0, count: (1 << bits) + 1)
+            // starts[b] is the first index whose bucket is b or more.
+            var index = 0
+            for bucket in 0..<(1 << bits) {
+                while index < sorted.count && Int(sorted[index] >> shift) < bucket { index += 1 }
+                starts[bucket] = UInt32(index)
+            }
+            starts[1 << bits] = UInt32(sorted.count)
+            self.starts = starts
         }
-        return low < sorted.count && sorted[low] == hash ? low : nil
+
+        /// The first index of `hash` in `sorted` (the array this index was made of), if it is there.
+        func index(of hash: UInt64, in sorted: [UInt64]) -> Int? {
+            // A shift by 64 (one bucket) gives 0: Swift's `>>` does not wrap its count.
+            let bucket = Int(hash >> shift)
+            var (low, high) = (Int(starts[bucket]), Int(starts[bucket + 1]))
+            while low < high {
+                let middle = (low + high) / 2
+                if sorted[middle] < hash { low = middle + 1 } else { high = middle }
+            }
+            return low < Int(starts[bucket + 1]) && sorted[low] == hash ? low : nil
+        }
     }
 }
