@@ -29,7 +29,7 @@ final class SuspectHashesTests: XCTestCase {
     }
 
     /// `cloudIDsAreIdentities` past the limit, against the SQL filter it replaces: a cloudID
-    /// repeated late in the column (among the hashed suspects) or early (among those looked up in
+    /// repeated late in the column or early (among the first 256 suspects, once looked up in
     /// SQL) is found by both; a column of distinct ones passes both.
     func testPastTheLimitWhetherEveryCloudIDIsAnIdentityIsTheSQLFiltersAnswer() throws {
         let unique = (0..<Self.count).map { id($0) }
