@@ -819,6 +819,11 @@ struct RecordMerge {
         // and by natural key) follow each other, and each after the first is settled against the
         // record as the previous one left it, not as it was before the merge.
         var previous: (key: Int64, changed: Bool)?
+        // The merge as it settles (nothing the settling asks of it changes in the loop below),
+        // for the calls the loop makes: called on `self`, which the loop also changes (`counts`),
+        // every record's call copied the whole merge (a retain of each of its references) and
+        // freed the copy.
+        let merge = self
         let settled = SettledFields(entity)
         let current =
             "SELECT \(newer.map { "s.\($0)" } ?? "NULL")\(fields.map { ", s.\($0.column)" }.joined()) FROM main.\(entity.table) s WHERE s.\(keyColumn) = ?"
@@ -858,7 +863,7 @@ struct RecordMerge {
                     throw ImportError.verificationFailed(
                         store: storePath, entity: entity.name, expected: "each store record in both once", found: "_pk \(storeKey) twice")
                 }
-                if let now = try fetchFirst(current, [.integer(storeKey)]) {
+                if let now = try merge.fetchFirst(current, [.integer(storeKey)]) {
                     storeDate = now[0]
                     store = Array(now.dropFirst())
                 }
@@ -867,7 +872,7 @@ struct RecordMerge {
             // store's, and the store's older values pass for the newer ones at every later merge.
             let archiveIsNewer =
                 newer != nil && (Self.compare(row[3], storeDate).map { $0 > 0 } ?? (storeDate == .null && row[3] != .null))
-            let changed = try settle(
+            let changed = try merge.settle(
                 entity, settled, storeKey: storeKey, store: store, archive: archive, archiveIsNewer: archiveIsNewer,
                 shared: (store: sharedStoreText, storeAreIdentities: storeCloudIDsAreIdentities, archive: sharedArchiveText),
                 defersChanges: readsInPlace)
