@@ -90,7 +90,11 @@ final class CloudIDPairingTests: XCTestCase {
                 let paired = try RecordMerge.pairedBySameKey(
                     column: "ZCLOUDID", of: "ZTHING", storeRows: "s.Z_ENT = 1", archiveRows: "i.Z_ENT = 1", storeCount: count(store),
                     archiveCount: count(archive), storeCloudIDsAreIdentities: nil, db: db)
-                let rows = try Self.pairs(db, sql: "SELECT incoming, store FROM \(RecordMerge.mapName("ZTHING")) WHERE how = \(RecordMerge.MapOrigin.cloudID.rawValue)")
+                let rows = try Self.pairs(
+                    db,
+                    sql:
+                        "SELECT incoming, store FROM \(RecordMerge.mapName("ZTHING")) WHERE how = \(RecordMerge.MapOrigin.cloudID.rawValue)"
+                )
                 XCTAssertEqual(paired.matchedEveryRecord, pairsAll, name)
                 if paired.matchedEveryRecord {
                     XCTAssertEqual(rows, expected, name)

@@ -102,7 +102,9 @@ final class RecordMergeInPlaceTests: XCTestCase {
         try queue.write { db in
             for table in ["ZA", "ZB", "ZC"] {
                 try db.execute(
-                    sql: "CREATE TEMP TABLE \(RecordMerge.mapName(table)) (incoming INTEGER PRIMARY KEY, store INTEGER NOT NULL, how INTEGER NOT NULL)")
+                    sql:
+                        "CREATE TEMP TABLE \(RecordMerge.mapName(table)) (incoming INTEGER PRIMARY KEY, store INTEGER NOT NULL, how INTEGER NOT NULL)"
+                )
             }
             let naturalKey = RecordMerge.MapOrigin.naturalKey.rawValue
             for (index, example) in cases.enumerated() {
@@ -112,10 +114,37 @@ final class RecordMergeInPlaceTests: XCTestCase {
                 try db.execute(sql: "INSERT INTO \(RecordMerge.mapName("ZC")) VALUES (1, 9, \(naturalKey)), (2, 1, \(naturalKey))")
                 for row in example.rows {
                     try db.execute(
-                        sql: "INSERT INTO \(RecordMerge.mapName("ZB")) VALUES (?, ?, ?)", arguments: [row.incoming, row.store, row.how.rawValue])
+                        sql: "INSERT INTO \(RecordMerge.mapName("ZB")) VALUES (?, ?, ?)",
+                        arguments: [row.incoming, row.store, row.how.rawValue])
                 }
                 XCTAssertEqual(try RecordMerge.storeKeysRise(table: "ZB", db: db), example.rises, "case \(index)")
             }
         }
+    }
+
+    /// Each table the merge's statements may look records up in has a map of its own
+    /// (`MergeLayout.mappedTables`, made before the matching): the entities' tables, the tables
+    /// their references name (here one no entity of the layout owns), and a join table's two sides.
+    func testEveryTableAMapLookupMayNameIsMapped() {
+        func field(_ name: String, reference: String? = nil) -> MergeLayout.Field {
+            MergeLayout.Field(name: name, column: "Z" + name.uppercased(), kind: reference == nil ? .string : nil, reference: reference)
+        }
+        func entity(_ name: String, table: String, fields: [MergeLayout.Field]) -> MergeLayout.EntityPlan {
+            MergeLayout.EntityPlan(
+                name: name, table: table, number: nil, isRoot: true, fields: fields, keys: [], isSingleton: false, rules: [:],
+                cloudIDColumn: nil)
+        }
+        let layout = MergeLayout(
+            entities: [
+                entity("Trip", table: "ZTRIP", fields: [field("name"), field("owner", reference: "ZPERSON")]),
+                entity("Expense", table: "ZEXPENSE", fields: [field("trip", reference: "ZTRIP")]),
+            ],
+            joinTables: [
+                MergeLayout.JoinTable(
+                    name: "Z_1TAGS", entity: "Trip", relationship: "tags", sourceColumn: "Z_1TRIPS", sourceTable: "ZTRIP",
+                    destinationColumn: "Z_3TAGS", destinationTable: "ZTAG")
+            ])
+        XCTAssertEqual(layout.mappedTables, ["ZEXPENSE", "ZPERSON", "ZTAG", "ZTRIP"])
+        XCTAssertEqual(layout.tables, ["ZEXPENSE", "ZTRIP"])
     }
 }

@@ -71,7 +71,8 @@ struct RecordMerge {
     mutating func run() throws {
         for table in layout.mappedTables {
             try db.execute(
-                sql: "CREATE TEMP TABLE \(Self.mapName(table)) (incoming INTEGER PRIMARY KEY, store INTEGER NOT NULL, how INTEGER NOT NULL)")
+                sql: "CREATE TEMP TABLE \(Self.mapName(table)) (incoming INTEGER PRIMARY KEY, store INTEGER NOT NULL, how INTEGER NOT NULL)"
+            )
         }
         for table in layout.tables { try checkSameColumns(table) }
         // The store's count before the merge writes: asked here, where no other connection asks
@@ -199,7 +200,8 @@ struct RecordMerge {
 
     /// How a map row was made: its number in the map's `how`.
     enum MapOrigin: Int {
-        case new = 0, singleton
+        case new = 0
+        case singleton
         case cloudID, uniqueness, naturalKey, oneToOne, content
 
         init(_ kind: MergeLayout.IdentityKey.Kind) {
