@@ -82,16 +82,19 @@ final class CloudIDPairingTests: XCTestCase {
                     }
                 }
                 try db.execute(
-                    sql: """
-                        CREATE TEMP TABLE questbak_map (tbl TEXT NOT NULL, incoming INTEGER NOT NULL, store INTEGER NOT NULL, how TEXT NOT NULL,
-                                                        PRIMARY KEY (tbl, incoming)) WITHOUT ROWID
-                        """)
+                    sql:
+                        "CREATE TEMP TABLE \(RecordMerge.mapName("ZTHING")) (incoming INTEGER PRIMARY KEY, store INTEGER NOT NULL, how INTEGER NOT NULL)"
+                )
                 let expected = try Self.lookupsRows(db)
                 let count = { (side: Side) in side.values.filter { $0.entity == 1 }.count }
                 let paired = try RecordMerge.pairedBySameKey(
                     column: "ZCLOUDID", of: "ZTHING", storeRows: "s.Z_ENT = 1", archiveRows: "i.Z_ENT = 1", storeCount: count(store),
                     archiveCount: count(archive), storeCloudIDsAreIdentities: nil, db: db)
-                let rows = try Self.pairs(db, sql: "SELECT incoming, store FROM temp.questbak_map WHERE tbl = 'ZTHING' AND how = 'cloudID'")
+                let rows = try Self.pairs(
+                    db,
+                    sql:
+                        "SELECT incoming, store FROM \(RecordMerge.mapName("ZTHING")) WHERE how = \(RecordMerge.MapOrigin.cloudID.rawValue)"
+                )
                 XCTAssertEqual(paired.matchedEveryRecord, pairsAll, name)
                 if paired.matchedEveryRecord {
                     XCTAssertEqual(rows, expected, name)

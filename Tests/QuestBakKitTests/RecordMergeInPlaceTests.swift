@@ -89,35 +89,62 @@ final class RecordMergeInPlaceTests: XCTestCase {
     /// The keys' order the in-place reading needs, asked of the map: strictly rising store keys
     /// by archive key, the records only the archive has (`new`) and other tables not counted.
     func testStoreKeysRiseOnlyWhereEachStoreRecordComesOnceInTheArchivesOrder() throws {
-        let cases: [(rows: [(incoming: Int64, store: Int64, how: String)], rises: Bool)] = [
+        let cases: [(rows: [(incoming: Int64, store: Int64, how: RecordMerge.MapOrigin)], rises: Bool)] = [
             ([], true),
-            ([(1, 5, "natural key"), (2, 6, "cloudID"), (7, 9, "natural key")], true),
-            ([(1, 5, "natural key"), (2, 5, "cloudID")], false),
-            ([(1, 5, "natural key"), (2, 4, "natural key")], false),
-            ([(1, 5, "natural key"), (2, 1, "new"), (3, 6, "natural key")], true),
-            ([(1, 5, "natural key"), (2, 5, "new"), (3, 7, "content")], true),
-            ([(3, 5, "natural key"), (1, 9, "natural key")], false),
+            ([(1, 5, .naturalKey), (2, 6, .cloudID), (7, 9, .naturalKey)], true),
+            ([(1, 5, .naturalKey), (2, 5, .cloudID)], false),
+            ([(1, 5, .naturalKey), (2, 4, .naturalKey)], false),
+            ([(1, 5, .naturalKey), (2, 1, .new), (3, 6, .naturalKey)], true),
+            ([(1, 5, .naturalKey), (2, 5, .new), (3, 7, .content)], true),
+            ([(3, 5, .naturalKey), (1, 9, .naturalKey)], false),
         ]
         let queue = try DatabaseQueue()
         try queue.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TEMP TABLE questbak_map (tbl TEXT NOT NULL, incoming INTEGER NOT NULL, store INTEGER NOT NULL, how TEXT NOT NULL,
-                                                    PRIMARY KEY (tbl, incoming)) WITHOUT ROWID
-                    """)
-            for (index, example) in cases.enumerated() {
-                try db.execute(sql: "DELETE FROM temp.questbak_map")
-                // Another table's rows, which fall, around this one's.
+            for table in ["ZA", "ZB", "ZC"] {
                 try db.execute(
                     sql:
-                        "INSERT INTO temp.questbak_map VALUES ('ZA', 1, 9, 'natural key'), ('ZC', 1, 9, 'natural key'), ('ZC', 2, 1, 'natural key')"
+                        "CREATE TEMP TABLE \(RecordMerge.mapName(table)) (incoming INTEGER PRIMARY KEY, store INTEGER NOT NULL, how INTEGER NOT NULL)"
                 )
+            }
+            let naturalKey = RecordMerge.MapOrigin.naturalKey.rawValue
+            for (index, example) in cases.enumerated() {
+                for table in ["ZA", "ZB", "ZC"] { try db.execute(sql: "DELETE FROM \(RecordMerge.mapName(table))") }
+                // Other tables' rows, which fall.
+                try db.execute(sql: "INSERT INTO \(RecordMerge.mapName("ZA")) VALUES (1, 9, \(naturalKey))")
+                try db.execute(sql: "INSERT INTO \(RecordMerge.mapName("ZC")) VALUES (1, 9, \(naturalKey)), (2, 1, \(naturalKey))")
                 for row in example.rows {
                     try db.execute(
-                        sql: "INSERT INTO temp.questbak_map VALUES ('ZB', ?, ?, ?)", arguments: [row.incoming, row.store, row.how])
+                        sql: "INSERT INTO \(RecordMerge.mapName("ZB")) VALUES (?, ?, ?)",
+                        arguments: [row.incoming, row.store, row.how.rawValue])
                 }
                 XCTAssertEqual(try RecordMerge.storeKeysRise(table: "ZB", db: db), example.rises, "case \(index)")
             }
         }
+    }
+
+    /// Each table the merge's statements may look records up in has a map of its own
+    /// (`MergeLayout.mappedTables`, made before the matching): the entities' tables, the tables
+    /// their references name (here one no entity of the layout owns), and a join table's two sides.
+    func testEveryTableAMapLookupMayNameIsMapped() {
+        func field(_ name: String, reference: String? = nil) -> MergeLayout.Field {
+            MergeLayout.Field(name: name, column: "Z" + name.uppercased(), kind: reference == nil ? .string : nil, reference: reference)
+        }
+        func entity(_ name: String, table: String, fields: [MergeLayout.Field]) -> MergeLayout.EntityPlan {
+            MergeLayout.EntityPlan(
+                name: name, table: table, number: nil, isRoot: true, fields: fields, keys: [], isSingleton: false, rules: [:],
+                cloudIDColumn: nil)
+        }
+        let layout = MergeLayout(
+            entities: [
+                entity("Trip", table: "ZTRIP", fields: [field("name"), field("owner", reference: "ZPERSON")]),
+                entity("Expense", table: "ZEXPENSE", fields: [field("trip", reference: "ZTRIP")]),
+            ],
+            joinTables: [
+                MergeLayout.JoinTable(
+                    name: "Z_1TAGS", entity: "Trip", relationship: "tags", sourceColumn: "Z_1TRIPS", sourceTable: "ZTRIP",
+                    destinationColumn: "Z_3TAGS", destinationTable: "ZTAG")
+            ])
+        XCTAssertEqual(layout.mappedTables, ["ZEXPENSE", "ZPERSON", "ZTAG", "ZTRIP"])
+        XCTAssertEqual(layout.tables, ["ZEXPENSE", "ZTRIP"])
     }
 }

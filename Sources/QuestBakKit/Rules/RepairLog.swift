@@ -127,7 +127,7 @@ package final class RepairLog {
         var pending: [RepairEntry] = []
 
         /// Counts the entry and keeps it; true when a batch is full.
-        mutating func add(_ entry: RepairEntry) -> Bool {
+        mutating func add(_ entry: consuming RepairEntry) -> Bool {
             let key = Tally(kind: entry.kind, rule: entry.rule)
             if let index = tally.firstIndex(where: { $0.key == key }) {
                 tally[index].count += 1
@@ -162,7 +162,9 @@ package final class RepairLog {
         file = try RepairLogFile(url: directory.appendingPathComponent("repairs.entries"))
     }
 
-    func record(_ entry: RepairEntry) throws {
+    /// `entry` is taken, not copied: a copy kept of each (a retain of each of its texts and
+    /// values, and a release of the caller's) cost a merge's thread for each of its entries.
+    func record(_ entry: consuming RepairEntry) throws {
         if state.add(entry) { try handOff() }
     }
 

@@ -56,14 +56,14 @@ extension RecordMerge {
         guard identities, archiveCount > 0, try !CoreDataSQL.declaresCollation(db, table: table, schema: "incoming") else {
             return SameKeyPairing(matchedEveryRecord: false, storeCloudIDsAreIdentities: identities)
         }
-        let how = MergeLayout.IdentityKey.Kind.cloudID.rawValue
+        let (map, how) = (mapName(table), MapOrigin.cloudID.rawValue)
         try db.execute(
             sql: """
-                INSERT INTO temp.questbak_map (tbl, incoming, store, how)
-                SELECT ?, i.\(CoreDataSQL.keyColumn), s.\(CoreDataSQL.keyColumn), ? FROM incoming.\(table) i
+                INSERT INTO \(map) (incoming, store, how)
+                SELECT i.\(CoreDataSQL.keyColumn), s.\(CoreDataSQL.keyColumn), \(how) FROM incoming.\(table) i
                 JOIN main.\(table) s ON s.\(CoreDataSQL.keyColumn) = i.\(CoreDataSQL.keyColumn)
                 WHERE \(archiveRows) AND \(storeRows) AND +s.\(column) = +i.\(column) COLLATE BINARY
-                """, arguments: [table, how])
+                """)
         guard db.changesCount != archiveCount else {
             return SameKeyPairing(matchedEveryRecord: true, storeCloudIDsAreIdentities: identities)
         }
@@ -72,9 +72,9 @@ extension RecordMerge {
         // and the lookup asks every record.
         try db.execute(
             sql: """
-                DELETE FROM temp.questbak_map WHERE tbl = ? AND how = ? AND incoming IN (
+                DELETE FROM \(map) WHERE how = \(how) AND incoming IN (
                     SELECT i.\(CoreDataSQL.keyColumn) FROM incoming.\(table) i WHERE \(archiveRows))
-                """, arguments: [table, how])
+                """)
         return SameKeyPairing(matchedEveryRecord: false, storeCloudIDsAreIdentities: identities)
     }
 }

@@ -87,6 +87,13 @@ struct MergeLayout {
 
     var tables: [String] { Array(Set(entities.map(\.table))).sorted() }
 
+    /// Every table the merge's map may be asked about (`RecordMerge.mapName`): the entities'
+    /// tables, the tables their references name, and the tables a join table's links name.
+    var mappedTables: [String] {
+        let named = entities.flatMap { $0.fields.compactMap(\.reference) } + joinTables.flatMap { [$0.sourceTable, $0.destinationTable] }
+        return Array(Set(entities.map(\.table) + named)).sorted()
+    }
+
     /// Every column that holds a `Z_PK`, by table: the destination's table.
     func references(in table: String) -> [String: String] {
         var found: [String: String] = [:]

@@ -42,11 +42,11 @@ struct ReferenceChecks {
     /// table.
     ///
     /// *Why "no" means `reportDangling` finds nothing.* It lists the entity's records in the map
-    /// (`tbl` the entity's table) whose value is not NULL and that the map has no row for
-    /// (`tbl` the destination table, `incoming` the value). Once every entity is matched the map
+    /// (the entity's table's map) whose value is not NULL and that the map has no row for
+    /// (the destination table's, `incoming` the value). Once every entity is matched the map
     /// holds one row for each archive record of each entity of the layout and no other: the
     /// matching (singleton, keys, content) and `assignNewKeys` add rows only for records of the
-    /// entity's own rows (`rows`), one at most each (the map's key is the table and the record's
+    /// entity's own rows (`rows`), one at most each (a table's map is keyed by the record's
     /// key), and `assignNewKeys` checks that after it every such record has one. So the map has a
     /// row (R, v) exactly when a record of an entity of the layout on table R has `Z_PK` = v in
     /// the archive, compared as `d.incoming = value` compares: `map.incoming` and `Z_PK` both have
