@@ -93,7 +93,9 @@ let package = Package(
         // The command line: subcommands, rendering, hints, exit statuses, process hooks.
         .target(
             name: "QuestBakCLI",
-            dependencies: ["QuestBakKit", "CLibcExtras", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "QuestBakKit", "CLibcExtras", "CSQLiteConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(name: "questbak", dependencies: ["QuestBakCLI"], swiftSettings: [.swiftLanguageMode(.v6)]),

@@ -12,4 +12,12 @@ static inline int questbak_set_triggers_enabled(sqlite3 *db, int enabled) {
     return code == SQLITE_OK && now == enabled ? SQLITE_OK : (code == SQLITE_OK ? SQLITE_ERROR : code);
 }
 
+/// sqlite3_config() is variadic too. Turns off SQLite's memory statistics for the process: with
+/// them on, every allocation and free SQLite makes takes one global mutex to count it, on every
+/// thread (a restore's inserts beside its read-back proof, a merge's matching beside its checks).
+/// Only before SQLite is initialized (before the first connection); SQLITE_MISUSE after.
+static inline int questbak_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 #endif

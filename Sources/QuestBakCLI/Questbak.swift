@@ -6,6 +6,10 @@ import QuestBakKit
 /// leaves to its host (interrupt cleanup, fault injection), then runs the command line.
 public enum CommandLineTool {
     public static func main() {
+        // First: SQLite takes it only before its first connection. A debug build stops here if
+        // anything before this line opens one (every command test runs the debug build).
+        let statisticsOff = SQLiteSettings.turnOffMemoryStatistics()
+        assert(statisticsOff, "SQLite was initialized before questbak's settings")
         ProcessHooks.install()
         let arguments = Array(CommandLine.arguments.dropFirst())
         func suggest() {
