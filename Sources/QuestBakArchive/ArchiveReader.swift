@@ -72,15 +72,12 @@ package struct ArchiveReader: Sendable {
         return manifest
     }
 
-    /// `onPieces` is given the stream's pieces once the manifest is read, before any other member:
-    /// a restore may have them cut ahead from then on (`TarPieces.readAhead`).
-    package func read(
+    public func read(
         onManifest: (ArchiveManifest) throws -> Void = { _ in },
         onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void = { _, _, _ in },
         onTableLine: (ArchiveManifest.TableMember, Int, Data) throws -> Void = { _, _, _ in },
         onFile: (ArchiveManifest.FileMember, Data) throws -> Void = { _, _ in },
-        onExternalFile: (ArchiveManifest.FileMember, ExternalFileBytes) throws -> Void = { _, _ in },
-        onPieces: (TarPieces) -> Void = { _ in }
+        onExternalFile: (ArchiveManifest.FileMember, ExternalFileBytes) throws -> Void = { _, _ in }
     ) throws -> Verification {
         var descriptor = self.descriptor ?? -1
         if let url {
@@ -103,13 +100,10 @@ package struct ArchiveReader: Sendable {
             descriptor = pipe.fileDescriptor
         }
         do {
-            let cutter = TarPieceCutter(try TarArchiveReader(fileDescriptor: descriptor), lineBytes: limits.lineBytes)
-            // Whatever cuts the pieces ahead (`onPieces`) reads nothing more once `read` is done:
-            // before the file is closed or the decryption finished.
-            defer { cutter.close() }
+            let tar = try TarArchiveReader(fileDescriptor: descriptor)
             let verification = try read(
-                TarPieces(cutter), onManifest: onManifest, onRecordLine: onRecordLine, onTableLine: onTableLine, onFile: onFile,
-                onExternalFile: onExternalFile, onPieces: onPieces)
+                tar, onManifest: onManifest, onRecordLine: onRecordLine, onTableLine: onTableLine, onFile: onFile,
+                onExternalFile: onExternalFile)
             // Read to the authenticated end: every byte of the file is checked, not only those the
             // tar reader needed.
             try decryption?.finish(readingToEnd: true)
@@ -142,13 +136,12 @@ package struct ArchiveReader: Sendable {
     }
 
     private func read(
-        _ tar: TarPieces,
+        _ tar: TarArchiveReader,
         onManifest: (ArchiveManifest) throws -> Void,
         onRecordLine: (ArchiveManifest.EntityMember, Int, Data) throws -> Void,
         onTableLine: (ArchiveManifest.TableMember, Int, Data) throws -> Void,
         onFile: (ArchiveManifest.FileMember, Data) throws -> Void,
-        onExternalFile: (ArchiveManifest.FileMember, ExternalFileBytes) throws -> Void,
-        onPieces: (TarPieces) -> Void
+        onExternalFile: (ArchiveManifest.FileMember, ExternalFileBytes) throws -> Void
     ) throws -> Verification {
         guard let first = try tar.nextEntry() else {
             throw ArchiveError.notAQuestbakArchive(path: path, reason: "the archive is empty")
@@ -164,11 +157,8 @@ package struct ArchiveReader: Sendable {
             throw ArchiveError.unexpectedMember(
                 path: path, member: first.path, reason: "\(first.size) bytes, more than the \(limits.manifestBytes) a manifest may have")
         }
-        let manifest = try parseManifest(try readAll(tar, size: first.size, member: first.path).data)
+        let manifest = try parseManifest(try readAll(tar, size: first.size, member: first.path))
         try onManifest(manifest)
-        // Only now is it known which members are lines: the manifest's entities and tables.
-        tar.cutter.lineMembers = Set(manifest.entities.map(\.path) + (manifest.tables ?? []).map(\.path))
-        onPieces(tar)
 
         // parseManifest refused duplicates; never trap on them all the same.
         var expectedEntities = Dictionary(manifest.entities.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
@@ -216,7 +206,8 @@ package struct ArchiveReader: Sendable {
                     throw ArchiveError.unexpectedMember(
                         path: path, member: file.path, reason: "\(file.bytes) bytes, more than the \(limits.fileBytes) allowed")
                 }
-                let (data, digest) = try readAll(tar, size: entry.size, member: file.path)
+                let data = try readAll(tar, size: entry.size, member: file.path)
+                let digest = SHA256.hash(data: data).hexString
                 guard digest == file.sha256 else {
                     throw ArchiveError.checksumMismatch(path: path, member: file.path, expected: file.sha256, found: digest)
                 }
@@ -236,30 +227,18 @@ package struct ArchiveReader: Sendable {
     /// what `body` leaves unread is read and hashed after it. The size and SHA-256 are checked
     /// at the end, so `body` must be ready to discard what it wrote when this throws.
     private func readExternal(
-        _ tar: TarPieces, file: ArchiveManifest.FileMember,
+        _ tar: TarArchiveReader, file: ArchiveManifest.FileMember,
         _ body: (ArchiveManifest.FileMember, ExternalFileBytes) throws -> Void
     ) throws {
+        var hasher = SHA256()
         var total: Int64 = 0
-        // The piece being handed out and how much of it has been; the member's SHA-256 at its end.
-        var piece = Data()
-        var handedOut = 0
-        var sha256: String?
         func pull(_ buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-            while handedOut == piece.count {
-                if sha256 != nil { return 0 }
-                switch try tar.nextData() {
-                case .bytes(let bytes): (piece, handedOut) = (bytes, 0)
-                case .end(let digest, _): sha256 = digest
-                default: preconditionFailure("ArchiveReader: a file member read as lines")
-                }
-            }
-            let count = min(buffer.count, piece.count - handedOut)
-            piece.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[handedOut..<handedOut + count])) }
-            handedOut += count
+            let count = try tar.read(into: buffer)
             total += Int64(count)
             guard total <= file.bytes else {
                 throw ArchiveError.sizeMismatch(path: path, member: file.path, declared: file.bytes, found: total)
             }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             return count
         }
         try body(file, pull)
@@ -268,13 +247,13 @@ package struct ArchiveReader: Sendable {
         guard total == file.bytes else {
             throw ArchiveError.sizeMismatch(path: path, member: file.path, declared: file.bytes, found: total)
         }
-        guard let digest = sha256 else { preconditionFailure("ArchiveReader: an external file read to its end has its SHA-256") }
+        let digest = hasher.finalize().hexString
         guard digest == file.sha256 else {
             throw ArchiveError.checksumMismatch(path: path, member: file.path, expected: file.sha256, found: digest)
         }
     }
 
-    static func unsafeReason(_ entry: TarEntry) -> String? {
+    static func unsafeReason(_ entry: TarArchiveReader.Entry) -> String? {
         if let target = entry.linkTarget { return "is a link to \(UntrustedText.display(target)); archives hold only regular files" }
         if !entry.isRegularFile { return "is not a regular file" }
         if entry.path.hasPrefix("/") || entry.path.split(separator: "/").contains("..") { return "has an unsafe path" }
@@ -355,7 +334,9 @@ package struct ArchiveReader: Sendable {
 
     /// Reads a member of lines: the header, then `count` records, each passed to `onLine`, the
     /// whole checked against the manifest's size and SHA-256.
-    private func readLines(_ tar: TarPieces, member: LineMember, onLine: (Int, Data) throws -> Void) throws {
+    private func readLines(_ tar: TarArchiveReader, member: LineMember, onLine: (Int, Data) throws -> Void) throws {
+        var hasher = SHA256()
+        var pending = Data()
         var lineNumber = 0
         var total: Int64 = 0
         // A line refused (by the header check or by the caller) in a member whose bytes are
@@ -369,7 +350,6 @@ package struct ArchiveReader: Sendable {
             } catch {
                 guard member.bytes - total <= limits.checksumAfterLineErrorBytes else { throw error }
                 lineError = error
-                tar.hashOnly()
             }
         }
         func handleLine(_ line: Data) throws {
@@ -386,37 +366,47 @@ package struct ArchiveReader: Sendable {
                 try onLine(lineNumber, line)
             }
         }
-        // Each read of the tar, cut at its newlines (`TarPieceCutter`): its lines are handled,
-        // then its unfinished line is checked, as when this loop cut them itself.
-        var digest = ""
-        reading: while true {
-            switch try tar.nextData() {
-            case .lines(let read):
-                total += Int64(read.count)
-                guard total <= member.bytes else {
-                    throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: total)
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try tar.read(into: $0) }
+            if count == 0 { break }
+            total += Int64(count)
+            guard total <= member.bytes else {
+                throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: total)
+            }
+            let chunk = buffer[0..<count]
+            hasher.update(data: chunk)
+            if lineError != nil { continue }
+            var start = chunk.startIndex
+            // `memchr`, not `firstIndex(of:)`, whose loop over each byte was a fifteenth of the
+            // transaction's thread in another app's import (the chunk's indices start at 0).
+            func newline(after start: Int) -> Int? {
+                chunk.withUnsafeBufferPointer { bytes in
+                    guard start < bytes.count, let base = bytes.baseAddress,
+                        let found = memchr(base + start, 0x0A, bytes.count - start)
+                    else { return nil }
+                    return UnsafeRawPointer(found) - UnsafeRawPointer(base)
                 }
-                if lineError != nil { continue }
-                for line in read.lines {
-                    try handle(line)
-                    if lineError != nil { break }
-                }
-                if lineError != nil { continue }
-                guard !read.unfinishedTooLong else {
-                    throw ArchiveError.invalidLine(
-                        path: path, member: member.path, line: lineNumber + 1, reason: "longer than \(limits.lineBytes) bytes")
-                }
-            case .end(let sha256, let lastLine):
-                if let lastLine, lineError == nil { try handle(lastLine) }
-                digest = sha256
-                break reading
-            default:
-                preconditionFailure("ArchiveReader: a member of lines read as bytes")
+            }
+            while let newline = newline(after: start) {
+                pending.append(contentsOf: chunk[start..<newline])
+                try handle(pending)
+                pending.removeAll(keepingCapacity: true)
+                start = newline + 1
+                if lineError != nil { break }
+            }
+            if lineError != nil { continue }
+            pending.append(contentsOf: chunk[start...])
+            guard pending.count <= limits.lineBytes else {
+                throw ArchiveError.invalidLine(
+                    path: path, member: member.path, line: lineNumber + 1, reason: "longer than \(limits.lineBytes) bytes")
             }
         }
+        if !pending.isEmpty && lineError == nil { try handle(pending) }
         guard total == member.bytes else {
             throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: total)
         }
+        let digest = hasher.finalize().hexString
         guard digest == member.sha256 else {
             throw ArchiveError.checksumMismatch(path: path, member: member.path, expected: member.sha256, found: digest)
         }
@@ -492,21 +482,17 @@ package struct ArchiveReader: Sendable {
         }
     }
 
-    /// A member's bytes, and their SHA-256 (hex).
-    private func readAll(_ tar: TarPieces, size: Int64, member: String) throws -> (data: Data, sha256: String) {
+    private func readAll(_ tar: TarArchiveReader, size: Int64, member: String) throws -> Data {
         var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            switch try tar.nextData() {
-            case .bytes(let bytes):
-                data.append(bytes)
-                guard data.count <= size else {
-                    throw ArchiveError.sizeMismatch(path: path, member: member, declared: size, found: Int64(data.count))
-                }
-            case .end(let sha256, _):
-                return (data, sha256)
-            default:
-                preconditionFailure("ArchiveReader: a file member read as lines")
+            let count = try buffer.withUnsafeMutableBytes { try tar.read(into: $0) }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+            guard data.count <= size else {
+                throw ArchiveError.sizeMismatch(path: path, member: member, declared: size, found: Int64(data.count))
             }
         }
+        return data
     }
 }

@@ -47,9 +47,8 @@ package enum Importer {
         /// rules out anything to find (`InsertedValues`). Off only in the tests that compare the
         /// two ways: every check then runs, as before.
         package var skipsChecksTheInsertsRuleOut = true
-        /// Whether a model archive's record lines are decoded, and the archive read, on a second
-        /// core, ahead of the inserts (`StatementRestore.write`, `RestoreAhead`). Off only in the
-        /// tests that compare the two ways.
+        /// Whether a model archive's record lines are decoded on a second core, ahead of the
+        /// inserts (`StatementRestore.write`). Off only in the tests that compare the two ways.
         package var decodesLinesAhead = true
         /// Whether a model archive's links kept on destination rows go into each destination's
         /// row as it is inserted (`StatementRestore.write`). Off only in the tests that compare the two ways.

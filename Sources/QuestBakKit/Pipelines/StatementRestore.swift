@@ -238,17 +238,16 @@ struct StatementRestore {
             // Reading the archive (`produce`) hands each item over to what writes it (`consume`), in
             // the archive's order. A format 1 or 2 archive's schema is known before its first line,
             // so its lines are read and decoded on a second core while SQLite inserts on this one
-            // (the transaction's). A format 3 archive is checked here, on the transaction's thread,
+            // (the transaction's). A format 3 archive is read here, on the transaction's thread,
             // and each batch is written where it is read (`produce(consume)`): an error the
             // inserts throw then reaches the reader at the line it read last, which, for a member
             // whose bytes are damaged, reports the checksum instead (`ArchiveReader.readLines`).
             // Handed over to another thread, a line's error would come back at a later point of the
             // reading and could win over the checksum. (Reading alone on a second core gained
             // nothing measurable, 2.38 s either way at 100k, and cost 10 MB of peak memory.) Only
-            // what has no effect but its result runs ahead on a second core (`linesAhead`): the
-            // decoding of a model archive's lines, taken back line by line as the inserts reach
-            // each one, and, between them, the archive's reading (decompression, the tar, SHA-256s,
-            // lines cut: `TarPieces`), whose every check stays on this thread, in its order.
+            // the decoding of a model archive's lines, which has no effect but its row, runs
+            // ahead on a second core (`linesAhead`), taken back line by line as the inserts reach
+            // each one.
             enum Item {
                 /// Lines and the members they are of (a batch holds one or two), each line naming
                 /// its member by index: a member's strings were retained on the reading core and
@@ -290,11 +289,7 @@ struct StatementRestore {
                             RecordLine(
                                 member: members.count - 1, lineNumber: lineNumber, content: content,
                                 firstLine: lineNumber == 2 ? line : nil))
-                        // EXPERIMENT: the inserts a batch behind the reading.
-                        if batch.count >= 1024 {
-                            try handOver(.records(members: members, lines: Array(batch[0..<512])))
-                            batch.removeFirst(512)
-                        }
+                        if batch.count >= 512 { try flush() }
                     },
                     onTableLine: { table, lineNumber, line in
                         try flush()
@@ -311,9 +306,7 @@ struct StatementRestore {
                         spooledCount += 1
                         if let spooled { try Self.spool(bytes, to: spooled) }
                         try handOver(.external(name: String(file.path.dropFirst(ExternalStorage.memberPrefix.count)), spooled: spooled))
-                    },
-                    // The archive is read on the decoder's core too, once it starts (`RestoreAhead`).
-                    onPieces: { linesAhead?.readAhead($0) })
+                    })
                 try flush()
             }
             let consume: (Item) throws -> Void = { item in
@@ -813,7 +806,7 @@ struct StatementRestore {
         var lineDecoders: [String: ModelMemberEncoding.LineDecoder] = [:]
         /// A model archive's record lines (by entity name), decoded on a second core as they are
         /// read, into the row or the error `LineDecoder` gives; started once the layout is made.
-        typealias LinesAhead = RestoreAhead
+        typealias LinesAhead = WorkAhead<(entity: String, line: Data), Result<ModelMemberEncoding.Row, Error>>
         var linesAhead: LinesAhead?
         /// `linkInsert()`'s statement, once made.
         var linkInsertStatement: Statement?
