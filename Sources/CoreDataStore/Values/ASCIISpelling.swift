@@ -1,15 +1,13 @@
 import Foundation
 
 /// The ASCII spellings a record line is made of, appended to the line's bytes without a `String`
-/// made of them: an integer's digits (`String(number)`), a UUID's text (`uuidString`) and bytes
-/// in base64 (`base64EncodedString()`), byte for byte what those write (`ASCIISpellingTests`
-/// compares them).
+/// made of them: an integer's digits (`String(number)`) and a UUID's text (`uuidString`), byte
+/// for byte what those write (`ASCIISpellingTests` compares them; base64 is `Base64Text`'s).
 ///
 /// Why by hand: export writes one of these for nearly every value of every record. Foundation's
-/// `uuidString` on Linux formats through `snprintf` (6,000 instructions a UUID), and each of the
-/// three makes a `String` that is then copied into the line (and, for base64, scanned again for
-/// characters to escape, though base64 has none): together a fifth of the encoder's instructions
-/// for another app's recipes.
+/// `uuidString` on Linux formats through `snprintf` (6,000 instructions a UUID), and each makes
+/// a `String` that is then copied into the line: together with base64's (`Base64Text`), a fifth
+/// of the encoder's instructions for another app's recipes.
 package enum ASCIISpelling {
     /// The decimal digits of `number`, a `-` first when it is negative: `String(number)`.
     package static func appendInteger(_ number: Int64, to output: inout [UInt8]) {
@@ -50,37 +48,4 @@ package enum ASCIISpelling {
     }
 
     private static let upperHexDigits: StaticString = "0123456789ABCDEF"
-    private static let base64Digits: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
-    /// `bytes` in base64 as `base64EncodedString()` writes it: the standard alphabet, padded with
-    /// `=` to a multiple of four characters, no line breaks.
-    package static func appendBase64(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        let count = (bytes.count + 2) / 3 * 4
-        guard count > 0 else { return }
-        let digit = base64Digits.utf8Start
-        // Written into a buffer and appended once, as `appendUUID` is.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { text in
-            var index = 0
-            var position = 0
-            while index + 3 <= bytes.count {
-                let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-                text[position] = digit[Int(group >> 18)]
-                text[position + 1] = digit[Int(group >> 12 & 0x3F)]
-                text[position + 2] = digit[Int(group >> 6 & 0x3F)]
-                text[position + 3] = digit[Int(group & 0x3F)]
-                index += 3
-                position += 4
-            }
-            let left = bytes.count - index
-            if left > 0 {
-                // One or two bytes: two or three digits, then `=` to the group's four.
-                let group = UInt32(bytes[index]) << 16 | (left == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-                text[position] = digit[Int(group >> 18)]
-                text[position + 1] = digit[Int(group >> 12 & 0x3F)]
-                text[position + 2] = left == 2 ? digit[Int(group >> 6 & 0x3F)] : UInt8(ascii: "=")
-                text[position + 3] = UInt8(ascii: "=")
-            }
-            output.append(contentsOf: UnsafeBufferPointer(text))
-        }
-    }
 }

@@ -55,7 +55,7 @@ package enum ValueJSON {
     }
 
     /// `appendString(bytes.base64EncodedString())`: base64 has no character to escape, so its
-    /// digits go between the quotes as they are (`ASCIISpelling`).
+    /// digits go between the quotes as they are (`Base64Text`).
     package static func appendBase64String(_ bytes: Data, to output: inout [UInt8]) {
         bytes.withUnsafeBytes { appendBase64String($0, to: &output) }
     }
@@ -63,7 +63,7 @@ package enum ValueJSON {
     /// The same, of bytes lent from a buffer (export's encoder, from SQLite's own).
     package static func appendBase64String(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        ASCIISpelling.appendBase64(bytes, to: &output)
+        Base64Text.append(bytes, to: &output)
         output.append(UInt8(ascii: "\""))
     }
 
