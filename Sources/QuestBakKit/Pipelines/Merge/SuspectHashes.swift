@@ -18,12 +18,12 @@ import GRDB
 /// *Why every suspect is hashed past 256, the first 256 too.* Their SQL (an `IN` list, which no
 /// index serves on a Core Data cloudID column) reads the whole table, as the pass over the hashes
 /// does: asked both ways, a 5M-record column was read twice (0.9 s each at 5M). And where a
-/// store's own suspects and an archive's are both past 256 (`settle(repeats:anyOf:in:db:)`), one
+/// store's own suspects and an archive's are both past 256 (`settle(repeats:anyOf:column:rows:db:)`), one
 /// pass over the store's column settles both.
 ///
 /// *Why the answers stay exact.* Equal bytes have equal hashes (`RecordMerge.hash`). A flagged
 /// text that another row of the column also holds makes its hash appear twice in that column
-/// (`repeatsIn`), or once in another side's column that holds it (`anyIn`): the pass finds it.
+/// (`settle`'s `repeats`), or once in another side's column that holds it (its `anyOf`): the pass finds it.
 /// A hash found where no equal text is (two texts of one 64-bit hash) answers "not shown", the
 /// answer the passes always gave past the limit, after which the merge asks SQL as it always
 /// did: a pass can be wrong only towards the slower, exact path, never towards a wrong match.
