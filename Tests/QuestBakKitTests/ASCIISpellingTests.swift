@@ -4,8 +4,9 @@ import XCTest
 @testable import CoreDataStore
 @testable import QuestBakFixtures
 
-/// Integers, UUIDs and base64 are written into a line's bytes by hand (`ASCIISpelling`): the
-/// bytes must be those of the `String`s Swift and Foundation make of them, which lines held before.
+/// Integers, UUIDs and base64 are written into a line's bytes by hand (`ASCIISpelling`,
+/// `UUID.appendText(of:to:)`, `Base64Text`): the bytes must be those of the `String`s Swift and
+/// Foundation make of them, which lines held before.
 final class ASCIISpellingTests: XCTestCase {
     func testAnIntegersDigitsAreItsString() {
         var random = SeededGenerator(seed: 33)
@@ -42,6 +43,51 @@ final class ASCIISpellingTests: XCTestCase {
             var bytes: [UInt8] = []
             ValueJSON.append(.uuid(uuid), to: &bytes)
             XCTAssertEqual(bytes, Array("\"\(uuid.uuidString)\"".utf8))
+            // And the reader beside the writer reads it back, either case.
+            let text = Array(bytes.dropFirst().dropLast())
+            let upper = text.withUnsafeBytes { UUID.read(text: $0) }
+            XCTAssertEqual(upper?.uuid, uuid)
+            XCTAssertEqual(upper?.upperCase, true)
+            let lower = Array(uuid.uuidString.lowercased().utf8).withUnsafeBytes { UUID.read(text: $0) }
+            XCTAssertEqual(lower?.uuid, uuid)
+            XCTAssertEqual(lower?.upperCase, uuid.uuidString.allSatisfy { !$0.isLetter })
+        }
+    }
+
+    /// The reader takes only the writer's shape: every dash in its place, 32 hexadecimal digits.
+    func testATextOfAnyOtherShapeIsNoUUID() {
+        let good = Array("0123ABCD-4567-89EF-abcd-0123456789EF".utf8)
+        XCTAssertNotNil(good.withUnsafeBytes { UUID.read(text: $0) })
+        var shapes: [[UInt8]] = [Array(good.dropLast()), good + [UInt8(ascii: "0")], []]
+        for dash in [8, 13, 18, 23] {
+            for shift in [-1, 1] {
+                var moved = good
+                moved.swapAt(dash, dash + shift)
+                shapes.append(moved)
+            }
+        }
+        for position in good.indices {
+            for byte in [UInt8(ascii: "g"), UInt8(ascii: "G"), UInt8(ascii: " "), UInt8(ascii: "-"), UInt8(ascii: "0")] {
+                var changed = good
+                changed[position] = byte
+                // A digit for a digit, or the dash itself, keeps the shape.
+                if byte == good[position] || (good[position] != UInt8(ascii: "-") && byte == UInt8(ascii: "0")) { continue }
+                shapes.append(changed)
+            }
+        }
+        for shape in shapes {
+            XCTAssertNil(shape.withUnsafeBytes { UUID.read(text: $0) }, String(decoding: shape, as: UTF8.self))
+        }
+    }
+
+    func testAnIntegerArraysTextIsItsNumbersJoined() {
+        var random = SeededGenerator(seed: 36)
+        var arrays: [[Int64]] = [[], [0], [.min, .max], [-1, 1, -10, 10]]
+        for count in 0..<50 { arrays.append((0..<count).map { _ in Int64.random(in: .min ... .max, using: &random) }) }
+        for numbers in arrays {
+            var json: [UInt8] = []
+            ValueJSON.append(.integerArray(numbers), to: &json)
+            XCTAssertEqual(json, Array("[\(numbers.map(String.init).joined(separator: ","))]".utf8))
         }
     }
 

@@ -11,13 +11,45 @@ extension UUID {
     }
 }
 
+/// A UUID's text both ways, by hand, in one place: hexadecimal digits in groups of 8, 4, 4, 4
+/// and 12 joined by `-`. Foundation on Linux reads it through sscanf, from a `String` made first,
+/// and writes it (`uuidString`) through snprintf, about 6,000 instructions a UUID; export writes
+/// one and import reads one for nearly every UUID value and cloudID.
 extension UUID {
+    /// Whether the text has a `-` before the digits of the byte at `index` (0 to 15): the groups
+    /// have an even number of digits, so a byte's pair of digits never spans a dash.
+    private static func textHasDash(beforeByte index: Int) -> Bool {
+        index == 4 || index == 6 || index == 8 || index == 10
+    }
+
+    /// The text of a UUID of these 16 bytes as `uuidString` spells it (upper-case digits),
+    /// appended to `output`.
+    package static func appendText(of bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        precondition(bytes.count == 16, "a UUID is 16 bytes")
+        let hex = upperHexDigits.utf8Start
+        // Written into a buffer and appended once: an append per byte checked the line's
+        // capacity and uniqueness for each.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+            var position = 0
+            for index in 0..<16 {
+                if textHasDash(beforeByte: index) {
+                    text[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                text[position] = hex[Int(bytes[index] >> 4)]
+                text[position + 1] = hex[Int(bytes[index] & 0x0F)]
+                position += 2
+            }
+            output.append(contentsOf: UnsafeBufferPointer(text))
+        }
+    }
+
+    private static let upperHexDigits: StaticString = "0123456789ABCDEF"
+
     /// The UUID a text of 36 bytes spells (hexadecimal digits in groups of 8, 4, 4, 4 and 12
     /// joined by `-`, either case), and whether its letters are all upper case, as `uuidString`
     /// writes them; nil for any other text. The one reading of that shape, for a cloudID's check
-    /// (`DeterministicID.isWellFormed`) and an archive's UUID value (`ValueJSON.uuid(text:)`),
-    /// both on hot paths: by hand from the bytes, because Foundation's parser on Linux goes
-    /// through sscanf and needs a `String` made first.
+    /// (`DeterministicID.isWellFormed`) and an archive's UUID value (`ValueJSON.uuid(text:)`).
     package static func read(text bytes: UnsafeRawBufferPointer) -> (uuid: UUID, upperCase: Bool)? {
         guard bytes.count == 36 else { return nil }
         var upperCase = true
@@ -35,8 +67,7 @@ extension UUID {
         let read = withUnsafeMutableBytes(of: &uuid) { out -> Bool in
             var position = 0
             for index in 0..<16 {
-                // The groups have an even number of digits: a pair never spans a dash.
-                if position == 8 || position == 13 || position == 18 || position == 23 {
+                if textHasDash(beforeByte: index) {
                     guard bytes[position] == UInt8(ascii: "-") else { return false }
                     position += 1
                 }

@@ -42,7 +42,10 @@ package enum ValueJSON {
         case .binary(let bytes): appendBase64String(bytes, to: &output)
         case .integerArray(let numbers):
             output.append(UInt8(ascii: "["))
-            output.append(contentsOf: numbers.map(String.init).joined(separator: ",").utf8)
+            for (index, number) in numbers.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                ASCIISpelling.appendInteger(number, to: &output)
+            }
             output.append(UInt8(ascii: "]"))
         case .stringArray(let texts):
             output.append(UInt8(ascii: "["))
@@ -75,7 +78,7 @@ package enum ValueJSON {
     /// The same, of a UUID's 16 bytes lent from a buffer.
     package static func appendUUIDString(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        ASCIISpelling.appendUUID(bytes, to: &output)
+        UUID.appendText(of: bytes, to: &output)
         output.append(UInt8(ascii: "\""))
     }
 
