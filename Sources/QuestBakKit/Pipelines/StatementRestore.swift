@@ -175,6 +175,10 @@ struct StatementRestore {
         indexesAfterRecords: Bool = true, holdingLinks: Int = PendingLinks.limit
     ) throws -> Written {
         var written = Written()
+        // A format 3 archive is read on the transaction's thread, which sets the pace: its
+        // members of lines are hashed on another (`ArchiveReader.hashesLinesAside`).
+        var reader = reader
+        reader.hashesLinesAside = legacy == nil
         // Each page written once (`writingPagesOnce`): the file is the restore's temporary
         // store, not in place until it is read back, so no reader sees it before its WAL mode.
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData, writingPagesOnce: true) { db in
