@@ -38,6 +38,10 @@ package struct ArchiveReader: Sendable {
     private let url: URL?
     private let descriptor: Int32?
     public var limits = Limits()
+    /// Whether a member of lines is hashed on another thread, a read behind the reading
+    /// (`ChunkHasher`), where the caller's thread sets the pace and another core has room (another
+    /// app's restore, whose transaction thread reads the archive); off by default.
+    package var hashesLinesAside = false
     /// What an age-encrypted archive file is opened with; a plain archive is read as it is.
     public var keys: ArchiveKeys
 
@@ -335,7 +339,7 @@ package struct ArchiveReader: Sendable {
     /// Reads a member of lines: the header, then `count` records, each passed to `onLine`, the
     /// whole checked against the manifest's size and SHA-256.
     private func readLines(_ tar: TarArchiveReader, member: LineMember, onLine: (Int, Data) throws -> Void) throws {
-        var hasher = SHA256()
+        let hasher = ChunkHasher(aside: hashesLinesAside)
         var pending = Data()
         var lineNumber = 0
         var total: Int64 = 0
@@ -375,7 +379,7 @@ package struct ArchiveReader: Sendable {
                 throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: total)
             }
             let chunk = buffer[0..<count]
-            hasher.update(data: chunk)
+            hasher.update(chunk)
             if lineError != nil { continue }
             var start = chunk.startIndex
             // `memchr`, not `firstIndex(of:)`, whose loop over each byte was a fifteenth of the
@@ -406,7 +410,7 @@ package struct ArchiveReader: Sendable {
         guard total == member.bytes else {
             throw ArchiveError.sizeMismatch(path: path, member: member.path, declared: member.bytes, found: total)
         }
-        let digest = hasher.finalize().hexString
+        let digest = hasher.finalize()
         guard digest == member.sha256 else {
             throw ArchiveError.checksumMismatch(path: path, member: member.path, expected: member.sha256, found: digest)
         }
@@ -494,5 +498,55 @@ package struct ArchiveReader: Sendable {
             }
         }
         return data
+    }
+}
+
+/// A member's SHA-256 over its reads in their order: on the reading thread, or (`aside`) on a
+/// serial queue a read or two behind it, each read copied for it (at most two wait: 512 KiB).
+/// The digest is the same either way (the same bytes in the same order into one `SHA256`), and
+/// it is asked for where it always was, at the member's end, after every line was handed on:
+/// what the reader checks and throws, and when, does not change. Why: in another app's restore
+/// the reading thread is the transaction's, which sets the pace, and SHA-256 was 3% of it while
+/// the line decoder's core had room. (A whole reading thread, session 32, raised the peak by
+/// 10 MB and gained nothing: here only the hashing moves, with two reads' worth of memory.)
+// @unchecked: `hasher` and `updatesElsewhere` are touched only on `queue` when `aside` (else
+// only by the owner), and `finalize` waits for every update queued before it.
+package final class ChunkHasher: @unchecked Sendable {
+    private var hasher = SHA256()
+    private let queue: DispatchQueue?
+    private let slots = DispatchSemaphore(value: 2)
+    private let maker = pthread_self()
+    /// How many reads were hashed on a thread other than the one that made the hasher (what
+    /// shows that they were hashed aside: `ArchiveReaderTests`).
+    private var updatesElsewhere = 0
+
+    package init(aside: Bool) {
+        queue = aside ? DispatchQueue(label: "questbak.archive-reader.hash") : nil
+    }
+
+    package func update(_ chunk: ArraySlice<UInt8>) {
+        guard let queue else {
+            hasher.update(data: chunk)
+            return
+        }
+        slots.wait()
+        let copy = Array(chunk)
+        queue.async {
+            self.hasher.update(data: copy)
+            if pthread_equal(pthread_self(), self.maker) == 0 { self.updatesElsewhere += 1 }
+            self.slots.signal()
+        }
+    }
+
+    /// The digest (hex) of every chunk given, once each is hashed.
+    package func finalize() -> String {
+        guard let queue else { return hasher.finalize().hexString }
+        return queue.sync { hasher.finalize().hexString }
+    }
+
+    /// `updatesElsewhere`, once every update queued is hashed.
+    package var chunksHashedElsewhere: Int {
+        guard let queue else { return updatesElsewhere }
+        return queue.sync { updatesElsewhere }
     }
 }

@@ -256,6 +256,7 @@
 
         final class Box: @unchecked Sendable {
             var result: Result<ArchiveReader.Verification, Error>?
+            var elapsed: Double = 0
         }
 
         /// Reads `url` on another thread, so that a hang fails the test instead of stopping it.
@@ -269,15 +270,53 @@
             var reader = ArchiveReader(path: url.path)
             reader.limits = limits
             let finalReader = reader
+            let aside = Box()
             DispatchQueue.global().async {
                 box.result = Result { try finalReader.read() }
+                let elapsed = Date().timeIntervalSince(start)
+                // Read again with its members of lines hashed on another thread (another app's
+                // restore reads so): the same verification or the same error.
+                var hashingAside = finalReader
+                hashingAside.hashesLinesAside = true
+                aside.result = Result { try hashingAside.read() }
+                box.elapsed = elapsed
                 done.signal()
             }
-            if done.wait(timeout: .now() + timeout) == .timedOut {
+            if done.wait(timeout: .now() + 2 * timeout) == .timedOut {
                 XCTFail("reading \(url.lastPathComponent) did not end within \(timeout) s", file: file, line: line)
                 return (nil, timeout)
             }
-            return (box.result, Date().timeIntervalSince(start))
+            XCTAssertEqual(
+                Self.outcome(aside.result), Self.outcome(box.result), "\(url.lastPathComponent), hashed aside", file: file, line: line)
+            return (box.result, box.elapsed)
+        }
+
+        /// What a read gave, as text: the verification's encoding, or the error.
+        static func outcome(_ result: Result<ArchiveReader.Verification, Error>?) -> String {
+            switch result {
+            case .success(let verification)?:
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = .sortedKeys
+                return (try? encoder.encode(verification)).map { String(decoding: $0, as: UTF8.self) } ?? "unencodable"
+            case .failure(let error)?: return "error \(error)"
+            case nil: return "none"
+            }
+        }
+
+        /// Hashed aside, a member's reads are hashed on another thread, into the same digest.
+        func testReadsHashedAsideAreHashedOnAnotherThreadIntoTheSameDigest() {
+            var generator = SystemRandomNumberGenerator()
+            let bytes = (0..<(700 * 1024)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var whole = SHA256()
+            whole.update(data: bytes)
+            for aside in [false, true] {
+                let hasher = ChunkHasher(aside: aside)
+                for start in stride(from: 0, to: bytes.count, by: 256 * 1024) {
+                    hasher.update(bytes[start..<min(start + 256 * 1024, bytes.count)])
+                }
+                XCTAssertEqual(hasher.finalize(), whole.finalize().hexString, "aside \(aside)")
+                XCTAssertEqual(hasher.chunksHashedElsewhere, aside ? 3 : 0, "aside \(aside)")
+            }
         }
 
         /// Reads an archive that must be refused and checks the error: its case (exactly, or by

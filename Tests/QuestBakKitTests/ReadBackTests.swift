@@ -224,6 +224,48 @@ final class ReadBackTests: XCTestCase {
         }
     }
 
+    /// Another app's read-back cuts the ranges of an entity whose table the row checks of its
+    /// layout found to hold that entity's records alone (`ModelLayout.tablesOfOneEntity`) from
+    /// the table's `count(*)`, `min` and `max`, as export does, and runs those checks on the
+    /// range readers (`StatementRestore.tablesOnlyItsRecordsFill`, `verifyReadBackRest`). Damaged
+    /// after the commit (a step removed, a step added, a row of another entity in the steps'
+    /// table, a link to no recipe), the proof fails in ranges with the error it fails with read
+    /// in turn; undamaged, it passes the same.
+    func testAnotherAppsRowsDamagedAfterTheCommitFailTheProofInRangesAsInTurn() throws {
+        let directory = try TemporaryTestDirectory("questbak-read-back-source")
+        let archive = try exported(try directory.copyFixture("AnyApp/kitchen-sink"), to: directory.path("kitchen-sink.qbak"))
+        let last = "(SELECT max(Z_PK) FROM ZSTEP)"
+        let damages: [(name: String, sql: String)] = [
+            ("a step removed", "DELETE FROM ZSTEP WHERE Z_PK = \(last)"),
+            (
+                "a step added",
+                """
+                CREATE TEMP TABLE copied AS SELECT * FROM ZSTEP WHERE Z_PK = \(last);
+                UPDATE copied SET Z_PK = Z_PK + 1;
+                INSERT INTO ZSTEP SELECT * FROM copied
+                """
+            ),
+            (
+                "a row of another entity",
+                "INSERT INTO ZSTEP (Z_PK, Z_ENT, Z_OPT) VALUES (\(last) + 1, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Tag'), 1)"
+            ),
+            ("a link to no recipe", "UPDATE ZSTEP SET Z5STEPS = 999999 WHERE Z_PK = \(last)"),
+        ]
+        let readings = Reading.inRanges + [Reading(readers: 2, rowsPerRange: 64)]
+        let undamaged = try outcome(archive, reading: .inTurn)
+        XCTAssertTrue(undamaged.hasPrefix("entities"), undamaged)
+        for reading in readings { XCTAssertEqual(try outcome(archive, reading: reading), undamaged, "\(reading)") }
+        for damage in damages {
+            let sql = damage.sql
+            let inTurn = try outcome(archive, reading: .inTurn, damage: { Self.execute($0, sql) })
+            XCTAssertTrue(inTurn.hasPrefix("error"), "\(damage.name): \(inTurn)")
+            for reading in readings {
+                XCTAssertEqual(
+                    try outcome(archive, reading: reading, damage: { Self.execute($0, sql) }), inTurn, "\(damage.name), \(reading)")
+            }
+        }
+    }
+
     /// Whether a format 2 archive's digests are proof enough (`Written.digestsAreTheArchives`)
     /// turns on each member's first line against its entity's record with the lowest key,
     /// encoded as an export writes it; for an entity without to-manys that is answered when the

@@ -175,6 +175,10 @@ struct StatementRestore {
         indexesAfterRecords: Bool = true, holdingLinks: Int = PendingLinks.limit
     ) throws -> Written {
         var written = Written()
+        // A format 3 archive is read on the transaction's thread, which sets the pace: its
+        // members of lines are hashed on another (`ArchiveReader.hashesLinesAside`).
+        var reader = reader
+        reader.hashesLinesAside = legacy == nil
         // Each page written once (`writingPagesOnce`): the file is the restore's temporary
         // store, not in place until it is read back, so no reader sees it before its WAL mode.
         try StoreWriter.writeDatabase(to: url, settings: manifest.sqlite ?? .coreData, writingPagesOnce: true) { db in
@@ -315,16 +319,19 @@ struct StatementRestore {
                     records.noteDecoded(lines, members: members)
                     // Counted by runs of one member's lines (a batch holds one or two), not with
                     // a look-up by the member's name for each line.
+                    // The run's member is taken out of the array once for its lines: taken for
+                    // each line, its strings were retained and released for each row.
                     var run: (member: Int, count: Int)?
                     defer { if let run { written.readCounts[members[run.member].name, default: 0] += run.count } }
+                    guard var member = members.first else { break }
                     for record in lines {
                         if run?.member == record.member {
                             run?.count += 1
                         } else {
                             if let run { written.readCounts[members[run.member].name, default: 0] += run.count }
                             run = (record.member, 1)
+                            member = members[record.member]
                         }
-                        let member = members[record.member]
                         if let line = record.firstLine { firstLines[member.name] = line }
                         try records.insert(record, of: member, files: files)
                         try progress?.count(member.name)
@@ -603,7 +610,17 @@ struct StatementRestore {
     /// the proof fails wherever it failed before, and also on a row of another entity in the
     /// table, which the restore never writes. `ReadBackTests` compares both ways, on damaged
     /// stores too.
+    ///
+    /// Another app's archive (format 3, by its model): the tables the layout's row checks found,
+    /// on the store read back, to hold its entity's records and no other row
+    /// (`ModelLayout.tablesOfOneEntity`, empty unless the rows were checked), as export cuts the
+    /// ranges of the store it reads. *Why the proof is the same:* the layout the read-back makes
+    /// checks every row (`checkRows`) before any member is encoded, and fails the proof on a row
+    /// of no entity; where a table holds one entity's rows only, `count(*)` is the entity's
+    /// count and any ascending starts from its lowest key give its lines in the same order, so
+    /// the digests are those the pass over the keys gave, failing or not.
     private func tablesOnlyItsRecordsFill(_ layout: ModelLayout?) -> Set<String> {
+        if legacy == nil, isModel { return layout?.tablesOfOneEntity ?? [] }
         guard legacy != nil, carriedTableNames.isEmpty, let layout else { return [] }
         var entitiesByTable: [String: Int] = [:]
         for plan in layout.entities { entitiesByTable[plan.table, default: 0] += 1 }
@@ -937,52 +954,65 @@ struct StatementRestore {
                 .line where restore.isModel:
                 // Read through the class (`linePlan.plan`), not copied into a local for each row.
                 let linePlan = try modelPlan(of: member, files: files, lineNumber: lineNumber)
-                let row: ModelMemberEncoding.Row
-                do {
-                    if let linesAhead {
-                        // Every record line was submitted, in the order the inserts reach them
-                        // (the first error ends the restore), so the next output is this line's.
-                        row = try linesAhead.next().get()
-                    } else {
-                        guard case .line(let line) = read.content else { preconditionFailure("a line is kept unless decoded ahead") }
-                        row = try Self.decoder(of: linePlan.plan, in: &lineDecoders).decode(line)
-                    }
-                } catch let error as ModelMemberEncoding.LineError {
-                    throw restore.invalid(member.path, lineNumber, error.reason)
+                let output: Result<ModelMemberEncoding.Row, Error>
+                if let linesAhead {
+                    // Every record line was submitted, in the order the inserts reach them
+                    // (the first error ends the restore), so the next output is this line's.
+                    output = linesAhead.next()
+                } else {
+                    guard case .line(let line) = read.content else { preconditionFailure("a line is kept unless decoded ahead") }
+                    output = Result { try Self.decoder(of: linePlan.plan, in: &lineDecoders).decode(line) }
                 }
-                // Destroyed on the decoder's thread, where it was made, once inserted.
-                defer { linesAhead?.recycle(.success(row)) }
-                inserted?.observe(row.values, primaryKey: row.primaryKey, plan: linePlan.plan)
-                try insertRow(
-                    linePlan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
-                    lineNumber: lineNumber)
-                for (index, (link, targets)) in zip(linePlan.plan.toMany, row.links).enumerated() where !targets.isEmpty {
-                    switch link.storage {
-                    case .joinTable(let table, let source, let destination):
-                        let statement = try statement(table, key: table, columns: [source, destination])
-                        for target in targets {
-                            try run(
-                                statement, [.integer(row.primaryKey), .integer(target)], member: member.path, lineNumber: lineNumber,
-                                primaryKey: String(row.primaryKey))
-                        }
-                    case .destinationColumn(let table, let column):
-                        let group = DestinationLinkGroup(table: table, column: column)
-                        if bindsLinksOnInsert { linkCounts[group, default: 0] += targets.count }
-                        if try holdsLinks(linePlan, toMany: index, group: group, source: row.primaryKey, targets: targets) { continue }
-                        // The names' bytes made once for the record's links, not for each link.
-                        var arguments: [StoredValue] = [
-                            .text(Data(table.utf8)), .text(Data(column.utf8)), .null, .integer(row.primaryKey),
-                            .text(Data(linePlan.plan.name.utf8)), .text(Data(link.name.utf8)),
-                        ]
-                        let insert = try linkInsert()
-                        for target in targets {
-                            arguments[2] = .integer(target)
-                            try ExactSQL.execute(insert, arguments)
-                        }
-                    }
+                // The row moved out of its output, and into the output given back: taken with
+                // `get()` and given back as `.success(row)`, it was copied twice a row (its arrays
+                // retained and released each time, on the thread that sets the pace).
+                switch consume output {
+                case .failure(let error as ModelMemberEncoding.LineError):
+                    throw restore.invalid(member.path, lineNumber, error.reason)
+                case .failure(let error):
+                    throw error
+                case .success(let row):
+                    try insertModelRow(row, linePlan, member: member, lineNumber: lineNumber)
+                    // Destroyed on the decoder's thread, where it was made, once inserted.
+                    linesAhead?.recycle(.success(row))
                 }
             case .line(let line):
                 try insertGeneric(line: line, member: member, lineNumber: lineNumber)
+            }
+        }
+
+        /// Inserts a model archive's decoded row into its entity's table, and its to-manys' links.
+        mutating func insertModelRow(
+            _ row: ModelMemberEncoding.Row, _ linePlan: LinePlan, member: ArchiveManifest.EntityMember, lineNumber: Int
+        ) throws {
+            if let inserted { linePlan.observe(row, in: inserted) }
+            try insertRow(
+                linePlan, primaryKey: row.primaryKey, opt: row.opt, values: row.values, duplicate: row, member: member.path,
+                lineNumber: lineNumber)
+            for (index, (link, targets)) in zip(linePlan.plan.toMany, row.links).enumerated() where !targets.isEmpty {
+                switch link.storage {
+                case .joinTable(let table, let source, let destination):
+                    let statement = try statement(table, key: table, columns: [source, destination])
+                    for target in targets {
+                        try run(
+                            statement, [.integer(row.primaryKey), .integer(target)], member: member.path, lineNumber: lineNumber,
+                            primaryKey: String(row.primaryKey))
+                    }
+                case .destinationColumn(let table, let column):
+                    let group = DestinationLinkGroup(table: table, column: column)
+                    if bindsLinksOnInsert { linkCounts[group, default: 0] += targets.count }
+                    if try holdsLinks(linePlan, toMany: index, group: group, source: row.primaryKey, targets: targets) { continue }
+                    // The names' bytes made once for the record's links, not for each link.
+                    var arguments: [StoredValue] = [
+                        .text(Data(table.utf8)), .text(Data(column.utf8)), .null, .integer(row.primaryKey),
+                        .text(Data(linePlan.plan.name.utf8)), .text(Data(link.name.utf8)),
+                    ]
+                    let insert = try linkInsert()
+                    for target in targets {
+                        arguments[2] = .integer(target)
+                        try ExactSQL.execute(insert, arguments)
+                    }
+                }
             }
         }
 
@@ -1048,6 +1078,12 @@ struct StatementRestore {
         final class LinePlan {
             let plan: ModelLayout.EntityPlan
             init(_ plan: ModelLayout.EntityPlan) { self.plan = plan }
+
+            /// `inserted.observe` of `row`, with the plan passed from here: passed from the
+            /// inserter (`linePlan.plan`), it was copied for each row all the same.
+            func observe(_ row: ModelMemberEncoding.Row, in inserted: InsertedValues) {
+                inserted.observe(row.values, primaryKey: row.primaryKey, plan: plan)
+            }
         }
 
         /// What `plan`'s rows take as they are inserted: nil when its table keeps no link, or
@@ -1354,7 +1390,11 @@ struct StatementRestore {
         } else if isModel {
             do {
                 let cache = try StoreReader.modelCache(db) ?? Data()
-                layout = try ModelLayout(db, model: try ModelCacheDecoder.decode(cache), carriedAsTables: carriedTableNames)
+                // Its row checks (a count a table and a link) on the range readers at once, read
+                // back in their order (`ModelLayout.Builder.checkRows`): on this thread alone they
+                // were a twentieth of the proof's instructions, before any member was encoded.
+                layout = try ModelLayout(
+                    db, model: try ModelCacheDecoder.decode(cache), carriedAsTables: carriedTableNames, readers: readers)
             } catch {
                 throw fail(
                     "(model)", expected: "the archive's model", found: (error as? LocalizedError)?.errorDescription ?? "\(error)")
