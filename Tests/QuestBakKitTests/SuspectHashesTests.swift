@@ -1,6 +1,7 @@
 import CoreDataStore
 import Foundation
 import GRDB
+import QuestBakFixtures
 import XCTest
 
 @testable import QuestBakKit
@@ -151,6 +152,59 @@ final class SuspectHashesTests: XCTestCase {
                 XCTAssertEqual(reads.count, 2, "\(name): the store's table read \(reads.count) times")
             }
         }
+    }
+
+    /// The settling's in-place sort (`BucketIndex.init(sorting:)`) leaves the hashes as the
+    /// standard library's sort would, and its index finds each hash's first place, and no other
+    /// hash: random hashes of several counts (one bucket, a bucket a few, empty), repeated ones,
+    /// and many in one bucket (equal top bits), which that bucket's own sort orders.
+    func testTheBucketSortOrdersTheHashesAndItsIndexFindsEachFirstPlace() {
+        var random = SeededGenerator(seed: 34)
+        var cases: [(name: String, hashes: [UInt64])] = [0, 1, 8, 9, 100, 4_097, 70_000].map { count in
+            ("\(count) random", (0..<count).map { _ in random.next() })
+        }
+        let repeated = (0..<3_000).map { _ in random.next() }
+        cases.append(("repeated", repeated + repeated.prefix(500) + repeated.suffix(20) + repeated.suffix(20)))
+        cases.append(("one bucket's many", (0..<2_000).map { _ in random.next() >> 20 } + (0..<2_000).map { _ in random.next() }))
+        for (name, hashes) in cases {
+            // A buffer of its own (a copy sharing `hashes`' would be copied when sorted).
+            var sorted = hashes.map { $0 }
+            let buffer = sorted.withUnsafeBufferPointer { $0.baseAddress }
+            let index = SuspectHashes.BucketIndex(sorting: &sorted)
+            XCTAssertEqual(sorted, hashes.sorted(), "\(name): sorted")
+            if !hashes.isEmpty { XCTAssertEqual(sorted.withUnsafeBufferPointer { $0.baseAddress }, buffer, "\(name): in place") }
+            for (place, hash) in sorted.enumerated() where place == 0 || sorted[place - 1] != hash {
+                XCTAssertEqual(index.index(of: hash, in: sorted), place, "\(name): the first place of \(hash)")
+            }
+            for _ in 0..<200 {
+                let absent = random.next()
+                if !hashes.contains(absent) { XCTAssertNil(index.index(of: absent, in: sorted), "\(name): \(absent)") }
+                if let near = hashes.first.map({ $0 ^ 1 }), !hashes.contains(near) {
+                    XCTAssertNil(index.index(of: near, in: sorted), "\(name): \(near)")
+                }
+            }
+        }
+    }
+
+    /// A store pass's suspects are moved out of it for the settling, not copied (the same
+    /// buffer, which the pass no longer holds, so sorting it copies nothing), and with
+    /// `keeping` false none are; the filter is replaced by the smallest, and asked nothing after.
+    func testTheStoresSuspectsAreMovedOutAndItsFilterDropped() {
+        var suspects = SuspectHashes()
+        for hash in [UInt64](repeating: 0, count: 300).indices.map({ UInt64($0) &* 0x9E37_79B9_7F4A_7C15 }) {
+            XCTAssertTrue(suspects.add(hash, value: { .null }))
+        }
+        let buffer = suspects.hashes.withUnsafeBufferPointer { $0.baseAddress }
+        var filter = ProbableSet(expectedCount: 5_000_000)
+        XCTAssertFalse(filter.insert(42))
+        let taken = SuspectHashes.release(&suspects, filter: &filter, keeping: true)
+        XCTAssertEqual(taken.hashes.count, 300)
+        XCTAssertTrue(suspects.isEmpty)
+        XCTAssertEqual(taken.hashes.withUnsafeBufferPointer { $0.baseAddress }, buffer, "moved, not copied")
+        XCTAssertFalse(filter.contains(42), "the filter is a new, empty one")
+        var more = taken
+        XCTAssertTrue(SuspectHashes.release(&more, filter: &filter, keeping: false).isEmpty)
+        XCTAssertEqual(more.hashes.count, 300, "left where it was")
     }
 }
 

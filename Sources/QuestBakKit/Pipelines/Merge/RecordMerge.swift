@@ -494,7 +494,7 @@ struct RecordMerge {
                 first
             ).isEmpty
         if guessed { return (false, nil) }
-        let store = try CloudIDPass(
+        var store = try CloudIDPass(
             column: column, of: table, in: "main", alias: "s", rows: storeRows, expectedCount: storeCount, keepingTexts: true, db: db)
         guard store.onlyText else { return (false, store.allIdentities) }
         var onlyText = true
@@ -510,7 +510,9 @@ struct RecordMerge {
         }
         // The store's suspects and the archive's, each in SQL where both are few, else in one
         // pass over the store's column (`SuspectHashes.settle`).
-        var storeSuspects = store.allIdentities ? store.suspects : SuspectHashes()
+        // Moved out of `store`, the filter dropped: held through the settling's pass, they were
+        // 4 MiB and a copy of the suspects at the merge's peak memory (`SuspectHashes.release`).
+        var storeSuspects = SuspectHashes.release(&store.suspects, filter: &store.texts, keeping: store.allIdentities)
         if !onlyText { suspects = SuspectHashes() }
         let (storeColumn, storeTable) = ("s.\(column)", "FROM main.\(table) s WHERE \(storeRows)")
         if storeSuspects.areFew && suspects.areFew {

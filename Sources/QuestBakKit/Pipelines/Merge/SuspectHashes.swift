@@ -58,6 +58,18 @@ struct SuspectHashes {
         return true
     }
 
+    /// A store pass's suspects taken out of it (`keeping`: else none), and its filter of the
+    /// store's hashes dropped, for a settling that needs neither: left in the pass, the filter
+    /// (4 MiB at 5M) would stay allocated through the settling's pass over the store's column,
+    /// beside the read-back proof's buffers at the merge's peak memory, and the suspects, still
+    /// referenced there, would be copied when sorted.
+    static func release(_ suspects: inout SuspectHashes, filter: inout ProbableSet, keeping: Bool) -> SuspectHashes {
+        filter = ProbableSet(expectedCount: 0)
+        var taken = SuspectHashes()
+        if keeping { swap(&taken, &suspects) }
+        return taken
+    }
+
     /// Whether a suspect is held by two of the rows `rows` ("FROM … WHERE …") selects in `column`:
     /// in SQL while they are few (`InsertedValues.anyRepeated`), else by one pass over the hashes.
     mutating func anyRepeated(column: String, rows: String, db: Database) throws -> Bool {
@@ -76,9 +88,9 @@ struct SuspectHashes {
     ) throws
         -> (repeats: Bool, any: Bool)
     {
-        // Sorted in place: a sorted copy would hold them twice.
-        repeats.hashes.sort()
-        anyOf.hashes.sort()
+        // Sorted in place, bucket by bucket (`BucketIndex.init(sorting:)`): a sorted copy would
+        // hold them twice, and the standard library's sort takes a buffer of half their count.
+        let (repeatsIndex, anyOfIndex) = (BucketIndex(sorting: &repeats.hashes), BucketIndex(sorting: &anyOf.hashes))
         // One hash flagged twice is held by two rows already.
         var repeated = zip(repeats.hashes, repeats.hashes.dropFirst()).contains { $0 == $1 }
         var found = false
@@ -86,7 +98,6 @@ struct SuspectHashes {
         var met = [Bool](repeating: false, count: repeated ? 0 : repeats.hashes.count)
         var asking: Bool { !(repeated || met.isEmpty) || !(found || anyOf.isEmpty) }
         guard asking else { return (repeated, found) }
-        let (repeatsIndex, anyOfIndex) = (BucketIndex(repeats.hashes), BucketIndex(anyOf.hashes))
         try ExactSQL.forEachRow(db, sql: "SELECT \(column) \(rows)") { row in
             guard asking else { return }
             row.withText(0) { bytes in
@@ -105,22 +116,46 @@ struct SuspectHashes {
     /// the few of its bucket: a binary search of the whole array (275,000 hashes, 2.2 MB, at 5M)
     /// missed the cache on each of its last steps, twice a value of a 5M-record column. Four to
     /// eight hashes a bucket, 4 bytes a bucket: an eighth of the hashes' own memory at most.
-    private struct BucketIndex {
+    struct BucketIndex {
         private let shift: UInt64
         private let starts: [UInt32]
 
-        init(_ sorted: [UInt64]) {
+        /// Sorts `hashes` in place and indexes them: each hash moved into its bucket (the
+        /// buckets' places counted first, then each out-of-place hash swapped into the next free
+        /// place of its own bucket), then each bucket sorted. No buffer but the index and the
+        /// buckets' next free places (4 bytes a bucket each), where the standard library's sort
+        /// of the whole array takes one of half its count (a merge sort: 1 MiB for a second
+        /// device's archive at 5M, held beside the suspects at the merge's peak memory).
+        init(sorting hashes: inout [UInt64]) {
             var bits = 0
-            while bits < 32 && 8 << bits < sorted.count { bits += 1 }
-            shift = UInt64(64 - bits)
-            var starts = [UInt32](repeating: 0, count: (1 << bits) + 1)
-            // starts[b] is the first index whose bucket is b or more.
-            var index = 0
-            for bucket in 0..<(1 << bits) {
-                while index < sorted.count && Int(sorted[index] >> shift) < bucket { index += 1 }
-                starts[bucket] = UInt32(index)
+            while bits < 32 && 8 << bits < hashes.count { bits += 1 }
+            let shift = UInt64(64 - bits)
+            let buckets = 1 << bits
+            // A shift by 64 (one bucket) gives 0: Swift's `>>` does not wrap its count.
+            func bucket(_ hash: UInt64) -> Int { Int(hash >> shift) }
+            // starts[b] is the first index of bucket b; starts[buckets] the count.
+            var starts = [UInt32](repeating: 0, count: buckets + 1)
+            for hash in hashes { starts[bucket(hash) + 1] += 1 }
+            for index in 0..<buckets { starts[index + 1] += starts[index] }
+            var next = Array(starts.dropLast())
+            hashes.withUnsafeMutableBufferPointer { hashes in
+                for current in 0..<buckets {
+                    let end = Int(starts[current + 1])
+                    // Every place before next[current] holds a hash of its own bucket.
+                    while Int(next[current]) < end {
+                        let place = Int(next[current])
+                        let home = bucket(hashes[place])
+                        if home == current {
+                            next[current] += 1
+                        } else {
+                            hashes.swapAt(place, Int(next[home]))
+                            next[home] += 1
+                        }
+                    }
+                    hashes[Int(starts[current])..<end].sort()
+                }
             }
-            starts[1 << bits] = UInt32(sorted.count)
+            self.shift = shift
             self.starts = starts
         }
 
