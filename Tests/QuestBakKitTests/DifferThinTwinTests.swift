@@ -263,6 +263,32 @@ final class DifferThinTwinTests: XCTestCase {
         XCTAssertTrue(try Differ.StoreBytes.same(try StoreSnapshot(storeAt: a), try StoreSnapshot(storeAt: b)))
     }
 
+    /// A store that stands for both sides is read without hashing its members
+    /// (`Exporter.Options.hashesMemberLines`): the same lines, and no digest, where a hashed
+    /// read lists each member's SHA-256.
+    func testAStoreReadWithoutHashingGivesTheSameLinesAndNoDigest() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        func read(hashing: Bool) throws -> (lines: [String: [UInt8]], digests: [String: String]) {
+            var options = Exporter.Options(createdAt: 0, compression: .none)
+            options.profiles = [.timeQuest]
+            options.hashesMemberLines = hashing
+            var lines: [String: [UInt8]] = [:]
+            let records = try Exporter.records(of: try StoreSnapshot(storeAt: store), options: options) { name, bytes in
+                lines[name, default: []] += bytes
+            }
+            return (lines, Dictionary(uniqueKeysWithValues: records.manifest.entities.map { ($0.name, $0.sha256) }))
+        }
+        let hashed = try read(hashing: true)
+        let unhashed = try read(hashing: false)
+        XCTAssertFalse(hashed.lines.isEmpty)
+        XCTAssertEqual(hashed.lines, unhashed.lines)
+        for name in hashed.lines.keys {
+            XCTAssertEqual(hashed.digests[name]?.count, 64, name)
+            XCTAssertEqual(unhashed.digests[name], "", name)
+        }
+    }
+
     func testSameFileComparesEveryByte() throws {
         let directory = try TemporaryTestDirectory()
         let (one, other) = (directory.path("one"), directory.path("other"))

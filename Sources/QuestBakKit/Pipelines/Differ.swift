@@ -634,6 +634,8 @@ package enum Differ {
                 }
             }
             options.byTables = exportsByTables
+            // A store that stands for both sides (`thinAll`) is compared with no other's digest.
+            options.hashesMemberLines = !thinAll
             options.profiles = profiles
             options.cancellation = cancellation
             // The members only hashed so far, and those to read again (their digest was not `twin`'s).

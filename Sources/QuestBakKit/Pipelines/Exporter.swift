@@ -55,6 +55,9 @@ package enum Exporter {
         package var rangesAheadPerConnection = 2
         /// Set by `records(of:)`: each entity member's bytes go here, not to a staging file.
         var memberLines: ((_ entity: String, _ bytes: [UInt8]) throws -> Void)?
+        /// Whether `records(of:)` hashes each member's bytes for the manifest's SHA-256 (else
+        /// it lists "": `diff` of a store against one of its own content compares no digest).
+        var hashesMemberLines = true
 
         public init(createdAt: Int64, compression: ArchiveCompression = .preferred, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
@@ -424,14 +427,14 @@ package enum Exporter {
                 if let writer {
                     try writer.write(record)
                 } else {
-                    hasher.update(data: record)
+                    if options.hashesMemberLines { hasher.update(data: record) }
                     handed += Int64(record.count)
                     try options.memberLines?(name, record)
                 }
                 written += 1
                 if written % 4096 == 0 { try options.cancellation?.check() }
             }
-            let (bytes, digest) = try writer?.finish() ?? (handed, hasher.finalize().hexString)
+            let (bytes, digest) = try writer?.finish() ?? (handed, options.hashesMemberLines ? hasher.finalize().hexString : "")
             staged.entities.append(
                 (
                     ArchiveManifest.EntityMember(
