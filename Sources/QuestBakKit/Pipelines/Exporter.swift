@@ -227,7 +227,8 @@ package enum Exporter {
     /// The entity members of a store's snapshot as `export` writes them, without an archive:
     /// `line` is given each member's bytes as the one encoder writes them (its entity, then the
     /// header line, then one record line after another, each ending in a newline), and the
-    /// returned manifest has each member's SHA-256 of exactly those bytes. The store is
+    /// returned manifest has each member's SHA-256 of exactly those bytes (or "" for each, with
+    /// `hashesMemberLines` off). The store is
     /// described, checked and refused as `export` does it (the other members are staged as
     /// export stages them, in a scratch folder, and dropped). `diff` reads a store side this way:
     /// no archive written, read back and hashed again.
