@@ -125,13 +125,36 @@ final class DifferThinTwinTests: XCTestCase {
         }
     }
 
-    /// Two stores whose bytes differ are both read, even when their records are the same, and a
-    /// store that differs only in its WAL is not A's bytes.
-    func testStoresOfOtherBytesAreBothRead() throws {
+    /// The store `store`'s archive restores, in `directory`.
+    private func restoredCopy(of store: URL, in directory: TemporaryTestDirectory) throws -> URL {
+        let archive = directory.path("restored.qbak")
+        try DiffTestSides.export(store, to: archive)
+        let restored = directory.path("restored/default.store")
+        let work = try TemporaryTestDirectory()
+        _ = try Importer.run(archive: archive.path, into: restored, options: Importer.Options.timeQuest, workDirectory: work.url)
+        return restored
+    }
+
+    /// Two stores whose bytes differ but whose content is the same (`StoreBytes.sameContent`: a
+    /// store and the one its archive restores) are one side: B is not read. A store of other
+    /// content, or of its schema in another order (`VACUUM`), is read.
+    func testStoresOfOtherBytesAreReadOnceWhenTheirContentIsTheSame() throws {
         let directory = try TemporaryTestDirectory()
         let a = try directory.copyFixture("v2-typical")
+        let restored = try restoredCopy(of: a, in: directory)
+        XCTAssertFalse(try Differ.StoreBytes.sameFile(a.path, restored.path))
+        let restore = try checked(a, restored, "restored")
+        XCTAssertTrue(restore.readBAsA)
+        XCTAssertEqual(restore.lines.first, "0 added, 0 removed, 0 changed")
+        XCTAssertEqual(restore.thinEntities, try checked(a, a, "itself").thinEntities)
+        try edit(
+            restored,
+            "UPDATE ZTASKESTIMATION SET ZESTIMATEDSECONDS = ZESTIMATEDSECONDS + 1 WHERE Z_PK = (SELECT max(Z_PK) FROM ZTASKESTIMATION)")
+        let restoredChanged = try checked(a, restored, "restored, changed")
+        XCTAssertFalse(restoredChanged.readBAsA)
+        XCTAssertTrue(restoredChanged.lines.contains { $0.hasPrefix("TaskEstimation by cloudID: 0 0 1") }, "\(restoredChanged.lines)")
         let b = try directory.copyFixture("v2-typical", as: "other")
-        // The same records, other bytes: a page rewritten by VACUUM.
+        // The same records, other bytes and another order of the schema: rewritten by VACUUM.
         try DatabaseQueue(path: b.path).writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
         let vacuumed = try checked(a, b, "vacuumed")
         XCTAssertFalse(vacuumed.readBAsA)
@@ -141,6 +164,129 @@ final class DifferThinTwinTests: XCTestCase {
         let changed = try checked(a, b, "changed")
         XCTAssertFalse(changed.readBAsA)
         XCTAssertTrue(changed.lines.contains { $0.hasPrefix("TaskEstimation by cloudID: 0 0 1") }, "\(changed.lines)")
+    }
+
+    /// `sameContent` says no for any difference a query could see: a value (its storage class
+    /// too), a rowid, a row more or less (in either half of a large table), the schema, an
+    /// index's entries, a statistics table, the header's settings; and for what it cannot read
+    /// alike (a table without a rowid).
+    func testSameContentSeesEveryDifferenceAQueryCouldSee() throws {
+        let directory = try TemporaryTestDirectory()
+        let original = directory.path("original.sqlite")
+        try DatabaseQueue(path: original.path).writeWithoutTransaction { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, ZNAME VARCHAR, ZSIZE FLOAT, ZDATA BLOB);
+                    CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME DESC);
+                    CREATE TABLE plain (a, b);
+                    INSERT INTO ZITEM VALUES (1, 'one', 1.5, X'00'), (2, 'two', -0.0, NULL), (3, 'two', 2, X'');
+                    INSERT INTO plain VALUES (1, 'x'), (1, 'x');
+                    CREATE TABLE big (v INTEGER);
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO big SELECT i FROM n;
+                    """)
+        }
+        // Each change on a connection of its own (a schema written around SQLite is read again).
+        func same(_ changes: String...) throws -> Bool {
+            let copy = directory.path("copy.sqlite")
+            try? FileManager.default.removeItem(at: copy)
+            try FileManager.default.copyItem(at: original, to: copy)
+            for change in changes { try DatabaseQueue(path: copy.path).writeWithoutTransaction { try $0.execute(sql: change) } }
+            return try Differ.StoreBytes.sameContent(
+                try StoreSnapshot(storeAt: original), try StoreSnapshot(storeAt: copy), rowidsPerPart: 4096)
+        }
+        XCTAssertTrue(try same())
+        XCTAssertTrue(try same("UPDATE ZITEM SET ZNAME = ZNAME"))
+        for change in [
+            "UPDATE ZITEM SET ZNAME = 'One' WHERE Z_PK = 1",
+            "UPDATE ZITEM SET ZNAME = CAST(ZNAME AS BLOB) WHERE Z_PK = 1",
+            "UPDATE ZITEM SET ZNAME = 'one' || char(0) WHERE Z_PK = 1",
+            "UPDATE ZITEM SET ZSIZE = 1.5000000000000002 WHERE Z_PK = 1",
+            "UPDATE ZITEM SET ZDATA = NULL WHERE Z_PK = 3",
+            "UPDATE ZITEM SET Z_PK = 4 WHERE Z_PK = 3",
+            "UPDATE plain SET rowid = 5 WHERE rowid = 2",
+            "INSERT INTO ZITEM VALUES (4, 'four', 4, NULL)",
+            "DELETE FROM plain WHERE rowid = 2",
+            // A table compared in ranges of rowids: a difference in the first, one inside, the last.
+            "UPDATE big SET v = 0 WHERE rowid = 3",
+            "UPDATE big SET v = 0 WHERE rowid = 19999",
+            "DELETE FROM big WHERE rowid = 10001",
+            "DROP INDEX ZITEM_ZNAME_INDEX",
+            "DROP INDEX ZITEM_ZNAME_INDEX; CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (ZNAME)",
+            "CREATE VIEW v AS SELECT 1",
+            // The same rows, but the indexes now after the tables in `sqlite_master`: another
+            // order of the schema, which a read of it without ORDER BY would see.
+            "VACUUM",
+            "ANALYZE",
+            "PRAGMA user_version = 1",
+            "PRAGMA application_id = 7",
+            "CREATE TABLE keyed (k TEXT PRIMARY KEY) WITHOUT ROWID",
+        ] {
+            XCTAssertFalse(try same(change), change)
+        }
+        // An index that no longer holds its table's entries (built for another column, its
+        // schema then written back): the schema and the tables are the same, the index's entries not.
+        func indexSQL(_ column: String) -> String {
+            """
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET sql = 'CREATE INDEX ZITEM_ZNAME_INDEX ON ZITEM (\(column) DESC)' WHERE name = 'ZITEM_ZNAME_INDEX';
+            """
+        }
+        XCTAssertFalse(try same(indexSQL("ZSIZE"), "REINDEX ZITEM_ZNAME_INDEX", indexSQL("ZNAME")), "index entries")
+        XCTAssertTrue(try same(indexSQL("ZSIZE"), indexSQL("ZNAME")), "the schema written back alone")
+    }
+
+    /// The ranges of rowids `sameContent` compares cut every integer into consecutive pieces.
+    func testRowidCutsCoverEveryRowid() {
+        XCTAssertEqual(Differ.StoreBytes.rowidCuts(from: nil, to: nil, every: 10), [])
+        XCTAssertEqual(Differ.StoreBytes.rowidCuts(from: 1, to: 10, every: 10), [])
+        XCTAssertEqual(Differ.StoreBytes.rowidCuts(from: 1, to: 11, every: 10), [11])
+        XCTAssertEqual(Differ.StoreBytes.rowidCuts(from: 1, to: 35, every: 10), [11, 21, 31])
+        // Sparse rowids: at most about 64 ranges, from the lowest rowid to the highest.
+        let wide = Differ.StoreBytes.rowidCuts(from: Int64.min, to: Int64.max, every: 10)
+        XCTAssertLessThanOrEqual(wide.count, 64)
+        XCTAssertEqual(wide, wide.sorted())
+        XCTAssertGreaterThan(wide.first!, Int64.min)
+    }
+
+    /// A cancelled diff stops in the comparison of two stores' content.
+    func testTheContentComparisonStopsWhenCancelled() throws {
+        let directory = try TemporaryTestDirectory()
+        let a = try directory.copyFixture("v2-typical")
+        let b = try restoredCopy(of: a, in: directory)
+        let cancellation = Cancellation()
+        cancellation.cancel()
+        XCTAssertThrowsError(
+            try Differ.StoreBytes.same(try StoreSnapshot(storeAt: a), try StoreSnapshot(storeAt: b), cancellation: cancellation)
+        ) {
+            XCTAssertTrue($0 is CancellationError, "\($0)")
+        }
+        XCTAssertTrue(try Differ.StoreBytes.same(try StoreSnapshot(storeAt: a), try StoreSnapshot(storeAt: b)))
+    }
+
+    /// A store that stands for both sides is read without hashing its members
+    /// (`Exporter.Options.hashesMemberLines`): the same lines, and no digest, where a hashed
+    /// read lists each member's SHA-256.
+    func testAStoreReadWithoutHashingGivesTheSameLinesAndNoDigest() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v2-typical")
+        func read(hashing: Bool) throws -> (lines: [String: [UInt8]], digests: [String: String]) {
+            var options = Exporter.Options(createdAt: 0, compression: .none)
+            options.profiles = [.timeQuest]
+            options.hashesMemberLines = hashing
+            var lines: [String: [UInt8]] = [:]
+            let records = try Exporter.records(of: try StoreSnapshot(storeAt: store), options: options) { name, bytes in
+                lines[name, default: []] += bytes
+            }
+            return (lines, Dictionary(uniqueKeysWithValues: records.manifest.entities.map { ($0.name, $0.sha256) }))
+        }
+        let hashed = try read(hashing: true)
+        let unhashed = try read(hashing: false)
+        XCTAssertFalse(hashed.lines.isEmpty)
+        XCTAssertEqual(hashed.lines, unhashed.lines)
+        for name in hashed.lines.keys {
+            XCTAssertEqual(hashed.digests[name]?.count, 64, name)
+            XCTAssertEqual(unhashed.digests[name], "", name)
+        }
     }
 
     func testSameFileComparesEveryByte() throws {

@@ -244,6 +244,51 @@ package enum ExactSQL {
         }
     }
 
+    /// Whether two statements without arguments, stepped side by side, give the same number of
+    /// rows and columns and the same values in the same order, exactly as SQLite holds them: the
+    /// storage class, an INTEGER's value, a REAL's bits, every byte of a TEXT or BLOB. Stops at
+    /// the first difference; nothing is copied. A TEXT's bytes are read as stored, so both
+    /// statements' databases must be UTF-8 (`diff` checks that first): in another encoding,
+    /// `sqlite3_column_bytes` would convert after `sqlite3_column_blob` gave the pointer.
+    package static func sameRows(_ first: Statement, _ second: Statement) throws -> Bool {
+        try withBound(first, []) { left in
+            try withBound(second, []) { right in
+                let columns = sqlite3_column_count(left)
+                guard sqlite3_column_count(right) == columns else { return false }
+                while true {
+                    let (leftCode, rightCode) = (sqlite3_step(left), sqlite3_step(right))
+                    guard leftCode == SQLITE_ROW || leftCode == SQLITE_DONE else { throw error(leftCode, left) }
+                    guard rightCode == SQLITE_ROW || rightCode == SQLITE_DONE else { throw error(rightCode, right) }
+                    guard leftCode == rightCode else { return false }
+                    if leftCode == SQLITE_DONE { return true }
+                    for column in 0..<columns where !sameValue(left, right, column) { return false }
+                }
+            }
+        }
+    }
+
+    private static func sameValue(_ left: SQLiteStatement, _ right: SQLiteStatement, _ column: Int32) -> Bool {
+        // Each value taken once (a `sqlite3_column_*` call enters the connection's mutex; a
+        // `sqlite3_value_*` call does not) and read as stored: no conversion, so no copy. An
+        // unprotected value is safe to read so while no other thread uses its connection, which
+        // GRDB's queue, inside which the statement is stepped, makes sure of.
+        guard let first = sqlite3_column_value(left, column), let second = sqlite3_column_value(right, column) else { return false }
+        let type = sqlite3_value_type(first)
+        guard sqlite3_value_type(second) == type else { return false }
+        switch type {
+        case SQLITE_NULL: return true
+        case SQLITE_INTEGER: return sqlite3_value_int64(first) == sqlite3_value_int64(second)
+        case SQLITE_FLOAT: return sqlite3_value_double(first).bitPattern == sqlite3_value_double(second).bitPattern
+        default:
+            // The bytes first, then their length: the order SQLite documents for exact lengths.
+            let (firstBytes, secondBytes) = (sqlite3_value_blob(first), sqlite3_value_blob(second))
+            let count = sqlite3_value_bytes(first)
+            guard sqlite3_value_bytes(second) == count else { return false }
+            guard count > 0, let firstBytes, let secondBytes else { return count == 0 }
+            return memcmp(firstBytes, secondBytes, Int(count)) == 0
+        }
+    }
+
     private static func argumentCountError(_ handle: SQLiteStatement, _ count: Int) -> DatabaseError {
         DatabaseError(
             resultCode: .SQLITE_MISUSE, message: "\(count) arguments for \(sqlite3_bind_parameter_count(handle)) placeholders",

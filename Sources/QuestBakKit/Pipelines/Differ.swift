@@ -43,7 +43,7 @@ package enum Differ {
         private let comparisons: [String: Comparison]
         private let keyMap: KeyMap
         private let thin: ThinTables?
-        /// B was a store of A's bytes, not read (tests check when `Shortcuts` spare it).
+        /// B was a store of A's bytes or content, not read (tests check when `Shortcuts` spare it).
         let readBAsA: Bool
 
         init(result: Result, comparisons: [String: Comparison], keyMap: KeyMap, thin: ThinTables?, readBAsA: Bool) {
@@ -83,8 +83,9 @@ package enum Differ {
         /// written to `diff_pairs` (`Comparison.pairsEveryRecordWithItself`).
         package var pairsIdentityByCount = true
         /// A store A's entity whose member B may hold byte for byte (B an archive with the same
-        /// first line, or a store of the same bytes) is loaded thin (`ThinTables`), and whole only
-        /// when a statement would read more of it; B a store of A's bytes is not read at all.
+        /// first line, or a store of the same bytes or content) is loaded thin (`ThinTables`), and
+        /// whole only when a statement would read more of it; B a store of A's bytes or content
+        /// (`StoreBytes`) is not read at all.
         package var loadsTwinsThin = true
         /// That count is decided from what the loader saw of the cloudIDs (`CloudIDCensus`) and at
         /// most one pass over their column, when that can decide it, instead of SQL's grouping.
@@ -171,7 +172,8 @@ package enum Differ {
     ) throws -> Listing {
         // A store against an archive: the archive's members are read up to their first record
         // lines first, so that A's members that may be B's byte for byte are loaded thin.
-        // Two stores of the same bytes: B is not read at all, its side is A's.
+        // Two stores of the same bytes, or of the same content (a store and the one its archive
+        // restores): B is not read at all, its side is A's (`StoreBytes`).
         // A store against an archive: the archive is read on another thread meanwhile (`ArchiveAhead`).
         var ahead: ArchiveAhead?
         var snapshots: (a: StoreSnapshot, b: StoreSnapshot)?
@@ -184,7 +186,7 @@ package enum Differ {
             } else if let left = try? StoreSnapshot(storeAt: a), let right = try? StoreSnapshot(storeAt: b) {
                 // (A store that cannot be opened is left to the reads below, which say why in order.)
                 snapshots = (left, right)
-                sameBytes = try StoreBytes.same(left, right)
+                sameBytes = try StoreBytes.same(left, right, cancellation: cancellation)
             }
         }
         var left: Side
@@ -606,7 +608,7 @@ package enum Differ {
     /// cannot be `twin`'s (the lines of equal members are equal), and is loaded at once, as a
     /// second device's are.
     ///
-    /// With `thinAll` (the other side is a store of the same bytes, never read), every member
+    /// With `thinAll` (the other side is a store of the same bytes or content, never read), every member
     /// is loaded thin, and stands for both sides'.
     /// A member `expected` names (another side's, read before) is loaded thin when its first
     /// record line is the one expected (`Loader.thin`): it may be that side's byte for byte.
@@ -632,6 +634,8 @@ package enum Differ {
                 }
             }
             options.byTables = exportsByTables
+            // A store that stands for both sides (`thinAll`) is compared with no other's digest.
+            options.hashesMemberLines = !thinAll
             options.profiles = profiles
             options.cancellation = cancellation
             // The members only hashed so far, and those to read again (their digest was not `twin`'s).

@@ -55,6 +55,9 @@ package enum Exporter {
         package var rangesAheadPerConnection = 2
         /// Set by `records(of:)`: each entity member's bytes go here, not to a staging file.
         var memberLines: ((_ entity: String, _ bytes: [UInt8]) throws -> Void)?
+        /// Whether `records(of:)` hashes each member's bytes for the manifest's SHA-256 (else
+        /// it lists "": `diff` of a store against one of its own content compares no digest).
+        var hashesMemberLines = true
 
         public init(createdAt: Int64, compression: ArchiveCompression = .preferred, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
@@ -224,7 +227,8 @@ package enum Exporter {
     /// The entity members of a store's snapshot as `export` writes them, without an archive:
     /// `line` is given each member's bytes as the one encoder writes them (its entity, then the
     /// header line, then one record line after another, each ending in a newline), and the
-    /// returned manifest has each member's SHA-256 of exactly those bytes. The store is
+    /// returned manifest has each member's SHA-256 of exactly those bytes (or "" for each, with
+    /// `hashesMemberLines` off). The store is
     /// described, checked and refused as `export` does it (the other members are staged as
     /// export stages them, in a scratch folder, and dropped). `diff` reads a store side this way:
     /// no archive written, read back and hashed again.
@@ -424,14 +428,14 @@ package enum Exporter {
                 if let writer {
                     try writer.write(record)
                 } else {
-                    hasher.update(data: record)
+                    if options.hashesMemberLines { hasher.update(data: record) }
                     handed += Int64(record.count)
                     try options.memberLines?(name, record)
                 }
                 written += 1
                 if written % 4096 == 0 { try options.cancellation?.check() }
             }
-            let (bytes, digest) = try writer?.finish() ?? (handed, hasher.finalize().hexString)
+            let (bytes, digest) = try writer?.finish() ?? (handed, options.hashesMemberLines ? hasher.finalize().hexString : "")
             staged.entities.append(
                 (
                     ArchiveManifest.EntityMember(
