@@ -16,8 +16,10 @@ extension Differ {
     /// as before, and any error reading it is met as before.
     ///
     /// Two stores whose bytes differ but whose content is the same (`sameContent`: a store and the
-    /// one its archive restores, a `VACUUM`ed copy) are one side too: what SQLite reads from
-    /// their files differs only in where things lie, and nothing an export reads depends on that.
+    /// one its archive restores) are one side too: what SQLite reads from their files differs
+    /// only in where things lie, and nothing an export reads depends on that. A `VACUUM`ed copy
+    /// is not taken for one: `VACUUM` moves the indexes after the tables in `sqlite_master`,
+    /// whose order `sameContent` compares, so B is read.
     enum StoreBytes {
         static func same(_ a: StoreSnapshot, _ b: StoreSnapshot, cancellation: Cancellation? = nil) throws -> Bool {
             for store in [a.sourceURL, b.sourceURL] {
