@@ -171,8 +171,8 @@ extension Differ {
                 guard table["type"] as String == "table", table["wr"] as Int == 0, let rowid = try rowidName(of: name, left) else {
                     return nil
                 }
-                let rows = "SELECT \(rowid), * FROM main.\(quoted(name))"
-                let ends = try Row.fetchOne(left, sql: "SELECT min(\(rowid)), max(\(rowid)) FROM main.\(quoted(name))")
+                let rows = "SELECT \(rowid), * FROM main.\(name.quotedDatabaseIdentifier)"
+                let ends = try Row.fetchOne(left, sql: "SELECT min(\(rowid)), max(\(rowid)) FROM main.\(name.quotedDatabaseIdentifier)")
                 let cuts = rowidCuts(from: ends?[0], to: ends?[1], every: rowidsPerPart)
                 for (index, cut) in ([nil] + cuts).enumerated() {
                     let below = index < cuts.count ? "\(rowid) < \(cuts[index])" : nil
@@ -221,17 +221,15 @@ extension Differ {
                 db, sql: "SELECT cid, name, \"desc\", coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [index])
             {
                 guard column["cid"] as Int >= 0, let name = column["name"] as String? else { return nil }
-                let collation = quoted(column["coll"] as String? ?? "BINARY")
+                let collation = (column["coll"] as String? ?? "BINARY").quotedDatabaseIdentifier
                 let direction = column["desc"] as Int == 1 ? "DESC" : "ASC"
-                columns.append(quoted(name))
-                order.append("\(quoted(name)) COLLATE \(collation) \(direction)")
+                columns.append(name.quotedDatabaseIdentifier)
+                order.append("\(name.quotedDatabaseIdentifier) COLLATE \(collation) \(direction)")
             }
             let read = (columns + [rowid]).joined(separator: ", ")
-            let through = "main.\(quoted(table)) INDEXED BY \(quoted(index))"
+            let through = "main.\(table.quotedDatabaseIdentifier) INDEXED BY \(index.quotedDatabaseIdentifier)"
             return "SELECT \(read) FROM \(through) ORDER BY \((order + [rowid]).joined(separator: ", "))"
         }
-
-        private static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
         /// Whether the files at the two paths hold the same bytes (both absent: the same).
         static func sameFile(_ first: String, _ second: String) throws -> Bool {

@@ -228,10 +228,9 @@ package enum Exporter {
     /// `line` is given each member's bytes as the one encoder writes them (its entity, then the
     /// header line, then one record line after another, each ending in a newline), and the
     /// returned manifest has each member's SHA-256 of exactly those bytes (or "" for each, with
-    /// `hashesMemberLines` off). The store is
-    /// described, checked and refused as `export` does it (the other members are staged as
-    /// export stages them, in a scratch folder, and dropped). `diff` reads a store side this way:
-    /// no archive written, read back and hashed again.
+    /// `hashesMemberLines` off). The store is described, checked and refused as `export` does it
+    /// (the other members are staged as export stages them, in a scratch folder, and dropped).
+    /// `diff` reads a store side this way: no archive written, read back and hashed again.
     package static func records(
         of snapshot: StoreSnapshot, options: Options, line: (_ entity: String, _ bytes: [UInt8]) throws -> Void
     ) throws -> Records {
