@@ -109,6 +109,13 @@ package enum CoreDataSQL {
 
     // MARK: The schema as statements
 
+    /// `name` as an SQL identifier, a double quote inside it doubled. Written here because GRDB's
+    /// `quotedDatabaseIdentifier` only wraps a name in quotes (its source says escaping is still to
+    /// do): right for the plain identifiers (`CompiledModel.isPlainIdentifier`) a model's tables
+    /// and columns and a carried table have, wrong for a name read from any store's
+    /// `sqlite_master` or a pragma, which may hold a quote.
+    package static func quotedName(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
     /// Whether the declaration of `table` (in the attached database `schema`) may name a
     /// collation: then a `GROUP BY` or `=` of one of its columns may take two different texts for
     /// one, as a comparison of bytes would not. Core Data declares none. The word anywhere (a
