@@ -37,8 +37,9 @@ final class DifferReadTests: XCTestCase {
         try DatabaseQueue(path: store.path).writeWithoutTransaction { try $0.execute(sql: sql) }
     }
 
-    /// Past a difference, the comparison still reads the other tables, and names each that
-    /// differs; the schema differing, it names none (anything may differ).
+    /// Past a difference, the comparison still reads the last range of rowids of each other
+    /// table, and names each table found to differ; the schema differing, it names none
+    /// (anything may differ).
     func testTheContentComparisonNamesTheTablesThatDiffer() throws {
         let directory = try TemporaryTestDirectory()
         let original = directory.path("original.sqlite")
@@ -63,9 +64,10 @@ final class DifferReadTests: XCTestCase {
         }
         XCTAssertEqual(try verdict(), Differ.StoreBytes.Verdict(isSame: true, tablesDiffering: nil))
         XCTAssertEqual(try verdict("UPDATE big SET v = 0 WHERE rowid = 19999").tablesDiffering, ["big"])
-        // The first range of one table and the last row of another, read after it.
+        XCTAssertEqual(try verdict("UPDATE big SET v = 0 WHERE rowid = 3").tablesDiffering, ["big"])
+        // Past the first difference, the last range of every other table is read.
         XCTAssertEqual(
-            try verdict("UPDATE big SET v = 0 WHERE rowid = 3", "UPDATE plain SET a = 2").tablesDiffering, ["big", "plain"])
+            try verdict("UPDATE big SET v = 0 WHERE rowid = 19999", "UPDATE plain SET a = 2").tablesDiffering, ["big", "plain"])
         XCTAssertEqual(try verdict("UPDATE ZITEM SET ZNAME = 'One' WHERE Z_PK = 1").tablesDiffering, ["ZITEM"])
         for change in ["CREATE TABLE more (a)", "VACUUM", "PRAGMA user_version = 3"] {
             XCTAssertEqual(try verdict(change), Differ.StoreBytes.Verdict(isSame: false, tablesDiffering: nil), change)

@@ -56,10 +56,11 @@ extension Differ {
         /// Two stores compared: one content or not, and when not, what is known of where.
         struct Verdict: Equatable {
             var isSame: Bool
-            /// When the settings and the schema are the same and every table was read alike: the
-            /// tables whose rows differ (or one of whose indexes' entries do); nil when anything
-            /// may differ. A hint for `diff`'s reads only (`Differ.tableDiffers`), which the
-            /// members' digests check as before: a wrong one costs time, never a line of the listing.
+            /// When the settings and the schema are the same: tables found to differ in their
+            /// rows (or an index's entries), not always every such table (`compareContent`); nil
+            /// when anything may differ. A hint for `diff`'s reads only (`Differ.tableDiffers`),
+            /// which the members' digests check as before: a wrong one costs time, never a line of
+            /// the listing.
             var tablesDiffering: Set<String>?
         }
 
@@ -90,11 +91,9 @@ extension Differ {
             try compareContent(a, b, rowidsPerPart: rowidsPerPart, cancellation: cancellation).isSame
         }
 
-        /// `sameContent`'s comparison, and where the content is not the same, which tables differ
-        /// (`Verdict.tables`): once a part differs, the other parts of its table are left, and
-        /// the indexes of tables not found to differ yet (they tell only whether the stores are
-        /// one content, which they are not); every other table is still read to its end or its
-        /// first difference.
+        /// `sameContent`'s comparison, and where the content is not the same, tables found to
+        /// differ (`Verdict.tablesDiffering`): the part that differed, and, of every other table
+        /// not found to differ yet, its last range of rowids (`Parts`).
         static func compareContent(
             _ a: StoreSnapshot, _ b: StoreSnapshot, rowidsPerPart: UInt64 = 1 << 16, cancellation: Cancellation? = nil
         ) throws -> Verdict {
@@ -133,11 +132,16 @@ extension Differ {
         struct Read {
             var sql: String
             var table: String
-            var isIndex: Bool
+            /// The rows of the table's last range of rowids: still read once another part
+            /// differed, to tell whether this table differs too (where a store grows and is
+            /// edited most), at the cost of one range of each table.
+            var isLastRange: Bool
         }
 
         /// Parts of a comparison taken in order by the threads that compare them, until one
-        /// fails; a part of a table found to differ is left, and so is an index once anything differs.
+        /// fails. Once one differs, only the last range of each table not found to differ yet is
+        /// read (the stores are not the same; what is read after only names tables that differ,
+        /// a hint, and a bounded one: never a whole table more than before).
         private final class Parts: @unchecked Sendable {
             private let lock = NSLock()
             private let reads: [Read]
@@ -155,7 +159,7 @@ extension Differ {
             func run(_ same: (String) throws -> Bool) {
                 while true {
                     lock.lock()
-                    while next < reads.count, differing.contains(reads[next].table) || (reads[next].isIndex && !differing.isEmpty) {
+                    while next < reads.count, !differing.isEmpty, differing.contains(reads[next].table) || !reads[next].isLastRange {
                         next += 1
                     }
                     guard next < reads.count, failure == nil else {
@@ -218,13 +222,13 @@ extension Differ {
                     let below = index < cuts.count ? "\(rowid) < \(cuts[index])" : nil
                     let range = [cut.map { "\(rowid) >= \($0)" }, below].compactMap { $0 }
                     let sql = rows + (range.isEmpty ? "" : " WHERE " + range.joined(separator: " AND ")) + " ORDER BY \(rowid)"
-                    reads.append(Read(sql: sql, table: name, isIndex: false))
+                    reads.append(Read(sql: sql, table: name, isLastRange: index == cuts.count))
                 }
                 for index in try Row.fetchAll(left, sql: "SELECT name, partial FROM pragma_index_list(?)", arguments: [name]) {
                     guard index["partial"] as Int == 0, let read = try indexRead(of: index["name"], on: name, rowid: rowid, left) else {
                         return nil
                     }
-                    reads.append(Read(sql: read, table: name, isIndex: true))
+                    reads.append(Read(sql: read, table: name, isLastRange: false))
                 }
             }
             return reads
