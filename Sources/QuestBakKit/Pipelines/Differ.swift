@@ -1,4 +1,5 @@
 import CoreDataStore
+import Crypto
 import Foundation
 import GRDB
 import QuestBakArchive
@@ -45,13 +46,19 @@ package enum Differ {
         private let thin: ThinTables?
         /// B was a store of A's bytes or content, not read (tests check when `Shortcuts` spare it).
         let readBAsA: Bool
+        /// The entities whose member each side has a digest of (tests check which a store's read hashes).
+        let digested: (a: Set<String>, b: Set<String>)
 
-        init(result: Result, comparisons: [String: Comparison], keyMap: KeyMap, thin: ThinTables?, readBAsA: Bool) {
+        init(
+            result: Result, comparisons: [String: Comparison], keyMap: KeyMap, thin: ThinTables?, readBAsA: Bool,
+            digested: (a: Set<String>, b: Set<String>) = ([], [])
+        ) {
             self.result = result
             self.comparisons = comparisons
             self.keyMap = keyMap
             self.thin = thin
             self.readBAsA = readBAsA
+            self.digested = digested
         }
 
         /// The entities whose tables are still thin (tests check when `Shortcuts` spare their load).
@@ -175,9 +182,12 @@ package enum Differ {
         // Two stores of the same bytes, or of the same content (a store and the one its archive
         // restores): B is not read at all, its side is A's (`StoreBytes`).
         // A store against an archive: the archive is read on another thread meanwhile (`ArchiveAhead`).
+        // Two stores of other content: which of their tables differ, a hint for their reads
+        // (`StoreBytes.Verdict`, `tableDiffers`).
         var ahead: ArchiveAhead?
         var snapshots: (a: StoreSnapshot, b: StoreSnapshot)?
         var sameBytes = false
+        var tablesDiffering: Set<String>?
         if shortcuts.loadsTwinsThin, shortcuts.pairsIdentityByCount, shortcuts.fillsKeyMapWhenRead, !comparesSelfPairsInSQL,
             FileKind.of(a.path) == .sqliteStore
         {
@@ -186,14 +196,17 @@ package enum Differ {
             } else if let left = try? StoreSnapshot(storeAt: a), let right = try? StoreSnapshot(storeAt: b) {
                 // (A store that cannot be opened is left to the reads below, which say why in order.)
                 snapshots = (left, right)
-                sameBytes = try StoreBytes.same(left, right, cancellation: cancellation)
+                let verdict = try StoreBytes.compare(left, right, cancellation: cancellation)
+                sameBytes = verdict.isSame
+                tablesDiffering = verdict.tablesDiffering
             }
         }
         var left: Side
         do {
             left = try side(
                 of: a, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "a", expected: { ahead?.expected($0) },
-                thinAll: sameBytes, snapshot: snapshots?.a, db: db, progress: progress, cancellation: cancellation)
+                thinAll: sameBytes, differs: { tableDiffers($0, in: tablesDiffering) }, snapshot: snapshots?.a, db: db, progress: progress,
+                cancellation: cancellation)
         } catch {
             _ = ahead?.finish(stop: true)
             throw error
@@ -209,8 +222,9 @@ package enum Differ {
             try reportReadAtOnce(right, progress: progress, cancellation: cancellation)
         } else {
             right = try side(
-                of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", twin: left, snapshot: snapshots?.b,
-                db: db, progress: progress, cancellation: cancellation)
+                of: b, keys: keys, profiles: profiles, workDirectory: workDirectory, label: "b", twin: left,
+                differs: { tableDiffers($0, in: tablesDiffering) }, snapshot: snapshots?.b, db: db, progress: progress,
+                cancellation: cancellation)
         }
         // Their copies go now, as each went after its read before.
         snapshots = nil
@@ -325,7 +339,8 @@ package enum Differ {
                 a: a, b: b, comparedBy: byTables ? "tables" : "records", entities: entities,
                 added: entities.map(\.added).reduce(0, +), removed: entities.map(\.removed).reduce(0, +),
                 changed: entities.map(\.changed).reduce(0, +)),
-            comparisons: comparisons, keyMap: keyMap, thin: left.thin, readBAsA: sameBytes)
+            comparisons: comparisons, keyMap: keyMap, thin: left.thin, readBAsA: sameBytes,
+            digested: (Set(left.digests.keys), Set(right.digests.keys)))
     }
 
     /// A to-one that names no record of its own side (an orphan, which `import --validate` would
@@ -374,6 +389,18 @@ package enum Differ {
     struct Expected {
         var sha256: String
         var firstLine: [UInt8]
+    }
+
+    /// Whether the comparison of two stores' tables (`StoreBytes.Verdict`) found that the table
+    /// of `entity`'s member differs (Core Data's table of an entity that is its table's root: `Z`
+    /// and its name in capitals). A hint for the reads, never a proof: such a member is not
+    /// hashed, and B's is loaded at once rather than hashed first (`side(ofStore:)`), for its
+    /// lines are almost surely not the other's. When they are after all (the table differs only
+    /// in what the member does not hold, such as another sub-entity's rows), the member is
+    /// loaded whole on both sides and matched as any two members are, record by record, as a
+    /// member whose first line differed always was: the listing is the same, only slower.
+    static func tableDiffers(_ entity: String, in tablesDiffering: Set<String>?) -> Bool {
+        tablesDiffering?.contains("Z" + entity.uppercased()) == true
     }
 
     /// B's side as `side(of:)` makes it of an archive every member of which is `twin`'s (the
@@ -513,8 +540,8 @@ package enum Differ {
     /// own copy (`Comparison.isTwin`).
     static func side(
         of url: URL, keys: ArchiveKeys, profiles: [AppProfile], workDirectory: URL, label: String, byTables: Bool = false,
-        twin: Side? = nil, expected: @escaping (String) -> Expected? = { _ in nil }, thinAll: Bool = false, snapshot: StoreSnapshot? = nil,
-        db: Database,
+        twin: Side? = nil, expected: @escaping (String) -> Expected? = { _ in nil }, thinAll: Bool = false,
+        differs: @escaping (String) -> Bool = { _ in false }, snapshot: StoreSnapshot? = nil, db: Database,
         progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
         var store: URL? = FileKind.of(url.path) == .sqliteStore ? url : nil
@@ -534,8 +561,9 @@ package enum Differ {
         if let store {
             return try side(
                 ofStore: store, label: label, byTables: byTables, profiles: profiles, twin: twin,
-                expected: byTables ? { _ in nil } : expected,
-                thinAll: thinAll && !byTables, snapshot: byTables ? nil : snapshot, db: db, progress: progress, cancellation: cancellation)
+                expected: byTables ? { _ in nil } : expected, thinAll: thinAll && !byTables,
+                differs: byTables ? { _ in false } : differs, snapshot: byTables ? nil : snapshot, db: db, progress: progress,
+                cancellation: cancellation)
         }
         var side = Side(kind: "", entityNames: [])
         var modelCache: Data?
@@ -548,8 +576,9 @@ package enum Differ {
             // what the producer sets is read once `run` has joined it.
             try HandOff.run(
                 capacity: 4,
-                produce: { (handOver: ([(entity: String, members: [(key: String, value: JSONValue)])]) throws -> Void) in
-                    var batch: [(entity: String, members: [(key: String, value: JSONValue)])] = []
+                produce: { (handOver: ([LineRecord]) throws -> Void) in
+                    var batch: [LineRecord] = []
+                    var encoder = LineEncoder()
                     _ = try reader.read(
                         onManifest: { manifest in
                             side.kind = manifest.source.schema
@@ -570,7 +599,10 @@ package enum Differ {
                         onRecordLine: { member, number, line in
                             if number == 2 { side.firstLines[member.name] = [UInt8](line) }
                             // A twin's member is still read to its end: the reader checks its SHA-256 there.
-                            if !twins.contains(member.name) { batch.append((member.name, try JSONLine.parseObject(line))) }
+                            if !twins.contains(member.name) {
+                                let record = try line.withUnsafeBytes { try encoder.encode(member.name, $0.bindMemory(to: UInt8.self)) }
+                                batch.append(.encoded(entity: member.name, record: record))
+                            }
                             try counter?.count(member.name)
                             if batch.count >= 256 {
                                 try handOver(batch)
@@ -581,7 +613,7 @@ package enum Differ {
                     if !batch.isEmpty { try handOver(batch) }
                 },
                 consume: { batch in
-                    for record in batch { try loader.add(record.entity, record.members) }
+                    for record in batch { try loader.add(record) }
                 })
             try loader.flush()
             return .commit
@@ -599,9 +631,14 @@ package enum Differ {
     /// A store's records, read by the exporter's own pass over its rows: each record line the one
     /// encoder writes is parsed and loaded as an archive's line is (`JSONLine`, `Loader`), so a
     /// store and its archive give the same scratch values, and no scratch archive is written,
-    /// read back and hashed again. Each member is hashed as it passes (the SHA-256 its archive
-    /// would list), so that `twin`'s test is the archive path's: a member whose bytes are
-    /// `twin`'s is `twin`'s table.
+    /// read back and hashed again. A member that may be another side's twin is hashed as it
+    /// passes (the SHA-256 its archive would list: of every byte the exporter hands over for it),
+    /// so that `twin`'s test is the archive path's: a member whose bytes are `twin`'s is `twin`'s
+    /// table. A member that cannot be is not hashed (its digest is nil, which equals none):
+    /// on B, one whose first record line is not A's; on A, one whose first record line is not
+    /// the archive's `expected` one, one whose table `differs` (a hint, `tableDiffers`), and
+    /// every member with `thinAll`. (The lines of equal members are equal, and a digest no
+    /// side compares need not be made.)
     /// A member whose first record line is `twin`'s is only hashed, not parsed (the common case
     /// of a store and its copy); when its digest then differs after all, the same snapshot of
     /// the store is read again for those members alone. A member whose first record line differs
@@ -614,11 +651,13 @@ package enum Differ {
     /// record line is the one expected (`Loader.thin`): it may be that side's byte for byte.
     /// One whose digest then differs, or a record of which has no well-formed cloudID (the count
     /// that pairs a twin's records with themselves needs one each), is read again, whole.
+    /// `differs` names the members whose table the comparison of two stores found to differ
+    /// (`tableDiffers`): on B, such a member is loaded at once, not hashed first.
     static func side(
         ofStore store: URL, label: String, byTables: Bool, profiles: [AppProfile], twin: Side?,
         expected: @escaping (String) -> Expected? = { _ in nil },
-        thinAll: Bool = false, snapshot: StoreSnapshot? = nil, db: Database, progress: ((RecordProgress) -> Void)?,
-        cancellation: Cancellation?
+        thinAll: Bool = false, differs: @escaping (String) -> Bool = { _ in false }, snapshot: StoreSnapshot? = nil,
+        db: Database, progress: ((RecordProgress) -> Void)?, cancellation: Cancellation?
     ) throws -> Side {
         // One copy of the store for every read: the members read again are of the same moment.
         let snapshot = try snapshot ?? StoreSnapshot(storeAt: store)
@@ -634,8 +673,8 @@ package enum Differ {
                 }
             }
             options.byTables = exportsByTables
-            // A store that stands for both sides (`thinAll`) is compared with no other's digest.
-            options.hashesMemberLines = !thinAll
+            // Hashed here, member by member, only where a digest is compared (above).
+            options.hashesMemberLines = false
             options.profiles = profiles
             options.cancellation = cancellation
             // The members only hashed so far, and those to read again (their digest was not `twin`'s).
@@ -646,8 +685,11 @@ package enum Differ {
             // tables' reload, which `side` holds, and capturing `side` in it would be a cycle that
             // keeps the snapshot, and its copy of the store in the temporary folder, forever.
             var firstLines: [String: [UInt8]] = [:]
-            // One pass of the exporter over the snapshot: every member, or those in `loadOnly`.
+            var digests: [String: String] = [:]
+            // One pass of the exporter over the snapshot: every member, or those in `loadOnly`
+            // (the exporter encodes no other).
             func pass() throws {
+                options.onlyMembers = loadOnly
                 try db.inTransaction {
                     // Encoded and parsed on a second core while SQLite inserts on this one, as an
                     // archive side is; what the producer sets is read once `run` has joined it.
@@ -664,23 +706,47 @@ package enum Differ {
                             // for those strings alone (`thinRecord`).
                             var thinKeys: JSONLine.KeysInOrder?
                             var flaggedPlaces: [Int] = []
+                            var encoder = LineEncoder()
+                            // The member's header line, until its first record line says whether it is hashed.
+                            var header: [UInt8] = []
+                            var hasher: SHA256?
+                            func digestMember() {
+                                if let made = hasher?.finalize() { digests[entity] = made.hexString }
+                                hasher = nil
+                            }
                             records = try Exporter.records(of: snapshot, options: options) { name, bytes in
                                 if name != entity {
+                                    digestMember()
                                     entity = name
                                     lineNumber = 0
                                     thin = false
                                     thinKeys = nil
                                 }
                                 lineNumber += 1
+                                hasher?.update(data: bytes)
                                 // The first line is the member's header.
-                                guard lineNumber > 1 else { return }
+                                guard lineNumber > 1 else {
+                                    header = bytes
+                                    return
+                                }
                                 // Without its newline, as an archive's reader hands a line over.
                                 let line = bytes.last == 0x0A ? bytes.dropLast() : bytes[...]
                                 if lineNumber == 2 {
                                     if loadOnly == nil {
                                         firstLines[name] = Array(line)
-                                        if let twin, twin.tables[name] != nil, twin.firstLines[name]?[...] == line {
-                                            hashedOnly.insert(name)
+                                        let mayBeTwin: Bool
+                                        if let twin {
+                                            mayBeTwin =
+                                                twin.tables[name] != nil && twin.firstLines[name]?[...] == line
+                                                && !differs(name)
+                                            if mayBeTwin { hashedOnly.insert(name) }
+                                        } else {
+                                            mayBeTwin = !thinAll && (expected(name).map { $0.firstLine[...] == line } ?? !differs(name))
+                                        }
+                                        if mayBeTwin {
+                                            hasher = SHA256()
+                                            hasher!.update(data: header)
+                                            hasher!.update(data: bytes)
                                         }
                                     }
                                     loads = loadOnly.map { $0.contains(name) } ?? !hashedOnly.contains(name)
@@ -692,6 +758,9 @@ package enum Differ {
                                     })
                                 {
                                     batch.append(record)
+                                } else if lineNumber > 2, !thin {
+                                    let record = try line.withUnsafeBufferPointer { try encoder.encode(name, $0) }
+                                    batch.append(.encoded(entity: name, record: record))
                                 } else {
                                     let members = try line.withUnsafeBufferPointer { try JSONLine.parseObject($0) }
                                     if lineNumber == 2 {
@@ -713,22 +782,21 @@ package enum Differ {
                                             flaggedPlaces = keys.indices.filter { Table.flagged.contains(keys[$0]) }
                                         }
                                     }
-                                    batch.append(.whole(entity: name, thin: thin, members: members))
+                                    batch.append(
+                                        thin
+                                            ? .whole(entity: name, thin: true, members: members)
+                                            : .encoded(entity: name, record: encoder.encode(name, parsed: members)))
                                 }
                                 if batch.count >= 256 {
                                     try handOver(batch)
                                     batch.removeAll(keepingCapacity: true)
                                 }
                             }
+                            digestMember()
                             if !batch.isEmpty { try handOver(batch) }
                         },
                         consume: { batch in
-                            for record in batch {
-                                switch record {
-                                case .whole(let entity, let thin, let members): try loader.add(entity, members, thin: thin)
-                                case .thin(let entity, let keys, let strings): try loader.addThin(entity, keys: keys, strings: strings)
-                                }
-                            }
+                            for record in batch { try loader.add(record) }
                         })
                     try loader.flush()
                     return .commit
@@ -739,14 +807,15 @@ package enum Differ {
                 guard loadOnly == nil, let manifest = records?.manifest else { break }
                 side.kind = manifest.source.schema
                 side.entityNames = manifest.entities.map(\.name)
-                side.digests = Dictionary(manifest.entities.map { ($0.name, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+                side.digests = digests
                 side.counts = Dictionary(manifest.entities.map { ($0.name, $0.count) }, uniquingKeysWith: +)
-                let twins = hashedOnly.filter { twin?.digests[$0] == side.digests[$0] }
+                let twins = hashedOnly.filter { side.digests[$0] != nil && twin?.digests[$0] == side.digests[$0] }
                 for name in twins { side.tables[name] = twin?.tables[name] }
-                // Thin members that are not the other side's after all, or have a record without
-                // a well-formed cloudID, go again, whole, into their emptied tables.
-                let reloads = Set(loader.tables.keys).intersection(loader.thin).filter {
-                    loader.demoted.contains($0) || (!thinAll && side.digests[$0] != expected($0)?.sha256)
+                // Thin members that are not the archive's after all, or have a record without a
+                // well-formed cloudID, go again, whole, into their emptied tables. (With `thinAll`
+                // there is no other side.)
+                let reloads = Set(loader.tables.keys).intersection(loader.thin).filter { name in
+                    loader.demoted.contains(name) || expected(name).map { side.digests[name] != $0.sha256 } ?? false
                 }
                 for name in reloads { try loader.empty(name) }
                 loadOnly = hashedOnly.subtracting(twins).union(reloads)
@@ -785,26 +854,27 @@ package enum Differ {
         }
     }
 
-    /// A store's record line as its reader hands it to the loader: parsed whole, or, of a member
-    /// loaded thin, only what a thin table keeps (`Loader.addThin`).
+    /// A record line as a side's reader hands it to the loader: parsed whole, or, of a member
+    /// loaded thin, only what a thin table keeps (`Loader.addThin`), or of a member loaded whole,
+    /// encoded for its table (`LineEncoder`).
     enum LineRecord {
         case whole(entity: String, thin: Bool, members: [(key: String, value: JSONValue)])
-        case thin(entity: String, keys: [String], strings: [(index: Int, value: String)])
+        case thin(entity: String, keys: [String], cloudIDs: [(index: Int, hash: UInt64)])
+        /// A line of a member loaded whole, encoded where it was read (`LineEncoder`).
+        case encoded(entity: String, record: EncodedRecord)
     }
 
     /// A thin member's record line whose keys are `keys` (its first record's), in that order: its
-    /// keys and the string values at `flaggedPlaces`, read by `JSONLine.parseValues`, which
-    /// gives the values `parseObject` gives (its argument says why); nil for any other line,
-    /// which is parsed whole (`parseObject`, which refuses it when it is no JSON object).
+    /// keys and the hashes of the well-formed cloudIDs at `flaggedPlaces` (`Loader.cloudIDHash`),
+    /// read by `JSONLine.parseValues`, which gives the values `parseObject` gives (its argument
+    /// says why); nil for any other line, which is parsed whole (`parseObject`, which refuses it
+    /// when it is no JSON object). Made where the line is read, as `LineEncoder`'s records are.
     static func thinRecord(
         _ entity: String, _ line: UnsafeBufferPointer<UInt8>, keys: JSONLine.KeysInOrder, flaggedPlaces: [Int]
     ) -> LineRecord? {
         guard let values = JSONLine.parseValues(line, keys: keys) else { return nil }
-        let strings = flaggedPlaces.compactMap { place -> (index: Int, value: String)? in
-            guard case .string(let string) = values[place].json(in: line) else { return nil }
-            return (place, string)
-        }
-        return .thin(entity: entity, keys: keys.names, strings: strings)
+        let cloudIDs = flaggedPlaces.compactMap { place in LineEncoder.cloudIDHash(values[place], in: line).map { (place, $0) } }
+        return .thin(entity: entity, keys: keys.names, cloudIDs: cloudIDs)
     }
 
     /// Writes an archive's record lines into one table per entity.
@@ -871,29 +941,47 @@ package enum Differ {
             self.suspectLimit = suspectLimit
         }
 
+        /// A line as a side's reader hands it over.
+        func add(_ record: LineRecord) throws {
+            switch record {
+            case .whole(let entity, let thin, let members): try add(entity, members, thin: thin)
+            case .thin(let entity, let keys, let cloudIDs): try addThin(entity, keys: keys, cloudIDs: cloudIDs)
+            case .encoded(let entity, let record): try add(entity, record)
+            }
+        }
+
         func add(_ entity: String, _ members: [(key: String, value: JSONValue)], thin isThin: Bool = false) throws {
             if isThin {
-                let strings = members.indices.compactMap { index -> (index: Int, value: String)? in
-                    guard Table.flagged.contains(members[index].key), case .string(let string) = members[index].value else { return nil }
-                    return (index, string)
+                let cloudIDs = members.indices.compactMap { index -> (index: Int, hash: UInt64)? in
+                    guard Table.flagged.contains(members[index].key), case .string(let string) = members[index].value,
+                        let hash = Self.cloudIDHash(string)
+                    else { return nil }
+                    return (index, hash)
                 }
-                try addThin(entity, keys: members.map(\.key), strings: strings)
+                try addThin(entity, keys: members.map(\.key), cloudIDs: cloudIDs)
                 return
             }
-            let layout = try self.layout(entity, members.lazy.map(\.key))
+            try add(entity, LineEncoder.encode(members, text: text))
+        }
+
+        /// A record encoded for its table (`LineEncoder`): its values placed in their columns
+        /// (`_pk` in `pk` when it is an integer), its well-formed cloudIDs flagged and counted.
+        func add(_ entity: String, _ record: EncodedRecord) throws {
+            let layout = try self.layout(entity, record.keys)
             tables[entity]!.count += 1
             var values = [StoredValue](repeating: .null, count: layout.width)
-            for (index, member) in members.enumerated() {
+            for (index, value) in record.values.enumerated() {
                 guard let place = layout.places[index] else { continue }
                 if place == 0 {
-                    if case .integer(let key) = member.value { values[0] = .integer(key) }
+                    if case .integer = value { values[0] = value }
                 } else {
-                    values[place] = DiffValue.encode(member.value, text)
+                    values[place] = value
                 }
-                if let flag = layout.flags[index], case .string(let cloudID) = member.value, let seenBefore = count(cloudID, flag: flag) {
-                    values[flag] = Self.wellFormed
-                    if seenBefore { values[flag + Table.flagged.count] = Self.wellFormed }
-                }
+            }
+            for (index, hash) in record.cloudIDs {
+                guard let flag = layout.flags[index] else { continue }
+                values[flag] = Self.wellFormed
+                if count(hash, flag: flag) { values[flag + Table.flagged.count] = Self.wellFormed }
             }
             if case .null = values[0] { values[0] = .integer(Int64.min) }
             pending.append(contentsOf: values)
@@ -902,17 +990,18 @@ package enum Differ {
         }
 
         /// A record of a member loaded thin (`thin`): one more in its table's count, a column
-        /// for each of its `keys` the table has not yet, and its census counted from `strings`,
+        /// for each of its `keys` the table has not yet, and its census counted from `cloudIDs`,
         /// the members (by their place in `keys`) whose key is one of `Table.flagged` and whose
-        /// value is a string (all a thin table keeps); no row.
-        func addThin(_ entity: String, keys: [String], strings: [(index: Int, value: String)]) throws {
+        /// value is a well-formed cloudID, by their `cloudIDHash` (all a thin table keeps); no row.
+        func addThin(_ entity: String, keys: [String], cloudIDs: [(index: Int, hash: UInt64)]) throws {
             let layout = try self.layout(entity, keys)
             tables[entity]!.count += 1
             thin.insert(entity)
             var hasCloudID = false
-            for (index, string) in strings {
+            for (index, hash) in cloudIDs {
                 guard let flag = layout.flags[index] else { continue }
-                if count(string, flag: flag) != nil, flag == Self.cloudIDFlagPlace { hasCloudID = true }
+                count(hash, flag: flag)
+                if flag == Self.cloudIDFlagPlace { hasCloudID = true }
             }
             // The self-pairing that keeps a thin table pairs only well-formed cloudIDs.
             if !hasCloudID { demoted.insert(entity) }
@@ -931,13 +1020,17 @@ package enum Differ {
             return layout
         }
 
-        /// Counts a value of the flagged property whose form flag is at `flag`, when it is a
-        /// well-formed cloudID, for its table's census: whether the filter flags it as maybe
-        /// seen before; nil when it is not well formed.
-        private func count(_ cloudID: String, flag: Int) -> Bool? {
-            guard DeterministicID.isWellFormed(cloudID) else { return nil }
+        /// The hash a census counts a value of a flagged property by: FNV-1a of its UTF-8 bytes,
+        /// when it is a well-formed cloudID (nil when it is not, and it is not counted).
+        static func cloudIDHash(_ cloudID: String) -> UInt64? {
+            DeterministicID.isWellFormed(cloudID) ? StableHasher.fnv1a(cloudID.utf8) : nil
+        }
+
+        /// Counts a well-formed cloudID (by its `cloudIDHash`) of the flagged property whose form
+        /// flag is at `flag`, for its table's census: whether the filter flags it as maybe seen before.
+        @discardableResult
+        private func count(_ hash: UInt64, flag: Int) -> Bool {
             let which = flag - Self.firstFlagPlace
-            let hash = StableHasher.fnv1a(cloudID.utf8)
             pendingWellFormed[which] += 1
             pendingHashes[which].append(hash)
             if seen == nil { seen = SharedValueFilter(bits: filterBits) }

@@ -22,27 +22,46 @@ extension Differ {
     /// whose order `sameContent` compares, so B is read.
     enum StoreBytes {
         static func same(_ a: StoreSnapshot, _ b: StoreSnapshot, cancellation: Cancellation? = nil) throws -> Bool {
+            try compare(a, b, cancellation: cancellation).isSame
+        }
+
+        /// What `same` finds, and when the stores are not one side, which of their tables
+        /// differ (`Verdict`).
+        static func compare(_ a: StoreSnapshot, _ b: StoreSnapshot, cancellation: Cancellation? = nil) throws -> Verdict {
             for store in [a.sourceURL, b.sourceURL] {
                 let support = ExternalStorage.supportFolder(forStore: store).path
                 // Not followed when it is a link: anything there at all, and B is read.
-                if (try? FileManager.default.attributesOfItem(atPath: support)) != nil { return false }
+                if (try? FileManager.default.attributesOfItem(atPath: support)) != nil {
+                    return Verdict(isSame: false, tablesDiffering: nil)
+                }
             }
             let main = (a.copyPath, b.copyPath)
             let wal = (a.copyPath + "-wal", b.copyPath + "-wal")
-            if try sameFile(main.0, main.1) && sameFile(wal.0, wal.1) { return true }
+            if try sameFile(main.0, main.1) && sameFile(wal.0, wal.1) { return Verdict(isSame: true, tablesDiffering: nil) }
             defer {
                 // The pages the comparison read are not needed again before A's read.
                 a.database.releaseMemory()
                 b.database.releaseMemory()
             }
             do {
-                return try sameContent(a, b, cancellation: cancellation)
+                return try compareContent(a, b, cancellation: cancellation)
             } catch let cancelled as CancellationError {
                 throw cancelled
             } catch {
                 // A store SQLite cannot read here: not the same, and B is read, which says why.
-                return false
+                return Verdict(isSame: false, tablesDiffering: nil)
             }
+        }
+
+        /// Two stores compared: one content or not, and when not, what is known of where.
+        struct Verdict: Equatable {
+            var isSame: Bool
+            /// When the settings and the schema are the same: tables found to differ in their
+            /// rows (or an index's entries), not always every such table (`compareContent`); nil
+            /// when anything may differ. A hint for `diff`'s reads only (`Differ.tableDiffers`),
+            /// which the members' digests check as before: a wrong one costs time, never a line of
+            /// the listing.
+            var tablesDiffering: Set<String>?
         }
 
         /// Whether two databases hold the same content as SQLite returns it: the settings an
@@ -69,11 +88,20 @@ extension Differ {
         static func sameContent(
             _ a: StoreSnapshot, _ b: StoreSnapshot, rowidsPerPart: UInt64 = 1 << 16, cancellation: Cancellation? = nil
         ) throws -> Bool {
+            try compareContent(a, b, rowidsPerPart: rowidsPerPart, cancellation: cancellation).isSame
+        }
+
+        /// `sameContent`'s comparison, and where the content is not the same, tables found to
+        /// differ (`Verdict.tablesDiffering`): the part that differed, and, of every other table
+        /// not found to differ yet, its last range of rowids (`Parts`).
+        static func compareContent(
+            _ a: StoreSnapshot, _ b: StoreSnapshot, rowidsPerPart: UInt64 = 1 << 16, cancellation: Cancellation? = nil
+        ) throws -> Verdict {
             guard
                 let reads = try a.read({ left in
                     try b.read { right in try comparedReads(left, right, rowidsPerPart: rowidsPerPart) }
                 })
-            else { return false }
+            else { return Verdict(isSame: false, tablesDiffering: nil) }
             var configuration = StoreReader.besideConfiguration(readonly: true)
             configuration.foreignKeysEnabled = false
             let other = (
@@ -85,13 +113,13 @@ extension Differ {
                 try? other.1.close()
             }
             let connections = [(a.database, b.database), other]
-            let parts = Parts(count: reads.count, cancellation: cancellation)
+            let parts = Parts(reads, cancellation: cancellation)
             DispatchQueue.concurrentPerform(iterations: connections.count) { worker in
                 let (left, right) = connections[worker]
-                parts.run { index in
+                parts.run { sql in
                     try left.read { left in
                         try right.read { right in
-                            try ExactSQL.sameRows(try left.makeStatement(sql: reads[index]), try right.makeStatement(sql: reads[index]))
+                            try ExactSQL.sameRows(try left.makeStatement(sql: sql), try right.makeStatement(sql: sql))
                         }
                     }
                 }
@@ -99,61 +127,77 @@ extension Differ {
             return try parts.outcome()
         }
 
+        /// One query `sameContent` compares: the rows of a table in a range of rowids, or an
+        /// index's entries.
+        struct Read {
+            var sql: String
+            var table: String
+            /// The rows of the table's last range of rowids: still read once another part
+            /// differed, to tell whether this table differs too (where a store grows and is
+            /// edited most), at the cost of one range of each table.
+            var isLastRange: Bool
+        }
+
         /// Parts of a comparison taken in order by the threads that compare them, until one
-        /// differs or fails.
+        /// fails. Once one differs, only the last range of each table not found to differ yet is
+        /// read (the stores are not the same; what is read after only names tables that differ,
+        /// a hint, and a bounded one: never a whole table more than before).
         private final class Parts: @unchecked Sendable {
             private let lock = NSLock()
-            private let count: Int
+            private let reads: [Read]
             private let cancellation: Cancellation?
             // Guarded by `lock`.
             private var next = 0
-            private var differs = false
+            private var differing: Set<String> = []
             private var failure: Error?
 
-            init(count: Int, cancellation: Cancellation?) {
-                self.count = count
+            init(_ reads: [Read], cancellation: Cancellation?) {
+                self.reads = reads
                 self.cancellation = cancellation
             }
 
-            func run(_ same: (Int) throws -> Bool) {
+            func run(_ same: (String) throws -> Bool) {
                 while true {
                     lock.lock()
-                    guard next < count, !differs, failure == nil else {
+                    while next < reads.count, !differing.isEmpty, differing.contains(reads[next].table) || !reads[next].isLastRange {
+                        next += 1
+                    }
+                    guard next < reads.count, failure == nil else {
                         lock.unlock()
                         return
                     }
-                    let index = next
+                    let read = reads[next]
                     next += 1
                     lock.unlock()
                     do {
                         try cancellation?.check()
-                        if try !same(index) { finish(differs: true, failure: nil) }
+                        if try !same(read.sql) { finish(differing: read.table, failure: nil) }
                     } catch {
-                        finish(differs: false, failure: error)
+                        finish(differing: nil, failure: error)
                     }
                 }
             }
 
-            private func finish(differs: Bool, failure: Error?) {
+            private func finish(differing table: String?, failure: Error?) {
                 lock.lock()
                 defer { lock.unlock() }
-                if differs { self.differs = true }
+                if let table { differing.insert(table) }
                 if let failure, self.failure == nil { self.failure = failure }
             }
 
-            /// Whether every part was the same; a part's error when one failed.
-            func outcome() throws -> Bool {
+            /// Whether every part was the same, and the tables that differ; a part's error when one failed.
+            func outcome() throws -> Verdict {
                 lock.lock()
                 defer { lock.unlock() }
                 if let failure { throw failure }
-                return !differs
+                return Verdict(isSame: differing.isEmpty, tablesDiffering: differing.isEmpty ? nil : differing)
             }
         }
 
         /// The queries whose rows, the same on both sides, make two databases the same content
         /// (`sameContent`); nil when the settings or the schema differ, or when something cannot
         /// be read alike.
-        private static func comparedReads(_ left: Database, _ right: Database, rowidsPerPart: UInt64) throws -> [String]? {
+        private static func comparedReads(_ left: Database, _ right: Database, rowidsPerPart: UInt64) throws -> [Read]? {
             func same(_ sql: String) throws -> Bool {
                 try ExactSQL.sameRows(try left.makeStatement(sql: sql), try right.makeStatement(sql: sql))
             }
@@ -163,7 +207,7 @@ extension Differ {
                 try same("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid")
             else { return nil }
             // The schema is the same on both sides: what it names is read from the left.
-            var reads: [String] = []
+            var reads: [Read] = []
             for table in try Row.fetchAll(left, sql: "SELECT name, type, wr FROM pragma_table_list WHERE schema = 'main'") {
                 let name: String = table["name"]
                 // The schema was compared above; a view is its SQL.
@@ -177,13 +221,14 @@ extension Differ {
                 for (index, cut) in ([nil] + cuts).enumerated() {
                     let below = index < cuts.count ? "\(rowid) < \(cuts[index])" : nil
                     let range = [cut.map { "\(rowid) >= \($0)" }, below].compactMap { $0 }
-                    reads.append(rows + (range.isEmpty ? "" : " WHERE " + range.joined(separator: " AND ")) + " ORDER BY \(rowid)")
+                    let sql = rows + (range.isEmpty ? "" : " WHERE " + range.joined(separator: " AND ")) + " ORDER BY \(rowid)"
+                    reads.append(Read(sql: sql, table: name, isLastRange: index == cuts.count))
                 }
                 for index in try Row.fetchAll(left, sql: "SELECT name, partial FROM pragma_index_list(?)", arguments: [name]) {
                     guard index["partial"] as Int == 0, let read = try indexRead(of: index["name"], on: name, rowid: rowid, left) else {
                         return nil
                     }
-                    reads.append(read)
+                    reads.append(Read(sql: read, table: name, isLastRange: false))
                 }
             }
             return reads

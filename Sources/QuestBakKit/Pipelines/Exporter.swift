@@ -58,6 +58,9 @@ package enum Exporter {
         /// Whether `records(of:)` hashes each member's bytes for the manifest's SHA-256 (else
         /// it lists "": `diff` of a store against one of its own content compares no digest).
         var hashesMemberLines = true
+        /// Set by `diff` when it reads some members of a store again (`records(of:)`): only these
+        /// are encoded and handed over; the others are left out of the pass and of its manifest.
+        var onlyMembers: Set<String>?
 
         public init(createdAt: Int64, compression: ArchiveCompression = .preferred, progress: ((Progress) -> Void)? = nil) {
             self.createdAt = createdAt
@@ -415,6 +418,7 @@ package enum Exporter {
         let maxima = Dictionary(keys.map { ($0.name, $0.maximumPrimaryKey) }, uniquingKeysWith: max)
         /// Stages one entity member written by `encode`.
         func stageEntity(_ name: String, _ encode: (([UInt8]) throws -> Void) throws -> Int) throws {
+            if let only = options.onlyMembers, !only.contains(name) { return }
             let file = staging.appendingPathComponent(name + ".jsonl")
             // `records(of:)`: the bytes go to its caller, hashed as a staging file hashes them.
             let writer =
