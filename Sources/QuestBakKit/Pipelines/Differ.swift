@@ -1205,31 +1205,50 @@ package enum Differ {
             if db.changesCount > 0, !used.contains(kind) { used.append(kind) }
         }
 
-        /// Each side's records (all, or only those not paired yet) as (`id`, key values `k0`…,
-        /// `n`) in `diff_key_a` and `diff_key_b`, where `filter` holds; `n` is `numbering` over
-        /// the key values (`$0`).
-        /// B's is made first, and A's holds only records whose key values B has: every A record
-        /// of such a value is in it, so `n` is as over all of A, and no other could be paired
-        /// (a second device's cloudIDs, none of which the other side has, cost one side's sort).
-        private func keyTables(
-            _ fields: [String], unmatchedOnly: Bool, filter: String, cloudID: Bool = false, numbering: (String) -> String
+        /// How the records of one key value are paired: only when one record of each side has
+        /// it (`unique`), or each side's records of it, in `_pk` order, one with one (`inPKOrder`).
+        enum Pairing {
+            case unique, inPKOrder
+        }
+
+        /// Pairs A's records with B's whose `fields`' values are equal (B's relationships
+        /// translated through `diff_map`), of the records (all, or with `unmatchedOnly` those not
+        /// paired yet) where `filter` holds; records paired already are not paired again.
+        ///
+        /// One statement: both sides' rows (`s` 0 for A, 1 for B) grouped together by their key
+        /// values; a group of exactly one row of each side (`count(*) = 2 AND sum(s) = 1`) is a
+        /// pair, in `unique`; in `inPKOrder` each side's rows are numbered (`n`) in `_pk` order
+        /// within their value first, and a value and number both sides have is a pair. Pairs are
+        /// written in A's row order. (It replaces a table of each side's key values, B's indexed
+        /// and A's holding only values B has, and their join: the same pairs, one sort of both
+        /// sides instead of three and an index; docs/performance.md, session 35.)
+        private mutating func pairByKey(
+            _ kind: String, _ fields: [String], unmatchedOnly: Bool, filter: String, cloudID: Bool = false, pairing: Pairing
         ) throws {
             try makeWhole()
             // B's keys of the records these fields name are translated through `diff_map`.
             try keyMap.fill(fields.compactMap { plan.references[$0] })
-            let names = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
-            try db.execute(sql: "DROP TABLE IF EXISTS diff_key_a")
-            try db.execute(sql: "DROP TABLE IF EXISTS diff_key_b")
-            for (side, table, translate) in [("b", b, true), ("a", a, false)] {
-                let inB = side == "a" ? "(\(names)) IN (SELECT \(names) FROM diff_key_b) AND " : ""
-                try db.execute(
-                    sql: """
-                        CREATE TABLE diff_key_\(side) AS SELECT id, \(names), \(numbering(names)) AS n FROM \
-                        (\(keyRows(table, fields, translate: translate, cloudID: cloudID)) WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) \
-                        WHERE \(inB)\(filter)
-                        """)
-                if side == "b" { try db.execute(sql: "CREATE INDEX diff_key_b_index ON diff_key_b (\(names))") }
-            }
+            let keys = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
+            let rows = [(0, "a", a, false), (1, "b", b, true)].map { mark, side, table, translate in
+                """
+                SELECT \(mark) AS s, id, pk, \(keys) FROM (\(keyRows(table, fields, translate: translate, cloudID: cloudID)) \
+                WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) WHERE \(filter)
+                """
+            }.joined(separator: " UNION ALL ")
+            let (grouped, groups) =
+                switch pairing {
+                case .unique: (rows, keys)
+                case .inPKOrder:
+                    ("SELECT s, id, \(keys), row_number() OVER (PARTITION BY s, \(keys) ORDER BY pk, id) AS n FROM (\(rows))", keys + ", n")
+                }
+            let stillUnmatched = unmatchedOnly ? "1" : "\(unmatched("a", "q.a")) AND \(unmatched("b", "q.b"))"
+            try pair(
+                kind,
+                """
+                INSERT INTO diff_pairs (entity, a, b) SELECT \(number), q.a, q.b FROM (SELECT max(CASE WHEN s = 0 THEN id END) AS a, \
+                max(CASE WHEN s = 1 THEN id END) AS b FROM (\(grouped)) GROUP BY \(groups) HAVING count(*) = 2 AND sum(s) = 1) q \
+                WHERE \(stillUnmatched) ORDER BY q.a
+                """)
         }
 
         /// Pairs A's records with B's by the plan's keys, each tried on the records the ones before it left.
@@ -1277,16 +1296,7 @@ package enum Differ {
                     try pair(key.kind, "INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id \(selfPairs) ORDER BY id")
                     continue
                 }
-                try keyTables(
-                    key.fields, unmatchedOnly: false, filter: filter, cloudID: key.isCloudID,
-                    numbering: { "count(*) OVER (PARTITION BY \($0))" })
-                try pair(
-                    key.kind,
-                    """
-                    INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
-                    \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) WHERE l.n = 1 AND r.n = 1 AND \(unmatched("a", "l.id")) \
-                    AND \(unmatched("b", "r.id")) ORDER BY l.id
-                    """)
+                try pairByKey(key.kind, key.fields, unmatchedOnly: false, filter: filter, cloudID: key.isCloudID, pairing: .unique)
             }
             if !isDone { try makeWhole() }
             if plan.isSingleton {
@@ -1403,17 +1413,8 @@ package enum Differ {
                 case .valuesOnly: plan.references[field] == nil
                 }
             }
-            let names = (0..<max(content.count, 1)).map { "k\($0)" }
-            try keyTables(
-                content, unmatchedOnly: true, filter: "1",
-                numbering: { uniqueOnly ? "count(*) OVER (PARTITION BY \($0))" : "row_number() OVER (PARTITION BY \($0) ORDER BY pk, id)" })
             let before = paired
-            try pair(
-                "content",
-                """
-                INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
-                \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) AND \(uniqueOnly ? "l.n = 1 AND r.n = 1" : "r.n = l.n") ORDER BY l.id
-                """)
+            try pairByKey("content", content, unmatchedOnly: true, filter: "1", pairing: uniqueOnly ? .unique : .inPKOrder)
             return paired - before
         }
 
