@@ -61,6 +61,11 @@ package enum Differ {
         /// spare it).
         var rootsLookedUp: Set<String> { keyMap.filled }
 
+        /// The keys not tried in SQL, as "entity: key" (tests check when `Shortcuts` spare them).
+        var keysSkipped: Set<String> {
+            Set(comparisons.values.flatMap { comparison in comparison.skipped.map { "\(comparison.name): \($0)" } })
+        }
+
         /// The pairs written to `diff_pairs` (tests check when `Shortcuts` spare them).
         func pairsWritten() throws -> Int {
             guard let db = comparisons.values.first?.db else { return 0 }
@@ -90,6 +95,10 @@ package enum Differ {
         /// That count is decided from what the loader saw of the cloudIDs (`CloudIDCensus`) and at
         /// most one pass over their column, when that can decide it, instead of SQL's grouping.
         package var decidesIdentityFromLoad = true
+        /// A cloudID key is not tried in SQL when the two sides' censuses show that no
+        /// well-formed value of one is the other's (`CloudIDCensus.mayShareAValue`): it would
+        /// pair nothing (a second device's store, whose every cloudID is its own).
+        package var skipsCloudIDsNotShared = true
 
         package init() {}
     }
@@ -271,6 +280,7 @@ package enum Differ {
             var comparison = Comparison(
                 db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root), keyMap: keyMap,
                 pairsIdentityByCount: shortcuts.pairsIdentityByCount, decidesIdentityFromLoad: shortcuts.decidesIdentityFromLoad,
+                skipsCloudIDsNotShared: shortcuts.skipsCloudIDsNotShared,
                 makeWhole: { [thin = left.thin] in try thin?.makeWhole([name]) },
                 deferred: Set(
                     plans[number].destinations.filter { field, destination in
@@ -1111,6 +1121,8 @@ package enum Differ {
         let pairsIdentityByCount: Bool
         /// That count is decided from the loader's census of the cloudIDs where it can be.
         let decidesIdentityFromLoad: Bool
+        /// A cloudID key no value of which both sides have is not tried in SQL (`Shortcuts`).
+        let skipsCloudIDsNotShared: Bool
         /// Loads this entity's table whole when it was loaded thin (`ThinTables`): called before
         /// every statement that reads more of it than the count and the dangling keys do.
         let makeWhole: () throws -> Void
@@ -1122,6 +1134,8 @@ package enum Differ {
         let b: Table
         var used: [String] = []
         var tried: [String] = []
+        /// The keys tried without a statement, their values shared by no record of the other side.
+        var skipped: [String] = []
         /// Records paired so far (each side's records pair at most once).
         var paired = 0
         /// Of those, records a twin's key paired with themselves (`match`'s one statement).
@@ -1294,6 +1308,15 @@ package enum Differ {
                     // Not every record paired so: what follows reads the whole table.
                     try makeWhole()
                     try pair(key.kind, "INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id \(selfPairs) ORDER BY id")
+                    continue
+                }
+                if key.isCloudID, skipsCloudIDsNotShared, let which = Table.flagged.firstIndex(of: key.fields[0]),
+                    try !a.census[which].mayShareAValue(with: b.census[which])
+                {
+                    // No well-formed value is on both sides: the statement would pair none (its
+                    // rows are those flagged well formed, `w = 1`). Tried, as `pair` records it.
+                    if !tried.contains(key.kind) { tried.append(key.kind) }
+                    skipped.append(key.kind)
                     continue
                 }
                 try pairByKey(key.kind, key.fields, unmatchedOnly: false, filter: filter, cloudID: key.isCloudID, pairing: .unique)
