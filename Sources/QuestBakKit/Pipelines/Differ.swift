@@ -1543,8 +1543,11 @@ package enum Differ {
         }
 
         /// The records only B has, then only A has, then the changed ones, each read as it is listed.
+        /// (A side whose every record is paired, as its count says, is not read for them: each
+        /// record pairs at most once, so `count - paired` are left, the count `summary` gives.)
         func forEachLine(_ body: (Line) throws -> Void) throws {
-            for (table, side, line) in [(b, "b", Line.added), (a, "a", Line.removed)] {
+            for (table, side, line, left) in [(b, "b", Line.added, b.count - paired), (a, "a", Line.removed, a.count - paired)]
+            where left > 0 {
                 try ExactSQL.forEachRow(
                     db,
                     sql:
