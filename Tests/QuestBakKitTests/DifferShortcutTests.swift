@@ -15,13 +15,15 @@ final class DifferShortcutTests: XCTestCase {
         var lines: [String]
         var rootsLookedUp: Set<String>
         var pairsWritten: Int
+        var keysSkipped: Set<String>
     }
 
     private func diff(_ a: URL, _ b: URL, _ shortcuts: Differ.Shortcuts) throws -> Outcome {
         let work = try TemporaryTestDirectory()
         return try Differ.diff(a, b, profiles: [.timeQuest], workDirectory: work.url, shortcuts: shortcuts) { listing in
             return Outcome(
-                lines: try DiffTestSides.lines(of: listing), rootsLookedUp: listing.rootsLookedUp, pairsWritten: try listing.pairsWritten())
+                lines: try DiffTestSides.lines(of: listing), rootsLookedUp: listing.rootsLookedUp, pairsWritten: try listing.pairsWritten(),
+                keysSkipped: listing.keysSkipped)
         }
     }
 
@@ -30,6 +32,7 @@ final class DifferShortcutTests: XCTestCase {
         shortcuts.fillsKeyMapWhenRead = false
         shortcuts.pairsIdentityByCount = false
         shortcuts.decidesIdentityFromLoad = false
+        shortcuts.skipsCloudIDsNotShared = false
         return shortcuts
     }
 
@@ -46,6 +49,11 @@ final class DifferShortcutTests: XCTestCase {
         var countedInSQL = Differ.Shortcuts()
         countedInSQL.decidesIdentityFromLoad = false
         XCTAssertEqual(fast.lines, try diff(a, b, countedInSQL).lines, label, file: file, line: line)
+        var triesEveryCloudID = Differ.Shortcuts()
+        triesEveryCloudID.skipsCloudIDsNotShared = false
+        let tried = try diff(a, b, triesEveryCloudID)
+        XCTAssertEqual(fast.lines, tried.lines, label, file: file, line: line)
+        XCTAssertEqual(tried.keysSkipped, [], label, file: file, line: line)
         return fast
     }
 
@@ -134,6 +142,47 @@ final class DifferShortcutTests: XCTestCase {
             XCTAssertNotEqual(outcome.lines.first, "0 added, 0 removed, 0 changed")
             XCTAssertTrue(outcome.lines.contains { $0.hasPrefix("GameSession by natural key") }, "\(outcome.lines)")
             XCTAssertTrue(outcome.rootsLookedUp.contains("GameSession"), "\(outcome.rootsLookedUp)")
+        }
+    }
+
+    /// A second device's store: the same records under cloudIDs of its own. No cloudID is on
+    /// both sides, so the cloudID key is not tried in SQL, and the records are matched by their
+    /// natural keys as when it is. One value kept (a session's), or the other side's values not
+    /// well formed, decide it the other way and the same way.
+    func testACloudIDKeyNoValueOfWhichBothSidesHaveIsNotTriedInSQL() throws {
+        let newCloudIDs = """
+            UPDATE ZGAMESESSION SET ZCLOUDID = upper(printf('%08x-0000-4000-8000-%012x', Z_PK, Z_PK + 7));
+            UPDATE ZTASKESTIMATION SET ZCLOUDID = upper(printf('%08x-0000-4000-8000-%012x', Z_PK, Z_PK + 9));
+            UPDATE ZTASKESTIMATION SET ZESTIMATEDSECONDS = ZESTIMATEDSECONDS + 1 WHERE Z_PK % 3 = 0;
+            """
+        // (The entities not changed are B's twins, each record paired with itself.)
+        let entities = ["GameSession", "TaskEstimation"]
+        for (change, skipped) in [
+            (newCloudIDs, entities),
+            (
+                newCloudIDs
+                    + "UPDATE ZGAMESESSION SET ZCLOUDID = (SELECT x.ZCLOUDID FROM a.ZGAMESESSION x WHERE x.Z_PK = ZGAMESESSION.Z_PK) WHERE Z_PK = 2;",
+                ["TaskEstimation"]
+            ),
+            ("UPDATE ZGAMESESSION SET ZCLOUDID = 'not a cloudID'; UPDATE ZTASKESTIMATION SET ZCLOUDID = 'x' || Z_PK;", entities),
+        ] {
+            let directory = try TemporaryTestDirectory()
+            let a = try directory.copyFixture("v2-typical")
+            let b = try directory.copyFixture("v2-typical", as: "second")
+            try DatabaseQueue(path: b.path).writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS a", arguments: [a.path])
+                try db.execute(sql: change)
+                try db.execute(sql: "DETACH DATABASE a")
+            }
+            let archive = directory.path("second.qbak")
+            try DiffTestSides.export(b, to: archive)
+            for (left, right) in [(a, b), (b, a), (a, archive), (archive, a)] {
+                let label = "\(change) \(left.lastPathComponent) \(right.lastPathComponent)"
+                let outcome = try checked(left, right, label)
+                XCTAssertEqual(outcome.keysSkipped, Set(skipped.map { "\($0): cloudID" }), label)
+                XCTAssertTrue(outcome.lines.contains { $0.hasPrefix("TaskEstimation by natural key") }, "\(label): \(outcome.lines)")
+                XCTAssertTrue(outcome.lines.first?.hasPrefix("0 added, 0 removed, ") == true, "\(label): \(outcome.lines)")
+            }
         }
     }
 }

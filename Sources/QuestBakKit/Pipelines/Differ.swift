@@ -68,6 +68,11 @@ package enum Differ {
         /// spare it).
         var rootsLookedUp: Set<String> { keyMap.filled }
 
+        /// The keys not tried in SQL, as "entity: key" (tests check when `Shortcuts` spare them).
+        var keysSkipped: Set<String> {
+            Set(comparisons.values.flatMap { comparison in comparison.skipped.map { "\(comparison.name): \($0)" } })
+        }
+
         /// The pairs written to `diff_pairs` (tests check when `Shortcuts` spare them).
         func pairsWritten() throws -> Int {
             guard let db = comparisons.values.first?.db else { return 0 }
@@ -97,6 +102,10 @@ package enum Differ {
         /// That count is decided from what the loader saw of the cloudIDs (`CloudIDCensus`) and at
         /// most one pass over their column, when that can decide it, instead of SQL's grouping.
         package var decidesIdentityFromLoad = true
+        /// A cloudID key is not tried in SQL when the two sides' censuses show that no
+        /// well-formed value of one is the other's (`CloudIDCensus.mayShareAValue`): it would
+        /// pair nothing (a second device's store, whose every cloudID is its own).
+        package var skipsCloudIDsNotShared = true
 
         package init() {}
     }
@@ -253,6 +262,7 @@ package enum Differ {
                 CREATE INDEX diff_pairs_b ON diff_pairs (entity, b);
                 CREATE TABLE diff_map (root TEXT NOT NULL, b INTEGER NOT NULL, a INTEGER, PRIMARY KEY (root, b)) WITHOUT ROWID;
                 CREATE TABLE diff_changed (entity INTEGER NOT NULL, a INTEGER NOT NULL, b INTEGER NOT NULL);
+                CREATE TABLE diff_key_pairs (a INTEGER PRIMARY KEY, b INTEGER NOT NULL);
                 """)
         // Parents are matched before the children whose relationships name them; changes are
         // looked for once every entity is matched, so a to-many compares the records it names too.
@@ -285,6 +295,7 @@ package enum Differ {
             var comparison = Comparison(
                 db: db, number: number, name: name, plan: plans[number], isNamed: named.contains(plans[number].root), keyMap: keyMap,
                 pairsIdentityByCount: shortcuts.pairsIdentityByCount, decidesIdentityFromLoad: shortcuts.decidesIdentityFromLoad,
+                skipsCloudIDsNotShared: shortcuts.skipsCloudIDsNotShared,
                 makeWhole: { [thin = left.thin] in try thin?.makeWhole([name]) },
                 deferred: Set(
                     plans[number].destinations.filter { field, destination in
@@ -1204,6 +1215,8 @@ package enum Differ {
         let pairsIdentityByCount: Bool
         /// That count is decided from the loader's census of the cloudIDs where it can be.
         let decidesIdentityFromLoad: Bool
+        /// A cloudID key no value of which both sides have is not tried in SQL (`Shortcuts`).
+        let skipsCloudIDsNotShared: Bool
         /// Loads this entity's table whole when it was loaded thin (`ThinTables`): called before
         /// every statement that reads more of it than the count and the dangling keys do.
         let makeWhole: () throws -> Void
@@ -1215,6 +1228,8 @@ package enum Differ {
         let b: Table
         var used: [String] = []
         var tried: [String] = []
+        /// The keys tried without a statement, their values shared by no record of the other side.
+        var skipped: [String] = []
         /// Records paired so far (each side's records pair at most once).
         var paired = 0
         /// Of those, records a twin's key paired with themselves (`match`'s one statement).
@@ -1298,31 +1313,55 @@ package enum Differ {
             if db.changesCount > 0, !used.contains(kind) { used.append(kind) }
         }
 
-        /// Each side's records (all, or only those not paired yet) as (`id`, key values `k0`…,
-        /// `n`) in `diff_key_a` and `diff_key_b`, where `filter` holds; `n` is `numbering` over
-        /// the key values (`$0`).
-        /// B's is made first, and A's holds only records whose key values B has: every A record
-        /// of such a value is in it, so `n` is as over all of A, and no other could be paired
-        /// (a second device's cloudIDs, none of which the other side has, cost one side's sort).
-        private func keyTables(
-            _ fields: [String], unmatchedOnly: Bool, filter: String, cloudID: Bool = false, numbering: (String) -> String
+        /// How the records of one key value are paired: only when one record of each side has
+        /// it (`unique`), or each side's records of it, in `_pk` order, one with one (`inPKOrder`).
+        enum Pairing {
+            case unique, inPKOrder
+        }
+
+        /// Pairs A's records with B's whose `fields`' values are equal (B's relationships
+        /// translated through `diff_map`), of the records (all, or with `unmatchedOnly` those not
+        /// paired yet) where `filter` holds; records paired already are not paired again.
+        ///
+        /// One statement: both sides' rows (`s` 0 for A, 1 for B) grouped together by their key
+        /// values; a group of exactly one row of each side (`count(*) = 2 AND sum(s) = 1`) is a
+        /// pair, in `unique`; in `inPKOrder` each side's rows are numbered (`n`) in `_pk` order
+        /// within their value first, and a value and number both sides have is a pair. Pairs are
+        /// written in A's row order: kept first in `diff_key_pairs`, whose rowid is A's, and read
+        /// from it in rowid order (an `ORDER BY` of the grouping's rows would hold a second
+        /// sorter's memory while the grouping's is merged: 3 MB more at 100k). (It replaces a
+        /// table of each side's key values, B's indexed and A's holding only values B has, and
+        /// their join: the same pairs, one sort of both sides instead of three and an index;
+        /// docs/performance.md, session 35.)
+        private mutating func pairByKey(
+            _ kind: String, _ fields: [String], unmatchedOnly: Bool, filter: String, cloudID: Bool = false, pairing: Pairing
         ) throws {
             try makeWhole()
             // B's keys of the records these fields name are translated through `diff_map`.
             try keyMap.fill(fields.compactMap { plan.references[$0] })
-            let names = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
-            try db.execute(sql: "DROP TABLE IF EXISTS diff_key_a")
-            try db.execute(sql: "DROP TABLE IF EXISTS diff_key_b")
-            for (side, table, translate) in [("b", b, true), ("a", a, false)] {
-                let inB = side == "a" ? "(\(names)) IN (SELECT \(names) FROM diff_key_b) AND " : ""
-                try db.execute(
-                    sql: """
-                        CREATE TABLE diff_key_\(side) AS SELECT id, \(names), \(numbering(names)) AS n FROM \
-                        (\(keyRows(table, fields, translate: translate, cloudID: cloudID)) WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) \
-                        WHERE \(inB)\(filter)
-                        """)
-                if side == "b" { try db.execute(sql: "CREATE INDEX diff_key_b_index ON diff_key_b (\(names))") }
-            }
+            let keys = (0..<max(fields.count, 1)).map { "k\($0)" }.joined(separator: ", ")
+            let rows = [(0, "a", a, false), (1, "b", b, true)].map { mark, side, table, translate in
+                """
+                SELECT \(mark) AS s, id, pk, \(keys) FROM (\(keyRows(table, fields, translate: translate, cloudID: cloudID)) \
+                WHERE \(unmatchedOnly ? unmatched(side, "x.rowid") : "1")) WHERE \(filter)
+                """
+            }.joined(separator: " UNION ALL ")
+            let (grouped, groups) =
+                switch pairing {
+                case .unique: (rows, keys)
+                case .inPKOrder:
+                    ("SELECT s, id, \(keys), row_number() OVER (PARTITION BY s, \(keys) ORDER BY pk, id) AS n FROM (\(rows))", keys + ", n")
+                }
+            let stillUnmatched = unmatchedOnly ? "1" : "\(unmatched("a", "q.a")) AND \(unmatched("b", "q.b"))"
+            // Each A record is in one group: its rowid is a pair's at most once.
+            try db.execute(
+                sql: """
+                    INSERT INTO diff_key_pairs (a, b) SELECT q.a, q.b FROM (SELECT max(CASE WHEN s = 0 THEN id END) AS a, \
+                    max(CASE WHEN s = 1 THEN id END) AS b FROM (\(grouped)) GROUP BY \(groups) HAVING count(*) = 2 AND sum(s) = 1) q \
+                    WHERE \(stillUnmatched)
+                    """)
+            try pair(kind, "INSERT INTO diff_pairs (entity, a, b) SELECT \(number), a, b FROM diff_key_pairs ORDER BY a")
+            try db.execute(sql: "DELETE FROM diff_key_pairs")
         }
 
         /// Pairs A's records with B's by the plan's keys, each tried on the records the ones before it left.
@@ -1370,16 +1409,16 @@ package enum Differ {
                     try pair(key.kind, "INSERT INTO diff_pairs (entity, a, b) SELECT \(number), id, id \(selfPairs) ORDER BY id")
                     continue
                 }
-                try keyTables(
-                    key.fields, unmatchedOnly: false, filter: filter, cloudID: key.isCloudID,
-                    numbering: { "count(*) OVER (PARTITION BY \($0))" })
-                try pair(
-                    key.kind,
-                    """
-                    INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
-                    \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) WHERE l.n = 1 AND r.n = 1 AND \(unmatched("a", "l.id")) \
-                    AND \(unmatched("b", "r.id")) ORDER BY l.id
-                    """)
+                if key.isCloudID, skipsCloudIDsNotShared, let which = Table.flagged.firstIndex(of: key.fields[0]),
+                    try !a.census[which].mayShareAValue(with: b.census[which])
+                {
+                    // No well-formed value is on both sides: the statement would pair none (its
+                    // rows are those flagged well formed, `w = 1`). Tried, as `pair` records it.
+                    if !tried.contains(key.kind) { tried.append(key.kind) }
+                    skipped.append(key.kind)
+                    continue
+                }
+                try pairByKey(key.kind, key.fields, unmatchedOnly: false, filter: filter, cloudID: key.isCloudID, pairing: .unique)
             }
             if !isDone { try makeWhole() }
             if plan.isSingleton {
@@ -1496,17 +1535,8 @@ package enum Differ {
                 case .valuesOnly: plan.references[field] == nil
                 }
             }
-            let names = (0..<max(content.count, 1)).map { "k\($0)" }
-            try keyTables(
-                content, unmatchedOnly: true, filter: "1",
-                numbering: { uniqueOnly ? "count(*) OVER (PARTITION BY \($0))" : "row_number() OVER (PARTITION BY \($0) ORDER BY pk, id)" })
             let before = paired
-            try pair(
-                "content",
-                """
-                INSERT INTO diff_pairs (entity, a, b) SELECT \(number), l.id, r.id FROM diff_key_a l JOIN diff_key_b r ON \
-                \(names.map { "r.\($0) = l.\($0)" }.joined(separator: " AND ")) AND \(uniqueOnly ? "l.n = 1 AND r.n = 1" : "r.n = l.n") ORDER BY l.id
-                """)
+            try pairByKey("content", content, unmatchedOnly: true, filter: "1", pairing: uniqueOnly ? .unique : .inPKOrder)
             return paired - before
         }
 
@@ -1606,8 +1636,11 @@ package enum Differ {
         }
 
         /// The records only B has, then only A has, then the changed ones, each read as it is listed.
+        /// (A side whose every record is paired, as its count says, is not read for them: each
+        /// record pairs at most once, so `count - paired` are left, the count `summary` gives.)
         func forEachLine(_ body: (Line) throws -> Void) throws {
-            for (table, side, line) in [(b, "b", Line.added), (a, "a", Line.removed)] {
+            for (table, side, line, left) in [(b, "b", Line.added, b.count - paired), (a, "a", Line.removed, a.count - paired)]
+            where left > 0 {
                 try ExactSQL.forEachRow(
                     db,
                     sql:
