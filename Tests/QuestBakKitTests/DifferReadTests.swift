@@ -119,16 +119,19 @@ final class DifferReadTests: XCTestCase {
             a,
             "INSERT INTO ZINGREDIENT (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (7, 2, 1, 'Ice'); UPDATE Z_PRIMARYKEY SET Z_MAX = 7 WHERE Z_ENT = 2"
         )
-        let liquid = directory.path("liquid/default.store")
-        try FileManager.default.copyItem(at: a.deletingLastPathComponent(), to: liquid.deletingLastPathComponent())
-        try edit(liquid, "UPDATE ZINGREDIENT SET ZNAME = 'Old Tom Gin' WHERE Z_PK = 6")
+        // A copy of A's folder, edited.
+        func copy(_ name: String, edited sql: String) throws -> URL {
+            let store = directory.path("\(name)/default.store")
+            try FileManager.default.copyItem(at: a.deletingLastPathComponent(), to: store.deletingLastPathComponent())
+            try edit(store, sql)
+            return store
+        }
+        let liquid = try copy("liquid", edited: "UPDATE ZINGREDIENT SET ZNAME = 'Old Tom Gin' WHERE Z_PK = 6")
         let sub = try checked(a, liquid, "a Liquid changed")
         XCTAssertEqual(sub.lines.first, "1 added, 1 removed, 0 changed")
         XCTAssertFalse(sub.digested.a.contains("Ingredient"), "\(sub.digested.a)")
         XCTAssertTrue(sub.digested.a.contains("Recipe"), "\(sub.digested.a)")
-        let tags = directory.path("tags/default.store")
-        try FileManager.default.copyItem(at: a.deletingLastPathComponent(), to: tags.deletingLastPathComponent())
-        try edit(tags, "DELETE FROM Z_5TAGS WHERE rowid = (SELECT max(rowid) FROM Z_5TAGS)")
+        let tags = try copy("tags", edited: "DELETE FROM Z_5TAGS WHERE rowid = (SELECT max(rowid) FROM Z_5TAGS)")
         let joined = try checked(a, tags, "a tag taken off a recipe")
         XCTAssertEqual(joined.lines.first, "0 added, 0 removed, 1 changed")
         XCTAssertTrue(joined.digested.a.contains("Recipe"), "\(joined.digested.a)")
