@@ -692,7 +692,7 @@ package enum GenericMemberEncoding {
         let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
         try write(EntityHeader(schemaVersion: schemaVersion, entity: entity, count: total).line())
         let keys = columns.map { ModelMemberEncoding.key($0) }
-        let selected = ([CoreDataSQL.keyColumn] + columns.map(\.quotedDatabaseIdentifier)).joined(separator: ", ")
+        let selected = ([CoreDataSQL.keyColumn] + columns.map(\.quotedSQLIdentifier)).joined(separator: ", ")
         let prefix = Array("{\"\(RecordJSON.primaryKeyKey)\":".utf8)
         var line: [UInt8] = []
         var done = 0

@@ -14,7 +14,7 @@ package enum TableMemberEncoding {
 
     /// Streams one table's member through `write`; returns the number of rows.
     package static func encode(_ db: Database, table: String, path: String, write: ([UInt8]) throws -> Void) throws -> Int {
-        let quoted = table.quotedDatabaseIdentifier
+        let quoted = table.quotedSQLIdentifier
         let columns = try db.columns(in: table).map(\.name)
         let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted)") ?? 0
         var header = JSONObjectWriter()
@@ -27,7 +27,7 @@ package enum TableMemberEncoding {
             key.append(UInt8(ascii: ":"))
             return key
         }
-        let order = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        let order = columns.map(\.quotedSQLIdentifier).joined(separator: ", ")
         var line: [UInt8] = []
         var done = 0
         try ExactSQL.forEachRow(db, sql: "SELECT \(order) FROM \(quoted) ORDER BY \(order)") { row in

@@ -80,6 +80,36 @@ final class CarriedTablesTests: XCTestCase {
         XCTAssertEqual(again.tables, summary.tables)
     }
 
+    /// A carried table's columns may be named with a double quote (only its own name must be a
+    /// plain identifier): every statement about them doubles the quote, so the table is exported,
+    /// restored and exported again like any other. GRDB's quoting alone made the export fail.
+    func testACarriedTableWithQuotesInItsColumnNamesRestoresExactly() throws {
+        let directory = try TemporaryTestDirectory()
+        let store = try directory.copyFixture("v1-typical")
+        try DatabaseQueue(path: store.path).write { db in
+            try db.execute(
+                sql: #"""
+                    CREATE TABLE quoted_names ("co""l" TEXT, "n""" INTEGER, """" BLOB);
+                    CREATE INDEX quoted_names_index ON quoted_names ("n""", "co""l");
+                    INSERT INTO quoted_names VALUES ('a', 1, x'01'), ('b"', 2, NULL);
+                    """#)
+        }
+        let summary = try export(store, to: directory.path("a.qbak"))
+        XCTAssertEqual(summary.tables.map(\.name), ["quoted_names"])
+        XCTAssertEqual(summary.tables.map(\.count), [2])
+        let restored = directory.path("r.store")
+        let work = try TemporaryTestDirectory()
+        _ = try Importer.run(archive: directory.path("a.qbak").path, into: restored, options: .timeQuest, workDirectory: work.url)
+        let rows = "SELECT * FROM quoted_names ORDER BY 2"
+        let schema = "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'quoted_names' ORDER BY name"
+        for sql in [rows, schema] {
+            let before = try DatabaseQueue(path: store.path).read { try ExactSQL.fetchAll($0, sql: sql) }
+            XCTAssertEqual(before.count, 2, sql)
+            XCTAssertEqual(before, try DatabaseQueue(path: restored.path).read { try ExactSQL.fetchAll($0, sql: sql) }, sql)
+        }
+        XCTAssertEqual(try export(restored, to: directory.path("b.qbak")).tables, summary.tables)
+    }
+
     func testAnotherAppsJoinTableIsInItsArchive() throws {
         try checkAnotherAppsStore(identifiers: ["1.0.0"])
     }

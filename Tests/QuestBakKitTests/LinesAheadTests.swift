@@ -51,7 +51,7 @@ final class LinesAheadTests: XCTestCase {
         defer { try? queue.close() }
         return try queue.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map { name in
-                let rows = try ExactSQL.fetchAll(db, sql: "SELECT * FROM \(name.quotedDatabaseIdentifier)").map { "\($0)" }
+                let rows = try ExactSQL.fetchAll(db, sql: "SELECT * FROM \(name.quotedSQLIdentifier)").map { "\($0)" }
                 return "\(name): \(rows.sorted())"
             }
         }

@@ -109,13 +109,6 @@ package enum CoreDataSQL {
 
     // MARK: The schema as statements
 
-    /// `name` as an SQL identifier, a double quote inside it doubled. Written here because GRDB's
-    /// `quotedDatabaseIdentifier` only wraps a name in quotes (its source says escaping is still to
-    /// do): right for the plain identifiers (`CompiledModel.isPlainIdentifier`) a model's tables
-    /// and columns and a carried table have, wrong for a name read from any store's
-    /// `sqlite_master` or a pragma, which may hold a quote.
-    package static func quotedName(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-
     /// Whether the declaration of `table` (in the attached database `schema`) may name a
     /// collation: then a `GROUP BY` or `=` of one of its columns may take two different texts for
     /// one, as a comparison of bytes would not. Core Data declares none. The word anywhere (a
@@ -157,4 +150,13 @@ package enum CoreDataSQL {
     package static func insertModelCache(_ db: Database, _ content: Data) throws {
         try db.execute(sql: "INSERT INTO \(modelCacheTable) (Z_CONTENT) VALUES (?)", arguments: [content])
     }
+}
+
+extension String {
+    /// The name as an SQL identifier, a double quote inside it doubled. Written here because GRDB's
+    /// `quotedDatabaseIdentifier` only wraps a name in quotes (its source says escaping is still to
+    /// do): right for the plain identifiers (`CompiledModel.isPlainIdentifier`) of a model's tables
+    /// and columns, wrong for a name read from any store's `sqlite_master` or a pragma, such as a
+    /// carried table's column, which may hold a quote.
+    package var quotedSQLIdentifier: String { "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 }

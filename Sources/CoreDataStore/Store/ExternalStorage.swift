@@ -132,14 +132,14 @@ package enum ExternalStorage {
             // One pass over the table for all its BLOB columns (a pass per column read every row
             // once for each): a column's name, or NULL, per row that refers to a file anywhere.
             let references = columns.map { column in
-                let quoted = column.quotedDatabaseIdentifier
+                let quoted = column.quotedSQLIdentifier
                 return "typeof(\(quoted)) = 'blob' AND length(\(quoted)) = 37 AND substr(\(quoted), 1, 1) = x'02'"
             }
             let names = zip(columns, references).map { column, reference in
-                "CASE WHEN \(reference) THEN substr(\(column.quotedDatabaseIdentifier), 2) END"
+                "CASE WHEN \(reference) THEN substr(\(column.quotedSQLIdentifier), 2) END"
             }
             let sql = """
-                SELECT \(CoreDataSQL.keyColumn), \(names.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)
+                SELECT \(CoreDataSQL.keyColumn), \(names.joined(separator: ", ")) FROM \(table.quotedSQLIdentifier)
                 WHERE \(references.map { "(\($0))" }.joined(separator: " OR ")) ORDER BY \(CoreDataSQL.keyColumn)
                 """
             var byColumn = Array(

@@ -68,12 +68,12 @@ package enum StoreComparison {
     private static func compareRows(
         of table: String, columns: Columns, source: Database, restored: Database, note: (String) -> Void
     ) throws {
-        let quoted = columns.names.map(CoreDataSQL.quotedName)
+        let quoted = columns.names.map(\.quotedSQLIdentifier)
         let order =
-            columns.rowidKey.map(CoreDataSQL.quotedName)
+            columns.rowidKey.map(\.quotedSQLIdentifier)
             ?? quoted.map { $0 + " COLLATE BINARY" }.joined(separator: ", ")
         let sql =
-            "SELECT \(quoted.joined(separator: ", ")) FROM \(CoreDataSQL.quotedName(table)) ORDER BY \(order)"
+            "SELECT \(quoted.joined(separator: ", ")) FROM \(table.quotedSQLIdentifier) ORDER BY \(order)"
         let left = try ExactCursor(source, sql: sql)
         let right = try ExactCursor(restored, sql: sql)
         let maximumKeyColumn = table == CoreDataSQL.primaryKeyTable ? columns.names.firstIndex(of: CoreDataSQL.maxColumn) : nil

@@ -182,7 +182,7 @@ extension StoreInspection {
         for row in try Row.fetchAll(
             db,
             sql:
-                "SELECT CASE WHEN typeof(\(CoreDataSQL.entityColumn)) = 'integer' THEN \(CoreDataSQL.entityColumn) END, quote(\(CoreDataSQL.entityColumn)), count(*) FROM \(table.quotedDatabaseIdentifier) GROUP BY 2 ORDER BY 2"
+                "SELECT CASE WHEN typeof(\(CoreDataSQL.entityColumn)) = 'integer' THEN \(CoreDataSQL.entityColumn) END, quote(\(CoreDataSQL.entityColumn)), count(*) FROM \(table.quotedSQLIdentifier) GROUP BY 2 ORDER BY 2"
         ) {
             let number: Int64? = row[0]
             if let number, members.contains(where: { $0.number == number }) {

@@ -224,7 +224,7 @@ package enum StoreReader {
     }
 
     public static func rowCount(_ db: Database, table: String) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.quotedSQLIdentifier)") ?? 0
     }
 
     /// Streams the records of `plan`'s entity in ascending `Z_PK` (only those `condition` admits,

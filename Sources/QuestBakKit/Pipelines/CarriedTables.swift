@@ -60,7 +60,7 @@ struct CarriedTables {
     private mutating func prepareInsert(_ table: ArchiveManifest.TableMember, columns info: [ColumnInfo]) {
         let columns = info.map(\.name)
         let sql =
-            "INSERT INTO \(table.name.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            "INSERT INTO \(table.name.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         inserts[table.name] = (sql, columns, info.map { ColumnAffinity(declaredType: $0.type) })
     }
 

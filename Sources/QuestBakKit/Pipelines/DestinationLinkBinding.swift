@@ -219,7 +219,7 @@ final class DestinationLinkBinding {
         let columns = insertColumns + cursors.indices.filter { links & (1 << $0) != 0 }.map { cursors[$0].group.column }
         let made = try db.makeStatement(
             sql:
-                "INSERT INTO \(plan.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+                "INSERT INTO \(plan.table.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         )
         inserts[links] = made
         return made
@@ -243,7 +243,7 @@ final class DestinationLinkBinding {
         guard !insertColumns.contains(where: { $0.uppercased() == column }) else { return false }
         // A table whose `Z_PK` is not its rowid may hold a key twice: the link step sets both rows.
         guard try KeyRangeReaders.isKeyedByRowid(db, table: group.table) else { return false }
-        let table = group.table.quotedDatabaseIdentifier
+        let table = group.table.quotedSQLIdentifier
         let columns = try Row.fetchAll(db, sql: "PRAGMA table_xinfo(\(table))")
         guard let info = columns.first(where: { ($0["name"] as String?)?.uppercased() == column }), (info["notnull"] as Int?) == 0,
             !columns.contains(where: { ($0["hidden"] as Int? ?? 0) != 0 })
@@ -253,7 +253,7 @@ final class DestinationLinkBinding {
         guard try Row.fetchAll(db, sql: "PRAGMA foreign_key_list(\(table))").isEmpty else { return false }
         for index in try Row.fetchAll(db, sql: "PRAGMA index_list(\(table))") {
             guard let name: String = index["name"] else { return false }
-            let keyColumns = try Row.fetchAll(db, sql: "PRAGMA index_xinfo(\(name.quotedDatabaseIdentifier))").filter {
+            let keyColumns = try Row.fetchAll(db, sql: "PRAGMA index_xinfo(\(name.quotedSQLIdentifier))").filter {
                 ($0["key"] as Int?) == 1
             }
             // An expression's column number is -2.

@@ -215,8 +215,8 @@ extension Differ {
                 guard table["type"] as String == "table", table["wr"] as Int == 0, let rowid = try rowidName(of: name, left) else {
                     return nil
                 }
-                let rows = "SELECT \(rowid), * FROM main.\(CoreDataSQL.quotedName(name))"
-                let ends = try Row.fetchOne(left, sql: "SELECT min(\(rowid)), max(\(rowid)) FROM main.\(CoreDataSQL.quotedName(name))")
+                let rows = "SELECT \(rowid), * FROM main.\(name.quotedSQLIdentifier)"
+                let ends = try Row.fetchOne(left, sql: "SELECT min(\(rowid)), max(\(rowid)) FROM main.\(name.quotedSQLIdentifier)")
                 let cuts = rowidCuts(from: ends?[0], to: ends?[1], every: rowidsPerPart)
                 for (index, cut) in ([nil] + cuts).enumerated() {
                     let below = index < cuts.count ? "\(rowid) < \(cuts[index])" : nil
@@ -266,13 +266,13 @@ extension Differ {
                 db, sql: "SELECT cid, name, \"desc\", coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [index])
             {
                 guard column["cid"] as Int >= 0, let name = column["name"] as String? else { return nil }
-                let collation = CoreDataSQL.quotedName(column["coll"] as String? ?? "BINARY")
+                let collation = (column["coll"] as String? ?? "BINARY").quotedSQLIdentifier
                 let direction = column["desc"] as Int == 1 ? "DESC" : "ASC"
-                columns.append(CoreDataSQL.quotedName(name))
-                order.append("\(CoreDataSQL.quotedName(name)) COLLATE \(collation) \(direction)")
+                columns.append(name.quotedSQLIdentifier)
+                order.append("\(name.quotedSQLIdentifier) COLLATE \(collation) \(direction)")
             }
             let read = (columns + [rowid]).joined(separator: ", ")
-            let through = "main.\(CoreDataSQL.quotedName(table)) INDEXED BY \(CoreDataSQL.quotedName(index))"
+            let through = "main.\(table.quotedSQLIdentifier) INDEXED BY \(index.quotedSQLIdentifier)"
             return "SELECT \(read) FROM \(through) ORDER BY \((order + [rowid]).joined(separator: ", "))"
         }
 

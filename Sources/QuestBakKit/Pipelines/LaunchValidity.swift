@@ -55,7 +55,7 @@ enum LaunchValidity {
             }, uniquingKeysWith: { first, _ in first })
         let relationships = Dictionary(entities.flatMap(\.relationships).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let key = CoreDataSQL.keyColumn
-        let records = "FROM \(CoreDataSQL.quotedName(plan.table)) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)"
+        let records = "FROM \(plan.table.quotedSQLIdentifier) WHERE \(CoreDataSQL.entityColumn) = \(plan.number)"
         var problems: [String] = []
         func keys(where condition: String) throws -> [Int64] {
             try Int64.fetchAll(db, sql: "SELECT \(key) \(records) AND (\(condition)) ORDER BY \(key) LIMIT 6")
@@ -66,7 +66,7 @@ enum LaunchValidity {
             problems.append("\(plan.name) _pk \(list) \(property): \(what)")
         }
         for field in plan.fields where field.path.count == 1 && !uniquenessOnly {
-            let column = CoreDataSQL.quotedName(field.column)
+            let column = field.column.quotedSQLIdentifier
             guard let (attribute, hasDefault) = attributes[field.path[0]] else { continue }
             if !attribute.isOptional && !hasDefault {
                 say(try keys(where: "\(column) IS NULL"), field.path[0], "NULL in a required attribute without a default (Core Data 1570)")
@@ -86,11 +86,11 @@ enum LaunchValidity {
             guard let relationship = relationships[toOne.name], !relationship.isOptional,
                 let destination = layout.entity(named: toOne.destination)
             else { continue }
-            let column = CoreDataSQL.quotedName(toOne.column)
+            let column = toOne.column.quotedSQLIdentifier
             say(
                 try keys(
                     where:
-                        "\(column) IS NULL OR NOT EXISTS (SELECT 1 FROM \(CoreDataSQL.quotedName(destination.table)) AS target WHERE target.\(key) = \(CoreDataSQL.quotedName(plan.table)).\(column))"
+                        "\(column) IS NULL OR NOT EXISTS (SELECT 1 FROM \(destination.table.quotedSQLIdentifier) AS target WHERE target.\(key) = \(plan.table.quotedSQLIdentifier).\(column))"
                 ), toOne.name, "a required to-one that is empty or names no \(toOne.destination) (Core Data 1580)")
         }
         for constraint in entities.flatMap(\.uniqueTuples) {
@@ -98,7 +98,7 @@ enum LaunchValidity {
                 plan.fields.first { $0.path == [name] }?.column ?? plan.toOne.first { $0.name == name }?.column
             }
             guard columns.count == constraint.count, !columns.isEmpty else { continue }
-            let list = columns.map(CoreDataSQL.quotedName).joined(separator: ", ")
+            let list = columns.map(\.quotedSQLIdentifier).joined(separator: ", ")
             let tables = Set(entities.compactMap { layout.entity(named: $0.name)?.table })
             guard tables.count == 1 else { continue }
             let duplicated = try Int64.fetchAll(
@@ -106,7 +106,7 @@ enum LaunchValidity {
                 sql: """
                     SELECT \(key) \(records) AND (\(list)) IN (
                         SELECT \(list) \(records)
-                        AND \(columns.map { "\(CoreDataSQL.quotedName($0)) IS NOT NULL" }.joined(separator: " AND "))
+                        AND \(columns.map { "\($0.quotedSQLIdentifier) IS NOT NULL" }.joined(separator: " AND "))
                         GROUP BY \(list) HAVING count(*) > 1)
                     ORDER BY \(key) LIMIT 6
                     """)

@@ -125,29 +125,29 @@ struct ModelIndexesAfterRecords {
     /// the rowid's names is one of its columns.
     private static func rowidName(_ db: Database, table: String) throws -> String? {
         let columns = Set(
-            try Row.fetchAll(db, sql: "PRAGMA table_xinfo(\(table.quotedDatabaseIdentifier))").map { ($0["name"] as String).lowercased() })
+            try Row.fetchAll(db, sql: "PRAGMA table_xinfo(\(table.quotedSQLIdentifier))").map { ($0["name"] as String).lowercased() })
         let free = ["rowid", "_rowid_", "oid"].filter { !columns.contains($0) }
         guard !free.isEmpty else { return nil }
         // A name that is no column answers for the rowid, or the table has none.
-        return free.first { (try? db.makeStatement(sql: "SELECT \($0) FROM \(table.quotedDatabaseIdentifier)")) != nil } ?? ""
+        return free.first { (try? db.makeStatement(sql: "SELECT \($0) FROM \(table.quotedSQLIdentifier)")) != nil } ?? ""
     }
 
     /// A unique index of the same key columns, collations and order as `index`, or nil when it
     /// is partial or indexes an expression.
     private static func uniqueStandIn(_ db: Database, index: String, table: String, number: Int) throws -> (name: String, sql: String)? {
-        let listed = try Row.fetchAll(db, sql: "PRAGMA index_list(\(table.quotedDatabaseIdentifier))")
+        let listed = try Row.fetchAll(db, sql: "PRAGMA index_list(\(table.quotedSQLIdentifier))")
         guard let entry = listed.first(where: { ($0["name"] as String) == index }), (entry["partial"] as Int) == 0 else { return nil }
-        let keys = try Row.fetchAll(db, sql: "PRAGMA index_xinfo(\(index.quotedDatabaseIdentifier))").filter { ($0["key"] as Int) == 1 }
+        let keys = try Row.fetchAll(db, sql: "PRAGMA index_xinfo(\(index.quotedSQLIdentifier))").filter { ($0["key"] as Int) == 1 }
         var columns: [String] = []
         for key in keys {
             guard (key["cid"] as Int) >= 0, let column = key["name"] as String?, let collation = key["coll"] as String? else { return nil }
             columns.append(
-                "\(column.quotedDatabaseIdentifier) COLLATE \(collation.quotedDatabaseIdentifier)\((key["desc"] as Int) == 1 ? " DESC" : "")"
+                "\(column.quotedSQLIdentifier) COLLATE \(collation.quotedSQLIdentifier)\((key["desc"] as Int) == 1 ? " DESC" : "")"
             )
         }
         guard !columns.isEmpty else { return nil }
         let name = "questbak_unique_\(number)"
-        return (name, "CREATE UNIQUE INDEX \(name) ON \(table.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))")
+        return (name, "CREATE UNIQUE INDEX \(name) ON \(table.quotedSQLIdentifier) (\(columns.joined(separator: ", ")))")
     }
 
     /// Before the records: the stand-ins.
@@ -160,7 +160,7 @@ struct ModelIndexesAfterRecords {
     /// `temp` first would be made there.
     private func renameCarriedStandIns(_ db: Database) throws {
         for (number, table) in carriedStandIns.enumerated() {
-            try db.execute(sql: "ALTER TABLE temp.\(table.name.quotedDatabaseIdentifier) RENAME TO questbak_carried_\(number)")
+            try db.execute(sql: "ALTER TABLE temp.\(table.name.quotedSQLIdentifier) RENAME TO questbak_carried_\(number)")
         }
     }
 
@@ -180,13 +180,13 @@ struct ModelIndexesAfterRecords {
         try renameCarriedStandIns(db)
         try replay(later)
         for (number, table) in carriedStandIns.enumerated() {
-            let columns = try db.columns(in: table.name, in: "main").map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+            let columns = try db.columns(in: table.name, in: "main").map(\.name.quotedSQLIdentifier).joined(separator: ", ")
             // In rowid order into an empty table: each row gets the rowid it had (an alias of the
             // rowid is among the columns; else SQLite gives the next, as it gave it in `temp`).
             let order = table.rowid.map { " ORDER BY \($0)" } ?? ""
             try db.execute(
                 sql:
-                    "INSERT INTO main.\(table.name.quotedDatabaseIdentifier) (\(columns)) SELECT \(columns) FROM temp.questbak_carried_\(number)\(order)"
+                    "INSERT INTO main.\(table.name.quotedSQLIdentifier) (\(columns)) SELECT \(columns) FROM temp.questbak_carried_\(number)\(order)"
             )
             try db.execute(sql: "DROP TABLE temp.questbak_carried_\(number)")
         }

@@ -340,12 +340,12 @@ package enum ModelMigrator {
     static func copyHistory(from source: Database, into db: Database) throws {
         for (table, count) in try StoreReader.bookkeepingRowCounts(source).sorted(by: { $0.key < $1.key }) where count > 0 {
             guard try db.tableExists(table) else { continue }
-            let columns = try source.columns(in: table).map(\.name.quotedDatabaseIdentifier)
+            let columns = try source.columns(in: table).map(\.name.quotedSQLIdentifier)
             let insert = try db.makeStatement(
                 sql:
-                    "INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+                    "INSERT INTO \(table.quotedSQLIdentifier) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
             )
-            try ExactSQL.forEachRow(source, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)") {
+            try ExactSQL.forEachRow(source, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(table.quotedSQLIdentifier)") {
                 row in
                 try ExactSQL.execute(insert, (0..<row.count).map { row[$0] })
             }
@@ -832,12 +832,12 @@ package enum ModelMigrator {
                     }
                 }
             }
-            let columns = try source.columns(in: name).map(\.name.quotedDatabaseIdentifier)
+            let columns = try source.columns(in: name).map(\.name.quotedSQLIdentifier)
             let insert = try db.makeStatement(
                 sql:
-                    "INSERT INTO \(name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+                    "INSERT INTO \(name.quotedSQLIdentifier) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
             )
-            try ExactSQL.forEachRow(source, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(name.quotedDatabaseIdentifier)") { row in
+            try ExactSQL.forEachRow(source, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(name.quotedSQLIdentifier)") { row in
                 try ExactSQL.execute(insert, (0..<row.count).map { row[$0] })
             }
         }

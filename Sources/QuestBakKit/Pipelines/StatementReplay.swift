@@ -98,7 +98,7 @@ struct StatementReplay {
                     throw Refusal(reason: "\(named) made \(shadow), which is not one of its shadow tables")
                 }
                 shadowTables.insert(shadow)
-                try db.execute(sql: "DELETE FROM \(shadow.quotedDatabaseIdentifier)")
+                try db.execute(sql: "DELETE FROM \(shadow.quotedSQLIdentifier)")
             }
         } else if made.count > 1 {
             throw Refusal(reason: "\(named) made more than one object")

@@ -1292,9 +1292,9 @@ struct StatementRestore {
 
         mutating func statement(_ table: String, key: String, columns: [String]) throws -> Statement {
             if let cached = statements[key] { return cached.insert }
-            let quoted = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+            let quoted = columns.map(\.quotedSQLIdentifier).joined(separator: ", ")
             let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-            let insert = try db.makeStatement(sql: "INSERT INTO \(table.quotedDatabaseIdentifier) (\(quoted)) VALUES (\(placeholders))")
+            let insert = try db.makeStatement(sql: "INSERT INTO \(table.quotedSQLIdentifier) (\(quoted)) VALUES (\(placeholders))")
             statements[key] = (insert, columns)
             return insert
         }

@@ -1178,10 +1178,10 @@ struct RecordMerge {
         )
         let storeTables = Set(try String.fetchAll(db, sql: "SELECT upper(name) FROM main.sqlite_master WHERE type = 'table'"))
         for table in tables where !known.contains(table.uppercased()) && !CoreDataSQL.isCoreDataTable(table) {
-            let quoted = table.quotedDatabaseIdentifier
+            let quoted = table.quotedSQLIdentifier
             let columns = try self.columns(table, in: "incoming")
             let sameColumns = try storeTables.contains(table.uppercased()) && Set(self.columns(table, in: "main")) == Set(columns)
-            let list = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+            let list = columns.map(\.quotedSQLIdentifier).joined(separator: ", ")
             let missing =
                 try Int.fetchOne(
                     db,

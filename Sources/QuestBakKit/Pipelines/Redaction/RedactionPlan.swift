@@ -80,7 +80,7 @@ struct RedactionPlan {
         for name in names {
             let upper = name.uppercased()
             let columns = try db.columns(in: name)
-            let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0
+            let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedSQLIdentifier)") ?? 0
             // The rowid is copied too when no column is it (a table of another tool may rely on it).
             let statement =
                 try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = ?", arguments: [name])?.uppercased() ?? ""

@@ -112,11 +112,11 @@ package enum Redactor {
                 defer { try? db.execute(sql: "DETACH DATABASE redacted") }
                 try db.inTransaction {
                     for table in plan.tables where table.treatment == .copy {
-                        let name = table.name.quotedDatabaseIdentifier
-                        var targets = table.columns.map(\.name.quotedDatabaseIdentifier)
+                        let name = table.name.quotedSQLIdentifier
+                        var targets = table.columns.map(\.name.quotedSQLIdentifier)
                         var sources = table.columns.map { column in
-                            column.rule.map { "questbak_redact(\(column.name.quotedDatabaseIdentifier), '\($0.rawValue)')" }
-                                ?? column.name.quotedDatabaseIdentifier
+                            column.rule.map { "questbak_redact(\(column.name.quotedSQLIdentifier), '\($0.rawValue)')" }
+                                ?? column.name.quotedSQLIdentifier
                         }
                         if table.hasRowID {
                             targets.insert("rowid", at: 0)
