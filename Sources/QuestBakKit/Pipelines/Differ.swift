@@ -474,7 +474,9 @@ package enum Differ {
         var entityNames: [String]
         /// Each entity's records, in the scratch store.
         var tables: [String: Table] = [:]
-        /// Each entity member's SHA-256, as the manifest lists it and the read checked it.
+        /// Each entity member's SHA-256: an archive's as its manifest lists it and the read
+        /// checked it; a store's only for the members that may be the other side's twins (the
+        /// only digests compared).
         var digests: [String: String] = [:]
         /// Each entity member's records, as the manifest counts them.
         var counts: [String: Int] = [:]

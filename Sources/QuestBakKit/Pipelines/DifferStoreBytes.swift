@@ -141,7 +141,8 @@ extension Differ {
         /// Parts of a comparison taken in order by the threads that compare them, until one
         /// fails. Once one differs, only the last range of each table not found to differ yet is
         /// read (the stores are not the same; what is read after only names tables that differ,
-        /// a hint, and a bounded one: never a whole table more than before).
+        /// a hint, and a bounded one: at most one range more of each table, which is the whole of
+        /// a table of one range, such as a history table `diff` never uses).
         private final class Parts: @unchecked Sendable {
             private let lock = NSLock()
             private let reads: [Read]

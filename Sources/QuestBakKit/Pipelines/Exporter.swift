@@ -56,7 +56,7 @@ package enum Exporter {
         /// Set by `records(of:)`: each entity member's bytes go here, not to a staging file.
         var memberLines: ((_ entity: String, _ bytes: [UInt8]) throws -> Void)?
         /// Whether `records(of:)` hashes each member's bytes for the manifest's SHA-256 (else
-        /// it lists "": `diff` of a store against one of its own content compares no digest).
+        /// it lists "": `diff` turns it off and hashes only the members it compares, itself).
         var hashesMemberLines = true
         /// Set by `diff` when it reads some members of a store again (`records(of:)`): only these
         /// are encoded and handed over; the others are left out of the pass and of its manifest.
@@ -231,7 +231,8 @@ package enum Exporter {
     /// `line` is given each member's bytes as the one encoder writes them (its entity, then the
     /// header line, then one record line after another, each ending in a newline), and the
     /// returned manifest has each member's SHA-256 of exactly those bytes (or "" for each, with
-    /// `hashesMemberLines` off). The store is described, checked and refused as `export` does it
+    /// `hashesMemberLines` off; with `onlyMembers`, only those members are handed over and
+    /// listed). The store is described, checked and refused as `export` does it
     /// (the other members are staged as export stages them, in a scratch folder, and dropped).
     /// `diff` reads a store side this way: no archive written, read back and hashed again.
     package static func records(
