@@ -194,26 +194,10 @@ final class ReadBackTests: XCTestCase {
         try BulkStore.write(to: store, estimations: 300)
         let archive = try exported(store, to: directory.path("bulk.qbak"))
         let last = "(SELECT max(Z_PK) FROM ZTASKESTIMATION)"
-        let damages: [(name: String, sql: String)] = [
-            ("a record removed", "DELETE FROM ZTASKESTIMATION WHERE Z_PK = \(last)"),
-            (
-                "a record added",
-                """
-                CREATE TEMP TABLE copied AS SELECT * FROM ZTASKESTIMATION WHERE Z_PK = \(last);
-                UPDATE copied SET Z_PK = Z_PK + 1;
-                INSERT INTO ZTASKESTIMATION SELECT * FROM copied
-                """
-            ),
-        ]
         let readings = Reading.inRanges + [Reading(readers: 2, rowsPerRange: 64)]
-        for damage in damages {
-            let sql = damage.sql
-            let inTurn = try outcome(archive, reading: .inTurn, damage: { Self.execute($0, sql) })
+        for damage in Self.lastRecordRemovedAndCopied(in: "ZTASKESTIMATION", "record") {
+            let inTurn = try outcomeInTurnAndInRanges(archive, readings: readings, damage: damage)
             XCTAssertTrue(inTurn.hasPrefix("error") && inTurn.contains("TaskEstimation"), "\(damage.name): \(inTurn)")
-            for reading in readings {
-                XCTAssertEqual(
-                    try outcome(archive, reading: reading, damage: { Self.execute($0, sql) }), inTurn, "\(damage.name), \(reading)")
-            }
         }
         let strayRow =
             "INSERT INTO ZTASKESTIMATION (Z_PK, Z_ENT, Z_OPT) VALUES (\(last) + 1, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'GameSession'), 1)"
@@ -235,35 +219,54 @@ final class ReadBackTests: XCTestCase {
         let directory = try TemporaryTestDirectory("questbak-read-back-source")
         let archive = try exported(try directory.copyFixture("AnyApp/kitchen-sink"), to: directory.path("kitchen-sink.qbak"))
         let last = "(SELECT max(Z_PK) FROM ZSTEP)"
-        let damages: [(name: String, sql: String)] = [
-            ("a step removed", "DELETE FROM ZSTEP WHERE Z_PK = \(last)"),
-            (
-                "a step added",
-                """
-                CREATE TEMP TABLE copied AS SELECT * FROM ZSTEP WHERE Z_PK = \(last);
-                UPDATE copied SET Z_PK = Z_PK + 1;
-                INSERT INTO ZSTEP SELECT * FROM copied
-                """
-            ),
-            (
-                "a row of another entity",
-                "INSERT INTO ZSTEP (Z_PK, Z_ENT, Z_OPT) VALUES (\(last) + 1, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Tag'), 1)"
-            ),
-            ("a link to no recipe", "UPDATE ZSTEP SET Z5STEPS = 999999 WHERE Z_PK = \(last)"),
-        ]
+        let damages: [(name: String, sql: String)] =
+            Self.lastRecordRemovedAndCopied(in: "ZSTEP", "step") + [
+                (
+                    "a row of another entity",
+                    "INSERT INTO ZSTEP (Z_PK, Z_ENT, Z_OPT) VALUES (\(last) + 1, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Tag'), 1)"
+                ),
+                ("a link to no recipe", "UPDATE ZSTEP SET Z5STEPS = 999999 WHERE Z_PK = \(last)"),
+            ]
         let readings = Reading.inRanges + [Reading(readers: 2, rowsPerRange: 64)]
         let undamaged = try outcome(archive, reading: .inTurn)
         XCTAssertTrue(undamaged.hasPrefix("entities"), undamaged)
         for reading in readings { XCTAssertEqual(try outcome(archive, reading: reading), undamaged, "\(reading)") }
         for damage in damages {
-            let sql = damage.sql
-            let inTurn = try outcome(archive, reading: .inTurn, damage: { Self.execute($0, sql) })
+            let inTurn = try outcomeInTurnAndInRanges(archive, readings: readings, damage: damage)
             XCTAssertTrue(inTurn.hasPrefix("error"), "\(damage.name): \(inTurn)")
-            for reading in readings {
-                XCTAssertEqual(
-                    try outcome(archive, reading: reading, damage: { Self.execute($0, sql) }), inTurn, "\(damage.name), \(reading)")
-            }
         }
+    }
+
+    /// The last record of `table` removed, and the last record copied under the next key: two
+    /// damages named after `what` a record is.
+    static func lastRecordRemovedAndCopied(in table: String, _ what: String) -> [(name: String, sql: String)] {
+        let last = "(SELECT max(Z_PK) FROM \(table))"
+        return [
+            ("a \(what) removed", "DELETE FROM \(table) WHERE Z_PK = \(last)"),
+            (
+                "a \(what) added",
+                """
+                CREATE TEMP TABLE copied AS SELECT * FROM \(table) WHERE Z_PK = \(last);
+                UPDATE copied SET Z_PK = Z_PK + 1;
+                INSERT INTO \(table) SELECT * FROM copied
+                """
+            ),
+        ]
+    }
+
+    /// The proof's outcome read in turn after `damage`, once every reading in ranges was found
+    /// to give the same outcome after it.
+    func outcomeInTurnAndInRanges(
+        _ archive: URL, readings: [Reading], damage: (name: String, sql: String), file: StaticString = #filePath, line: UInt = #line
+    ) throws -> String {
+        let sql = damage.sql
+        let inTurn = try outcome(archive, reading: .inTurn, damage: { Self.execute($0, sql) })
+        for reading in readings {
+            XCTAssertEqual(
+                try outcome(archive, reading: reading, damage: { Self.execute($0, sql) }), inTurn, "\(damage.name), \(reading)",
+                file: file, line: line)
+        }
+        return inTurn
     }
 
     /// Whether a format 2 archive's digests are proof enough (`Written.digestsAreTheArchives`)
