@@ -12,9 +12,10 @@ extension Differ.CloudIDCensus {
     ///
     /// Memory stays bounded at any size: the smaller log's hashes are held in rounds, each the
     /// hashes of one residue modulo the rounds (equal hashes share a round), about
-    /// `hashesPerRound` at a time, sorted in an array (8 bytes a hash, half what a `Set` takes),
-    /// and the larger log is read once a round, its hashes of that residue looked up by binary
-    /// search. A hash found in both ends it at once. (A test makes the rounds small.)
+    /// `hashesPerRound` at a time, sorted in an array (8 bytes a hash, half what a `Set` takes)
+    /// and indexed by bucket as the merge's suspects are (`SuspectHashes.BucketIndex`), and the
+    /// larger log is read once a round, its hashes of that residue looked up in it. A hash found
+    /// in both ends it at once. (A test makes the rounds small.)
     func mayShareAValue(with other: Self, hashesPerRound: Int = Self.suspectLimit) throws -> Bool {
         guard wellFormed > 0, other.wellFormed > 0 else { return false }
         guard let mine = hashes, let theirs = other.hashes else { return true }
@@ -29,24 +30,14 @@ extension Differ.CloudIDCensus {
                 try held.forEachHash { hash in
                     if hash % rounds == round { heldHashes.append(hash) }
                 }
-                heldHashes.sort()
+                let index = SuspectHashes.BucketIndex(sorting: &heldHashes)
                 try read.forEachHash { hash in
-                    if hash % rounds == round, Self.contains(hash, inSorted: heldHashes) { throw Found() }
+                    if hash % rounds == round, index.index(of: hash, in: heldHashes) != nil { throw Found() }
                 }
             }
         } catch is Found {
             return true
         }
         return false
-    }
-
-    /// Whether sorted `hashes` hold `hash` (the standard library has no binary search).
-    private static func contains(_ hash: UInt64, inSorted hashes: [UInt64]) -> Bool {
-        var (low, high) = (0, hashes.count)
-        while low < high {
-            let middle = (low + high) / 2
-            if hashes[middle] < hash { low = middle + 1 } else { high = middle }
-        }
-        return low < hashes.count && hashes[low] == hash
     }
 }
